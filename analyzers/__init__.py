@@ -1,0 +1,1 @@
+"""Pure analyses of code changes and review comments (no GitHub, Flask or queues here)."""

@@ -1,0 +1,314 @@
+"""Unified diffs → ChangeSet / FileChange / Hunk.
+
+Accepts `git diff`, `git show -p`, `git format-patch` output and GitHub's per-file `patch`
+strings (which have no file header). Binary files, files without a patch and ignored files
+are kept as skipped, with the reason, so "no findings" is never mistaken for full coverage.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import hashlib
+import re
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from unidiff import PatchSet
+from unidiff.errors import UnidiffParseError
+
+Status = Literal["added", "deleted", "modified", "renamed"]
+
+DEFAULT_IGNORES: tuple[str, ...] = (
+    # lock files
+    "*.lock", "package-lock.json", "npm-shrinkwrap.json", "pnpm-lock.yaml", "yarn.lock",
+    "poetry.lock", "Pipfile.lock", "Cargo.lock", "go.sum", "composer.lock", "Gemfile.lock",
+    # minified bundles and source maps
+    "*.min.js", "*.min.css", "*.bundle.js", "*.map",
+    # vendored and generated code
+    "vendor/*", "*/vendor/*", "third_party/*", "*/third_party/*", "node_modules/*",
+    "*/node_modules/*", "dist/*", "build/*", "*_pb2.py", "*_pb2_grpc.py", "*.pb.go",
+    "*.generated.*", "*/generated/*", "*.g.dart",
+)
+
+LANGUAGES: Mapping[str, str] = {
+    ".py": "python", ".pyi": "python", ".java": "java", ".js": "javascript", ".mjs": "javascript",
+    ".cjs": "javascript", ".jsx": "javascript", ".ts": "typescript", ".tsx": "typescript",
+    ".go": "go", ".rb": "ruby", ".rs": "rust", ".c": "c", ".h": "c", ".cc": "cpp", ".cpp": "cpp",
+    ".hpp": "cpp", ".cs": "csharp", ".kt": "kotlin", ".scala": "scala", ".php": "php",
+    ".swift": "swift", ".sh": "shell", ".md": "markdown", ".yml": "yaml", ".yaml": "yaml",
+    ".json": "json", ".html": "html", ".css": "css", ".sql": "sql",
+}
+
+# Languages whose hunks are code (EditingRTC and friends skip prose and data files).
+CODE_LANGUAGES = frozenset(LANGUAGES.values()) - {"markdown", "yaml", "json"}
+
+
+class DiffError(ValueError):
+    """The input is not a diff we can read (one clear line for the user)."""
+
+
+def language_of(path: str) -> str | None:
+    for ext, lang in LANGUAGES.items():
+        if path.lower().endswith(ext):
+            return lang
+    return None
+
+
+def is_ignored(path: str, globs: Iterable[str]) -> str | None:
+    """The first glob that matches `path` (or its file name), else None."""
+    name = path.rsplit("/", 1)[-1]
+    for g in globs:
+        if fnmatch.fnmatchcase(path, g) or fnmatch.fnmatchcase(name, g):
+            return g
+    return None
+
+
+@dataclass(frozen=True)
+class DiffLine:
+    kind: Literal[" ", "+", "-"]
+    text: str
+    old_no: int | None
+    new_no: int | None
+
+
+@dataclass
+class Hunk:
+    path: str
+    old_start: int
+    old_count: int
+    new_start: int
+    new_count: int
+    section: str = ""
+    lines: list[DiffLine] = field(default_factory=list)
+
+    @property
+    def old_code(self) -> str:
+        """The code before the change: context and removed lines."""
+        return "".join(ln.text + "\n" for ln in self.lines if ln.kind != "+")
+
+    @property
+    def new_code(self) -> str:
+        """The code after the change: context and added lines."""
+        return "".join(ln.text + "\n" for ln in self.lines if ln.kind != "-")
+
+    @property
+    def added_lines(self) -> list[int]:
+        return [ln.new_no for ln in self.lines if ln.kind == "+" and ln.new_no is not None]
+
+    @property
+    def removed_lines(self) -> list[int]:
+        return [ln.old_no for ln in self.lines if ln.kind == "-" and ln.old_no is not None]
+
+    @property
+    def changed_lines(self) -> list[int]:
+        """New-side line numbers that the change touches (added lines)."""
+        return self.added_lines
+
+    @property
+    def removed_code(self) -> str:
+        return "".join(ln.text + "\n" for ln in self.lines if ln.kind == "-")
+
+    @property
+    def added_code(self) -> str:
+        return "".join(ln.text + "\n" for ln in self.lines if ln.kind == "+")
+
+    @property
+    def header(self) -> str:
+        tail = f" {self.section}" if self.section else ""
+        return f"@@ -{self.old_start},{self.old_count} +{self.new_start},{self.new_count} @@{tail}"
+
+    @property
+    def text(self) -> str:
+        """The hunk as it appears in a diff, header included."""
+        return self.header + "\n" + "".join(f"{ln.kind}{ln.text}\n" for ln in self.lines)
+
+    @property
+    def span(self) -> tuple[int, int]:
+        """First and last new-side line of the hunk (for annotations)."""
+        changed = self.added_lines
+        if changed:
+            return changed[0], changed[-1]
+        start = max(self.new_start, 1)
+        return start, max(start, self.new_start + self.new_count - 1)
+
+    @property
+    def key(self) -> str:
+        """Content identity, independent of line numbers: an unchanged hunk keeps its key."""
+        h = hashlib.sha256()
+        for part in (self.path, self.old_code, self.new_code):
+            h.update(part.encode("utf-8", "surrogatepass"))
+            h.update(b"\0")
+        return h.hexdigest()[:32]
+
+
+@dataclass
+class FileChange:
+    path: str
+    old_path: str | None = None
+    status: Status = "modified"
+    language: str | None = None
+    hunks: list[Hunk] = field(default_factory=list)
+    skipped: str | None = None  # the reason this file is not analysed
+
+    @property
+    def changed_lines(self) -> list[int]:
+        return [n for h in self.hunks for n in h.changed_lines]
+
+
+@dataclass
+class ChangeSet:
+    files: list[FileChange] = field(default_factory=list)
+
+    @property
+    def analysed(self) -> list[FileChange]:
+        return [f for f in self.files if f.skipped is None]
+
+    @property
+    def skipped(self) -> list[FileChange]:
+        return [f for f in self.files if f.skipped is not None]
+
+    def hunks(self) -> Iterator[tuple[FileChange, Hunk]]:
+        for f in self.analysed:
+            for h in f.hunks:
+                yield f, h
+
+    def file(self, path: str) -> FileChange | None:
+        return next((f for f in self.files if f.path == path), None)
+
+
+def _decode(data: str | bytes) -> str:
+    if isinstance(data, bytes):
+        data = data.decode("utf-8", errors="replace")
+    # CRLF (and lone CR) line endings must not break the parser; the content is unchanged.
+    return data.replace("\r\n", "\n").replace("\r", "\n")
+
+
+_DIFF_START = re.compile(r"^(diff --git |--- |Binary files |GIT binary patch)", re.M)
+_FORMAT_PATCH_TRAILER = re.compile(r"^-- \n[^\n]*\n*\Z", re.M)
+
+
+def _strip_path(p: str | None) -> str | None:
+    if p is None or p == "/dev/null":
+        return None
+    return p[2:] if p[:2] in ("a/", "b/") else p
+
+
+def _hunks_of(path: str, patched_file: Any) -> list[Hunk]:
+    hunks = []
+    for uh in patched_file:
+        lines = []
+        for ln in uh:
+            kind = ln.line_type
+            if kind not in (" ", "+", "-"):
+                continue  # "\ No newline at end of file"
+            text = ln.value[:-1] if ln.value.endswith("\n") else ln.value
+            lines.append(DiffLine(kind, text, ln.source_line_no, ln.target_line_no))
+        hunks.append(
+            Hunk(
+                path=path,
+                old_start=uh.source_start,
+                old_count=uh.source_length,
+                new_start=uh.target_start,
+                new_count=uh.target_length,
+                section=(uh.section_header or "").strip(),
+                lines=lines,
+            )
+        )
+    return hunks
+
+
+def _file_change(pf: Any, ignore: Sequence[str], max_file_lines: int) -> FileChange:
+    old = _strip_path(pf.source_file)
+    new = _strip_path(pf.target_file)
+    if pf.is_added_file:
+        status: Status = "added"
+    elif pf.is_removed_file:
+        status = "deleted"
+    elif old and new and old != new:
+        status = "renamed"
+    else:
+        status = "modified"
+    path = new or old or _strip_path(pf.path) or pf.path
+    fc = FileChange(path=path, old_path=old if old != path else None, status=status,
+                    language=language_of(path))
+    glob = is_ignored(path, ignore)
+    if glob:
+        fc.skipped = f"ignored by glob {glob!r}"
+    elif pf.is_binary_file:
+        fc.skipped = "binary file"
+    elif status == "deleted":
+        fc.skipped = "file deleted"
+    else:
+        fc.hunks = _hunks_of(path, pf)
+        n = sum(len(h.lines) for h in fc.hunks)
+        if not fc.hunks:
+            fc.skipped = "no textual change (mode change or rename only)"
+        elif n > max_file_lines:
+            fc.skipped = f"too large: {n} diff lines (limit {max_file_lines})"
+            fc.hunks = []
+    return fc
+
+
+def parse_diff(
+    data: str | bytes,
+    *,
+    ignore: Sequence[str] = DEFAULT_IGNORES,
+    max_file_lines: int = 5000,
+) -> ChangeSet:
+    """Parse a git diff / show / format-patch into a ChangeSet. Raises DiffError if it is none."""
+    text = _decode(data)
+    if not text.strip():
+        raise DiffError("the input is empty, not a diff")
+    m = _DIFF_START.search(text)
+    if not m:
+        raise DiffError("the input is not a unified diff (no 'diff --git' or '---/+++' header found)")
+    body = _FORMAT_PATCH_TRAILER.sub("", text[m.start():])
+    try:
+        patch = PatchSet(body)
+    except UnidiffParseError as e:
+        raise DiffError(f"the diff is malformed: {e}") from None
+    if not len(patch):
+        raise DiffError("the input is not a unified diff (no file sections found)")
+    return ChangeSet([_file_change(pf, ignore, max_file_lines) for pf in patch])
+
+
+def parse_github_files(
+    files: Iterable[Mapping[str, Any]],
+    *,
+    ignore: Sequence[str] = DEFAULT_IGNORES,
+    max_file_lines: int = 5000,
+) -> ChangeSet:
+    """Build a ChangeSet from the PR files API (`filename`, `status`, `patch`, ...)."""
+    out: list[FileChange] = []
+    for f in files:
+        path = str(f["filename"])
+        gh_status = f.get("status", "modified")
+        old = f.get("previous_filename")
+        status: Status = {"added": "added", "removed": "deleted", "renamed": "renamed"}.get(
+            gh_status, "modified"
+        )  # type: ignore[assignment]
+        patch = f.get("patch")
+        if patch is None or status == "deleted":
+            fc = FileChange(path=path, old_path=old, status=status, language=language_of(path))
+            glob = is_ignored(path, ignore)
+            fc.skipped = (
+                f"ignored by glob {glob!r}" if glob
+                else "file deleted" if status == "deleted"
+                else "no patch from GitHub (binary or too large)"
+            )
+            out.append(fc)
+            continue
+        src = "/dev/null" if status == "added" else f"a/{old or path}"
+        header = f"--- {src}\n+++ b/{path}\n"
+        try:
+            cs = parse_diff(header + _decode(patch) + ("" if patch.endswith("\n") else "\n"),
+                            ignore=ignore, max_file_lines=max_file_lines)
+            fc = cs.files[0]
+        except DiffError as e:
+            fc = FileChange(path=path, old_path=old, status=status, language=language_of(path),
+                            skipped=f"unreadable patch: {e}")
+        if status == "renamed":
+            fc.status, fc.old_path = "renamed", old
+        out.append(fc)
+    return ChangeSet(out)

@@ -1,0 +1,330 @@
+"""One client for every OpenAI-compatible endpoint (OpenAI, vLLM, Ollama, llama.cpp).
+
+`LLMClient.sample(messages, n=…)` returns n completions. Servers that ignore `n` get one
+request per missing sample, each with its own seed. Requests are bounded in concurrency,
+retried with backoff on 429 / 5xx / timeouts, counted against a per-run budget (retries
+included) and cached persistently, keyed by the request and the sample's index, so a re-run
+costs zero requests and reproduces the same samples.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sqlite3
+import threading
+import time
+from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol, TypeVar
+
+import openai
+from tenacity import (
+    RetryCallState,
+    Retrying,
+    retry_if_exception,
+    wait_exponential_jitter,
+)
+
+T = TypeVar("T")
+R = TypeVar("R")
+
+Message = dict[str, str]
+
+
+class LLMError(RuntimeError):
+    """An LLM failure the user can act on; str() is one clear line."""
+
+
+class BudgetExceeded(LLMError):
+    """The run's request or token budget is spent."""
+
+
+def default_cache_path() -> Path:
+    root = os.environ.get("RTCBOT_CACHE_DIR") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "rtcbot"
+    )
+    return Path(root) / "llm-cache.sqlite3"
+
+
+@dataclass
+class LLMSettings:
+    base_url: str | None = None  # None → the embedded llama.cpp server
+    model: str | None = None
+    api_key: str | None = None
+    max_concurrency: int = 4
+    max_retries: int = 4
+    timeout: float = 300.0
+    max_requests: int | None = None  # per run, retries included
+    max_tokens_total: int | None = None  # per run (prompt + completion)
+    cache_path: Path | None = field(default_factory=default_cache_path)  # None disables
+    honours_n: bool | None = None  # None: find out from the first answer
+    retry_wait_initial: float = 0.5
+    retry_wait_max: float = 20.0
+
+    @classmethod
+    def from_env(cls, **overrides: Any) -> LLMSettings:
+        env = os.environ
+        values: dict[str, Any] = {
+            "base_url": env.get("RTCBOT_LLM_BASE_URL") or env.get("OPENAI_BASE_URL"),
+            "model": env.get("RTCBOT_LLM_MODEL") or env.get("RTCBOT_MODEL"),
+            "api_key": env.get("RTCBOT_LLM_API_KEY") or env.get("OPENAI_API_KEY"),
+        }
+        values.update({k: v for k, v in overrides.items() if v is not None})
+        return cls(**values)
+
+
+@dataclass
+class Usage:
+    requests: int = 0  # HTTP attempts, retries included
+    retries: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cache_hits: int = 0  # samples served from the cache
+
+    @property
+    def tokens(self) -> int:
+        return self.prompt_tokens + self.completion_tokens
+
+    def as_dict(self) -> dict[str, int]:
+        return {
+            "requests": self.requests,
+            "retries": self.retries,
+            "tokens": self.tokens,
+            "cache_hits": self.cache_hits,
+        }
+
+    def minus(self, other: Usage) -> Usage:
+        return Usage(
+            self.requests - other.requests,
+            self.retries - other.retries,
+            self.prompt_tokens - other.prompt_tokens,
+            self.completion_tokens - other.completion_tokens,
+            self.cache_hits - other.cache_hits,
+        )
+
+    def copy(self) -> Usage:
+        return Usage(**self.__dict__)
+
+
+class Cache(Protocol):
+    def get(self, key: str) -> str | None: ...
+
+    def put(self, key: str, value: str) -> None: ...
+
+
+class SqliteCache:
+    """A persistent key → completion store in one SQLite file, safe across threads."""
+
+    def __init__(self, path: Path):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self._path = path
+        self._local = threading.local()
+        with self._conn() as c:
+            c.execute("CREATE TABLE IF NOT EXISTS llm_cache (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+
+    def _conn(self) -> sqlite3.Connection:
+        conn = getattr(self._local, "conn", None)
+        if conn is None:
+            conn = sqlite3.connect(self._path, timeout=30)
+            conn.execute("PRAGMA journal_mode=WAL")
+            self._local.conn = conn
+        return conn
+
+    def get(self, key: str) -> str | None:
+        row = self._conn().execute("SELECT value FROM llm_cache WHERE key = ?", (key,)).fetchone()
+        return row[0] if row else None
+
+    def put(self, key: str, value: str) -> None:
+        with self._conn() as c:
+            c.execute("INSERT OR REPLACE INTO llm_cache (key, value) VALUES (?, ?)", (key, value))
+
+
+def request_key(model: str, messages: Sequence[Message], temperature: float, max_tokens: int,
+                stop: Sequence[str] | None, seed: int) -> str:
+    payload = json.dumps(
+        [model, list(messages), round(temperature, 4), max_tokens, list(stop or []), seed],
+        sort_keys=True, ensure_ascii=False,
+    )
+    return hashlib.sha256(payload.encode()).hexdigest()
+
+
+def _retryable(exc: BaseException) -> bool:
+    if isinstance(exc, openai.APIStatusError):
+        return exc.status_code == 429 or exc.status_code >= 500
+    return isinstance(exc, openai.APIConnectionError | openai.APITimeoutError)
+
+
+class LLMClient:
+    """Thread-safe sampling client. `usage` counts this client's whole life (one run)."""
+
+    def __init__(self, settings: LLMSettings, cache: Cache | None = None):
+        if not settings.base_url:
+            raise LLMError("no LLM endpoint configured (set --llm-base-url or use the embedded model)")
+        if not settings.model:
+            raise LLMError(f"no model name configured for {settings.base_url}")
+        self.settings = settings
+        self.model: str = settings.model
+        self.base_url: str = settings.base_url
+        self._client = openai.OpenAI(
+            base_url=settings.base_url,
+            api_key=settings.api_key or "not-needed",
+            max_retries=0,  # retries are ours, so that the budget counts them
+            timeout=settings.timeout,
+        )
+        if cache is None and settings.cache_path is not None:
+            cache = SqliteCache(settings.cache_path)
+        self.cache = cache
+        self.usage = Usage()
+        self.honours_n = settings.honours_n
+        self._lock = threading.Lock()
+        self._slots = threading.BoundedSemaphore(max(1, settings.max_concurrency))
+
+    # -- budget -------------------------------------------------------------------------
+    def _charge_request(self) -> None:
+        with self._lock:
+            s = self.settings
+            if s.max_requests is not None and self.usage.requests >= s.max_requests:
+                raise BudgetExceeded(f"request budget of {s.max_requests} spent")
+            if s.max_tokens_total is not None and self.usage.tokens >= s.max_tokens_total:
+                raise BudgetExceeded(f"token budget of {s.max_tokens_total} spent")
+            self.usage.requests += 1
+
+    def _describe(self, exc: BaseException) -> LLMError:
+        where = f"{self.base_url} (model {self.model!r})"
+        if isinstance(exc, openai.NotFoundError):
+            return LLMError(f"model {self.model!r} not found at {self.base_url}, or the endpoint is not OpenAI-compatible")
+        if isinstance(exc, openai.AuthenticationError | openai.PermissionDeniedError):
+            return LLMError(f"the LLM endpoint {where} refused the API key ({exc.status_code})")
+        if isinstance(exc, openai.APITimeoutError):
+            return LLMError(f"the LLM endpoint {where} timed out")
+        if isinstance(exc, openai.APIConnectionError):
+            return LLMError(f"cannot reach the LLM endpoint {where}: connection failed")
+        if isinstance(exc, openai.APIStatusError):
+            return LLMError(f"the LLM endpoint {where} answered HTTP {exc.status_code}")
+        return LLMError(f"LLM request to {where} failed: {exc}")
+
+    def _stop(self, state: RetryCallState) -> bool:
+        """Give up after max_retries; after 2 tries when nothing listens (no point waiting)."""
+        if state.attempt_number > self.settings.max_retries:
+            return True
+        exc = state.outcome.exception() if state.outcome else None
+        refused = isinstance(exc, openai.APIConnectionError) and not isinstance(exc, openai.APITimeoutError)
+        return refused and state.attempt_number >= 2
+
+    def _wait(self, state: RetryCallState) -> float:
+        """Exponential backoff with jitter, or the server's Retry-After when it says more."""
+        backoff = wait_exponential_jitter(multiplier=self.settings.retry_wait_initial,
+                                          max=self.settings.retry_wait_max)(state)
+        exc = state.outcome.exception() if state.outcome else None
+        if isinstance(exc, openai.APIStatusError):
+            try:
+                after = float(exc.response.headers.get("retry-after", "0"))
+            except ValueError:
+                after = 0.0
+            return max(backoff, min(after, 120.0))
+        return backoff
+
+    # -- one HTTP request ---------------------------------------------------------------
+    def _create(self, messages: Sequence[Message], n: int, temperature: float, max_tokens: int,
+                stop: Sequence[str] | None, seed: int) -> list[str]:
+        def before_retry(state: RetryCallState) -> None:
+            with self._lock:
+                self.usage.retries += 1
+
+        retrying = Retrying(
+            retry=retry_if_exception(_retryable),
+            stop=self._stop,
+            wait=self._wait,
+            before_sleep=before_retry,
+            reraise=True,
+        )
+        kwargs: dict[str, Any] = {
+            "model": self.model,
+            "messages": list(messages),
+            "temperature": temperature,
+            "max_tokens": max_tokens,
+            "seed": seed,
+        }
+        if n > 1:
+            kwargs["n"] = n
+        if stop:
+            kwargs["stop"] = list(stop)[:4]
+        try:
+            for attempt in retrying:
+                with attempt:
+                    self._charge_request()
+                    with self._slots:
+                        resp = self._client.chat.completions.create(**kwargs)
+        except BudgetExceeded:
+            raise
+        except openai.OpenAIError as e:
+            raise self._describe(e) from None
+        with self._lock:
+            if resp.usage is not None:
+                self.usage.prompt_tokens += resp.usage.prompt_tokens or 0
+                self.usage.completion_tokens += resp.usage.completion_tokens or 0
+        choices = sorted(resp.choices, key=lambda c: c.index)
+        return [(c.message.content or "") for c in choices]
+
+    # -- public API -----------------------------------------------------------------------
+    def sample(
+        self,
+        messages: Sequence[Message],
+        *,
+        n: int = 1,
+        temperature: float = 0.0,
+        max_tokens: int = 256,
+        stop: Sequence[str] | None = None,
+        seed: int = 0,
+    ) -> list[str]:
+        """n completions of one chat, served from the cache where it has them."""
+        key = request_key(self.model, messages, temperature, max_tokens, stop, seed)
+        out: list[str | None] = [None] * n
+        if self.cache is not None:
+            for i in range(n):
+                hit = self.cache.get(f"{key}:{i}")
+                if hit is not None:
+                    out[i] = hit
+                    with self._lock:
+                        self.usage.cache_hits += 1
+        missing = [i for i in range(n) if out[i] is None]
+        while missing:
+            first = missing[0]
+            ask = len(missing) if self.honours_n is not False else 1
+            texts = self._create(messages, ask, temperature, max_tokens, stop, seed + first)
+            if ask > 1 and self.honours_n is None:
+                self.honours_n = len(texts) >= ask
+            texts = texts[: len(missing)] or [""]
+            for i, text in zip(missing, texts, strict=False):
+                out[i] = text
+                if self.cache is not None:
+                    self.cache.put(f"{key}:{i}", text)
+            missing = missing[len(texts):]
+        return [t or "" for t in out]
+
+    def map(self, fn: Callable[[T], R], items: Iterable[T]) -> list[R]:
+        """Run fn over items concurrently (as many threads as request slots), keeping order."""
+        items = list(items)
+        if len(items) <= 1 or self.settings.max_concurrency <= 1:
+            return [fn(x) for x in items]
+        with ThreadPoolExecutor(max_workers=min(len(items), self.settings.max_concurrency * 4)) as ex:
+            return list(ex.map(fn, items))
+
+    def check(self) -> None:
+        """Fail fast with one clear line if the endpoint or the model is wrong."""
+        t0 = time.monotonic()
+        try:
+            models = [m.id for m in self._client.models.list()]
+        except openai.NotFoundError:
+            return  # some servers have no /models; the first request will tell
+        except openai.OpenAIError as e:
+            raise self._describe(e) from None
+        if models and self.model not in models and not any(self.model in m for m in models):
+            raise LLMError(
+                f"model {self.model!r} not found at {self.base_url} (it serves: {', '.join(models[:5])})"
+            )
+        _ = t0

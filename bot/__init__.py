@@ -1,0 +1,1 @@
+"""The GitHub surfaces of rtcbot: the App (webhooks, jobs), the Action and the CLI."""

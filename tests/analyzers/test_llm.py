@@ -1,0 +1,116 @@
+from __future__ import annotations
+
+import socket
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from analyzers.llm import BudgetExceeded, LLMClient, LLMError, LLMSettings
+from tests.conftest import client_for
+from tests.fakes.llm_server import ScriptedLLM
+
+MSG = [{"role": "user", "content": "describe"}]
+
+
+def seeded(req: dict) -> str:
+    return f"seed={req.get('seed')} n={req.get('n', 1)}"
+
+
+def test_n_honoured_is_one_request(scripted_llm: Callable[..., ScriptedLLM]) -> None:
+    srv = scripted_llm(lambda r: [f"s{i}" for i in range(r.get("n", 1))], honour_n=True)
+    c = client_for(srv)
+    assert c.sample(MSG, n=3, temperature=1.0) == ["s0", "s1", "s2"]
+    assert srv.request_count == 1 and c.honours_n is True
+
+
+def test_n_ignored_gets_one_request_per_sample_with_distinct_seeds(scripted_llm: Callable[..., ScriptedLLM]) -> None:
+    srv = scripted_llm(seeded, honour_n=False)
+    c = client_for(srv)
+    out = c.sample(MSG, n=3, temperature=1.0, seed=10)
+    assert srv.request_count == 3
+    seeds = [r["seed"] for r in srv.requests]
+    assert len(set(seeds)) == 3 and seeds[0] == 10
+    assert c.honours_n is False and len(set(out)) == 3
+    c.sample(MSG, n=2, temperature=1.0, seed=99)  # once known, no n>1 request is sent
+    assert srv.request_count == 5 and "n" not in srv.requests[-1]
+
+
+def test_retries_on_5xx_and_429_count_against_usage(scripted_llm: Callable[..., ScriptedLLM]) -> None:
+    srv = scripted_llm("fine")
+    srv.fail_next(2, 500)
+    srv.fail_next(1, 429, retry_after=0)
+    c = client_for(srv)
+    assert c.sample(MSG) == ["fine"]
+    assert srv.request_count == 4
+    assert c.usage.requests == 4 and c.usage.retries == 3
+
+
+def test_retries_give_up_with_one_clear_line(scripted_llm: Callable[..., ScriptedLLM]) -> None:
+    srv = scripted_llm("fine")
+    srv.fail_next(10, 503)
+    c = client_for(srv, max_retries=2)
+    with pytest.raises(LLMError) as e:
+        c.sample(MSG)
+    assert "503" in str(e.value) and srv.base_url in str(e.value) and "\n" not in str(e.value)
+    assert srv.request_count == 3
+
+
+def test_request_budget_counts_retries(scripted_llm: Callable[..., ScriptedLLM]) -> None:
+    srv = scripted_llm("x")
+    srv.fail_next(2, 500)
+    c = client_for(srv, max_requests=2)
+    with pytest.raises(BudgetExceeded):
+        c.sample(MSG)
+    assert srv.request_count == 2
+
+
+def test_token_budget(scripted_llm: Callable[..., ScriptedLLM]) -> None:
+    srv = scripted_llm("a b c d e f g h")
+    c = client_for(srv, max_tokens_total=5)
+    c.sample(MSG)
+    with pytest.raises(BudgetExceeded):
+        c.sample(MSG, seed=1)
+    assert srv.request_count == 1
+
+
+def test_cache_rerun_costs_nothing_and_reproduces(scripted_llm: Callable[..., ScriptedLLM], tmp_path: Path) -> None:
+    srv = scripted_llm(seeded, honour_n=False)
+    first = client_for(srv, tmp_path).sample(MSG, n=3, temperature=1.0)
+    assert srv.request_count == 3
+    again = client_for(srv, tmp_path)
+    assert again.sample(MSG, n=3, temperature=1.0) == first
+    assert srv.request_count == 3 and again.usage.cache_hits == 3 and again.usage.requests == 0
+    # a larger n reuses the cached samples and asks only for the new one
+    assert again.sample(MSG, n=4, temperature=1.0)[:3] == first
+    assert srv.request_count == 4
+
+
+def test_unreachable_endpoint_names_url_and_model() -> None:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    url = f"http://127.0.0.1:{port}/v1"
+    c = LLMClient(LLMSettings(base_url=url, model="m1", cache_path=None, max_retries=1,
+                              retry_wait_initial=0.01, retry_wait_max=0.02))
+    with pytest.raises(LLMError) as e:
+        c.sample(MSG)
+    msg = str(e.value)
+    assert url in msg and "'m1'" in msg and "\n" not in msg
+
+
+def test_wrong_model_name(scripted_llm: Callable[..., ScriptedLLM]) -> None:
+    srv = scripted_llm("x")
+    c = LLMClient(LLMSettings(base_url=srv.base_url, model="nope", cache_path=None))
+    with pytest.raises(LLMError, match="model 'nope' not found"):
+        c.check()
+    with pytest.raises(LLMError, match="model 'nope' not found"):
+        c.sample(MSG)
+
+
+def test_concurrency_is_bounded(scripted_llm: Callable[..., ScriptedLLM]) -> None:
+    srv = scripted_llm("x", delay_s=0.05)
+    c = client_for(srv, max_concurrency=3)
+    c.map(lambda i: c.sample(MSG, seed=i), range(12))
+    assert srv.request_count == 12
+    assert 1 < srv.max_in_flight <= 3

@@ -1,0 +1,130 @@
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from bot.cli import main
+from tests.fakes.llm_server import ScriptedLLM, varied
+from tests.support import FIXTURES, ROOT
+
+
+def llm_args(srv: ScriptedLLM) -> list[str]:
+    return ["--llm-base-url", srv.base_url, "--model", srv.model]
+
+
+def rtcbot(*args: str, stdin: bytes | None = None) -> subprocess.CompletedProcess[str]:
+    env = dict(os.environ)
+    return subprocess.run([sys.executable, "-m", "bot.cli", *args], cwd=ROOT, capture_output=True,
+                          text=True, env=env, input=None if stdin is None else stdin.decode(), timeout=120)
+
+
+def assert_one_clear_error(p: subprocess.CompletedProcess[str], fragment: str) -> None:
+    assert p.returncode != 0
+    assert "Traceback" not in p.stderr
+    assert fragment in p.stderr
+    assert len([ln for ln in p.stderr.splitlines() if ln.startswith("Error")]) == 1
+
+
+def test_empty_file(tmp_path: Path) -> None:
+    f = tmp_path / "empty.diff"
+    f.write_text("")
+    assert_one_clear_error(rtcbot("review", str(f)), "empty")
+
+
+def test_not_a_diff(tmp_path: Path) -> None:
+    f = tmp_path / "notes.txt"
+    f.write_text("just some words\n")
+    assert_one_clear_error(rtcbot("review", str(f)), "not a unified diff")
+
+
+def test_missing_file_and_bad_options(tmp_path: Path) -> None:
+    assert_one_clear_error(rtcbot("review", str(tmp_path / "nope.diff")), "no such file")
+    assert_one_clear_error(rtcbot("review"), "PATCH_FILE")
+    assert_one_clear_error(rtcbot("review", str(FIXTURES / "prs" / "jsoup-b035b623d3.diff"), "--analyzers", "bogus"), "unknown analyzer")
+
+
+def test_unreachable_endpoint_is_one_line() -> None:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    p = rtcbot("review", "samples/demo.diff", "--llm-base-url", f"http://127.0.0.1:{port}/v1", "--model", "m")
+    assert_one_clear_error(p, f"http://127.0.0.1:{port}/v1")
+    assert "'m'" in p.stderr
+
+
+def test_binary_patch_is_a_listed_skip(scripted_llm: Callable[..., ScriptedLLM], tmp_path: Path) -> None:
+    srv = scripted_llm("```\nx\n```")
+    f = tmp_path / "bin.diff"
+    f.write_text(
+        "diff --git a/logo.png b/logo.png\nnew file mode 100644\nindex 0000000..1111111\n"
+        "GIT binary patch\nliteral 4\nLcmZ?wbaMa#00000\n\nliteral 0\nHcmV?d00001\n\n"
+    )
+    r = CliRunner().invoke(main, ["review", str(f), "--format", "json", *llm_args(srv)])
+    assert r.exit_code == 0, r.output
+    rep = json.loads(r.output)["reports"][0]
+    assert rep["skipped"] == [{"item": "logo.png", "reason": "binary file"}]
+    assert srv.request_count == 0
+
+
+def test_large_and_wide_diffs_complete(scripted_llm: Callable[..., ScriptedLLM], tmp_path: Path) -> None:
+    srv = scripted_llm("```\nx\n```", honour_n=True)
+    wide = tmp_path / "wide.diff"
+    wide.write_text("".join(f"--- a/f{i}.py\n+++ b/f{i}.py\n@@ -1 +1 @@\n-a = {i}\n+a = {i + 1}\n" for i in range(500)))
+    r = CliRunner().invoke(main, ["review", str(wide), "--format", "json", *llm_args(srv)])
+    assert r.exit_code == 0, r.output
+    rep = json.loads(r.output)["reports"][0]
+    assert len(rep["findings"]) == 100  # the per-run hunk limit…
+    assert sum("limit of 100 hunks" in s["reason"] for s in rep["skipped"]) == 400  # …and the rest listed
+    big = tmp_path / "big.diff"
+    big.write_text("--- /dev/null\n+++ b/big.py\n@@ -0,0 +1,400000 @@\n" + "".join(f"+v{i} = {i}\n" for i in range(400000)))
+    assert big.stat().st_size > 5_000_000
+    r = CliRunner().invoke(main, ["review", str(big), "--format", "json", *llm_args(srv)])
+    assert r.exit_code == 0, r.output
+    rep = json.loads(r.output)["reports"][0]
+    assert rep["findings"] == [] and rep["skipped"][0]["reason"].startswith("too large")
+
+
+@pytest.mark.parametrize("fixture", ["more-itertools-069b30002a.diff", "jsoup-b035b623d3.diff", "underscore-0061801a43.diff"])
+def test_review_json_has_every_hunk(fixture: str, scripted_llm: Callable[..., ScriptedLLM]) -> None:
+    from analyzers.diff import CODE_LANGUAGES, parse_diff
+
+    srv = scripted_llm(varied, honour_n=True)
+    path = FIXTURES / "prs" / fixture
+    r = CliRunner().invoke(main, ["review", str(path), "--format", "json", *llm_args(srv)])
+    assert r.exit_code == 0, r.output
+    rep = json.loads(r.output)["reports"][0]
+    code_hunks = [(f, h) for f, h in parse_diff(path.read_text()).hunks() if f.language in CODE_LANGUAGES]
+    assert len(rep["findings"]) == len(code_hunks)
+    for f in rep["findings"]:
+        assert {"rtc", "lift", "baseline", "rtc@3"} <= set(f["scores"])
+        assert len(f["evidence"]["descriptions"]) == 3 and len(f["evidence"]["regenerated"]) == 3
+    assert srv.request_count == 5 * len(code_hunks)
+
+
+def test_markdown_and_text_formats(scripted_llm: Callable[..., ScriptedLLM]) -> None:
+    srv = scripted_llm("```\nx\n```")
+    for fmt, marker in (("markdown", "## EditingRTC"), ("text", "EditingRTC")):
+        r = CliRunner().invoke(main, ["review", "samples/demo.diff", "--format", fmt, *llm_args(srv)])
+        assert r.exit_code == 0 and marker in r.output and "inventory/stock.py" in r.output
+
+
+def test_git_range(scripted_llm: Callable[..., ScriptedLLM], tmp_path: Path) -> None:
+    srv = scripted_llm("```\nx\n```")
+    git = ["git", "-c", "user.email=t@t", "-c", "user.name=t"]
+    subprocess.run([*git, "init", "-q", str(tmp_path)], check=True)
+    (tmp_path / "a.py").write_text("x = 1\n")
+    subprocess.run([*git, "-C", str(tmp_path), "add", "."], check=True)
+    subprocess.run([*git, "-C", str(tmp_path), "commit", "-qm", "a"], check=True)
+    (tmp_path / "a.py").write_text("x = 2\n")
+    subprocess.run([*git, "-C", str(tmp_path), "commit", "-qam", "b"], check=True)
+    r = CliRunner().invoke(main, ["review", "--git", "HEAD~1..HEAD", "--repo", str(tmp_path), "--format", "json", *llm_args(srv)])
+    assert r.exit_code == 0, r.output
+    assert json.loads(r.output)["reports"][0]["findings"][0]["path"] == "a.py"

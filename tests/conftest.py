@@ -1,0 +1,70 @@
+"""Fixtures shared by every test: scripted and embedded LLM servers, isolated caches."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from analyzers.llm import LLMClient, LLMSettings
+from tests.fakes.llm_server import ScriptedLLM
+
+
+@pytest.fixture(autouse=True)
+def _isolated_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every test gets its own LLM cache directory (never the user's)."""
+    monkeypatch.setenv("RTCBOT_CACHE_DIR", str(tmp_path_factory.mktemp("rtcbot-cache")))
+
+
+@pytest.fixture
+def scripted_llm() -> Iterator[Callable[..., ScriptedLLM]]:
+    """A factory: `scripted_llm(responder, honour_n=True, delay_s=0.0)` → a started ScriptedLLM.
+
+    `responder(request_json) -> str | list[str]`; see tests/fakes/llm_server.py. All servers
+    made through the factory are stopped after the test.
+    """
+    servers: list[ScriptedLLM] = []
+
+    def make(responder: Any = "ok", **kw: Any) -> ScriptedLLM:
+        s = ScriptedLLM(responder, **kw).start()
+        servers.append(s)
+        return s
+
+    yield make
+    for s in servers:
+        s.stop()
+
+
+def client_for(server: ScriptedLLM, tmp_path: Path | None = None, **kw: Any) -> LLMClient:
+    """An LLMClient on a scripted server (own cache file under tmp_path, or no cache)."""
+    settings = LLMSettings(
+        base_url=server.base_url,
+        model=server.model,
+        cache_path=(tmp_path / "cache.sqlite3") if tmp_path else None,
+        retry_wait_initial=0.01,
+        retry_wait_max=0.05,
+        **kw,
+    )
+    return LLMClient(settings)
+
+
+@pytest.fixture(scope="session")
+def embedded_llm(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LLMClient]:
+    """A real LLMClient on the embedded llama.cpp server (SmolLM2-135M), one per session."""
+    from analyzers import local_llm
+    from tests.support import require
+
+    require(local_llm.available(), local_llm.unavailable_reason())
+    server = local_llm.EmbeddedServer()
+    base_url = server.start()
+    settings = LLMSettings(
+        base_url=base_url,
+        model=server.alias,
+        cache_path=tmp_path_factory.mktemp("embedded-cache") / "cache.sqlite3",
+    )
+    try:
+        yield LLMClient(settings)
+    finally:
+        server.stop()

@@ -1,0 +1,185 @@
+"""A scripted OpenAI-compatible chat server on loopback, for tests and benchmarks.
+
+It answers `POST /v1/chat/completions` and `GET /v1/models` over real HTTP, so the code
+under test goes through the real `openai` client. It can:
+
+- answer from a script: `responder(request_json) -> str | list[str]` (list: one text per
+  choice), or a fixed text;
+- honour `n` or ignore it (one choice per request, as llama.cpp and Ollama do);
+- fail the next requests on demand (`fail_next(count, status, retry_after=None)`);
+- wait a fixed delay per request plus a delay per completion token (benchmarks);
+- count requests, tokens and record every request body.
+
+    with ScriptedLLM(lambda req: "hello", honour_n=False) as llm:
+        client = LLMClient(LLMSettings(base_url=llm.base_url, model=llm.model, cache_path=None))
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Callable
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+Responder = Callable[[dict[str, Any]], "str | list[str]"]
+
+
+def last_user_text(request: dict[str, Any]) -> str:
+    """The content of the last user message of a chat request."""
+    msgs = [m for m in request.get("messages", []) if m.get("role") == "user"]
+    return str(msgs[-1]["content"]) if msgs else ""
+
+
+class ScriptedLLM:
+    def __init__(
+        self,
+        responder: Responder | str = "ok",
+        *,
+        model: str = "scripted-model",
+        honour_n: bool = True,
+        delay_s: float = 0.0,
+        per_token_s: float = 0.0,
+    ) -> None:
+        self.responder: Responder = (lambda _r: responder) if isinstance(responder, str) else responder
+        self.model = model
+        self.honour_n = honour_n
+        self.delay_s = delay_s
+        self.per_token_s = per_token_s
+        self.requests: list[dict[str, Any]] = []
+        self.completion_tokens = 0
+        self.prompt_tokens = 0
+        self.in_flight = 0
+        self.max_in_flight = 0
+        self._failures: list[tuple[int, float | None]] = []
+        self._lock = threading.Lock()
+        self._server: ThreadingHTTPServer | None = None
+        self._thread: threading.Thread | None = None
+
+    # -- control -------------------------------------------------------------------------
+    @property
+    def request_count(self) -> int:
+        with self._lock:
+            return len(self.requests)
+
+    def reset(self) -> None:
+        with self._lock:
+            self.requests.clear()
+            self.completion_tokens = self.prompt_tokens = 0
+            self.max_in_flight = 0
+
+    def fail_next(self, count: int, status: int = 500, retry_after: float | None = None) -> None:
+        with self._lock:
+            self._failures.extend([(status, retry_after)] * count)
+
+    @property
+    def base_url(self) -> str:
+        assert self._server is not None, "server not started"
+        host, port = self._server.server_address[:2]
+        return f"http://{host}:{port}/v1"
+
+    def start(self) -> ScriptedLLM:
+        owner = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args: Any) -> None:  # quiet
+                pass
+
+            def _send(self, status: int, body: dict[str, Any], headers: dict[str, str] | None = None) -> None:
+                data = json.dumps(body).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                for k, v in (headers or {}).items():
+                    self.send_header(k, v)
+                self.end_headers()
+                self.wfile.write(data)
+
+            def do_GET(self) -> None:
+                if self.path.rstrip("/").endswith("/models"):
+                    self._send(200, {"object": "list", "data": [{"id": owner.model, "object": "model"}]})
+                else:
+                    self._send(404, {"error": {"message": "not found"}})
+
+            def do_POST(self) -> None:
+                length = int(self.headers.get("Content-Length") or 0)
+                raw = self.rfile.read(length)
+                if not self.path.rstrip("/").endswith("/chat/completions"):
+                    self._send(404, {"error": {"message": "not found"}})
+                    return
+                req = json.loads(raw or b"{}")
+                owner._handle(self, req)
+
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._server.daemon_threads = True
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        if self._server is not None:
+            self._server.shutdown()
+            self._server.server_close()
+            self._server = None
+
+    def __enter__(self) -> ScriptedLLM:
+        return self.start()
+
+    def __exit__(self, *exc: Any) -> None:
+        self.stop()
+
+    # -- serving -------------------------------------------------------------------------
+    def _handle(self, h: Any, req: dict[str, Any]) -> None:
+        with self._lock:
+            self.requests.append(req)
+            failure = self._failures.pop(0) if self._failures else None
+            self.in_flight += 1
+            self.max_in_flight = max(self.max_in_flight, self.in_flight)
+        try:
+            if failure is not None:
+                status, retry_after = failure
+                headers = {"Retry-After": str(retry_after)} if retry_after is not None else {}
+                h._send(status, {"error": {"message": f"scripted failure {status}", "type": "scripted"}}, headers)
+                return
+            if req.get("model") != self.model:
+                h._send(404, {"error": {"message": f"model {req.get('model')!r} not found", "code": "model_not_found"}})
+                return
+            n = int(req.get("n") or 1) if self.honour_n else 1
+            answer = self.responder(req)
+            texts = answer if isinstance(answer, list) else [answer] * n
+            texts = (texts * n)[:n] if texts else [""] * n
+            completion = sum(max(1, len(t.split())) for t in texts)
+            prompt = sum(len(str(m.get("content", "")).split()) for m in req.get("messages", []))
+            wait = self.delay_s + self.per_token_s * completion
+            if wait > 0:
+                time.sleep(wait)
+            with self._lock:
+                self.completion_tokens += completion
+                self.prompt_tokens += prompt
+            h._send(200, {
+                "id": f"chatcmpl-{len(self.requests)}",
+                "object": "chat.completion",
+                "created": int(time.time()),
+                "model": self.model,
+                "choices": [
+                    {"index": i, "message": {"role": "assistant", "content": t}, "finish_reason": "stop"}
+                    for i, t in enumerate(texts)
+                ],
+                "usage": {"prompt_tokens": prompt, "completion_tokens": completion,
+                          "total_tokens": prompt + completion},
+            })
+        finally:
+            with self._lock:
+                self.in_flight -= 1
+
+
+def varied(req: dict[str, Any]) -> list[str]:
+    """Distinct descriptions for every forward sample; a fixed fenced answer for regenerations.
+
+    With it, EditingRTC makes its full count of requests per hunk (5 or 7)."""
+    if "[edit description]" in last_user_text(req):
+        return ["```\nnothing\n```"]
+    return [f"description {req.get('seed')}-{i}" for i in range(int(req.get("n") or 1))]
