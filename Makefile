@@ -15,7 +15,7 @@ demo: setup
 	$(BIN)/rtcbot review samples/demo.diff
 
 lint: setup
-	$(BIN)/ruff check analyzers bot tests bench
+	$(BIN)/ruff check .
 
 typecheck: setup
 	$(BIN)/mypy analyzers bot

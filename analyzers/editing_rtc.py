@@ -202,6 +202,10 @@ class EditingRTC:
         return report
 
 
+def _short(text: str, limit: int = 160) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
 def to_finding(fc: FileChange, res: HunkResult) -> Finding:
     h, s, trip = res.hunk, res.scores, res.trip
     start, end = h.span
@@ -213,7 +217,8 @@ def to_finding(fc: FileChange, res: HunkResult) -> Finding:
     return Finding(
         analyzer=EditingRTC.name,
         title=h.section[:60] or f"hunk at line {start}",
-        message=f"EditingRTC {rtc:.2f} (lift {lift_:+.2f} over '{BASELINE}'): {verdict}.",
+        message=f"EditingRTC {rtc:.2f} (lift {lift_:+.2f} over '{BASELINE}'): {verdict}. "
+                f"First description: \"{_short(trip.forward[0] if trip.forward else '')}\"",
         path=fc.path,
         start_line=start,
         end_line=end,

@@ -153,6 +153,9 @@ def render_text(reports: Sequence[AnalyzerReport], width: int = 120) -> str:
             for f in report.findings:
                 table.add_row(_location(f), f.title, *(_fmt(f.scores.get(c)) for c in cols))
             console.print(table)
+            for f in report.findings:
+                if f.message:
+                    console.print(f"- {_location(f)}: {f.message}", soft_wrap=False)
         elif not report.error:
             console.print("no findings")
         if report.scores:

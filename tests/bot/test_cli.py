@@ -128,3 +128,20 @@ def test_git_range(scripted_llm: Callable[..., ScriptedLLM], tmp_path: Path) -> 
     r = CliRunner().invoke(main, ["review", "--git", "HEAD~1..HEAD", "--repo", str(tmp_path), "--format", "json", *llm_args(srv)])
     assert r.exit_code == 0, r.output
     assert json.loads(r.output)["reports"][0]["findings"][0]["path"] == "a.py"
+
+
+def test_review_autofix_with_repo_checkout(scripted_llm: Callable[..., ScriptedLLM], tmp_path: Path) -> None:
+    srv = scripted_llm("NOT_VULNERABLE: the input is a constant here")
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "calc.py").write_text("import os\n\n\ndef run(expr):\n    return eval(expr)\n")
+    patch = tmp_path / "p.diff"
+    patch.write_text("--- a/calc.py\n+++ b/calc.py\n@@ -4,2 +4,2 @@\n def run(expr):\n-    return int(expr)\n+    return eval(expr)\n")
+    r = CliRunner().invoke(main, ["review", str(patch), "--analyzers", "autofix", "--repo", str(repo),
+                                  "--format", "json", *llm_args(srv)])
+    assert r.exit_code == 0, r.output
+    rep = json.loads(r.output)["reports"][0]
+    assert rep["analyzer"] == "autofix" and rep["error"] is None
+    f = rep["findings"][0]
+    assert f["path"] == "calc.py" and f["start_line"] == 5 and f["rule_id"]
+    assert f["fix"] is None  # the model said not vulnerable: nothing to suggest
