@@ -1,0 +1,551 @@
+"""AutoFix: fix Semgrep findings with the LLM; verify with a Semgrep re-scan and Patched RTC.
+
+Per finding: a fix prompt (the rule's message, the flagged lines, the enclosing function or
+a window around them) → replacement lines, or "not vulnerable" / "no fix". The replacement
+is re-indented to the flagged lines and applied. Two independent checks follow:
+
+- oracle: Semgrep re-scans the patched file; *fixed* when that finding is gone and no new
+  finding appears; a patch that no longer parses is *unparsable* (not fixed);
+- Patched RTC: (before, after) → a description Q1 → regenerate after′ from (before, Q1);
+  pass when after′ equals the fix (exact after stripping; whitespace-normalised reported too).
+
+Every Semgrep run is batched: one scan for the changed files, one for all patched variants.
+"""
+
+from __future__ import annotations
+
+import ast
+import difflib
+import hashlib
+import re
+import tempfile
+import textwrap
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from analyzers import similarity
+from analyzers.context import AnalysisContext
+from analyzers.diff import ChangeSet, FileChange
+from analyzers.llm import LLMClient, Message
+from analyzers.report import AnalyzerReport, Finding, Fix, Skipped
+from analyzers.semgrep.scan import (
+    ScanResult,
+    SemgrepFailed,
+    SemgrepFinding,
+    SemgrepUnavailable,
+    scan,
+)
+
+SCANNED_LANGUAGES = frozenset({"python", "javascript", "typescript", "java"})
+MAX_FUNCTION_LINES = 60
+
+AnswerKind = Literal["code", "not_vulnerable", "no_fix", "no_code"]
+Verdict = Literal["fixed", "not fixed", "unparsable", "not applicable"]
+
+
+# --------------------------------------------------------------------------- prompts
+FIX_SYSTEM = (
+    "Task: fix a security finding. You are a careful application-security engineer. You "
+    "rewrite only the flagged lines so that the weakness is gone and the behaviour is "
+    "otherwise kept. Respond with clarity, consistency and precision."
+)
+DESCRIBE_SYSTEM = (
+    "Task: describe a code change. Write the instruction a developer would need to make "
+    "exactly this change to the original lines: what to replace and with what. Plain text, "
+    "at most five sentences, no code block."
+)
+REGENERATE_SYSTEM = (
+    "Task: apply an instruction to code. Rewrite the given lines as the instruction says "
+    "and change nothing else."
+)
+
+
+def _fence(code: str, language: str) -> str:
+    return f"```{language}\n{code.rstrip(chr(10))}\n```"
+
+
+def fix_messages(finding: SemgrepFinding, language: str, snippet: str, context: str,
+                 context_start: int) -> list[Message]:
+    cwe = ", ".join(finding.cwe) or "not given"
+    user = (
+        f"Semgrep rule `{finding.rule_id}` ({cwe}) flags lines {finding.start_line}-"
+        f"{finding.end_line} of `{finding.path}`:\n{finding.message}\n\n"
+        f"Surrounding code (starts at line {context_start}):\n{_fence(context, language)}\n\n"
+        f"Flagged lines:\n{_fence(snippet, language)}\n\n"
+        "Answer in one of three ways:\n"
+        f"1. The corrected version of the flagged lines only, in one ```{language} block, "
+        "keeping their indentation. Do not repeat the surrounding code.\n"
+        "2. `NOT_VULNERABLE: <reason>` if the flagged lines are not a weakness here.\n"
+        "3. `NO_FIX: <reason>` if they cannot be fixed by changing these lines alone."
+    )
+    return [{"role": "system", "content": FIX_SYSTEM}, {"role": "user", "content": user}]
+
+
+def describe_messages(before: str, after: str, language: str) -> list[Message]:
+    user = (f"Original lines:\n{_fence(before, language)}\n\nChanged lines:\n{_fence(after, language)}\n\n"
+            "Instruction:")
+    return [{"role": "system", "content": DESCRIBE_SYSTEM}, {"role": "user", "content": user}]
+
+
+def regenerate_messages(before: str, description: str, language: str) -> list[Message]:
+    user = (f"Lines:\n{_fence(before, language)}\n\nInstruction: {description.strip()}\n\n"
+            f"Reply with the rewritten lines only, in one ```{language} block.")
+    return [{"role": "system", "content": REGENERATE_SYSTEM}, {"role": "user", "content": user}]
+
+
+# --------------------------------------------------------------------------- parsing
+_FENCED = re.compile(r"```[^\n`]*\n(.*?)```", re.S)
+_OPEN_FENCE = re.compile(r"```[^\n`]*\n(.*)\Z", re.S)
+_NOT_VULN = re.compile(r"^\W*not[ _-]?vulnerable\b\W*(.*)", re.I | re.S)
+_NO_FIX = re.compile(r"^\W*no[ _-]?fix(?:[ _-]?possible)?\b\W*(.*)", re.I | re.S)
+
+
+@dataclass(frozen=True)
+class FixAnswer:
+    kind: AnswerKind
+    code: str = ""
+    reason: str = ""
+
+
+def code_block(text: str) -> str | None:
+    """The first fenced code block (or an unterminated one cut off by the token limit)."""
+    m = _FENCED.search(text) or _OPEN_FENCE.search(text)
+    return m.group(1) if m else None
+
+
+def parse_fix_answer(text: str) -> FixAnswer:
+    stripped = text.strip()
+    for pattern, kind in ((_NOT_VULN, "not_vulnerable"), (_NO_FIX, "no_fix")):
+        m = pattern.match(stripped)
+        if m:
+            return FixAnswer(kind, reason=" ".join(m.group(1).split())[:500])  # type: ignore[arg-type]
+    code = code_block(text)
+    if code is None or not code.strip():
+        return FixAnswer("no_code", reason="the answer has no code block")
+    return FixAnswer("code", code=code)
+
+
+# --------------------------------------------------------------------------- editing
+def _indent_of(line: str) -> str:
+    return line[: len(line) - len(line.lstrip(" \t"))]
+
+
+def reindent(code: str, like: str) -> str:
+    """`code` dedented, then indented like the first non-blank line of `like`; ends with \\n."""
+    base = next((_indent_of(ln) for ln in like.splitlines() if ln.strip()), "")
+    body = textwrap.dedent(code.expandtabs(4) if "\t" in code and " " in base else code)
+    lines = [(base + ln if ln.strip() else "") for ln in body.strip("\n").splitlines()]
+    return "\n".join(lines) + "\n" if lines else ""
+
+
+@dataclass(frozen=True)
+class Edit:
+    start_line: int  # 1-based, inclusive
+    end_line: int
+    replacement: str  # whole lines, "\n"-terminated ("" deletes the lines)
+
+
+def apply_edits(text: str, edits: Sequence[Edit]) -> tuple[str, list[Edit]]:
+    """Apply edits bottom up (line numbers stay valid); overlapping edits after the first
+    kept one are dropped. Returns the new text and the edits applied."""
+    lines = text.splitlines(keepends=True)
+    if lines and not lines[-1].endswith("\n"):
+        lines[-1] += "\n"
+    applied: list[Edit] = []
+    floor = len(lines) + 1  # lowest start line applied so far
+    for e in sorted(edits, key=lambda e: (e.start_line, e.end_line), reverse=True):
+        if e.end_line >= floor or e.start_line < 1 or e.end_line < e.start_line:
+            continue
+        new = e.replacement.splitlines(keepends=True)
+        if new and not new[-1].endswith("\n"):
+            new[-1] += "\n"
+        lines[e.start_line - 1: e.end_line] = new
+        floor = e.start_line
+        applied.append(e)
+    return "".join(lines), sorted(applied, key=lambda e: e.start_line)
+
+
+def unified_diff(path: str, before: str, after: str, context: int = 3) -> str:
+    return "".join(difflib.unified_diff(
+        before.splitlines(keepends=True), after.splitlines(keepends=True),
+        fromfile=f"a/{path}", tofile=f"b/{path}", n=context,
+    ))
+
+
+def line_span(text: str, start: int, end: int) -> str:
+    lines = text.splitlines(keepends=True)
+    out = "".join(lines[start - 1: end])
+    return out if out.endswith("\n") or not out else out + "\n"
+
+
+def context_of(text: str, language: str, start: int, end: int, window: int) -> tuple[int, str]:
+    """The enclosing Python function when short enough, else `window` lines either side."""
+    if language == "python":
+        try:
+            tree = ast.parse(text)
+        except (SyntaxError, ValueError):
+            tree = None
+        best: ast.AST | None = None
+        for node in ast.walk(tree) if tree else ():
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                lo = min([node.lineno] + [d.lineno for d in node.decorator_list])
+                hi = node.end_lineno or node.lineno
+                if lo <= start and end <= hi and hi - lo < MAX_FUNCTION_LINES:
+                    if best is None or lo >= best.lineno:  # type: ignore[attr-defined]
+                        best = node
+        if best is not None:
+            lo = min([best.lineno] + [d.lineno for d in best.decorator_list])  # type: ignore[attr-defined]
+            return lo, line_span(text, lo, best.end_lineno or lo)  # type: ignore[attr-defined]
+    n = len(text.splitlines())
+    lo, hi = max(1, start - window), min(n, end + window)
+    return lo, line_span(text, lo, hi)
+
+
+def python_parses(text: str) -> bool:
+    try:
+        ast.parse(text)
+    except (SyntaxError, ValueError):
+        return False
+    return True
+
+
+# --------------------------------------------------------------------------- one attempt
+@dataclass
+class Target:
+    """One finding to fix, with the file it is in (the text at the head of the change)."""
+
+    finding: SemgrepFinding
+    language: str
+    text: str
+
+    @property
+    def path(self) -> str:
+        return self.finding.path
+
+    @property
+    def snippet(self) -> str:
+        return line_span(self.text, self.finding.start_line, self.finding.end_line)
+
+
+@dataclass
+class Outcome:
+    target: Target
+    answer: FixAnswer
+    raw_answer: str = ""
+    replacement: str | None = None
+    patched: str | None = None
+    diff: str = ""
+    verdict: Verdict = "not applicable"
+    remaining: list[str] = field(default_factory=list)
+    new_findings: list[str] = field(default_factory=list)
+    description: str = ""
+    regenerated: str = ""
+    rtc_exact: bool | None = None
+    rtc_normalised: bool | None = None
+    error: str | None = None
+
+    @property
+    def fixed(self) -> bool:
+        return self.verdict == "fixed"
+
+    @property
+    def has_fix(self) -> bool:
+        return self.replacement is not None
+
+
+@dataclass
+class Options:
+    context_lines: int = 10
+    rtc: bool = True
+    rtc_match: Literal["exact", "normalised"] = "exact"
+    fix_tokens: int = 768
+    describe_tokens: int = 256
+    semgrep: str | None = None
+    extra_rules: tuple[str, ...] = ()
+    max_findings: int | None = 10
+
+    @classmethod
+    def from_dict(cls, raw: dict[str, Any]) -> Options:
+        o = cls()
+        for k, v in raw.items():
+            if hasattr(o, k):
+                setattr(o, k, tuple(v) if k == "extra_rules" else v)
+        return o
+
+    def rtc_pass(self, out: Outcome) -> bool | None:
+        return out.rtc_exact if self.rtc_match == "exact" else out.rtc_normalised
+
+
+def attempt(target: Target, llm: LLMClient, opts: Options) -> Outcome:
+    """Fix prompt → replacement → patched file; then Patched RTC. No Semgrep here."""
+    f = target.finding
+    ctx_start, context = context_of(target.text, target.language, f.start_line, f.end_line,
+                                    opts.context_lines)
+    raw = llm.sample(fix_messages(f, target.language, target.snippet, context, ctx_start),
+                     temperature=0.0, max_tokens=opts.fix_tokens)[0]
+    answer = parse_fix_answer(raw)
+    out = Outcome(target, answer, raw_answer=raw)
+    if answer.kind != "code":
+        return out
+    out.replacement = reindent(answer.code, target.snippet)
+    out.patched, _ = apply_edits(target.text, [Edit(f.start_line, f.end_line, out.replacement)])
+    out.diff = unified_diff(target.path, target.text, out.patched)
+    if opts.rtc:
+        before, after = textwrap.dedent(target.snippet), textwrap.dedent(out.replacement)
+        out.description = llm.sample(describe_messages(before, after, target.language),
+                                     temperature=0.0, max_tokens=opts.describe_tokens)[0].strip()
+        regen_raw = llm.sample(regenerate_messages(before, out.description, target.language),
+                               temperature=0.0, max_tokens=opts.fix_tokens)[0]
+        block = code_block(regen_raw)
+        out.regenerated = textwrap.dedent(block if block is not None else regen_raw)
+        out.rtc_exact = similarity.exact(after, out.regenerated) == 1.0
+        out.rtc_normalised = similarity.normalised(after, out.regenerated) == 1.0
+    return out
+
+
+# --------------------------------------------------------------------------- oracle
+def _key(f: SemgrepFinding) -> str:
+    return f"{f.rule_id}@{f.start_line}"
+
+
+def judge(out: Outcome, before: ScanResult, before_path: str, after: ScanResult, after_path: str,
+          original_parses: bool | None) -> None:
+    """Set out.verdict from the scans of the original and the patched file."""
+    t, f = out.target, out.target.finding
+    assert out.replacement is not None and out.patched is not None
+    if t.language == "python" and original_parses:
+        parsable = python_parses(out.patched)
+    else:
+        parsable = not (after_path in after.unparsable and before_path not in before.unparsable)
+    if not parsable:
+        out.verdict = "unparsable"
+        return
+    s, e = f.start_line, f.end_line
+    k = len(out.replacement.splitlines())
+    delta = k - (e - s + 1)
+    region = set(range(s, s + max(k, 1)))
+    old = before.in_path(before_path)
+    new = after.in_path(after_path)
+    in_region_after = [g for g in new if g.touches(region)]
+    out.remaining = [_key(g) for g in in_region_after if g.rule_id == f.rule_id]
+    # findings on the replaced lines other than this one may stay; anything more is new
+    me = (f.rule_id, f.start_line, f.start_col)
+    allowed = Counter(g.rule_id for g in old
+                      if g.touches(range(s, e + 1)) and (g.rule_id, g.start_line, g.start_col) != me)
+    seen = Counter(g.rule_id for g in in_region_after if g.rule_id != f.rule_id)
+    new_keys = [r for r, c in (seen - allowed).items() for _ in range(c)]
+    expected = Counter(
+        f"{g.rule_id}@{g.start_line if g.end_line < s else g.start_line + delta}"
+        for g in old if g.end_line < s or g.start_line > e
+    )
+    outside = Counter(_key(g) for g in new if not g.touches(region))
+    new_keys += [k2 for k2, c in (outside - expected).items() for _ in range(c)]
+    out.new_findings = new_keys
+    out.verdict = "fixed" if not out.remaining and not new_keys else "not fixed"
+
+
+def oracle(outcomes: Sequence[Outcome], opts: Options) -> ScanResult | None:
+    """One Semgrep run over the originals and every patched variant; sets each verdict."""
+    todo = [o for o in outcomes if o.patched is not None]
+    if not todo:
+        return None
+    with tempfile.TemporaryDirectory(prefix="rtcbot-oracle-") as tmp:
+        root = Path(tmp)
+        targets: list[str] = []
+        originals: dict[str, str] = {}
+        for i, o in enumerate(todo):
+            orig = originals.setdefault(o.target.path, f"orig/{o.target.path}")
+            if not (root / orig).exists():
+                (root / orig).parent.mkdir(parents=True, exist_ok=True)
+                (root / orig).write_text(o.target.text, encoding="utf-8")
+                targets.append(orig)
+            var = f"v{i}/{o.target.path}"
+            (root / var).parent.mkdir(parents=True, exist_ok=True)
+            (root / var).write_text(o.patched or "", encoding="utf-8")
+            targets.append(var)
+        result = scan(root, targets, extra_rules=opts.extra_rules, semgrep=opts.semgrep)
+    # the original's own findings, re-keyed to the original path, are the baseline
+    for i, o in enumerate(todo):
+        before = _rebase(result, originals[o.target.path], o.target.path)
+        after = _rebase(result, f"v{i}/{o.target.path}", o.target.path)
+        parses = python_parses(o.target.text) if o.target.language == "python" else None
+        judge(o, before, o.target.path, after, o.target.path, parses)
+    return result
+
+
+def _rebase(result: ScanResult, prefix_path: str, path: str) -> ScanResult:
+    from dataclasses import replace
+
+    return ScanResult(
+        findings=[replace(f, path=path) for f in result.findings if f.path == prefix_path],
+        unparsable={path} if prefix_path in result.unparsable else set(),
+    )
+
+
+def fix_all(targets: Sequence[Target], llm: LLMClient, opts: Options,
+            progress: Callable[[], None] | None = None) -> list[Outcome]:
+    """Attempts run concurrently (llm.map); then one oracle scan for all of them."""
+    def one(t: Target) -> Outcome:
+        out = attempt(t, llm, opts)
+        if progress is not None:
+            progress()
+        return out
+
+    outcomes = llm.map(one, list(targets))
+    oracle(outcomes, opts)
+    return outcomes
+
+
+def apply_all(outcomes: Sequence[Outcome]) -> dict[str, str]:
+    """Every proposed fix of each file that parses applied together, bottom up: path → text."""
+    edits: dict[str, list[Edit]] = {}
+    texts: dict[str, str] = {}
+    for o in outcomes:
+        texts[o.target.path] = o.target.text
+        if o.replacement is not None and o.verdict != "unparsable":
+            f = o.target.finding
+            edits.setdefault(o.target.path, []).append(Edit(f.start_line, f.end_line, o.replacement))
+    return {p: apply_edits(t, edits.get(p, []))[0] for p, t in texts.items()}
+
+
+# --------------------------------------------------------------------------- figures
+def table(outcomes: Sequence[Outcome], opts: Options) -> dict[str, float]:
+    """The paper's table: findings, Fix %, RTC pass %, Fix % among RTC pass / RTC fail."""
+    n = len(outcomes)
+    fixes = [o for o in outcomes if o.has_fix]
+    rtc_known = [o for o in fixes if opts.rtc_pass(o) is not None]
+    passed = [o for o in rtc_known if opts.rtc_pass(o)]
+    failed = [o for o in rtc_known if not opts.rtc_pass(o)]
+
+    def pct(part: int, whole: int) -> float:
+        return round(100.0 * part / whole, 1) if whole else 0.0
+
+    return {
+        "findings": float(n),
+        "fixes_proposed": float(len(fixes)),
+        "fixed": float(sum(o.fixed for o in outcomes)),
+        "fix_pct": pct(sum(o.fixed for o in outcomes), n),
+        "rtc_pass_pct": pct(len(passed), len(rtc_known)),
+        "fix_pct_rtc_pass": pct(sum(o.fixed for o in passed), len(passed)),
+        "fix_pct_rtc_fail": pct(sum(o.fixed for o in failed), len(failed)),
+        "not_vulnerable": float(sum(o.answer.kind == "not_vulnerable" for o in outcomes)),
+        "no_fix": float(sum(o.answer.kind == "no_fix" for o in outcomes)),
+        "no_code": float(sum(o.answer.kind == "no_code" for o in outcomes)),
+        "unparsable": float(sum(o.verdict == "unparsable" for o in outcomes)),
+    }
+
+
+def to_finding(o: Outcome, opts: Options) -> Finding:
+    f, t = o.target.finding, o.target
+    rtc = opts.rtc_pass(o)
+    scores: dict[str, float] = {}
+    if o.has_fix:
+        scores["fixed"] = 1.0 if o.fixed else 0.0
+        if rtc is not None:
+            scores["rtc_pass"] = 1.0 if rtc else 0.0
+            scores["rtc_exact"] = 1.0 if o.rtc_exact else 0.0
+            scores["rtc_normalised"] = 1.0 if o.rtc_normalised else 0.0
+    status = {
+        "not_vulnerable": "model says not vulnerable",
+        "no_fix": "model says no fix is possible",
+        "no_code": "no usable fix in the answer",
+    }.get(o.answer.kind, f"fix {o.verdict}" + ("" if rtc is None else f", RTC {'pass' if rtc else 'fail'}"))
+    evidence: dict[str, Any] = {
+        "rule": f.rule_id, "cwe": list(f.cwe), "finding": f.message,
+        "oracle": o.verdict, "rtc": None if rtc is None else ("pass" if rtc else "fail"),
+    }
+    if o.has_fix:
+        evidence.update(diff=o.diff, description=o.description, regenerated=o.regenerated,
+                        remaining=o.remaining, new_findings=o.new_findings)
+    else:
+        evidence["answer"] = o.answer.reason or o.raw_answer[:1000]
+    key = hashlib.sha256(f"{t.path}\0{f.rule_id}\0{t.snippet}".encode()).hexdigest()[:32]
+    return Finding(
+        analyzer="autofix", title=f"{f.rule_id}: {status}",
+        message=f.message + (f" — {status}." if status else ""),
+        path=t.path, start_line=f.start_line, end_line=f.end_line,
+        level=f.level,  # type: ignore[arg-type]
+        scores=scores, evidence=evidence, rule_id=f.rule_id, key=key,
+        fix=Fix(t.path, f.start_line, f.end_line, o.replacement or "", o.diff) if o.fixed else None,
+    )
+
+
+# --------------------------------------------------------------------------- analyzer
+def pseudo_file(fc: FileChange) -> str:
+    """The file's new side rebuilt from its hunks, each at its real line numbers (gaps blank,
+    each hunk dedented so that a hunk from inside a block still parses)."""
+    lines: list[str] = []
+    for h in fc.hunks:
+        code = textwrap.dedent(h.new_code).splitlines()
+        start = max(h.new_start, 1)
+        while len(lines) < start - 1:
+            lines.append("")
+        lines[start - 1:] = code
+    return "\n".join(lines) + "\n"
+
+
+class AutoFix:
+    name = "autofix"
+    title = "AutoFix"
+
+    def run(self, changes: ChangeSet, ctx: AnalysisContext) -> AnalyzerReport:
+        opts = Options.from_dict(ctx.opts(self.name))
+        report = AnalyzerReport(self.name, self.title)
+        files = [f for f in changes.analysed if f.language in SCANNED_LANGUAGES]
+        other = [f for f in changes.analysed if f.language not in SCANNED_LANGUAGES]
+        if other:
+            report.notes.append(f"{len(other)} changed file(s) in languages without AutoFix rules were not scanned")
+        if not files:
+            report.notes.append("no changed Python, JavaScript or Java files to scan")
+            return report
+        texts: dict[str, str] = {}
+        from_hunks: list[str] = []
+        for fc in files:
+            text = ctx.file_at_head(fc.path)
+            if text is None:
+                text = pseudo_file(fc)
+                from_hunks.append(fc.path)
+            texts[fc.path] = text
+        if from_hunks:
+            report.notes.append(
+                "the files at the head of the change were not available (no --repo); scanned "
+                f"only the new code of the hunks of: {', '.join(from_hunks)}")
+        try:
+            with tempfile.TemporaryDirectory(prefix="rtcbot-scan-") as tmp:
+                root = Path(tmp)
+                for path, text in texts.items():
+                    (root / path).parent.mkdir(parents=True, exist_ok=True)
+                    (root / path).write_text(text, encoding="utf-8")
+                result = scan(root, list(texts), extra_rules=opts.extra_rules, semgrep=opts.semgrep)
+        except SemgrepUnavailable as e:
+            report.skipped += [Skipped(fc.path, str(e)) for fc in files]
+            return report
+        except SemgrepFailed as e:
+            report.error = str(e)
+            return report
+        for path in sorted(result.unparsable):
+            report.notes.append(f"semgrep could not fully parse {path}")
+        by_path = {fc.path: fc for fc in files}
+        on_changed = [f for f in result.findings
+                      if f.path in by_path and f.touches(by_path[f.path].changed_lines)]
+        report.scores["semgrep_findings_total"] = float(len(result.findings))
+        if opts.max_findings is not None and len(on_changed) > opts.max_findings:
+            for f in on_changed[opts.max_findings:]:
+                report.skipped.append(Skipped(f"{f.path}:{f.start_line} {f.rule_id}",
+                                              f"over the limit of {opts.max_findings} findings per run"))
+            on_changed = on_changed[: opts.max_findings]
+        if not on_changed:
+            report.notes.append("Semgrep found nothing on the changed lines")
+            return report
+        targets = [Target(f, by_path[f.path].language or "", texts[f.path]) for f in on_changed]
+        try:
+            outcomes = fix_all(targets, ctx.llm, opts)
+        except SemgrepFailed as e:
+            report.error = f"oracle scan failed: {e}"
+            return report
+        report.findings = [to_finding(o, opts) for o in outcomes]
+        report.scores.update(table(outcomes, opts))
+        return report

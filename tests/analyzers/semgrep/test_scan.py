@@ -1,0 +1,138 @@
+"""The scanner: our rules pass `semgrep --test`, find the known issues, and run offline."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from analyzers.semgrep.scan import (
+    BASE_FLAGS,
+    RULES_DIR,
+    SemgrepFailed,
+    SemgrepUnavailable,
+    build_argv,
+    find_semgrep,
+    parse_output,
+    scan,
+    short_rule_id,
+)
+from tests.support import SHARED, require
+
+VULNERABLE = SHARED / "fixtures" / "vulnerable" / "python"
+pytestmark = pytest.mark.slow
+
+
+def _semgrep() -> str:
+    exe = find_semgrep()
+    require(exe, "semgrep is not installed")
+    assert exe is not None
+    return exe
+
+
+def test_every_rule_has_metadata_and_a_test_file() -> None:
+    import yaml
+
+    ids = []
+    for path in sorted(RULES_DIR.glob("*.yml")):
+        tests = [p for p in RULES_DIR.glob(path.stem + ".*") if p.suffix != ".yml"]
+        assert tests, f"{path.name} has no test file next to it"
+        for rule in yaml.safe_load(path.read_text())["rules"]:
+            ids.append(rule["id"])
+            assert rule["message"].strip() and rule["severity"] in {"ERROR", "WARNING", "INFO"}
+            assert any(c.startswith("CWE-") for c in rule["metadata"]["cwe"]), rule["id"]
+    assert len(ids) == len(set(ids)) and "." not in "".join(ids)
+    langs = {i.split("-")[0] for i in ids}
+    assert {"python", "javascript", "java"} <= langs
+
+
+def test_semgrep_test_passes_for_every_rule() -> None:
+    exe = _semgrep()
+    env = dict(os.environ, SEMGREP_ENABLE_VERSION_CHECK="0")
+    proc = subprocess.run([exe, "--test", "--metrics=off", "--disable-version-check", str(RULES_DIR)],
+                          capture_output=True, text=True, env=env, timeout=600)
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 0, out[-3000:]
+    assert "All tests passed" in out
+
+
+def test_rules_find_issues_in_at_least_10_of_the_12_vulnerable_programs() -> None:
+    _semgrep()
+    require(VULNERABLE.is_dir(), f"missing fixtures {VULNERABLE}")
+    files = sorted(p.name for p in VULNERABLE.glob("*.py"))
+    assert len(files) == 12
+    result = scan(VULNERABLE, files)
+    hit = {f.path for f in result.findings}
+    assert len(hit) >= 10, sorted(set(files) - hit)
+    assert result.targets == files
+    # a few exact expectations
+    rules = {(f.path, f.rule_id) for f in result.findings}
+    assert ("yaml_load.py", "python-yaml-unsafe-load") in rules
+    assert ("subprocess_shell.py", "python-shell-injection") in rules
+    assert ("pickle_deserialize.py", "python-unsafe-deserialization") in rules
+    evals = [f for f in result.findings if f.path == "eval.py"]
+    assert [f.start_line for f in evals] == [5]  # constant eval("1+1") and self.eval() are not flagged
+
+
+def test_scan_passes_only_the_named_targets_and_offline_flags(tmp_path: Path) -> None:
+    _semgrep()
+    (tmp_path / "a.py").write_text("import pickle\npickle.loads(b'')\n")
+    (tmp_path / "b.py").write_text("exec(input())\n")
+    result = scan(tmp_path, ["a.py"])
+    assert [f.path for f in result.findings] == ["a.py"]
+    assert result.argv[-2:] == ["--", "a.py"]
+    for flag in ("--metrics=off", "--disable-version-check", "--json"):
+        assert flag in result.argv
+    assert "auto" not in result.argv
+    assert result.argv[result.argv.index("--config") + 1] == str(RULES_DIR)
+
+
+def test_extra_rule_folders_are_added_and_checked(tmp_path: Path) -> None:
+    _semgrep()
+    rules = tmp_path / "rules"
+    rules.mkdir()
+    (rules / "x.yml").write_text(
+        "rules:\n  - id: no-print\n    languages: [python]\n    severity: INFO\n"
+        "    message: no print\n    pattern: print(...)\n")
+    (tmp_path / "a.py").write_text("print(1)\n")
+    result = scan(tmp_path, ["a.py"], extra_rules=[rules])
+    assert [f.rule_id for f in result.findings] == ["no-print"]
+    with pytest.raises(SemgrepFailed, match="does not exist"):
+        scan(tmp_path, ["a.py"], extra_rules=[tmp_path / "nope"])
+
+
+def test_unparsable_files_are_reported(tmp_path: Path) -> None:
+    _semgrep()
+    (tmp_path / "bad.py").write_text("import os\nos.system(x\n")
+    result = scan(tmp_path, ["bad.py"])
+    assert "bad.py" in result.unparsable
+    assert result.errors and result.errors[0].startswith("bad.py: ")
+
+
+def test_missing_semgrep_is_a_clear_error(tmp_path: Path) -> None:
+    with pytest.raises(SemgrepUnavailable, match="not installed"):
+        scan(tmp_path, ["a.py"], semgrep=str(tmp_path / "no-such-semgrep"))
+
+
+def test_parse_output_reads_results_and_errors() -> None:
+    data = {
+        "results": [{
+            "check_id": "analyzers.semgrep.rules.python-code-injection", "path": "x.py",
+            "start": {"line": 3, "col": 1}, "end": {"line": 4, "col": 2},
+            "extra": {"message": "eval  is\n bad", "severity": "ERROR",
+                      "metadata": {"cwe": "CWE-95: x", "category": "security"}},
+        }],
+        "errors": [{"code": 3, "type": ["PartialParsing", []], "path": "y.py", "message": "Syntax error\nmore"}],
+    }
+    r = parse_output(json.loads(json.dumps(data)))
+    f = r.findings[0]
+    assert (f.rule_id, f.start_line, f.end_line, f.message, f.cwe, f.level) == (
+        "python-code-injection", 3, 4, "eval is bad", ("CWE-95: x",), "failure")
+    assert f.touches([4]) and not f.touches([5])
+    assert r.unparsable == {"y.py"} and r.errors == ["y.py: Syntax error"]
+    assert short_rule_id("plain-id") == "plain-id"
+    argv = build_argv("semgrep", [RULES_DIR], ["a.py"])
+    assert argv[:1 + len(BASE_FLAGS)] == ["semgrep", *BASE_FLAGS]
