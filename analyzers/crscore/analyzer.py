@@ -1,0 +1,187 @@
+"""The CRScore check: Con / Comp / Rel for every review comment on a pull request.
+
+For each comment (`ctx.comments`): find the hunk it sits on (its path and a new-side line in
+the hunk's range; a comment with no line — line ≤ 0 — is about the whole file), build that
+unit's pseudo-references once (LLM claims, cached by the LLM client, plus code smells on the
+changed lines, detected on the post-change file when `ctx.file_at_head` has it, on the hunk's
+new code otherwise), then score every comment in one embedding pass. Each finding carries
+the matched and the missed pseudo-references, so a reviewer sees what the comment left out.
+
+Options (`ctx.opts("crscore")`): `model` (embedding model), `pooling` ("tokens" | "model"),
+`soft` (default True: threshold-free scores), `tau` (a number; implies the thresholded
+scores; default: the model's calibrated τ from tau.json), `claims` (default True).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+
+from analyzers.context import AnalysisContext, ReviewComment
+from analyzers.crscore import score as crs
+from analyzers.crscore.claims import generate_claims
+from analyzers.crscore.smells import SmellReport, detect_in_file, detect_in_hunk
+from analyzers.crscore.sts import DEFAULT_MODEL, EmbeddingError, shared_embedder
+from analyzers.diff import ChangeSet, FileChange, Hunk
+from analyzers.llm import LLMError
+from analyzers.report import AnalyzerReport, Finding, Skipped
+
+
+@dataclass
+class Unit:
+    """What a comment is about: one hunk, or a whole file's hunks."""
+
+    file: FileChange
+    hunks: list[Hunk]
+    key: str
+    claims: list[str] = field(default_factory=list)
+    smells: list[str] = field(default_factory=list)
+
+    @property
+    def pseudo_refs(self) -> list[str]:
+        return [*self.claims, *self.smells]
+
+    @property
+    def added_lines(self) -> list[int]:
+        return [n for h in self.hunks for n in h.added_lines]
+
+
+def locate(changes: ChangeSet, comment: ReviewComment) -> tuple[FileChange, list[Hunk]] | str:
+    """The file and hunk(s) a comment is about, or why it cannot be scored."""
+    fc = changes.file(comment.path)
+    if fc is None:
+        return "file not in the diff"
+    if fc.skipped:
+        return f"file not analysed ({fc.skipped})"
+    if not comment.line or comment.line <= 0:
+        return (fc, list(fc.hunks)) if fc.hunks else "file has no hunks"
+    for h in fc.hunks:
+        if h.new_start <= comment.line <= h.new_start + max(h.new_count, 1) - 1:
+            return fc, [h]
+    return "line outside the diff"
+
+
+def comment_key(unit_key: str, body: str) -> str:
+    return hashlib.sha256(f"{unit_key}\0{body}".encode("utf-8", "surrogatepass")).hexdigest()[:24]
+
+
+class CRScoreAnalyzer:
+    name = "crscore"
+    title = "CRScore"
+
+    def run(self, changes: ChangeSet, ctx: AnalysisContext) -> AnalyzerReport:
+        report = AnalyzerReport(self.name, self.title)
+        if not ctx.comments:
+            report.notes.append("there were no review comments to score "
+                                "(give them with --comments FILE or --comment TEXT --at PATH:LINE)")
+            return report
+        opts = ctx.opts(self.name)
+        tau_opt = opts.get("tau")
+        soft = bool(opts.get("soft", tau_opt is None))
+        pooling = str(opts.get("pooling", "tokens"))
+        units: dict[str, Unit] = {}
+        placed: list[tuple[ReviewComment, Unit]] = []
+        for c in ctx.comments:
+            where = locate(changes, c)
+            if isinstance(where, str):
+                report.skipped.append(Skipped(f"comment at {c.path}:{c.line}", where))
+                continue
+            fc, hunks = where
+            key = hunks[0].key if len(hunks) == 1 else "file:" + fc.path + ":" + "".join(h.key for h in hunks)
+            unit = units.setdefault(key, Unit(fc, hunks, key))
+            placed.append((c, unit))
+        if not placed:
+            return report
+        self._claims(list(units.values()), ctx, report, bool(opts.get("claims", True)))
+        self._smells(list(units.values()), ctx, report)
+        try:
+            embedder = shared_embedder(str(opts.get("model", DEFAULT_MODEL)), pooling)  # type: ignore[arg-type]
+            tau = None if soft else (float(tau_opt) if tau_opt is not None
+                                     else crs.tau_for(embedder.model_name, pooling))
+            if not soft and tau is None:
+                report.error = f"no calibrated τ for {embedder.model_name} ({pooling}); give one or use soft scores"
+                return report
+            results = crs.score_reviews(embedder, [(c.body, u.pseudo_refs) for c, u in placed], tau)
+        except EmbeddingError as e:
+            report.error = str(e)
+            return report
+        for (c, unit), s in zip(placed, results, strict=True):
+            report.findings.append(self._finding(c, unit, s))
+        if results:
+            report.scores = {k: round(sum(getattr(s, k) for s in results) / len(results), 4)
+                             for k in ("con", "comp", "rel")}
+        variant = "threshold-free (soft)" if soft else f"thresholded at τ = {tau}"
+        report.notes.append(f"{variant} scores with {embedder.model_name} ({pooling} pooling)")
+        return report
+
+    # -- pseudo-references ----------------------------------------------------------------
+    def _claims(self, units: list[Unit], ctx: AnalysisContext, report: AnalyzerReport, enabled: bool) -> None:
+        if not enabled:
+            return
+        try:
+            llm = ctx.llm
+        except (RuntimeError, LLMError) as e:
+            report.notes.append(f"no LLM claims ({e}); pseudo-references are code smells only")
+            return
+        before = llm.usage.copy()
+
+        def one(unit: Unit) -> list[str]:
+            diff = "".join(h.text for h in unit.hunks)
+            removed = "".join(h.removed_code for h in unit.hunks)
+            added = "".join(h.added_code for h in unit.hunks)
+            return generate_claims(llm, diff, removed, added).all
+
+        try:
+            for unit, claims in zip(units, llm.map(one, units), strict=True):
+                unit.claims = claims
+        except LLMError as e:
+            report.notes.append(f"LLM claims stopped: {e}")
+        report.usage = llm.usage.minus(before).as_dict()
+
+    def _smells(self, units: list[Unit], ctx: AnalysisContext, report: AnalyzerReport) -> None:
+        by_file: dict[str, SmellReport | None] = {}
+        reasons: set[str] = set()
+        for unit in units:
+            fc = unit.file
+            if fc.path not in by_file:
+                code = ctx.file_at_head(fc.path)
+                by_file[fc.path] = (detect_in_file(fc.language, fc.path, code, fc.changed_lines)
+                                    if code is not None else None)
+            whole = by_file[fc.path]
+            if whole is not None:
+                found = whole.on_lines(unit.added_lines)
+                unit.smells = [s.sentence() for s in found.smells]
+                if found.skipped:
+                    reasons.add(f"{fc.path}: {found.skipped}")
+                continue
+            for h in unit.hunks:
+                found = detect_in_hunk(fc.language, h)
+                unit.smells += [s.sentence() for s in found.smells]
+                if found.skipped:
+                    reasons.add(f"{fc.path}: {found.skipped}")
+        for r in sorted(reasons):
+            report.notes.append(f"smells not detected for {r}")
+
+    # -- output ---------------------------------------------------------------------------
+    def _finding(self, c: ReviewComment, unit: Unit, s: crs.Scores) -> Finding:
+        who = f" by {c.author}" if c.author else ""
+        missed = "; ".join(m.pseudo_ref for m in s.missed[:3])
+        message = (f"Con {s.con:.2f}, Comp {s.comp:.2f}, Rel {s.rel:.2f}"
+                   f" ({len(s.matched)}/{len(s.matched) + len(s.missed)} pseudo-references covered)")
+        if s.note:
+            message += f"; {s.note}"
+        elif missed:
+            message += f"; missed: {missed}"
+        first_line = c.body.strip().splitlines()[0] if c.body.strip() else "(empty comment)"
+        return Finding(
+            analyzer=self.name,
+            title=f"comment{who}: {first_line[:80]}",
+            message=message,
+            path=c.path,
+            start_line=c.line if c.line and c.line > 0 else unit.hunks[0].span[0],
+            end_line=c.line if c.line and c.line > 0 else unit.hunks[-1].span[1],
+            level="notice",
+            scores=s.as_dict(),
+            evidence={"comment": c.body, "pseudo_references": unit.pseudo_refs, **s.evidence()},
+            key=comment_key(unit.key, c.body),
+        )

