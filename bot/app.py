@@ -1,0 +1,170 @@
+"""The webhook service: a Flask app factory with /webhook, /healthz and /metrics.
+
+`POST /webhook` does only what must happen inside GitHub's 10-second window: refuse bodies
+over 25 MB, verify `X-Hub-Signature-256` over the raw body (gidgethub.sansio), record the
+delivery (its `X-GitHub-Delivery` id makes a redelivery a no-op), route it to jobs (a pure
+function), enqueue them and answer 202. The work happens in `rtcbot worker`.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from typing import Any
+
+from flask import Flask, Response, jsonify, request
+from gidgethub import BadRequest, ValidationFailure
+from gidgethub.sansio import Event, validate_event
+from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
+from prometheus_client.registry import Collector
+
+from bot.jobs import Runtime
+from bot.queue import describe, ping
+from bot.settings import ServiceSettings, SettingsError, load_settings
+
+log = logging.getLogger(__name__)
+
+
+def verify_signature(body: bytes, signature: str | None, secret: str) -> bool:
+    """True when `signature` (the X-Hub-Signature-256 header) signs `body` with `secret`."""
+    if not signature:
+        return False
+    try:
+        validate_event(body, signature=signature, secret=secret)
+    except ValidationFailure:
+        return False
+    return signature.startswith("sha256=")
+
+
+class StoreCollector(Collector):
+    """Figures kept in the database, read at scrape time (the worker is another process)."""
+
+    def __init__(self, runtime: Runtime) -> None:
+        self.runtime = runtime
+
+    def collect(self) -> Any:
+        try:
+            m = self.runtime.store.metrics()
+        except Exception:
+            log.warning("metrics: the database did not answer", exc_info=True)
+            return
+        d = CounterMetricFamily("rtcbot_deliveries", "Webhook deliveries recorded", labels=["event", "status"])
+        for event, status, n in m["deliveries"]:
+            d.add_metric([event, status], n)
+        yield d
+        jobs = GaugeMetricFamily("rtcbot_jobs", "Jobs by kind and status", labels=["kind", "status"])
+        dur = CounterMetricFamily("rtcbot_job_duration_seconds", "Time spent in jobs", labels=["kind"])
+        req = CounterMetricFamily("rtcbot_llm_requests", "LLM requests made by jobs", labels=["kind"])
+        tok = CounterMetricFamily("rtcbot_llm_tokens", "LLM tokens used by jobs", labels=["kind"])
+        per_kind: dict[str, list[float]] = {}
+        for kind, status, n, seconds, requests_, tokens in m["jobs"]:
+            jobs.add_metric([kind, status], n)
+            acc = per_kind.setdefault(kind, [0.0, 0.0, 0.0])
+            acc[0] += float(seconds)
+            acc[1] += float(requests_)
+            acc[2] += float(tokens)
+        for kind, (seconds, requests_, tokens) in per_kind.items():
+            dur.add_metric([kind], seconds)
+            req.add_metric([kind], requests_)
+            tok.add_metric([kind], tokens)
+        yield from (jobs, dur, req, tok)
+
+
+def create_app(settings: ServiceSettings | None = None, *, runtime: Runtime | None = None) -> Flask:
+    settings = settings or (runtime.settings if runtime else load_settings())
+    if not settings.webhook_secret:
+        raise SettingsError("no webhook secret: set RTCBOT_WEBHOOK_SECRET (the secret you gave GitHub "
+                            "when registering the app); rtcbot will not accept unsigned deliveries")
+    secret: str = settings.webhook_secret
+    rt = runtime or Runtime(settings)
+    app = Flask("rtcbot")
+    app.config["MAX_CONTENT_LENGTH"] = settings.max_body_bytes
+    app.extensions["rtcbot"] = rt
+
+    registry = CollectorRegistry()
+    webhooks = Counter("rtcbot_webhook_requests", "Webhook requests by answer", ["event", "status"], registry=registry)
+    latency = Histogram("rtcbot_webhook_seconds", "Time to answer a webhook", registry=registry,
+                        buckets=(0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10))
+    registry.register(StoreCollector(rt))
+
+    def answer(status: int, message: str, event: str = "", **extra: Any) -> Response:
+        webhooks.labels(event or "-", str(status)).inc()
+        resp = jsonify({"message": message, **extra})
+        resp.status_code = status
+        return resp
+
+    @app.post("/webhook")
+    def webhook() -> Response:
+        t0 = time.perf_counter()
+        event = request.headers.get("X-GitHub-Event", "")
+        length = request.content_length
+        if length is not None and length > settings.max_body_bytes:
+            return answer(413, "payload over 25 MB", event)
+        body = request.get_data(cache=False)
+        if len(body) > settings.max_body_bytes:
+            return answer(413, "payload over 25 MB", event)
+        headers = {k.lower(): v for k, v in request.headers.items()}
+        headers.pop("x-hub-signature", None)  # SHA-1 signatures are not accepted
+        if not verify_signature(body, headers.get("x-hub-signature-256"), secret):
+            return answer(401, "missing or wrong X-Hub-Signature-256", event)
+        delivery = headers.get("x-github-delivery")
+        if not event or not delivery:
+            return answer(400, "missing X-GitHub-Event or X-GitHub-Delivery", event)
+        try:
+            parsed = Event.from_http(headers, body, secret=secret)
+        except BadRequest as e:
+            ctype = headers.get("content-type", "")
+            if ctype.split(";")[0].strip() not in ("application/json", "application/x-www-form-urlencoded"):
+                return answer(415, "expected a JSON body (content type application/json)", event)
+            return answer(400, f"malformed body: {e.__cause__ or e}", event)
+        except ValidationFailure:
+            return answer(401, "missing or wrong X-Hub-Signature-256", event)
+        payload = parsed.data if isinstance(parsed.data, dict) else {}
+        if not isinstance(parsed.data, dict):
+            return answer(400, "malformed body: expected a JSON object", event)
+        action = payload.get("action")
+        if not rt.store.record_delivery(delivery, event, action, body):
+            return answer(200, "duplicate delivery: already received", event, delivery=delivery)
+        try:
+            ids = rt.route_delivery(delivery, event, payload)
+        except Exception:
+            # recorded but not routed: the worker's sweep routes it; GitHub needs no retry
+            log.exception("routing delivery %s failed; the sweep will retry", delivery)
+            ids = []
+        latency.observe(time.perf_counter() - t0)
+        if event == "ping":
+            return answer(200, "pong", event, delivery=delivery)
+        return answer(202, "accepted", event, delivery=delivery, jobs=ids)
+
+    @app.get("/healthz")
+    def healthz() -> Response:
+        checks: dict[str, Any] = {}
+        ok = True
+        try:
+            rt.store.ping()
+            checks["database"] = "ok"
+        except Exception as e:
+            ok, checks["database"] = False, f"error: {type(e).__name__}"
+        try:
+            checks["queue"] = {"backend": describe(rt.huey), "pending": ping(rt.huey)}
+        except Exception as e:
+            ok, checks["queue"] = False, f"error: {type(e).__name__}"
+        resp = jsonify({"status": "ok" if ok else "unavailable", **checks})
+        resp.status_code = 200 if ok else 503
+        return resp
+
+    @app.get("/metrics")
+    def metrics() -> Response:
+        return Response(generate_latest(registry), mimetype="text/plain; version=0.0.4")
+
+    @app.errorhandler(413)
+    def too_large(_e: Any) -> Response:
+        return answer(413, "payload over 25 MB")
+
+    return app
+
+
+def wsgi() -> Flask:
+    """Entry for gunicorn (`bot.app:wsgi()`): settings from the environment."""
+    return create_app(load_settings())

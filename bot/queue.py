@@ -1,0 +1,43 @@
+"""The job queue: huey on a SQLite file by default (no server), on Redis when REDIS_URL is set.
+
+A queue message carries only a job id; the job itself (and whether it is done) lives in the
+store, so a message lost with a killed worker is recovered by the sweep (bot/jobs.py).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from huey import Huey, RedisHuey, SqliteHuey
+
+from bot.settings import ServiceSettings
+
+QUEUE_NAME = "rtcbot"
+
+
+def make_huey(settings: ServiceSettings) -> Huey:
+    if settings.redis_url:
+        return RedisHuey(QUEUE_NAME, url=settings.redis_url, results=False, utc=True)
+    settings.data_dir.mkdir(parents=True, exist_ok=True)
+    return SqliteHuey(QUEUE_NAME, filename=str(settings.data_dir / "queue.sqlite3"), results=False,
+                      utc=True, timeout=30)
+
+
+def describe(huey: Huey) -> str:
+    return "redis" if isinstance(huey, RedisHuey) else "sqlite"
+
+
+def ping(huey: Huey) -> int:
+    """The number of waiting messages; raises when the queue's storage is unreachable."""
+    return int(huey.pending_count())
+
+
+class Queue:
+    """Enqueue job ids on a huey instance whose `run_job` task is registered (bot.jobs)."""
+
+    def __init__(self, huey: Huey, run_task: Callable[[int], object]) -> None:
+        self.huey = huey
+        self._run = run_task
+
+    def enqueue(self, job_id: int) -> None:
+        self._run(job_id)

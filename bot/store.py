@@ -1,0 +1,407 @@
+"""The App's state in one SQL database (SQLAlchemy 2): a SQLite file by default, PostgreSQL
+through DATABASE_URL.
+
+Tables: deliveries (every webhook, with its payload, so none is lost), jobs (the durable
+truth behind the queue's messages), check_runs (one per repository, check name and head SHA),
+findings (scores per hunk and per comment) and the LLM cache (so a push that leaves a hunk
+unchanged sends no new LLM request for it).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import (
+    JSON,
+    Boolean,
+    Float,
+    ForeignKey,
+    Index,
+    Integer,
+    String,
+    Text,
+    UniqueConstraint,
+    create_engine,
+    delete,
+    event,
+    select,
+    text,
+    update,
+)
+from sqlalchemy.engine import Engine
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column, sessionmaker
+
+from analyzers.report import Finding
+
+ACTIVE = ("queued", "running")
+
+
+class Base(DeclarativeBase):
+    pass
+
+
+class Delivery(Base):
+    __tablename__ = "deliveries"
+    id: Mapped[str] = mapped_column(String(100), primary_key=True)  # X-GitHub-Delivery
+    event: Mapped[str] = mapped_column(String(100))
+    action: Mapped[str | None] = mapped_column(String(100), nullable=True)
+    received_at: Mapped[float] = mapped_column(Float, default=time.time)
+    status: Mapped[str] = mapped_column(String(20), default="received")  # received | routed | ignored
+    jobs: Mapped[int] = mapped_column(Integer, default=0)
+    note: Mapped[str | None] = mapped_column(Text, nullable=True)
+    payload: Mapped[str] = mapped_column(Text)
+
+
+class JobRow(Base):
+    __tablename__ = "jobs"
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    delivery_id: Mapped[str | None] = mapped_column(String(100), nullable=True)
+    kind: Mapped[str] = mapped_column(String(20))
+    repo: Mapped[str] = mapped_column(String(300))
+    pr_number: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    head_sha: Mapped[str | None] = mapped_column(String(64), nullable=True)
+    analyzer: Mapped[str | None] = mapped_column(String(100), nullable=True)
+    spec: Mapped[dict[str, Any]] = mapped_column(JSON)
+    status: Mapped[str] = mapped_column(String(20), default="queued")
+    attempts: Mapped[int] = mapped_column(Integer, default=0)
+    created_at: Mapped[float] = mapped_column(Float, default=time.time)
+    updated_at: Mapped[float] = mapped_column(Float, default=time.time)
+    heartbeat_at: Mapped[float | None] = mapped_column(Float, nullable=True)
+    result: Mapped[str | None] = mapped_column(Text, nullable=True)
+    duration_s: Mapped[float | None] = mapped_column(Float, nullable=True)
+    llm_requests: Mapped[int] = mapped_column(Integer, default=0)
+    llm_tokens: Mapped[int] = mapped_column(Integer, default=0)
+
+    __table_args__ = (Index("ix_jobs_status", "status"), Index("ix_jobs_pr", "repo", "pr_number"))
+
+
+class CheckRunRow(Base):
+    __tablename__ = "check_runs"
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    repo: Mapped[str] = mapped_column(String(300))
+    name: Mapped[str] = mapped_column(String(200))
+    head_sha: Mapped[str] = mapped_column(String(64))
+    github_id: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    pr_number: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    status: Mapped[str] = mapped_column(String(20), default="queued")
+    conclusion: Mapped[str | None] = mapped_column(String(20), nullable=True)
+    scores: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
+    annotations: Mapped[int] = mapped_column(Integer, default=0)
+    updated_at: Mapped[float] = mapped_column(Float, default=time.time)
+
+    __table_args__ = (UniqueConstraint("repo", "name", "head_sha", name="uq_check_run"),)
+
+
+class FindingRow(Base):
+    __tablename__ = "findings"
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    check_run_id: Mapped[int] = mapped_column(ForeignKey("check_runs.id", ondelete="CASCADE"))
+    analyzer: Mapped[str] = mapped_column(String(100))
+    path: Mapped[str | None] = mapped_column(Text, nullable=True)
+    start_line: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    end_line: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    key: Mapped[str] = mapped_column(String(200), default="")
+    comment_id: Mapped[str | None] = mapped_column(String(100), nullable=True)
+    scores: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
+    data: Mapped[dict[str, Any]] = mapped_column(JSON)
+
+
+class CacheRow(Base):
+    __tablename__ = "llm_cache"
+    key: Mapped[str] = mapped_column(String(200), primary_key=True)
+    value: Mapped[str] = mapped_column(Text)
+
+
+class Installation(Base):
+    __tablename__ = "installations"
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=False)
+    account: Mapped[str] = mapped_column(String(300), default="")
+    active: Mapped[bool] = mapped_column(Boolean, default=True)
+    updated_at: Mapped[float] = mapped_column(Float, default=time.time)
+
+
+def _sqlite_pragmas(dbapi_conn: Any, _record: Any) -> None:
+    cur = dbapi_conn.cursor()
+    cur.execute("PRAGMA journal_mode=WAL")
+    cur.execute("PRAGMA busy_timeout=30000")
+    cur.execute("PRAGMA foreign_keys=ON")
+    cur.close()
+
+
+def make_engine(url: str) -> Engine:
+    if url.startswith("sqlite"):
+        path = url.split("///", 1)[-1]
+        if path and path != ":memory:":
+            Path(path).parent.mkdir(parents=True, exist_ok=True)
+        engine = create_engine(url, connect_args={"timeout": 30, "check_same_thread": False})
+        event.listen(engine, "connect", _sqlite_pragmas)
+        return engine
+    return create_engine(url, pool_pre_ping=True, pool_size=5, max_overflow=10)
+
+
+class Store:
+    def __init__(self, url: str, *, create: bool = True) -> None:
+        self.url = url
+        self.engine = make_engine(url)
+        self._sessions = sessionmaker(self.engine, expire_on_commit=False)
+        if create:
+            Base.metadata.create_all(self.engine)
+
+    @contextmanager
+    def session(self) -> Iterator[Session]:
+        with self._sessions.begin() as s:
+            yield s
+
+    def ping(self) -> None:
+        with self.engine.connect() as c:
+            c.execute(text("SELECT 1"))
+
+    def close(self) -> None:
+        self.engine.dispose()
+
+    # -- deliveries -------------------------------------------------------------------------
+    def record_delivery(self, delivery_id: str, event: str, action: str | None, payload: bytes | str) -> bool:
+        """Record a delivery; False when this id was seen before (a redelivery)."""
+        body = payload.decode("utf-8", "replace") if isinstance(payload, bytes) else payload
+        try:
+            with self.session() as s:
+                s.add(Delivery(id=delivery_id, event=event, action=action, payload=body,
+                               received_at=time.time(), status="received"))
+        except IntegrityError:
+            return False
+        return True
+
+    def mark_delivery(self, delivery_id: str, status: str, jobs: int = 0, note: str | None = None) -> None:
+        with self.session() as s:
+            s.execute(update(Delivery).where(Delivery.id == delivery_id)
+                      .values(status=status, jobs=jobs, note=note))
+
+    def delivery(self, delivery_id: str) -> Delivery | None:
+        with self.session() as s:
+            return s.get(Delivery, delivery_id)
+
+    def unrouted_deliveries(self, older_than_s: float) -> list[Delivery]:
+        cutoff = time.time() - older_than_s
+        with self.session() as s:
+            return list(s.scalars(select(Delivery).where(Delivery.status == "received",
+                                                         Delivery.received_at < cutoff)))
+
+    # -- jobs -------------------------------------------------------------------------------
+    def add_job(self, spec: dict[str, Any], delivery_id: str | None = None) -> int | None:
+        """Insert a queued job; None when the same work is already queued or running."""
+        now = time.time()
+        with self.session() as s:
+            if not spec.get("force"):
+                same = select(JobRow.id).where(
+                    JobRow.kind == spec["kind"], JobRow.repo == spec["repo"],
+                    JobRow.head_sha == spec.get("head_sha"), JobRow.analyzer == spec.get("analyzer"),
+                    JobRow.pr_number == spec.get("pr_number"), JobRow.status.in_(ACTIVE),
+                )
+                if s.scalars(same).first() is not None:
+                    return None
+            row = JobRow(delivery_id=delivery_id, kind=spec["kind"], repo=spec["repo"],
+                         pr_number=spec.get("pr_number"), head_sha=spec.get("head_sha"),
+                         analyzer=spec.get("analyzer"), spec=spec, status="queued",
+                         created_at=now, updated_at=now)
+            s.add(row)
+            s.flush()
+            return int(row.id)
+
+    def job(self, job_id: int) -> JobRow | None:
+        with self.session() as s:
+            return s.get(JobRow, job_id)
+
+    def jobs(self, **where: Any) -> list[JobRow]:
+        with self.session() as s:
+            q = select(JobRow).order_by(JobRow.id)
+            for k, v in where.items():
+                q = q.where(getattr(JobRow, k) == v)
+            return list(s.scalars(q))
+
+    def start_job(self, job_id: int) -> JobRow | None:
+        """queued → running, atomically; None when another worker has it or it is over."""
+        now = time.time()
+        with self.session() as s:
+            res = s.execute(update(JobRow).where(JobRow.id == job_id, JobRow.status == "queued")
+                            .values(status="running", attempts=JobRow.attempts + 1,
+                                    heartbeat_at=now, updated_at=now))
+            if res.rowcount != 1:  # type: ignore[attr-defined]
+                return None
+            return s.get(JobRow, job_id)
+
+    def heartbeat(self, job_id: int) -> None:
+        with self.session() as s:
+            s.execute(update(JobRow).where(JobRow.id == job_id, JobRow.status == "running")
+                      .values(heartbeat_at=time.time()))
+
+    def finish_job(self, job_id: int, status: str, result: str | None = None, *,
+                   duration_s: float | None = None, usage: dict[str, int] | None = None) -> None:
+        usage = usage or {}
+        with self.session() as s:
+            s.execute(update(JobRow).where(JobRow.id == job_id)
+                      .values(status=status, result=result, updated_at=time.time(), duration_s=duration_s,
+                              llm_requests=int(usage.get("requests", 0)),
+                              llm_tokens=int(usage.get("tokens", 0))))
+
+    def metrics(self) -> dict[str, Any]:
+        """Counts for /metrics, read at scrape time (the worker is another process)."""
+        from sqlalchemy import func
+
+        with self.session() as s:
+            deliveries = s.execute(select(Delivery.event, Delivery.status, func.count())
+                                   .group_by(Delivery.event, Delivery.status)).all()
+            jobs = s.execute(select(JobRow.kind, JobRow.status, func.count(),
+                                    func.coalesce(func.sum(JobRow.duration_s), 0.0),
+                                    func.coalesce(func.sum(JobRow.llm_requests), 0),
+                                    func.coalesce(func.sum(JobRow.llm_tokens), 0))
+                             .group_by(JobRow.kind, JobRow.status)).all()
+        return {"deliveries": [tuple(r) for r in deliveries], "jobs": [tuple(r) for r in jobs]}
+
+    def job_status(self, job_id: int) -> str | None:
+        with self.session() as s:
+            return s.scalar(select(JobRow.status).where(JobRow.id == job_id))
+
+    def cancel_older(self, repo: str, pr_number: int, head_sha: str, root: int) -> list[JobRow]:
+        """Cancel the queued jobs of this PR for another head SHA that come from an older
+        delivery than job `root` (a job's root: the `pr` job that fanned it out, or itself)."""
+        with self.session() as s:
+            rows = list(s.scalars(select(JobRow).where(
+                JobRow.repo == repo, JobRow.pr_number == pr_number, JobRow.head_sha != head_sha,
+                JobRow.status == "queued")))
+            out = []
+            for r in rows:
+                if int(r.spec.get("root") or r.id) < root:
+                    r.status, r.result, r.updated_at = "cancelled", f"superseded by {head_sha}", time.time()
+                    out.append(r)
+            return out
+
+    def newer_head(self, repo: str, pr_number: int, head_sha: str, job_id: int) -> str | None:
+        """The head SHA of a `pr` job for this PR delivered after job `job_id`, if any."""
+        with self.session() as s:
+            return s.scalar(select(JobRow.head_sha).where(
+                JobRow.repo == repo, JobRow.pr_number == pr_number, JobRow.kind == "pr",
+                JobRow.head_sha != head_sha, JobRow.id > job_id).order_by(JobRow.id.desc()).limit(1))
+
+    def stale_running(self, stale_after_s: float) -> list[JobRow]:
+        cutoff = time.time() - stale_after_s
+        with self.session() as s:
+            return list(s.scalars(select(JobRow).where(JobRow.status == "running",
+                                                       JobRow.heartbeat_at < cutoff)))
+
+    def stale_queued(self, older_than_s: float) -> list[JobRow]:
+        cutoff = time.time() - older_than_s
+        with self.session() as s:
+            return list(s.scalars(select(JobRow).where(JobRow.status == "queued",
+                                                       JobRow.updated_at < cutoff)))
+
+    def requeue(self, job_id: int, expect: str) -> bool:
+        """Put a job back to queued (from `expect`), atomically."""
+        with self.session() as s:
+            res = s.execute(update(JobRow).where(JobRow.id == job_id, JobRow.status == expect)
+                            .values(status="queued", updated_at=time.time()))
+            return res.rowcount == 1  # type: ignore[attr-defined,no-any-return]
+
+    # -- check runs -------------------------------------------------------------------------
+    def check_run(self, repo: str, name: str, head_sha: str) -> CheckRunRow | None:
+        with self.session() as s:
+            return s.scalars(select(CheckRunRow).where(
+                CheckRunRow.repo == repo, CheckRunRow.name == name, CheckRunRow.head_sha == head_sha)).first()
+
+    def check_runs(self, repo: str | None = None) -> list[CheckRunRow]:
+        with self.session() as s:
+            q = select(CheckRunRow).order_by(CheckRunRow.id)
+            if repo:
+                q = q.where(CheckRunRow.repo == repo)
+            return list(s.scalars(q))
+
+    def save_check_run(self, repo: str, name: str, head_sha: str, **values: Any) -> CheckRunRow:
+        values["updated_at"] = time.time()
+        for _ in range(2):  # a concurrent insert of the same key: read it back and update
+            try:
+                with self.session() as s:
+                    row = s.scalars(select(CheckRunRow).where(
+                        CheckRunRow.repo == repo, CheckRunRow.name == name,
+                        CheckRunRow.head_sha == head_sha)).first()
+                    if row is None:
+                        row = CheckRunRow(repo=repo, name=name, head_sha=head_sha)
+                        s.add(row)
+                    for k, v in values.items():
+                        setattr(row, k, v)
+                    s.flush()
+                    return row
+            except IntegrityError:
+                continue
+        raise RuntimeError(f"cannot save check run {name} for {repo}@{head_sha}")
+
+    def save_findings(self, check_run_id: int, findings: Sequence[Finding]) -> None:
+        with self.session() as s:
+            s.execute(delete(FindingRow).where(FindingRow.check_run_id == check_run_id))
+            for f in findings:
+                comment = f.evidence.get("comment_id") if isinstance(f.evidence, dict) else None
+                s.add(FindingRow(check_run_id=check_run_id, analyzer=f.analyzer, path=f.path,
+                                 start_line=f.start_line, end_line=f.end_line, key=f.key[:200],
+                                 comment_id=str(comment) if comment is not None else None,
+                                 scores=dict(f.scores), data=json.loads(json.dumps(f.to_dict(), default=str))))
+
+    def findings(self, check_run_id: int) -> list[FindingRow]:
+        with self.session() as s:
+            return list(s.scalars(select(FindingRow).where(FindingRow.check_run_id == check_run_id)
+                                  .order_by(FindingRow.id)))
+
+    # -- installations ----------------------------------------------------------------------
+    def save_installation(self, installation_id: int, account: str, active: bool) -> None:
+        with self.session() as s:
+            row = s.get(Installation, installation_id) or Installation(id=installation_id)
+            row.account, row.active, row.updated_at = account, active, time.time()
+            s.add(row)
+
+    def installation(self, installation_id: int) -> Installation | None:
+        with self.session() as s:
+            return s.get(Installation, installation_id)
+
+    # -- LLM cache --------------------------------------------------------------------------
+    def cache_get(self, key: str) -> str | None:
+        with self.session() as s:
+            return s.scalar(select(CacheRow.value).where(CacheRow.key == key))
+
+    def cache_put(self, key: str, value: str) -> None:
+        dialect = self.engine.dialect.name
+        if dialect == "postgresql":
+            from sqlalchemy.dialects.postgresql import insert as pg_insert
+
+            stmt: Any = pg_insert(CacheRow).values(key=key, value=value).on_conflict_do_update(
+                index_elements=["key"], set_={"value": value})
+        elif dialect == "sqlite":
+            from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+
+            stmt = sqlite_insert(CacheRow).values(key=key, value=value).on_conflict_do_update(
+                index_elements=["key"], set_={"value": value})
+        else:
+            with self.session() as s:
+                s.merge(CacheRow(key=key, value=value))
+            return
+        with self.session() as s:
+            s.execute(stmt)
+
+    def cache_size(self) -> int:
+        with self.session() as s:
+            return len(list(s.scalars(select(CacheRow.key))))
+
+
+class StoreCache:
+    """The LLM client's Cache protocol (get / put) on the store's llm_cache table."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+
+    def get(self, key: str) -> str | None:
+        return self.store.cache_get(key)
+
+    def put(self, key: str, value: str) -> None:
+        self.store.cache_put(key, value)

@@ -1,0 +1,111 @@
+"""Helpers for the GitHub App's tests: settings on the fakes, a real HTTP server for the
+Flask app, signed deliveries, and running queued jobs the way the huey consumer does."""
+
+from __future__ import annotations
+
+import json
+import threading
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import httpx
+from flask import Flask
+from werkzeug.serving import make_server
+
+from bot.jobs import Runtime
+from bot.settings import ServiceSettings
+from tests.fakes.github_server import FakeGitHub, sign
+from tests.fakes.llm_server import ScriptedLLM
+
+SECRET = "It's a Secret to Everybody"
+PG_URL = "postgresql+psycopg://postgres@127.0.0.1:5432/test"
+REDIS_URL = "redis://127.0.0.1:6379/15"
+
+
+def make_settings(tmp_path: Path, gh: FakeGitHub | None = None, llm: ScriptedLLM | None = None,
+                  **kw: Any) -> ServiceSettings:
+    values: dict[str, Any] = {
+        "webhook_secret": SECRET,
+        "data_dir": tmp_path / "data",
+        "database_url": None,
+        "redis_url": None,
+        "write_interval_s": 0.0,
+        "http_retries": 3,
+        "analyzers": ["editing_rtc"],
+        "llm_base_url": None,
+        "llm_model": None,
+    }
+    if gh is not None:
+        values.update(app_id=gh.app_id, private_key=gh.private_key_pem, github_api_url=gh.base_url)
+    if llm is not None:
+        values.update(llm_base_url=llm.base_url, llm_model=llm.model)
+    values.update(kw)
+    return ServiceSettings(**values)
+
+
+@contextmanager
+def serve(app: Flask) -> Iterator[str]:
+    """The app on a loopback port over real HTTP; yields its base URL."""
+    server = make_server("127.0.0.1", 0, app, threaded=True)
+    t = threading.Thread(target=server.serve_forever, daemon=True)
+    t.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_port}"
+    finally:
+        server.shutdown()
+
+
+def deliver(base_url: str, event: str, payload: Any, *, secret: str = SECRET, delivery: str | None = None,
+            body: bytes | None = None, signature: str | None = None, headers: dict[str, str] | None = None) -> httpx.Response:
+    raw = body if body is not None else json.dumps(payload).encode()
+    h = {"Content-Type": "application/json", "X-GitHub-Event": event,
+         "X-GitHub-Delivery": delivery or str(uuid.uuid4()),
+         "X-Hub-Signature-256": signature if signature is not None else sign(raw, secret)}
+    h.update(headers or {})
+    return httpx.post(f"{base_url}/webhook", content=raw, headers=h, timeout=30)
+
+
+def drain(runtime: Runtime, limit: int = 200) -> int:
+    """Execute queued huey tasks in this process, as the consumer does; how many ran."""
+    n = 0
+    while n < limit:
+        task = runtime.huey.dequeue()
+        if task is None:
+            return n
+        runtime.huey.execute(task)
+        n += 1
+    raise AssertionError("the queue did not drain")
+
+
+def postgres_url(schema: str) -> str | None:
+    """A URL on a fresh schema of the local PostgreSQL, or None when it does not answer."""
+    try:
+        import psycopg
+
+        with psycopg.connect("postgresql://postgres@127.0.0.1:5432/test", connect_timeout=3, autocommit=True) as c:
+            c.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
+            c.execute(f'CREATE SCHEMA "{schema}"')
+    except Exception:
+        return None
+    return f"{PG_URL}?options=-csearch_path%3D{schema}"
+
+
+def drop_schema(schema: str) -> None:
+    import psycopg
+
+    with psycopg.connect("postgresql://postgres@127.0.0.1:5432/test", connect_timeout=3, autocommit=True) as c:
+        c.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
+
+
+def redis_ok() -> bool:
+    try:
+        import redis
+
+        r = redis.Redis.from_url(REDIS_URL, socket_connect_timeout=2)
+        r.flushdb()
+        return True
+    except Exception:
+        return False

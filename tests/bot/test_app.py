@@ -1,0 +1,142 @@
+"""The webhook service over real HTTP: signatures, bodies, dedupe, health and metrics."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+
+from bot.app import create_app, verify_signature
+from bot.jobs import Runtime
+from bot.settings import SettingsError
+from tests.bot.app_support import SECRET, deliver, make_settings, serve
+from tests.bot.conftest import Backend
+from tests.support import FIXTURES
+
+HOOKS = FIXTURES / "github" / "webhooks"
+
+
+def payload(event: str, name: str) -> dict[str, object]:
+    return dict(json.loads((HOOKS / event / name).read_text()))
+
+
+def test_githubs_documented_test_vector_verifies() -> None:
+    # docs.github.com: "Validating webhook deliveries", the example secret, payload and signature
+    sig = "sha256=757107ea0eb2509fc211221cce984b8a37570b6d7586c22c46f4379c8b043e17"
+    assert verify_signature(b"Hello, World!", sig, "It's a Secret to Everybody")
+    assert not verify_signature(b"Hello, World?", sig, "It's a Secret to Everybody")
+    assert not verify_signature(b"Hello, World!", sig, "another secret")
+    assert not verify_signature(b"Hello, World!", None, "It's a Secret to Everybody")
+
+
+def test_no_secret_no_app(tmp_path: Path) -> None:
+    with pytest.raises(SettingsError, match="RTCBOT_WEBHOOK_SECRET"):
+        create_app(make_settings(tmp_path, webhook_secret=None))
+
+
+@pytest.fixture
+def app_url(tmp_path: Path, backend: Backend):  # type: ignore[no-untyped-def]
+    settings = make_settings(tmp_path, database_url=backend.database_url, redis_url=backend.redis_url)
+    rt = Runtime(settings)
+    with serve(create_app(settings, runtime=rt)) as url:
+        yield url, rt
+    rt.store.close()
+
+
+def test_signed_pull_request_is_accepted_and_enqueued(app_url) -> None:  # type: ignore[no-untyped-def]
+    url, rt = app_url
+    t0 = time.perf_counter()
+    r = deliver(url, "pull_request", payload("pull_request", "opened.payload.json"), delivery="d-1")
+    elapsed = time.perf_counter() - t0
+    assert r.status_code == 202, r.text
+    assert elapsed < 2.0
+    jobs = rt.store.jobs()
+    assert [(j.kind, j.pr_number, j.delivery_id) for j in jobs] == [("pr", 2, "d-1")]
+    assert rt.huey.pending_count() == 1
+    assert rt.store.delivery("d-1").status == "routed"  # type: ignore[union-attr]
+
+
+def test_same_delivery_twice_makes_one_job(app_url) -> None:  # type: ignore[no-untyped-def]
+    url, rt = app_url
+    p = payload("pull_request", "synchronize.payload.json")
+    assert deliver(url, "pull_request", p, delivery="same").status_code == 202
+    second = deliver(url, "pull_request", p, delivery="same")
+    assert second.status_code == 200 and "duplicate" in second.json()["message"]
+    assert len(rt.store.jobs()) == 1
+    assert rt.huey.pending_count() == 1
+
+
+def test_wrong_or_missing_signature_is_401(app_url) -> None:  # type: ignore[no-untyped-def]
+    url, rt = app_url
+    p = payload("pull_request", "opened.payload.json")
+    assert deliver(url, "pull_request", p, secret="not the secret").status_code == 401
+    assert deliver(url, "pull_request", p, signature="").status_code == 401
+    body = json.dumps(p).encode()
+    import hashlib
+    import hmac
+
+    sha1 = "sha1=" + hmac.new(SECRET.encode(), body, hashlib.sha1).hexdigest()
+    r = httpx.post(f"{url}/webhook", content=body, headers={
+        "Content-Type": "application/json", "X-GitHub-Event": "pull_request", "X-GitHub-Delivery": "x",
+        "X-Hub-Signature": sha1})
+    assert r.status_code == 401  # SHA-1 alone is not enough
+    assert rt.store.jobs() == []
+
+
+def test_malformed_body_is_400(app_url) -> None:  # type: ignore[no-untyped-def]
+    url, rt = app_url
+    # GitHub's signature test vector: the signature is right, the body is not JSON
+    r = deliver(url, "pull_request", None, body=b"Hello, World!",
+                signature="sha256=757107ea0eb2509fc211221cce984b8a37570b6d7586c22c46f4379c8b043e17")
+    assert r.status_code == 400
+    assert deliver(url, "pull_request", None, body=b"[1, 2]").status_code == 400
+    assert rt.store.jobs() == []
+
+
+def test_unknown_event_is_acknowledged_and_ignored(app_url) -> None:  # type: ignore[no-untyped-def]
+    url, rt = app_url
+    r = deliver(url, "issue_comment", payload("issue_comment", "created.payload.json"), delivery="ic")
+    assert r.status_code == 202 and r.json()["jobs"] == []
+    assert rt.store.delivery("ic").status == "ignored"  # type: ignore[union-attr]
+    assert rt.store.jobs() == []
+
+
+def test_ping_is_pong(app_url) -> None:  # type: ignore[no-untyped-def]
+    url, _ = app_url
+    r = deliver(url, "ping", payload("ping", "payload.json"))
+    assert r.status_code == 200 and r.json()["message"] == "pong"
+
+
+def test_body_over_25_mb_is_refused(app_url) -> None:  # type: ignore[no-untyped-def]
+    url, rt = app_url
+    big = b'{"x": "' + b"a" * (25 * 1024 * 1024) + b'"}'
+    r = deliver(url, "pull_request", None, body=big)
+    assert r.status_code == 413
+    assert rt.store.jobs() == []
+
+
+def test_healthz_and_metrics(app_url) -> None:  # type: ignore[no-untyped-def]
+    url, rt = app_url
+    h = httpx.get(f"{url}/healthz")
+    assert h.status_code == 200 and h.json()["database"] == "ok"
+    assert h.json()["queue"]["backend"] in ("sqlite", "redis")
+    deliver(url, "pull_request", payload("pull_request", "opened.payload.json"))
+    m = httpx.get(f"{url}/metrics").text
+    assert 'rtcbot_deliveries_total{event="pull_request",status="routed"} 1.0' in m
+    assert 'rtcbot_jobs{kind="pr",status="queued"} 1.0' in m
+    assert "rtcbot_webhook_seconds_count 1.0" in m
+
+
+def test_healthz_is_503_when_the_database_is_gone(tmp_path: Path) -> None:
+    from bot.store import Store
+
+    settings = make_settings(tmp_path)
+    dead = Store("postgresql+psycopg://nobody@127.0.0.1:1/none?connect_timeout=1", create=False)
+    rt = Runtime(settings, store=dead)
+    with serve(create_app(settings, runtime=rt)) as url:
+        h = httpx.get(f"{url}/healthz", timeout=30)
+    assert h.status_code == 503 and h.json()["database"].startswith("error")
+    assert h.json()["queue"]["backend"] == "sqlite"

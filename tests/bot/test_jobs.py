@@ -1,0 +1,357 @@
+"""Deliveries over real HTTP → jobs on the real queue → check runs on the fake GitHub.
+
+The jobs run in this process the way the huey consumer runs them (dequeue, execute);
+tests/bot/test_worker.py runs `rtcbot worker` itself as a subprocess.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from bot.app import create_app
+from bot.jobs import Runtime
+from tests.bot.app_support import deliver, drain, make_settings, serve
+from tests.bot.conftest import Backend
+from tests.fakes.github_server import FakeGitHub, many_hunks_diff
+from tests.fakes.llm_server import ScriptedLLM, last_user_text, varied
+
+EDITING = "rtcbot / EditingRTC"
+
+
+@dataclass
+class World:
+    gh: FakeGitHub
+    llm: ScriptedLLM
+    rt: Runtime
+    url: str
+
+    def deliver(self, event: str, payload: dict[str, Any], **kw: Any) -> None:
+        r = deliver(self.url, event, payload, **kw)
+        assert r.status_code in (200, 202), r.text
+
+    def run(self) -> int:
+        return drain(self.rt)
+
+
+def responder(req: dict[str, Any]) -> str | list[str]:
+    text = last_user_text(req)
+    if "Summary of changes" in text:
+        return ("Summary of changes\n1. The function now multiplies the argument.\n"
+                "Implications\n1. Callers get a product instead of a sum.")
+    return varied(req)
+
+
+@pytest.fixture
+def world(tmp_path: Path, backend: Backend, fake_github: Callable[..., FakeGitHub],
+          scripted_llm: Callable[..., ScriptedLLM]) -> Iterator[Callable[..., World]]:
+    made: list[Runtime] = []
+
+    def make(**kw: Any) -> World:
+        gh = fake_github()
+        llm = scripted_llm(responder)
+        settings = make_settings(tmp_path, gh, llm, database_url=backend.database_url,
+                                 redis_url=backend.redis_url, **kw)
+        rt = Runtime(settings)
+        made.append(rt)
+        ctx = serve(create_app(settings, runtime=rt))
+        url = ctx.__enter__()
+        servers.append(ctx)
+        return World(gh, llm, rt, url)
+
+    servers: list[Any] = []
+    yield make
+    for ctx in servers:
+        ctx.__exit__(None, None, None)
+    for rt in made:
+        rt.store.close()
+
+
+def finished(w: World, name: str = EDITING, sha: str | None = None) -> dict[str, Any]:
+    runs = [r for r in w.gh.runs(name, sha) if r["status"] == "completed"]
+    assert runs, f"no completed {name} check run; runs: {[(r['name'], r['status']) for r in w.gh.runs()]}"
+    return runs[-1]
+
+
+def test_opened_ends_with_completed_check_runs_matching_the_findings(world: Callable[..., World]) -> None:
+    w = world()
+    pr = w.gh.add_pr(5, fixture="more-itertools-d992be0de9.diff")
+    w.deliver("pull_request", w.gh.pr_event("opened", 5))
+    assert w.run() >= 2  # the fan-out job, then the analysis
+    run = finished(w, sha=pr.head_sha)
+    assert run["conclusion"] == "neutral"
+    assert run["external_id"] == "5:editing_rtc"
+    assert [a["label"] for a in run["actions"]] == ["Re-run"]
+    row = w.rt.store.check_run(w.gh.repo, EDITING, pr.head_sha)
+    assert row is not None and row.status == "completed" and row.github_id == run["id"]
+    findings = w.rt.store.findings(row.id)
+    assert findings, "findings were stored"
+    got = sorted((a["path"], a["start_line"], a["end_line"]) for a in run["annotations"])
+    want = sorted((f.path, f.start_line, f.end_line) for f in findings)
+    assert got == want
+    assert run["output"]["title"].startswith("EditingRTC: ")
+    assert "| rtc |" in run["output"]["summary"]
+    assert [r for r in w.gh.rejections if r[0] != 404] == []
+
+
+def test_more_than_50_annotations_go_in_batches(world: Callable[..., World]) -> None:
+    w = world()
+    pr = w.gh.add_pr(9, diff_text=many_hunks_diff(hunks=60))
+    w.deliver("pull_request", w.gh.pr_event("opened", 9))
+    w.run()
+    run = finished(w, sha=pr.head_sha)
+    assert len(run["annotations"]) == 60
+    sizes = [len((u.get("output") or {}).get("annotations") or []) for u in run["updates"]]
+    assert max(sizes) <= 50 and sum(sizes) == 60 and sizes.count(0) <= 2
+    assert [r for r in w.gh.rejections if r[0] != 404] == []
+
+
+def test_missing_patch_is_skipped_with_the_reason(world: Callable[..., World]) -> None:
+    w = world()
+    files = [
+        {"filename": "logo.png", "status": "modified", "additions": 0, "deletions": 0, "changes": 0},
+        {"filename": "a.py", "status": "modified", "additions": 1, "deletions": 1, "changes": 2,
+         "patch": "@@ -1,2 +1,2 @@\n def f():\n-    return 1\n+    return 2"},
+    ]
+    pr = w.gh.add_pr(3, files=files)
+    w.deliver("pull_request", w.gh.pr_event("opened", 3))
+    w.run()
+    run = finished(w, sha=pr.head_sha)
+    assert "`logo.png`: no patch from GitHub (binary or too large)" in run["output"]["summary"]
+    assert len(run["annotations"]) == 1
+
+
+def test_check_run_rerequested_reruns(world: Callable[..., World]) -> None:
+    w = world()
+    pr = w.gh.add_pr(4, fixture="more-itertools-d992be0de9.diff")
+    w.deliver("pull_request", w.gh.pr_event("opened", 4))
+    w.run()
+    first = finished(w, sha=pr.head_sha)
+    w.deliver("check_run", w.gh.check_run_event(first["id"], "rerequested"))
+    assert w.run() == 1
+    runs = w.gh.runs(EDITING, pr.head_sha)
+    assert len(runs) == 2 and all(r["status"] == "completed" for r in runs)
+    assert len(runs[1]["annotations"]) == len(first["annotations"])
+    # the Re-run button does the same
+    w.deliver("check_run", w.gh.check_run_event(runs[1]["id"], "requested_action"))
+    w.run()
+    assert len(w.gh.runs(EDITING, pr.head_sha)) == 3
+
+
+def test_synchronize_with_unchanged_hunks_makes_no_llm_requests(world: Callable[..., World]) -> None:
+    w = world()
+    diff = many_hunks_diff("src/calc.py", hunks=3)
+    w.gh.add_pr(6, diff_text=diff)
+    w.deliver("pull_request", w.gh.pr_event("opened", 6))
+    w.run()
+    assert w.llm.request_count > 0
+    w.llm.reset()
+    pr = w.gh.push(6, diff_text=diff)  # a new head with the same hunks (e.g. a rebase)
+    w.deliver("pull_request", w.gh.pr_event("synchronize", 6))
+    w.run()
+    run = finished(w, sha=pr.head_sha)
+    assert w.llm.request_count == 0
+    assert len(run["annotations"]) == 3
+    # one hunk changes: only it costs requests
+    changed = diff.replace("return x * 1", "return x ** 1")
+    pr = w.gh.push(6, diff_text=changed)
+    w.deliver("pull_request", w.gh.pr_event("synchronize", 6))
+    w.run()
+    finished(w, sha=pr.head_sha)
+    assert 0 < w.llm.request_count <= 7
+
+
+def test_review_comment_gets_a_crscore_annotation_on_its_line(world: Callable[..., World]) -> None:
+    w = world()
+    w.gh.add_pr(8, diff_text=many_hunks_diff("src/calc.py", hunks=2))
+    c = w.gh.add_comment(8, "src/calc.py", 13, "This now multiplies instead of adding; callers expecting a sum break.")
+    w.deliver("pull_request_review_comment", w.gh.review_comment_event(8, c))
+    w.run()
+    run = finished(w, "rtcbot / CRScore")
+    lines = [(a["path"], a["start_line"]) for a in run["annotations"]]
+    assert lines == [("src/calc.py", 13)]
+    assert "comment" in run["annotations"][0]["title"]
+
+
+def test_draft_is_skipped_unless_configured(world: Callable[..., World]) -> None:
+    w = world()
+    w.gh.add_pr(10, fixture="more-itertools-d992be0de9.diff", draft=True)
+    w.deliver("pull_request", w.gh.pr_event("opened", 10))
+    w.run()
+    assert w.gh.runs() == []
+    assert [j.status for j in w.rt.store.jobs(kind="pr")] == ["skipped"]
+    w.gh.set_file(".github/rtcbot.yml", "drafts: true\n")
+    w.deliver("pull_request", w.gh.pr_event("reopened", 10))
+    w.run()
+    finished(w)
+
+
+def test_invalid_repo_config_is_explained_and_defaults_apply(world: Callable[..., World]) -> None:
+    w = world()
+    w.gh.set_file(".github/rtcbot.yml", "analyzers: {nonsense: true}\n")
+    pr = w.gh.add_pr(11, fixture="more-itertools-d992be0de9.diff")
+    w.deliver("pull_request", w.gh.pr_event("opened", 11))
+    w.run()
+    summary = finished(w, sha=pr.head_sha)["output"]["summary"]
+    assert "unknown analyzer 'nonsense'" in summary and "the defaults apply" in summary
+
+
+def test_threshold_crossed_is_failure(world: Callable[..., World]) -> None:
+    w = world()
+    w.gh.set_file(".github/rtcbot.yml", "thresholds:\n  editing_rtc: {rtc: 0.5}\n")
+    pr = w.gh.add_pr(12, fixture="more-itertools-d992be0de9.diff")
+    w.deliver("pull_request", w.gh.pr_event("opened", 12))
+    w.run()
+    run = finished(w, sha=pr.head_sha)
+    assert run["conclusion"] == "failure"  # the scripted model never re-creates an edit: rtc 0
+    assert "below the threshold" in run["output"]["summary"]
+
+
+def test_newer_push_cancels_the_older_heads_pending_work(world: Callable[..., World]) -> None:
+    w = world()
+    old = w.gh.add_pr(13, fixture="more-itertools-d992be0de9.diff").head_sha
+    w.deliver("pull_request", w.gh.pr_event("opened", 13))
+    fan_out = w.rt.huey.dequeue()
+    assert fan_out is not None
+    w.rt.huey.execute(fan_out)  # the old head's analysis is now queued
+    new = w.gh.push(13, diff_text=many_hunks_diff(hunks=1)).head_sha
+    w.deliver("pull_request", w.gh.pr_event("synchronize", 13))
+    held = w.rt.huey.dequeue()  # the old analysis, picked by a worker that is still busy
+    w.run()  # another worker: the new head's fan-out and analysis
+    assert held is not None
+    w.rt.huey.execute(held)  # finally runs: it was cancelled meanwhile
+    assert w.gh.runs(EDITING, old) == []
+    assert finished(w, sha=new)
+    assert [j.status for j in w.rt.store.jobs(kind="analyze", head_sha=old)] == ["cancelled"]
+
+
+def test_an_older_delivery_processed_late_is_superseded(world: Callable[..., World]) -> None:
+    w = world()
+    old = w.gh.add_pr(17, fixture="more-itertools-d992be0de9.diff").head_sha
+    w.deliver("pull_request", w.gh.pr_event("opened", 17))
+    new = w.gh.push(17, diff_text=many_hunks_diff(hunks=1)).head_sha
+    w.deliver("pull_request", w.gh.pr_event("synchronize", 17))
+    w.run()
+    assert w.gh.runs(EDITING, old) == []
+    assert finished(w, sha=new)
+    assert [j.status for j in w.rt.store.jobs(kind="pr", head_sha=old)] == ["cancelled"]
+
+
+def test_secondary_rate_limit_is_obeyed(world: Callable[..., World]) -> None:
+    w = world()
+    pr = w.gh.add_pr(14, fixture="more-itertools-d992be0de9.diff")
+    w.deliver("pull_request", w.gh.pr_event("opened", 14))
+    w.gh.fail_next(1, status=403, retry_after=1, match="PATCH")
+    t0 = time.monotonic()
+    w.run()
+    assert time.monotonic() - t0 >= 1.0
+    finished(w, sha=pr.head_sha)
+    assert (403, "You have exceeded a secondary rate limit. Please wait a few minutes before you try again.") in w.gh.rejections
+
+
+def test_installation_token_is_reused_and_jwt_is_backdated(world: Callable[..., World]) -> None:
+    w = world()
+    for n, fixture in ((20, "more-itertools-d992be0de9.diff"), (21, "more-itertools-5c715d813a.diff")):
+        w.gh.add_pr(n, fixture=fixture)
+        w.deliver("pull_request", w.gh.pr_event("opened", n))
+    w.run()
+    assert len([r for r in w.gh.runs() if r["status"] == "completed"]) == 2
+    assert w.gh.token_requests == 1
+    claims = w.gh.jwt_claims[0]
+    assert claims["iss"] in (w.gh.app_id, str(w.gh.app_id))
+    assert time.time() - claims["iat"] >= 55
+    assert claims["exp"] - claims["iat"] <= 660
+
+
+def test_content_creating_requests_are_spaced(world: Callable[..., World]) -> None:
+    w = world(write_interval_s=0.25)
+    w.gh.add_pr(15, diff_text=many_hunks_diff(hunks=60))
+    w.deliver("pull_request", w.gh.pr_event("opened", 15))
+    w.run()
+    times = [r.at for r in w.gh.writes()]
+    assert len(times) >= 4
+    gaps = [b - a for a, b in zip(times, times[1:], strict=False)]
+    assert min(gaps) >= 0.2, gaps
+
+
+def test_sweep_recovers_a_job_whose_worker_died(world: Callable[..., World]) -> None:
+    w = world(stale_after_s=0.0, max_attempts=2)
+    pr = w.gh.add_pr(16, fixture="more-itertools-d992be0de9.diff")
+    w.deliver("pull_request", w.gh.pr_event("opened", 16))
+    drain_fanout = w.rt.huey.dequeue()
+    assert drain_fanout is not None
+    w.rt.huey.execute(drain_fanout)
+    task = w.rt.huey.dequeue()  # the analysis message, taken by a worker that then died
+    assert task is not None
+    job = w.rt.store.jobs(kind="analyze")[0]
+    assert w.rt.store.start_job(job.id) is not None  # it had started
+    assert w.rt.sweep()["requeued"] == 1
+    w.run()
+    assert finished(w, sha=pr.head_sha)["conclusion"] == "neutral"
+    assert w.rt.store.job(job.id).status == "done"  # type: ignore[union-attr]
+    assert json.loads(w.rt.store.job(job.id).result or "{}")["findings"] > 0  # type: ignore[union-attr]
+
+
+def test_huge_pr_pages_files_and_cuts_the_summary(world: Callable[..., World]) -> None:
+    w = world()
+    files = [{"filename": f"assets/img{i:04d}-with-a-rather-long-name.png", "status": "added",
+              "additions": 0, "deletions": 0, "changes": 0} for i in range(2500)]
+    files.append({"filename": "a.py", "status": "modified", "additions": 1, "deletions": 1, "changes": 2,
+                  "patch": "@@ -1,2 +1,2 @@\n def f():\n-    return 1\n+    return 2"})
+    pr = w.gh.add_pr(30, files=files)
+    w.deliver("pull_request", w.gh.pr_event("opened", 30))
+    w.run()
+    run = finished(w, sha=pr.head_sha)
+    assert len(run["output"]["summary"]) <= 65_535 and "characters left out" in run["output"]["summary"]
+    pages = [r for r in w.gh.requests if r.path.endswith("/pulls/30/files")]
+    assert len(pages) == 26  # 2,501 files, 100 per page
+    assert [r for r in w.gh.rejections if r[0] == 422] == []
+
+
+def test_installation_token_is_renewed_before_it_expires(world: Callable[..., World], fake_github: Callable[..., FakeGitHub]) -> None:
+    w = world()
+    w.gh.token_ttl_s = 21.5  # PyGithub renews a token 20 s before it expires
+    w.gh.add_pr(40, fixture="more-itertools-d992be0de9.diff")
+    w.deliver("pull_request", w.gh.pr_event("opened", 40))
+    w.run()
+    time.sleep(2.0)
+    w.gh.add_pr(41, fixture="more-itertools-5c715d813a.diff")
+    w.deliver("pull_request", w.gh.pr_event("opened", 41))
+    w.run()
+    assert len([r for r in w.gh.runs() if r["status"] == "completed"]) == 2
+    assert w.gh.token_requests == 2
+    assert not [r for r in w.gh.rejections if r[0] == 401]
+
+
+def test_installation_events_are_remembered(world: Callable[..., World]) -> None:
+    w = world()
+    from tests.support import FIXTURES
+
+    p = json.loads((FIXTURES / "github" / "webhooks" / "installation" / "created.payload.json").read_text())
+    w.deliver("installation", p)
+    w.run()
+    inst = w.rt.store.installation(p["installation"]["id"])
+    assert inst is not None and inst.active and inst.account == p["installation"]["account"]["login"]
+    p["action"] = "deleted"
+    w.deliver("installation", p)
+    w.run()
+    assert w.rt.store.installation(p["installation"]["id"]).active is False  # type: ignore[union-attr]
+
+
+def test_a_refused_token_is_replaced(world: Callable[..., World]) -> None:
+    w = world()
+    w.gh.add_pr(50, fixture="more-itertools-d992be0de9.diff")
+    w.deliver("pull_request", w.gh.pr_event("opened", 50))
+    w.run()
+    w.gh.tokens.clear()  # GitHub forgot every token (revoked, or the key was rotated)
+    w.gh.add_pr(51, fixture="more-itertools-5c715d813a.diff")
+    w.deliver("pull_request", w.gh.pr_event("opened", 51))
+    w.run()
+    assert len([r for r in w.gh.runs() if r["status"] == "completed"]) == 2
+    assert w.gh.token_requests == 2

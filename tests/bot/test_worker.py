@@ -1,0 +1,110 @@
+"""`rtcbot worker` as a real subprocess: SIGKILL in the middle of a job loses nothing."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from bot.app import create_app
+from bot.jobs import Runtime
+from tests.bot.app_support import deliver, make_settings, serve
+from tests.bot.conftest import Backend
+from tests.fakes.github_server import FakeGitHub, many_hunks_diff
+from tests.fakes.llm_server import ScriptedLLM, varied
+from tests.support import ROOT
+
+RTCBOT = [sys.executable, "-m", "bot.cli"]
+
+
+def worker_env(settings: Any) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("RTCBOT_") and k not in ("DATABASE_URL", "REDIS_URL")}
+    env.update({
+        "RTCBOT_APP_ID": str(settings.app_id),
+        "RTCBOT_PRIVATE_KEY": settings.private_key,
+        "RTCBOT_GITHUB_API_URL": settings.github_api_url,
+        "RTCBOT_DATA_DIR": str(settings.data_dir),
+        "RTCBOT_LLM_BASE_URL": settings.llm_base_url,
+        "RTCBOT_LLM_MODEL": settings.llm_model,
+        "RTCBOT_ANALYZERS": ",".join(settings.analyzers),
+        "RTCBOT_WRITE_INTERVAL_S": "0",
+        "RTCBOT_HEARTBEAT_S": "0.5",
+        "RTCBOT_STALE_AFTER_S": "3",
+        "RTCBOT_SWEEP_INTERVAL_S": "0.5",
+        "RTCBOT_WORKERS": "1",
+        "RTCBOT_CACHE_DIR": os.environ.get("RTCBOT_CACHE_DIR", ""),
+        "PYTHONPATH": str(ROOT),
+    })
+    if settings.database_url:
+        env["DATABASE_URL"] = settings.database_url
+    if settings.redis_url:
+        env["REDIS_URL"] = settings.redis_url
+    return env
+
+
+@pytest.fixture
+def start_worker(tmp_path: Path) -> Iterator[Callable[[dict[str, str]], subprocess.Popen[bytes]]]:
+    procs: list[subprocess.Popen[bytes]] = []
+
+    def start(env: dict[str, str]) -> subprocess.Popen[bytes]:
+        log = open(tmp_path / f"worker-{len(procs)}.log", "wb")  # noqa: SIM115
+        p = subprocess.Popen([*RTCBOT, "worker"], cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
+        procs.append(p)
+        return p
+
+    yield start
+    for p in procs:
+        if p.poll() is None:
+            p.send_signal(signal.SIGTERM)
+            try:
+                p.wait(10)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                p.wait()
+
+
+def test_sigkill_mid_job_then_restart_finishes_everything(
+        tmp_path: Path, backend: Backend, fake_github: Callable[..., FakeGitHub],
+        scripted_llm: Callable[..., ScriptedLLM],
+        start_worker: Callable[[dict[str, str]], subprocess.Popen[bytes]]) -> None:
+    gh = fake_github()
+    llm = scripted_llm(varied, delay_s=0.25)
+    settings = make_settings(tmp_path, gh, llm, database_url=backend.database_url, redis_url=backend.redis_url)
+    rt = Runtime(settings)
+    a = gh.add_pr(1, diff_text=many_hunks_diff("src/a.py", hunks=6))
+    b = gh.add_pr(2, diff_text=many_hunks_diff("src/b.py", hunks=2))
+    with serve(create_app(settings, runtime=rt)) as url:
+        assert deliver(url, "pull_request", gh.pr_event("opened", 1), delivery="del-a").status_code == 202
+        assert deliver(url, "pull_request", gh.pr_event("opened", 2), delivery="del-b").status_code == 202
+    env = worker_env(settings)
+    w1 = start_worker(env)
+    # wait until the first analysis is in the middle of its LLM requests
+    gh.wait_for(lambda: any(r["status"] == "in_progress" for r in gh.runs(head_sha=a.head_sha)) and llm.request_count >= 3,
+                timeout=90)
+    w1.send_signal(signal.SIGKILL)
+    w1.wait(10)
+    assert all(r["status"] != "completed" for r in gh.runs(head_sha=a.head_sha))
+    killed_at = time.monotonic()
+
+    start_worker(env)
+    gh.wait_for(lambda: all(any(r["status"] == "completed" for r in gh.runs("rtcbot / EditingRTC", sha))
+                            for sha in (a.head_sha, b.head_sha)), timeout=180, interval=0.25)
+    recovered_in = time.monotonic() - killed_at
+    runs_a = gh.runs("rtcbot / EditingRTC", a.head_sha)
+    assert len(runs_a) == 1, "the same check run was finished, not a second one made"
+    assert runs_a[0]["conclusion"] == "neutral" and len(runs_a[0]["annotations"]) == 6
+    assert len(gh.runs("rtcbot / EditingRTC", b.head_sha)[0]["annotations"]) == 2
+    jobs = rt.store.jobs()
+    assert {j.delivery_id for j in jobs} == {"del-a", "del-b"}
+    assert all(j.status == "done" for j in jobs), [(j.kind, j.status, j.result) for j in jobs]
+    killed = [j for j in jobs if j.kind == "analyze" and j.head_sha == a.head_sha]
+    assert killed[0].attempts == 2
+    print(f"recovered in {recovered_in:.1f} s")
+    rt.store.close()

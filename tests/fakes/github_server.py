@@ -1,0 +1,635 @@
+"""A fake GitHub REST server on loopback, for the App's and the Action's tests.
+
+It speaks real HTTP and checks what GitHub checks:
+
+- App JWTs (RS256 with the App's key, `iss` = the App id, `iat` in the past, `exp` at most
+  10 minutes after `iat`) on `POST /app/installations/{id}/access_tokens`, which issues
+  installation tokens (counted; they expire after `token_ttl_s`);
+- installation tokens on every repository call (401 without one, 404 for another repository);
+- check runs: 422 for more than 50 annotations in one request, a `summary` or `text` over
+  65,535 characters, an annotation title over 255, a missing field, a bad level or
+  conclusion, more than 3 actions; annotations accumulate over updates as on GitHub;
+- pagination of PR files (at most 100 per page, `Link` headers), the contents API;
+- failures on demand: `fail_next(count, status=403, retry_after=1)` answers like a
+  secondary rate limit.
+
+A pull request is built from a unified diff (`add_pr(diff_text=…)`, e.g. one of
+`../shared/fixtures/prs/*.diff`), split into GitHub's per-file patches.
+
+    def test_x(fake_github):
+        gh = fake_github()
+        pr = gh.add_pr(1, diff_text=Path("x.diff").read_text())
+        settings = ServiceSettings(app_id=gh.app_id, private_key=gh.private_key_pem,
+                                   github_api_url=gh.base_url, ...)
+"""
+
+from __future__ import annotations
+
+import base64
+import copy
+import hashlib
+import hmac
+import itertools
+import json
+import re
+import secrets
+import threading
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qs, unquote, urlparse
+
+import jwt
+import pytest
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric import rsa
+from unidiff import PatchSet
+
+SHARED = Path(__file__).resolve().parents[2].parent / "shared"
+WEBHOOKS = SHARED / "fixtures" / "github" / "webhooks"
+PRS = SHARED / "fixtures" / "prs"
+
+MAX_OUTPUT = 65_535
+LEVELS = ("notice", "warning", "failure")
+CONCLUSIONS = ("action_required", "cancelled", "failure", "neutral", "success", "skipped", "stale", "timed_out")
+STATUSES = ("queued", "in_progress", "completed", "waiting", "requested", "pending")
+
+_KEY_LOCK = threading.Lock()
+_KEY: rsa.RSAPrivateKey | None = None
+
+
+def app_key() -> rsa.RSAPrivateKey:
+    """One RSA key per test process (generating one takes a moment)."""
+    global _KEY
+    with _KEY_LOCK:
+        if _KEY is None:
+            _KEY = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+        return _KEY
+
+
+def sign(body: bytes, secret: str) -> str:
+    """The X-Hub-Signature-256 header GitHub would send."""
+    return "sha256=" + hmac.new(secret.encode(), body, hashlib.sha256).hexdigest()
+
+
+def files_from_diff(diff_text: str) -> list[dict[str, Any]]:
+    """A unified diff → the PR files API's entries (per-file `patch` without file headers)."""
+    out = []
+    for pf in PatchSet(diff_text):
+        src = pf.source_file[2:] if pf.source_file.startswith("a/") else pf.source_file
+        path = pf.path
+        if pf.is_added_file:
+            status = "added"
+        elif pf.is_removed_file:
+            status = "removed"
+        elif src not in ("/dev/null", path) and not pf.is_removed_file:
+            status = "renamed"
+        else:
+            status = "modified"
+        entry: dict[str, Any] = {
+            "sha": hashlib.sha1(str(pf).encode()).hexdigest(),
+            "filename": path,
+            "status": status,
+            "additions": pf.added,
+            "deletions": pf.removed,
+            "changes": pf.added + pf.removed,
+        }
+        if status == "renamed":
+            entry["previous_filename"] = src
+        if not pf.is_binary_file and len(pf):
+            entry["patch"] = "".join(str(h) for h in pf).rstrip("\n")
+        out.append(entry)
+    return out
+
+
+def many_hunks_diff(path: str = "src/many.py", hunks: int = 60) -> str:
+    """A diff of one Python file with `hunks` separate one-line edits (for > 50 annotations)."""
+    lines = [f"--- a/{path}", f"+++ b/{path}"]
+    for i in range(hunks):
+        start = 1 + i * 10
+        lines += [f"@@ -{start},3 +{start},3 @@", f" def f{i}(x):", f"-    return x + {i}",
+                  f"+    return x * {i}", "     # end"]
+    return "\n".join(lines) + "\n"
+
+
+Answer = tuple[int, Any, dict[str, str], int | None]  # status, JSON, headers, installation
+
+
+@dataclass
+class Request:
+    method: str
+    path: str
+    status: int
+    at: float
+    installation: int | None = None
+    body: Any = None
+
+
+@dataclass
+class PullRequest:
+    number: int
+    head_sha: str
+    files: list[dict[str, Any]]
+    draft: bool = False
+    state: str = "open"
+    comments: list[dict[str, Any]] = field(default_factory=list)
+    head_repo: str | None = None  # a fork's full name
+
+
+class FakeGitHub:
+    def __init__(self, *, app_id: int = 4242, installation_id: int = 77, repo: str = "octo-org/widgets",
+                 default_branch: str = "main", token_ttl_s: float = 3600.0) -> None:
+        self.app_id = app_id
+        self.installation_id = installation_id
+        self.repo = repo
+        self.default_branch = default_branch
+        self.token_ttl_s = token_ttl_s
+        self.key = app_key()
+        self.pulls: dict[int, PullRequest] = {}
+        self.contents: dict[tuple[str, str], str] = {}  # (ref, path) → text
+        self.check_runs: dict[int, dict[str, Any]] = {}
+        self.tokens: dict[str, tuple[int, float]] = {}
+        self.token_requests = 0
+        self.jwt_claims: list[dict[str, Any]] = []
+        self.requests: list[Request] = []
+        self.rejections: list[tuple[int, str]] = []  # (status, message) of 4xx answers given
+        self._failures: list[tuple[int, float | None, str | None]] = []
+        self._ids = itertools.count(1000)
+        self._lock = threading.RLock()
+        self._server: ThreadingHTTPServer | None = None
+
+    # -- setup ------------------------------------------------------------------------------
+    @property
+    def private_key_pem(self) -> str:
+        return self.key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                                      serialization.NoEncryption()).decode()
+
+    @property
+    def base_url(self) -> str:
+        assert self._server is not None, "server not started"
+        port = self._server.server_address[1]
+        return f"http://127.0.0.1:{port}"
+
+    def add_pr(self, number: int, *, diff_text: str | None = None, fixture: str | None = None,
+               files: list[dict[str, Any]] | None = None, head_sha: str | None = None,
+               draft: bool = False, head_repo: str | None = None) -> PullRequest:
+        if fixture is not None:
+            diff_text = (PRS / fixture).read_text(encoding="utf-8")
+        if files is None:
+            files = files_from_diff(diff_text or "")
+        sha = head_sha or hashlib.sha1(json.dumps(files, sort_keys=True).encode()).hexdigest()
+        pr = PullRequest(number, sha, files, draft=draft, head_repo=head_repo)
+        with self._lock:
+            self.pulls[number] = pr
+        return pr
+
+    def push(self, number: int, *, diff_text: str | None = None, files: list[dict[str, Any]] | None = None,
+             head_sha: str | None = None) -> PullRequest:
+        """A new head for an existing PR (a `synchronize`)."""
+        old = self.pulls[number]
+        new_files = files if files is not None else files_from_diff(diff_text) if diff_text else old.files
+        sha = head_sha or hashlib.sha1((old.head_sha + json.dumps(new_files, sort_keys=True)).encode()).hexdigest()
+        with self._lock:
+            old.files, old.head_sha = new_files, sha
+        return old
+
+    def set_file(self, path: str, text: str, ref: str | None = None) -> None:
+        with self._lock:
+            self.contents[(ref or self.default_branch, path)] = text
+
+    def add_comment(self, number: int, path: str, line: int | None, body: str, user: str = "alice",
+                    user_type: str = "User") -> dict[str, Any]:
+        pr = self.pulls[number]
+        cid = next(self._ids)
+        c = {"id": cid, "path": path, "line": line, "original_line": line, "side": "RIGHT", "body": body,
+             "commit_id": pr.head_sha, "user": {"login": user, "type": user_type},
+             "url": f"{self.base_url}/repos/{self.repo}/pulls/comments/{cid}"}
+        with self._lock:
+            pr.comments.append(c)
+        return c
+
+    def fail_next(self, count: int, status: int = 403, retry_after: float | None = 1,
+                  match: str | None = None) -> None:
+        """Answer the next `count` requests (whose "METHOD path" contains `match`) with `status`."""
+        with self._lock:
+            self._failures.extend([(status, retry_after, match)] * count)
+
+    # -- webhook payloads -------------------------------------------------------------------
+    def _fixture(self, event: str, name: str) -> dict[str, Any]:
+        return dict(json.loads((WEBHOOKS / event / name).read_text(encoding="utf-8")))
+
+    def _patch_common(self, p: dict[str, Any]) -> dict[str, Any]:
+        repo = p.setdefault("repository", {})
+        repo["full_name"] = self.repo
+        repo["name"] = self.repo.split("/")[1]
+        repo["default_branch"] = self.default_branch
+        p["installation"] = {"id": self.installation_id, "node_id": "x"}
+        return p
+
+    def _patch_pr(self, pr_json: dict[str, Any], pr: PullRequest) -> None:
+        pr_json["number"] = pr.number
+        pr_json["state"] = pr.state
+        pr_json["draft"] = pr.draft
+        pr_json.setdefault("head", {})["sha"] = pr.head_sha
+        pr_json["head"].setdefault("repo", {})["full_name"] = pr.head_repo or self.repo
+        pr_json.setdefault("base", {}).setdefault("repo", {})["full_name"] = self.repo
+
+    def pr_event(self, action: str, number: int) -> dict[str, Any]:
+        """A `pull_request` payload from GitHub's example, pointed at this server's PR."""
+        name = {"opened": "opened.payload.json", "synchronize": "synchronize.payload.json",
+                "reopened": "reopened.payload.json", "ready_for_review": "ready_for_review.payload.json"}.get(
+            action, "opened.payload.json")
+        p = self._patch_common(self._fixture("pull_request", name))
+        p["action"] = action
+        p["number"] = number
+        self._patch_pr(p["pull_request"], self.pulls[number])
+        return p
+
+    def review_comment_event(self, number: int, comment: dict[str, Any], action: str = "created") -> dict[str, Any]:
+        p = self._patch_common(self._fixture("pull_request_review_comment", "created.payload.json"))
+        p["action"] = action
+        p["comment"] = {**p.get("comment", {}), **comment}
+        self._patch_pr(p["pull_request"], self.pulls[number])
+        return p
+
+    def check_run_event(self, check_run_id: int, action: str = "rerequested") -> dict[str, Any]:
+        name = "requested_action.payload.json" if action == "requested_action" else "rerequested.payload.json"
+        p = self._patch_common(self._fixture("check_run", name))
+        p["action"] = action
+        run = self.check_runs[check_run_id]
+        p["check_run"] = {**p.get("check_run", {}), **{k: run[k] for k in
+                                                       ("id", "name", "head_sha", "external_id", "status", "conclusion")},
+                          "pull_requests": []}
+        if action == "requested_action":
+            p["requested_action"] = {"identifier": "rerun"}
+        return p
+
+    # -- queries for tests ------------------------------------------------------------------
+    def runs(self, name: str | None = None, head_sha: str | None = None) -> list[dict[str, Any]]:
+        with self._lock:
+            return [copy.deepcopy(r) for r in self.check_runs.values()
+                    if (name is None or r["name"] == name) and (head_sha is None or r["head_sha"] == head_sha)]
+
+    def writes(self) -> list[Request]:
+        with self._lock:
+            return [r for r in self.requests if r.method in ("POST", "PATCH") and "/check-runs" in r.path]
+
+    def wait_for(self, cond: Callable[[], Any], timeout: float = 60.0, interval: float = 0.1) -> Any:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            value = cond()
+            if value:
+                return value
+            time.sleep(interval)
+        raise AssertionError(f"condition not met within {timeout} s")
+
+    # -- server -----------------------------------------------------------------------------
+    def start(self) -> FakeGitHub:
+        owner = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+            def _body(self) -> Any:
+                n = int(self.headers.get("Content-Length") or 0)
+                raw = self.rfile.read(n) if n else b""
+                try:
+                    return json.loads(raw) if raw else None
+                except json.JSONDecodeError:
+                    return {"__invalid__": raw.decode(errors="replace")}
+
+            def _handle(self, method: str) -> None:
+                body = self._body() if method in ("POST", "PATCH", "PUT") else None
+                status, data, headers, inst = owner._dispatch(method, self.path, dict(self.headers), body)
+                raw = json.dumps(data).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json; charset=utf-8")
+                self.send_header("Content-Length", str(len(raw)))
+                self.send_header("X-RateLimit-Limit", "5000")
+                self.send_header("X-RateLimit-Remaining", "4999")
+                self.send_header("X-RateLimit-Reset", str(int(time.time()) + 3600))
+                for k, v in headers.items():
+                    self.send_header(k, v)
+                self.end_headers()
+                self.wfile.write(raw)
+                with owner._lock:
+                    owner.requests.append(Request(method, urlparse(self.path).path, status, time.time(), inst, body))
+
+            def do_GET(self) -> None:
+                self._handle("GET")
+
+            def do_POST(self) -> None:
+                self._handle("POST")
+
+            def do_PATCH(self) -> None:
+                self._handle("PATCH")
+
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._server.daemon_threads = True
+        threading.Thread(target=self._server.serve_forever, daemon=True).start()
+        return self
+
+    def stop(self) -> None:
+        if self._server is not None:
+            self._server.shutdown()
+            self._server.server_close()
+            self._server = None
+
+    def __enter__(self) -> FakeGitHub:
+        return self.start()
+
+    def __exit__(self, *exc: Any) -> None:
+        self.stop()
+
+    # -- routing ----------------------------------------------------------------------------
+
+    def _error(self, status: int, message: str, errors: list[str] | None = None,
+               headers: dict[str, str] | None = None, inst: int | None = None) -> Answer:
+        with self._lock:
+            self.rejections.append((status, message + (": " + "; ".join(errors) if errors else "")))
+        data: dict[str, Any] = {"message": message, "documentation_url": "https://docs.github.com/rest"}
+        if errors:
+            data["errors"] = errors
+        return status, data, headers or {}, inst
+
+    def _dispatch(self, method: str, raw_path: str, headers: dict[str, str], body: Any) -> Answer:
+        url = urlparse(raw_path)
+        path = unquote(url.path)
+        query = {k: v[-1] for k, v in parse_qs(url.query).items()}
+        with self._lock:
+            for i, (status, retry_after, match) in enumerate(self._failures):
+                if match is None or match in f"{method} {path}":
+                    del self._failures[i]
+                    extra = {"Retry-After": str(int(retry_after))} if retry_after is not None else {}
+                    msg = ("You have exceeded a secondary rate limit. Please wait a few minutes before you try again."
+                           if status in (403, 429) else "Server Error")
+                    return self._error(status, msg, headers=extra)
+        auth = headers.get("Authorization") or headers.get("authorization") or ""
+        m = re.fullmatch(r"/app/installations/(\d+)/access_tokens", path)
+        if m and method == "POST":
+            return self._issue_token(auth, int(m.group(1)))
+        if path.startswith("/app"):
+            ok, why = self._check_jwt(auth)
+            if not ok:
+                return self._error(401, why)
+            return 200, {"id": self.app_id, "slug": "rtcbot"}, {}, None
+        inst = self._check_token(auth)
+        if inst is None:
+            return self._error(401, "Bad credentials")
+        prefix = f"/repos/{self.repo}"
+        if not path.startswith(prefix + "/") or inst != self.installation_id:
+            return self._error(404, "Not Found", inst=inst)
+        rest = path[len(prefix):]
+        handlers: list[tuple[str, str, Callable[..., Answer]]] = [
+            ("GET", r"/pulls/(\d+)", self._get_pull),
+            ("GET", r"/pulls/(\d+)/files", self._get_files),
+            ("GET", r"/pulls/(\d+)/comments", self._get_comments),
+            ("GET", r"/contents/(.+)", self._get_contents),
+            ("GET", r"/commits/([0-9a-f]+)/check-runs", self._list_runs),
+            ("POST", r"/check-runs", self._create_run),
+            ("PATCH", r"/check-runs/(\d+)", self._update_run),
+            ("GET", r"/check-runs/(\d+)", self._get_run),
+            ("GET", r"/check-runs/(\d+)/annotations", self._get_annotations),
+        ]
+        for verb, pattern, fn in handlers:
+            mm = re.fullmatch(pattern, rest)
+            if verb == method and mm:
+                status, data, hdrs, _ = fn(*mm.groups(), query=query, body=body)
+                return status, data, hdrs, inst
+        return self._error(404, "Not Found", inst=inst)
+
+    # -- auth -------------------------------------------------------------------------------
+    def _check_jwt(self, auth: str) -> tuple[bool, str]:
+        if not auth.startswith("Bearer "):
+            return False, "A JSON web token could not be decoded"
+        token = auth[len("Bearer "):]
+        try:
+            claims = jwt.decode(token, self.key.public_key(), algorithms=["RS256"],
+                                options={"require": ["iat", "exp", "iss"], "verify_iat": False})
+        except jwt.PyJWTError as e:
+            return False, f"A JSON web token could not be decoded ({e})"
+        now = time.time()
+        with self._lock:
+            self.jwt_claims.append(claims)
+        if str(claims["iss"]) != str(self.app_id):
+            return False, "'Issuer' claim ('iss') must be the App id"
+        if claims["iat"] > now + 1:
+            return False, "'Issued at' claim ('iat') must be an Integer representing a time in the past"
+        if claims["exp"] - claims["iat"] > 660 or claims["exp"] > now + 600:
+            return False, "'Expiration time' claim ('exp') is too far in the future"
+        return True, ""
+
+    def _issue_token(self, auth: str, installation_id: int) -> Answer:
+        ok, why = self._check_jwt(auth)
+        if not ok:
+            return self._error(401, why)
+        if installation_id != self.installation_id:
+            return self._error(404, "Not Found")
+        token = "ghs_" + secrets.token_hex(18)
+        expires = time.time() + self.token_ttl_s
+        with self._lock:
+            self.tokens[token] = (installation_id, expires)
+            self.token_requests += 1
+        return 201, {"token": token, "expires_at": _iso(expires),
+                     "permissions": {"checks": "write", "pull_requests": "read", "contents": "read",
+                                     "metadata": "read"}, "repository_selection": "all"}, {}, None
+
+    def _check_token(self, auth: str) -> int | None:
+        parts = auth.split(" ", 1)
+        if len(parts) != 2 or parts[0].lower() not in ("token", "bearer"):
+            return None
+        with self._lock:
+            entry = self.tokens.get(parts[1])
+        if entry is None or entry[1] < time.time():
+            return None
+        return entry[0]
+
+    # -- reads ------------------------------------------------------------------------------
+    def _pr(self, number: str) -> PullRequest | None:
+        return self.pulls.get(int(number))
+
+    def _pr_json(self, pr: PullRequest) -> dict[str, Any]:
+        url = f"{self.base_url}/repos/{self.repo}/pulls/{pr.number}"
+        return {"url": url, "id": pr.number + 900000, "number": pr.number, "state": pr.state, "draft": pr.draft,
+                "title": f"PR {pr.number}", "changed_files": len(pr.files),
+                "head": {"sha": pr.head_sha, "ref": "feature", "repo": {"full_name": pr.head_repo or self.repo}},
+                "base": {"sha": "0" * 40, "ref": self.default_branch, "repo": {"full_name": self.repo}}}
+
+    def _get_pull(self, number: str, **_: Any) -> Answer:
+        pr = self._pr(number)
+        return (200, self._pr_json(pr), {}, None) if pr else self._error(404, "Not Found")
+
+    def _page(self, items: list[Any], query: dict[str, str], path: str) -> Answer:
+        per_page = max(1, min(100, int(query.get("per_page", 30))))
+        page = max(1, int(query.get("page", 1)))
+        chunk = items[(page - 1) * per_page: page * per_page]
+        last = max(1, -(-len(items) // per_page))
+        links = []
+        base = f"{self.base_url}/repos/{self.repo}{path}?per_page={per_page}"
+        if page < last:
+            links.append(f'<{base}&page={page + 1}>; rel="next"')
+            links.append(f'<{base}&page={last}>; rel="last"')
+        return 200, chunk, ({"Link": ", ".join(links)} if links else {}), None
+
+    def _get_files(self, number: str, query: dict[str, str], **_: Any) -> Answer:
+        pr = self._pr(number)
+        if pr is None:
+            return self._error(404, "Not Found")
+        return self._page(pr.files[:3000], query, f"/pulls/{number}/files")
+
+    def _get_comments(self, number: str, query: dict[str, str], **_: Any) -> Answer:
+        pr = self._pr(number)
+        if pr is None:
+            return self._error(404, "Not Found")
+        return self._page(pr.comments, query, f"/pulls/{number}/comments")
+
+    def _get_contents(self, path: str, query: dict[str, str], **_: Any) -> Answer:
+        ref = query.get("ref", self.default_branch)
+        text = self.contents.get((ref, path))
+        if text is None:
+            return self._error(404, "Not Found")
+        return 200, {"type": "file", "encoding": "base64", "path": path, "name": path.rsplit("/", 1)[-1],
+                     "content": base64.b64encode(text.encode()).decode(), "size": len(text)}, {}, None
+
+    # -- check runs -------------------------------------------------------------------------
+    def _run_json(self, run: dict[str, Any]) -> dict[str, Any]:
+        out = {k: v for k, v in run.items() if k not in ("annotations", "updates")}
+        out["output"] = {**run.get("output", {}), "annotations_count": len(run["annotations"])}
+        return out
+
+    def _list_runs(self, sha: str, query: dict[str, str], **_: Any) -> Answer:
+        with self._lock:
+            runs = [r for r in self.check_runs.values() if r["head_sha"] == sha
+                    and ("check_name" not in query or r["name"] == query["check_name"])]
+            if query.get("filter", "latest") == "latest":
+                latest: dict[str, dict[str, Any]] = {}
+                for r in runs:
+                    latest[r["name"]] = r  # ids grow: the last one wins
+                runs = list(latest.values())
+            data = [self._run_json(r) for r in sorted(runs, key=lambda r: -r["id"])]
+        return 200, {"total_count": len(data), "check_runs": data}, {}, None
+
+    def _get_run(self, run_id: str, **_: Any) -> Answer:
+        run = self.check_runs.get(int(run_id))
+        return (200, self._run_json(run), {}, None) if run else self._error(404, "Not Found")
+
+    def _get_annotations(self, run_id: str, query: dict[str, str], **_: Any) -> Answer:
+        run = self.check_runs.get(int(run_id))
+        if run is None:
+            return self._error(404, "Not Found")
+        return self._page(run["annotations"], query, f"/check-runs/{run_id}/annotations")
+
+    def _validate(self, body: Any, creating: bool) -> list[str]:
+        errs: list[str] = []
+        if not isinstance(body, dict):
+            return ["Problems parsing JSON"]
+        if creating:
+            for k in ("name", "head_sha"):
+                if not body.get(k):
+                    errs.append(f"{k} is missing")
+        status = body.get("status")
+        if status is not None and status not in STATUSES:
+            errs.append(f"status {status!r} is not a valid status")
+        conclusion = body.get("conclusion")
+        if conclusion is not None and conclusion not in CONCLUSIONS:
+            errs.append(f"conclusion {conclusion!r} is not valid")
+        if status == "completed" and conclusion is None:
+            errs.append("conclusion is required when status is completed")
+        actions = body.get("actions")
+        if actions is not None:
+            if len(actions) > 3:
+                errs.append("no more than 3 actions")
+            for a in actions:
+                if len(a.get("label", "")) > 20 or len(a.get("description", "")) > 40 or len(a.get("identifier", "")) > 20:
+                    errs.append("action label ≤ 20, description ≤ 40, identifier ≤ 20 characters")
+        out = body.get("output")
+        if out is not None:
+            if not isinstance(out, dict) or not out.get("title") or "summary" not in out:
+                errs.append("output needs a title and a summary")
+                return errs
+            for k in ("summary", "text"):
+                if len(out.get(k) or "") > MAX_OUTPUT:
+                    errs.append(f"output.{k} is too long (maximum is {MAX_OUTPUT} characters)")
+            anns = out.get("annotations") or []
+            if len(anns) > 50:
+                errs.append("Only 50 annotations are allowed per request")
+            for a in anns:
+                missing = [k for k in ("path", "start_line", "end_line", "annotation_level", "message") if a.get(k) in (None, "")]
+                if missing:
+                    errs.append(f"annotation is missing {', '.join(missing)}")
+                elif a["annotation_level"] not in LEVELS:
+                    errs.append(f"annotation_level {a['annotation_level']!r} is not valid")
+                elif a["end_line"] < a["start_line"]:
+                    errs.append("annotation end_line is before start_line")
+                if len(a.get("title") or "") > 255:
+                    errs.append("annotation title is too long (maximum is 255 characters)")
+                if ("start_column" in a or "end_column" in a) and a.get("start_line") != a.get("end_line"):
+                    errs.append("columns only for single-line annotations")
+        return errs
+
+    def _apply(self, run: dict[str, Any], body: dict[str, Any]) -> None:
+        for k in ("name", "status", "conclusion", "external_id", "details_url", "started_at", "completed_at", "actions"):
+            if k in body:
+                run[k] = body[k]
+        if body.get("conclusion") is not None:
+            run["status"] = "completed"
+            run.setdefault("completed_at", _iso(time.time()))
+        out = body.get("output")
+        if out:
+            anns = out.get("annotations") or []
+            run["annotations"].extend(copy.deepcopy(anns))
+            run["output"] = {k: out.get(k) for k in ("title", "summary", "text")}
+        run["updates"].append(copy.deepcopy(body))
+
+    def _create_run(self, query: dict[str, str], body: Any) -> Answer:
+        errs = self._validate(body, creating=True)
+        if errs:
+            return self._error(422, "Validation Failed", errs)
+        with self._lock:
+            rid = next(self._ids)
+            run: dict[str, Any] = {
+                "id": rid, "url": f"{self.base_url}/repos/{self.repo}/check-runs/{rid}",
+                "name": body["name"], "head_sha": body["head_sha"], "status": "queued", "conclusion": None,
+                "external_id": "", "app": {"id": self.app_id, "slug": "rtcbot"}, "pull_requests": [],
+                "output": {}, "annotations": [], "updates": [],
+            }
+            self._apply(run, body)
+            self.check_runs[rid] = run
+            return 201, self._run_json(run), {}, None
+
+    def _update_run(self, run_id: str, query: dict[str, str], body: Any) -> Answer:
+        errs = self._validate(body, creating=False)
+        if errs:
+            return self._error(422, "Validation Failed", errs)
+        with self._lock:
+            run = self.check_runs.get(int(run_id))
+            if run is None:
+                return self._error(404, "Not Found")
+            self._apply(run, body)
+            return 200, self._run_json(run), {}, None
+
+
+def _iso(ts: float) -> str:
+    return datetime.fromtimestamp(ts, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+@pytest.fixture
+def fake_github() -> Iterator[Callable[..., FakeGitHub]]:
+    """A factory: `fake_github(**kw)` → a started FakeGitHub (stopped after the test)."""
+    servers: list[FakeGitHub] = []
+
+    def make(**kw: Any) -> FakeGitHub:
+        s = FakeGitHub(**kw).start()
+        servers.append(s)
+        return s
+
+    yield make
+    for s in servers:
+        s.stop()
