@@ -161,7 +161,10 @@ def review(patch: str | None, git_range: str | None, analyzer_spec: str | None, 
            comments_file: Path | None, comment_text: str | None, comment_at: str | None,
            repo: Path | None, test_command: str | None, ignores: tuple[str, ...],
            out_file: Path | None, **kwargs: Any) -> None:
-    """Score the hunks (and review comments) of PATCH_FILE ('-' for stdin) or of --git BASE..HEAD."""
+    """Score a change's hunks and review comments.
+
+    The change is PATCH_FILE (a git diff, git show -p or format-patch; '-' for stdin) or
+    --git BASE..HEAD in the checkout here (or at --repo)."""
     settings = pop_llm_settings(kwargs)
     if bool(patch) == bool(git_range):
         raise click.UsageError("give either a PATCH_FILE or --git BASE..HEAD")

@@ -1,0 +1,215 @@
+"""AnalyzerReport → SARIF 2.1.0, for GitHub code scanning and other SARIF viewers.
+
+One SARIF run per analyzer (tool "rtcbot", one `automationDetails.id` per analyzer, so
+code scanning keeps each analysis in its own category). In each run:
+
+- rules: a finding's `rule_id` (e.g. a Semgrep rule) or else the analyzer's name;
+- results: level (notice → note, warning → warning, failure → error), the message, a
+  physical location with its line region, a stable partial fingerprint from the finding's
+  key, the finding's scores as `properties.scores`, and `fixes` when the finding carries a
+  Fix (AutoFix's verified replacements);
+- the run's aggregate scores, usage and notes as run properties; what was skipped (and an
+  analyzer error) as tool execution notifications, so nothing is silently left out.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+from importlib import metadata
+from typing import Any
+
+from analyzers.report import AnalyzerReport, Finding, Fix, Skipped
+
+SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
+SARIF_VERSION = "2.1.0"
+TOOL_NAME = "rtcbot"
+SRCROOT = "%SRCROOT%"
+LEVELS = {"notice": "note", "warning": "warning", "failure": "error"}
+FINGERPRINT = "rtcbotKey/v1"
+
+# What each analyzer's own rule means (used when a finding has no rule_id of its own).
+ANALYZER_HELP: dict[str, str] = {
+    "editing_rtc": "EditingRTC: can a model describe this edit and re-create it from its own "
+                   "description? Low round-trip correctness marks edits that are hard to explain.",
+    "crscore": "CRScore: conciseness, comprehensiveness and relevance of a review comment against "
+               "pseudo-references derived from the change.",
+    "autofix": "AutoFix: a Semgrep finding on changed lines with a proposed fix, checked by a "
+               "re-scan and by Patched RTC.",
+    "synthesis_rtc": "SynthesisRTC: execution-based round-trip correctness of a code region.",
+}
+
+
+def _version() -> str:
+    try:
+        return metadata.version("rtcbot")
+    except metadata.PackageNotFoundError:
+        return "0.0.0"
+
+
+def _text(s: str, fallback: str) -> str:
+    """SARIF messages must not be empty."""
+    s = s.strip()
+    return s if s else fallback
+
+
+def _artifact(path: str) -> dict[str, Any]:
+    return {"uri": path.lstrip("/"), "uriBaseId": SRCROOT}
+
+
+def _region(start: int | None, end: int | None) -> dict[str, Any] | None:
+    if start is None or start < 1:
+        return None
+    region: dict[str, Any] = {"startLine": start}
+    if end is not None and end >= start:
+        region["endLine"] = end
+    return region
+
+
+def _location(path: str | None, start: int | None, end: int | None) -> dict[str, Any] | None:
+    if not path:
+        return None
+    physical: dict[str, Any] = {"artifactLocation": _artifact(path)}
+    region = _region(start, end)
+    if region:
+        physical["region"] = region
+    return {"physicalLocation": physical}
+
+
+def rule_id(f: Finding) -> str:
+    return f.rule_id or f.analyzer
+
+
+def _rule(rid: str, report: AnalyzerReport, example: Finding) -> dict[str, Any]:
+    own = rid == report.analyzer
+    short = f"{report.name}" if own else rid
+    full = ANALYZER_HELP.get(report.analyzer, report.name) if own else (
+        f"{report.name} finding from rule {rid}" + (f": {example.evidence['finding']}"
+                                                     if isinstance(example.evidence.get("finding"), str) else "")
+    )
+    rule: dict[str, Any] = {
+        "id": rid,
+        "name": "".join(p.capitalize() for p in rid.replace(".", "_").replace("-", "_").split("_") if p) or rid,
+        "shortDescription": {"text": _text(short, rid)},
+        "fullDescription": {"text": _text(full, rid)},
+        "defaultConfiguration": {"level": LEVELS.get(example.level, "note")},
+        "properties": {"analyzer": report.analyzer},
+    }
+    cwe = example.evidence.get("cwe")
+    if isinstance(cwe, list) and cwe:
+        rule["properties"]["tags"] = ["security", *[str(c) for c in cwe]]
+    return rule
+
+
+def _fix(fix: Fix) -> dict[str, Any]:
+    """A whole-line replacement: lines start..end (without their final newline) become
+    the replacement text (without its final newline)."""
+    region: dict[str, Any] = {"startLine": fix.start_line, "startColumn": 1}
+    region["endLine"] = max(fix.end_line, fix.start_line)
+    replacement = fix.replacement[:-1] if fix.replacement.endswith("\n") else fix.replacement
+    return {
+        "description": {"text": f"Replace lines {fix.start_line}-{fix.end_line} of {fix.path}"
+                                + (" (verified by a re-scan)" if fix.diff else "")},
+        "artifactChanges": [{
+            "artifactLocation": _artifact(fix.path),
+            "replacements": [{"deletedRegion": region, "insertedContent": {"text": replacement}}],
+        }],
+    }
+
+
+def _message(f: Finding) -> dict[str, Any]:
+    text = _text(f"{f.title}: {f.message}" if f.message else f.title, f.analyzer)
+    md = f"**{f.title}**" + (f"\n\n{f.message}" if f.message else "")
+    if f.fix is not None:
+        md += "\n\n" + f.fix.suggestion
+    return {"text": text, "markdown": md}
+
+
+def _result(f: Finding, index: int) -> dict[str, Any]:
+    result: dict[str, Any] = {
+        "ruleId": rule_id(f),
+        "ruleIndex": index,
+        "level": LEVELS.get(f.level, "note"),
+        "message": _message(f),
+    }
+    loc = _location(f.path, f.start_line, f.end_line)
+    if loc:
+        result["locations"] = [loc]
+    if f.key:
+        result["partialFingerprints"] = {FINGERPRINT: f.key}
+    if f.fix is not None:
+        result["fixes"] = [_fix(f.fix)]
+    props: dict[str, Any] = {"analyzer": f.analyzer, "title": f.title}
+    if f.scores:
+        props["scores"] = dict(f.scores)
+    result["properties"] = props
+    return result
+
+
+# a skipped item is a path, or "path:line rule" for one finding
+_ITEM = re.compile(r"^(?P<path>[^\s:]*[./][^\s:]*)(?::(?P<line>\d+))?(?:\s.*)?$")
+
+
+def _skipped_notification(s: Skipped) -> dict[str, Any]:
+    note: dict[str, Any] = {"level": "note", "message": {"text": _text(f"skipped {s.item}: {s.reason}", "skipped")},
+                            "descriptor": {"id": "skipped"}}
+    m = _ITEM.match(s.item)
+    if m:
+        line = int(m["line"]) if m["line"] else None
+        loc = _location(m["path"], line, line)
+        if loc:
+            note["locations"] = [loc]
+    return note
+
+
+def report_run(report: AnalyzerReport) -> dict[str, Any]:
+    """One SARIF run for one analyzer report."""
+    rules: list[dict[str, Any]] = []
+    index: dict[str, int] = {}
+    for f in report.findings:
+        rid = rule_id(f)
+        if rid not in index:
+            index[rid] = len(rules)
+            rules.append(_rule(rid, report, f))
+    if not rules:  # the analyzer's own rule, so a clean run still says what it checked
+        index[report.analyzer] = 0
+        rules.append(_rule(report.analyzer, report, Finding(report.analyzer, report.name)))
+    notifications = [_skipped_notification(s) for s in report.skipped]
+    if report.error:
+        notifications.insert(0, {"level": "error", "message": {"text": report.error},
+                                 "descriptor": {"id": "analyzer-error"}})
+    properties: dict[str, Any] = {"analyzer": report.analyzer, "name": report.name}
+    if report.scores:
+        properties["scores"] = dict(report.scores)
+    if report.usage:
+        properties["usage"] = dict(report.usage)
+    if report.notes:
+        properties["notes"] = list(report.notes)
+    if report.skipped:
+        properties["skipped"] = [{"item": s.item, "reason": s.reason} for s in report.skipped]
+    return {
+        "tool": {"driver": {
+            "name": TOOL_NAME,
+            "fullName": f"rtcbot {report.name}",
+            "version": _version(),
+            "rules": rules,
+        }},
+        "automationDetails": {"id": f"rtcbot/{report.analyzer}/"},
+        "invocations": [{
+            "executionSuccessful": report.error is None,
+            "toolExecutionNotifications": notifications,
+        }],
+        "columnKind": "unicodeCodePoints",
+        "originalUriBaseIds": {SRCROOT: {"description": {"text": "The repository root."}}},
+        "results": [_result(f, index[rule_id(f)]) for f in report.findings],
+        "properties": properties,
+    }
+
+
+def to_sarif(reports: Sequence[AnalyzerReport]) -> dict[str, Any]:
+    return {"$schema": SARIF_SCHEMA, "version": SARIF_VERSION, "runs": [report_run(r) for r in reports]}
+
+
+def render_sarif(reports: list[AnalyzerReport]) -> str:
+    return json.dumps(to_sarif(reports), indent=2, ensure_ascii=False)

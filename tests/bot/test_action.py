@@ -1,0 +1,422 @@
+"""`rtcbot action`: the GitHub Action's logic, end to end against a fake GitHub on loopback.
+
+The end-to-end tests run `rtcbot action` as a subprocess, the way the Action's container does:
+the event from ../shared/fixtures/github/webhooks/pull_request/, GITHUB_API_URL pointing at a
+loopback GitHub REST server that serves the PR's files from a real diff, and the scripted LLM.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+import threading
+from collections.abc import Callable, Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qs, urlparse
+
+import pytest
+from unidiff import PatchSet
+
+from analyzers.report import AnalyzerReport, Finding, Fix, Skipped
+from bot.action import (
+    JOB_ANNOTATIONS,
+    STEP_ANNOTATIONS_PER_LEVEL,
+    FailOnError,
+    batches,
+    check_output,
+    cut,
+    metrics_of,
+    output_values,
+    parse_fail_on,
+    workflow_commands,
+    write_outputs,
+)
+from tests.fakes.llm_server import ScriptedLLM, varied
+from tests.support import FIXTURES, ROOT, require
+
+EVENT = FIXTURES / "github" / "webhooks" / "pull_request" / "opened.payload.json"
+DIFF = FIXTURES / "prs" / "jsoup-b035b623d3.diff"
+TOKEN = "ghs_test_token"
+
+
+# ============================================================================ fail-on (pure)
+def test_fail_on_grammar() -> None:
+    f = parse_fail_on("editing_rtc.rtc<0.2 || autofix.findings > 0 && crscore.rel<=.5 or total.errors>=1")
+    assert [[str(c) for c in g] for g in f.any_of] == [
+        ["editing_rtc.rtc<0.2"], ["autofix.findings>0", "crscore.rel<=0.5"], ["total.errors>=1"]]
+    assert f.text.startswith("editing_rtc.rtc")
+    assert not parse_fail_on("  ")
+    g = parse_fail_on("editing-rtc.rtc@3 != 1 and editing_rtc.lift==-0.5e0")
+    assert [str(c) for c in g.any_of[0]] == ["editing_rtc.rtc@3!=1", "editing_rtc.lift==-0.5"]
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    ("editing_rtc.rtc", "expected a comparison"),
+    ("editing_rtc.rtc < high", "expected a comparison"),
+    ("rtc<0.2", "expected a comparison"),
+    ("editing_rtc.rtc<0.2 autofix.findings>0", "missing '&&' or '||'"),
+    ("|| editing_rtc.rtc<0.2", "has no comparison before it"),
+    ("editing_rtc.rtc<0.2 &&", "ends without a comparison"),
+    ("nosuch.rtc<0.2", "unknown analyzer 'nosuch'"),
+    ("total.rtc<0.2", "'total' has only counts"),
+    ("editing_rtc.rtc=<0.2", "expected a comparison"),
+])
+def test_fail_on_rejects_bad_expressions_clearly(text: str, message: str) -> None:
+    with pytest.raises(FailOnError, match=re.escape(message)):
+        parse_fail_on(text)
+
+
+def test_fail_on_evaluation_and_missing_metrics() -> None:
+    reports = [
+        AnalyzerReport("editing_rtc", "EditingRTC", scores={"rtc": 0.1},
+                       findings=[Finding("editing_rtc", "h", path="a.py", start_line=1)]),
+        AnalyzerReport("autofix", "AutoFix", findings=[
+            Finding("autofix", "r", path="b.py", start_line=2, level="failure",
+                    fix=Fix("b.py", 2, 2, "x = 1\n"))], skipped=[Skipped("c.png", "binary")]),
+        AnalyzerReport("crscore", "CRScore", error="LLM down"),
+    ]
+    m = metrics_of(reports)
+    assert m["autofix"]["fixes"] == 1 and m["autofix"]["failures"] == 1 and m["autofix"]["skipped"] == 1
+    assert m["total"]["findings"] == 2 and m["total"]["errors"] == 1
+    assert parse_fail_on("editing_rtc.rtc<0.2").evaluate(m) == (["editing_rtc.rtc<0.2"], [])
+    assert parse_fail_on("editing_rtc.rtc<0.05").evaluate(m) == ([], [])
+    matched, missing = parse_fail_on("crscore.rel<0.3 || autofix.fixes>0 && total.errors>0").evaluate(m)
+    assert matched == ["autofix.fixes>0 && total.errors>0"] and missing == ["crscore.rel<0.3"]
+
+
+# ============================================================================ publishing (pure)
+def _findings(n: int, level: str) -> list[Finding]:
+    return [Finding("autofix", f"t{i}, with: colon", f"line one\nline {i} 100%", path="src/a,b.py",
+                    start_line=i + 1, end_line=i + 1, level=level, scores={"fixed": i / n})  # type: ignore[arg-type]
+            for i in range(n)]
+
+
+def test_workflow_commands_respect_per_step_limits_and_escape() -> None:
+    report = AnalyzerReport("autofix", "AutoFix", findings=[
+        *_findings(15, "failure"), *_findings(12, "warning"), *_findings(3, "notice"),
+        Finding("autofix", "no location")])
+    lines, shown, left = workflow_commands([report])
+    levels = [ln.split(" ", 1)[0] for ln in lines]
+    assert levels.count("::error") == STEP_ANNOTATIONS_PER_LEVEL
+    assert levels.count("::warning") == STEP_ANNOTATIONS_PER_LEVEL
+    assert levels.count("::notice") == 3
+    assert shown == 23 and left == 7 and shown <= JOB_ANNOTATIONS
+    assert lines[0] == ("::error file=src/a%2Cb.py,line=1,endLine=1,title=AutoFix%3A t0%2C with%3A colon"
+                        "::line one%0Aline 0 100%25")
+    assert all("\n" not in ln for ln in lines)
+
+
+def test_check_output_batches_and_cuts() -> None:
+    report = AnalyzerReport("autofix", "AutoFix", findings=_findings(120, "warning"),
+                            notes=["x" * 70_000])
+    output, annotations = check_output(report)
+    assert len(output["summary"]) <= 65_535 and output["summary"].endswith("(cut to fit GitHub's limit)")
+    assert len(annotations) == 120 and annotations[0]["annotation_level"] == "warning"
+    assert [len(b) for b in batches(annotations)] == [50, 50, 20]
+    assert batches([]) == [[]]
+    assert cut("a\nb\nc", 100) == "a\nb\nc"
+
+
+def test_outputs_file_format(tmp_path: Path) -> None:
+    reports = [AnalyzerReport("editing_rtc", "EditingRTC", scores={"rtc@3": 0.5, "lift": 0.25},
+                              findings=[Finding("editing_rtc", "h")])]
+    values = output_values(reports, conclusion="neutral", annotations_mode="check-runs", sarif_file="")
+    assert values["editing-rtc-rtc-3"] == "0.5" and values["findings"] == "1"
+    values["multi"] = "a\nb"
+    out = tmp_path / "out"
+    write_outputs(out, values)
+    text = out.read_text()
+    assert "conclusion=neutral\n" in text and "editing-rtc-findings=1\n" in text
+    assert re.search(r"^multi<<(rtcbot_\w+)\na\nb\n\1$", text, flags=re.MULTILINE)
+
+
+# ============================================================================ fake GitHub
+def github_files(diff: Path) -> list[dict[str, Any]]:
+    """The PR files API's answer for a git diff: per file, the hunks without file headers."""
+    out = []
+    for pf in PatchSet(diff.read_text(encoding="utf-8")):
+        status = "added" if pf.is_added_file else "removed" if pf.is_removed_file else "modified"
+        out.append({"filename": pf.path, "status": status, "additions": pf.added, "deletions": pf.removed,
+                    "changes": pf.added + pf.removed, "patch": "".join(str(h) for h in pf)})
+    out.append({"filename": "docs/logo.png", "status": "added", "additions": 0, "deletions": 0, "changes": 0})
+    return out
+
+
+class FakeGitHub:
+    """A loopback GitHub REST server for one pull request: files (paginated), review comments,
+    contents (404), check runs (create/update), with GitHub's limits and an optional 403."""
+
+    def __init__(self, owner: str, repo: str, number: int, files: list[dict[str, Any]],
+                 comments: list[dict[str, Any]] | None = None, *, forbid_checks: bool = False,
+                 files_status: int | None = None) -> None:
+        self.prefix = f"/repos/{owner}/{repo}"
+        self.number = number
+        self.files = files
+        self.comments = comments or []
+        self.forbid_checks = forbid_checks
+        self.files_status = files_status
+        self.check_runs: dict[int, dict[str, Any]] = {}
+        self.requests: list[tuple[str, str]] = []
+        self.lock = threading.Lock()
+        self._server: ThreadingHTTPServer | None = None
+
+    @property
+    def url(self) -> str:
+        assert self._server is not None
+        port = self._server.server_address[1]
+        return f"http://127.0.0.1:{port}"
+
+    def start(self) -> FakeGitHub:
+        owner = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+            def _send(self, status: int, body: Any, headers: dict[str, str] | None = None) -> None:
+                data = json.dumps(body).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                for k, v in (headers or {}).items():
+                    self.send_header(k, v)
+                self.end_headers()
+                self.wfile.write(data)
+
+            def _handle(self, method: str) -> None:
+                length = int(self.headers.get("Content-Length") or 0)
+                body = json.loads(self.rfile.read(length) or b"null") if length else None
+                with owner.lock:
+                    owner.requests.append((method, self.path))
+                if self.headers.get("Authorization") != f"Bearer {TOKEN}":
+                    self._send(401, {"message": "Bad credentials"})
+                    return
+                status, answer, headers = owner.route(method, urlparse(self.path), body)
+                self._send(status, answer, headers)
+
+            def do_GET(self) -> None:
+                self._handle("GET")
+
+            def do_POST(self) -> None:
+                self._handle("POST")
+
+            def do_PATCH(self) -> None:
+                self._handle("PATCH")
+
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._server.daemon_threads = True
+        threading.Thread(target=self._server.serve_forever, daemon=True).start()
+        return self
+
+    def stop(self) -> None:
+        if self._server is not None:
+            self._server.shutdown()
+            self._server.server_close()
+
+    def route(self, method: str, url: Any, body: Any) -> tuple[int, Any, dict[str, str]]:
+        path, query = url.path, parse_qs(url.query)
+        pulls = f"{self.prefix}/pulls/{self.number}"
+        if method == "GET" and path == f"{pulls}/files" and self.files_status:
+            return self.files_status, {"message": "Not Found"}, {}
+        if method == "GET" and path == f"{pulls}/files":
+            per_page = min(int(query.get("per_page", ["30"])[0]), 100)
+            page = int(query.get("page", ["1"])[0])
+            chunk = self.files[(page - 1) * per_page: page * per_page]
+            headers = {}
+            if page * per_page < len(self.files):
+                headers["Link"] = f'<{self.url}{path}?per_page={per_page}&page={page + 1}>; rel="next"'
+            return 200, chunk, headers
+        if method == "GET" and path == f"{pulls}/comments":
+            return 200, self.comments, {}
+        if method == "GET" and path.startswith(f"{self.prefix}/contents/"):
+            return 404, {"message": "Not Found"}, {}
+        if method == "POST" and path == f"{self.prefix}/check-runs":
+            if self.forbid_checks:
+                return 403, {"message": "Resource not accessible by integration"}, {}
+            if not body.get("name") or not body.get("head_sha"):
+                return 422, {"message": "name and head_sha are required"}, {}
+            with self.lock:
+                run_id = len(self.check_runs) + 1
+                self.check_runs[run_id] = {**body, "id": run_id, "annotations": [], "updates": 0}
+            return 201, {"id": run_id, **body}, {}
+        m = re.fullmatch(rf"{re.escape(self.prefix)}/check-runs/(\d+)", path)
+        if method == "PATCH" and m and int(m[1]) in self.check_runs:
+            output = body.get("output") or {}
+            annotations = output.get("annotations") or []
+            if len(annotations) > 50:
+                return 422, {"message": "Only 50 annotations are allowed per request"}, {}
+            if len(output.get("summary") or "") > 65_535 or len(output.get("text") or "") > 65_535:
+                return 422, {"message": "summary is too long"}, {}
+            if output and not (output.get("title") and output.get("summary")):
+                return 422, {"message": "output needs title and summary"}, {}
+            with self.lock:
+                run = self.check_runs[int(m[1])]
+                run["annotations"] += annotations
+                run["updates"] += 1
+                run.update({k: v for k, v in body.items() if k != "output"})
+                run["output"] = {k: v for k, v in output.items() if k != "annotations"}
+            return 200, {"id": run["id"]}, {}
+        return 404, {"message": f"Not Found: {method} {path}"}, {}
+
+
+@pytest.fixture
+def fake_github() -> Iterator[Callable[..., FakeGitHub]]:
+    servers: list[FakeGitHub] = []
+
+    def make(**kw: Any) -> FakeGitHub:
+        require(EVENT.is_file() and DIFF.is_file(), "the shared fixtures are missing")
+        event = json.loads(EVENT.read_text(encoding="utf-8"))
+        owner, repo = event["repository"]["full_name"].split("/")
+        files = github_files(DIFF)
+        # enough files to need a second page of 100
+        files += [{"filename": f"gen/f{i}.bin", "status": "added", "changes": 0} for i in range(100)]
+        s = FakeGitHub(owner, repo, event["pull_request"]["number"], files, **kw).start()
+        servers.append(s)
+        return s
+
+    yield make
+    for s in servers:
+        s.stop()
+
+
+def run_action(gh: FakeGitHub, llm: ScriptedLLM, tmp_path: Path, **inputs: str) -> subprocess.CompletedProcess[str]:
+    summary, output = tmp_path / "summary.md", tmp_path / "output.txt"
+    workspace = tmp_path / "workspace"
+    workspace.mkdir(exist_ok=True)
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("GITHUB_", "INPUT_", "RTCBOT_LLM"))}
+    env.update({
+        "GITHUB_EVENT_PATH": str(EVENT), "GITHUB_EVENT_NAME": "pull_request",
+        "GITHUB_API_URL": gh.url, "GITHUB_TOKEN": TOKEN, "GITHUB_WORKSPACE": str(workspace),
+        "GITHUB_STEP_SUMMARY": str(summary), "GITHUB_OUTPUT": str(output),
+        "INPUT_LLM-BASE-URL": llm.base_url, "INPUT_MODEL": llm.model,
+    })
+    env.update({f"INPUT_{k.upper().replace('_', '-')}": v for k, v in inputs.items()})
+    return subprocess.run([sys.executable, "-m", "bot.cli", "action"], cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=400, check=False)
+
+
+def read_outputs(path: Path) -> dict[str, str]:
+    return dict(line.split("=", 1) for line in path.read_text().splitlines() if "=" in line)
+
+
+# ============================================================================ end to end
+@pytest.mark.slow
+def test_action_posts_check_runs_summary_and_outputs(
+        fake_github: Callable[..., FakeGitHub], scripted_llm: Callable[..., ScriptedLLM], tmp_path: Path) -> None:
+    comment = {"id": 7, "path": "src/main/java/org/jsoup/internal/StringUtil.java", "line": 312,
+               "body": "Why is this check removed? A StringBuilder would be clearer.", "user": {"login": "alice"}}
+    gh = fake_github(comments=[comment])
+    llm = scripted_llm(varied)
+    proc = run_action(gh, llm, tmp_path, analyzers="editing-rtc,crscore", sarif_file="out/rtcbot.sarif")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "::warning" not in proc.stdout and "::notice" not in proc.stdout
+
+    runs = {r["name"]: r for r in gh.check_runs.values()}
+    assert set(runs) == {"rtcbot / EditingRTC", "rtcbot / CRScore"}
+    event = json.loads(EVENT.read_text())
+    for run in runs.values():
+        assert run["head_sha"] == event["pull_request"]["head"]["sha"]
+        assert run["external_id"] == str(event["pull_request"]["number"])
+        assert run["status"] == "completed" and run["conclusion"] == "neutral"
+        assert run["output"]["title"] and run["output"]["summary"].startswith("## ")
+    edit = runs["rtcbot / EditingRTC"]
+    assert len(edit["annotations"]) >= 5
+    assert {a["path"] for a in edit["annotations"]} >= {"src/main/java/org/jsoup/internal/StringUtil.java"}
+    crs = runs["rtcbot / CRScore"]
+    assert [(a["path"], a["start_line"]) for a in crs["annotations"]] == [(comment["path"], 312)]
+    # both pages of PR files were read; the second page's binary files show up as skipped
+    assert sum(1 for m, p in gh.requests if m == "GET" and "/files" in p) == 2
+    assert llm.request_count > 0
+
+    summary = (tmp_path / "summary.md").read_text()
+    assert summary.startswith("# rtcbot: Codertocat/Hello-World#2")
+    assert "Posted 2 check run(s)" in summary and "## EditingRTC" in summary and "## CRScore" in summary
+    assert "gen/f99.bin" in summary and "docs/logo.png" in summary
+    outputs = read_outputs(tmp_path / "output.txt")
+    assert outputs["annotations"] == "check-runs" and outputs["conclusion"] == "neutral"
+    assert int(outputs["findings"]) == len(edit["annotations"]) + 1
+    scores = json.loads(outputs["scores"])
+    assert "rtc" in scores["editing_rtc"] and "rel" in scores["crscore"]
+    assert outputs["editing-rtc-rtc"] == f"{scores['editing_rtc']['rtc']:.6g}"
+    sarif = json.loads((tmp_path / "workspace" / "out" / "rtcbot.sarif").read_text())
+    assert [r["automationDetails"]["id"] for r in sarif["runs"]] == ["rtcbot/editing_rtc/", "rtcbot/crscore/"]
+
+
+def test_action_falls_back_to_workflow_commands_on_403(
+        fake_github: Callable[..., FakeGitHub], scripted_llm: Callable[..., ScriptedLLM], tmp_path: Path) -> None:
+    gh = fake_github(forbid_checks=True)
+    llm = scripted_llm(varied)
+    proc = run_action(gh, llm, tmp_path, analyzers="editing-rtc", fail_on="total.findings>0")
+    assert proc.returncode == 1, proc.stderr[-3000:]  # fail-on matched
+    assert gh.check_runs == {}
+    assert "cannot create check runs (403" in proc.stderr and "fail-on matched: total.findings>0" in proc.stderr
+    commands = [ln for ln in proc.stdout.splitlines() if ln.startswith("::")]
+    assert 5 <= len(commands) <= STEP_ANNOTATIONS_PER_LEVEL  # EditingRTC findings are notices
+    assert all(re.match(r"::notice file=[^,]+,line=\d+,endLine=\d+,title=EditingRTC%3A .*::\S", c) for c in commands)
+    summary = (tmp_path / "summary.md").read_text()
+    assert "**This token cannot create check runs**" in summary and "## EditingRTC" in summary
+    assert "fail-on `total.findings>0`: **failed**" in summary
+    outputs = read_outputs(tmp_path / "output.txt")
+    assert outputs["annotations"] == "workflow-commands" and outputs["conclusion"] == "failure"
+
+
+def test_action_bad_input_is_one_clear_line(
+        fake_github: Callable[..., FakeGitHub], scripted_llm: Callable[..., ScriptedLLM], tmp_path: Path) -> None:
+    gh = fake_github()
+    llm = scripted_llm(varied)
+    proc = run_action(gh, llm, tmp_path, analyzers="editing-rtc", fail_on="editing_rtc.rtc <")
+    assert proc.returncode == 2
+    assert proc.stderr.strip().splitlines() == [
+        "Error: fail-on: expected a comparison like editing_rtc.rtc<0.2 at column 1: 'editing_rtc.rtc <'"]
+    assert gh.requests == [] and llm.request_count == 0
+
+
+def test_check_runs_are_completed_when_the_run_cannot_finish(
+        fake_github: Callable[..., FakeGitHub], scripted_llm: Callable[..., ScriptedLLM], tmp_path: Path) -> None:
+    gh = fake_github(files_status=404)
+    llm = scripted_llm(varied)
+    proc = run_action(gh, llm, tmp_path, analyzers="editing-rtc")
+    assert proc.returncode == 1
+    assert proc.stderr.strip().splitlines()[-1] == "Error: GitHub answered 404: Not Found"
+    (run,) = gh.check_runs.values()
+    assert run["status"] == "completed" and run["conclusion"] == "neutral"
+    assert run["output"]["title"] == "rtcbot could not finish" and "404" in run["output"]["summary"]
+
+
+# ============================================================================ action.yml and the workflow
+def test_every_action_input_reaches_the_command() -> None:
+    import yaml
+
+    from bot.commands.action import command
+
+    action = yaml.safe_load((ROOT / "action.yml").read_text(encoding="utf-8"))
+    assert action["runs"]["using"] == "docker" and action["runs"]["args"] == ["action"]
+    envvars = {e for p in command.params for e in (p.envvar if isinstance(p.envvar, list) else [p.envvar]) if e}
+    for name in action["inputs"]:
+        assert f"INPUT_{name.upper()}" in envvars, f"input {name} is not read by `rtcbot action`"
+    for name in ("conclusion", "findings", "annotations", "scores", "sarif-file"):
+        assert name in action["outputs"]
+    values = output_values([], conclusion="neutral", annotations_mode="check-runs", sarif_file="")
+    assert set(action["outputs"]) <= set(values)
+
+
+def test_ready_workflow_has_the_right_permissions() -> None:
+    import yaml
+
+    wf = yaml.safe_load((ROOT / "docs" / "workflows" / "rtcbot.yml").read_text(encoding="utf-8"))
+    triggers = wf[True] if True in wf else wf["on"]  # YAML 1.1 reads `on` as true
+    assert "pull_request" in triggers and "pull_request_target" not in triggers
+    assert wf["permissions"] == {"contents": "read", "pull-requests": "read", "checks": "write"}
+    steps = wf["jobs"]["rtcbot"]["steps"]
+    rtcbot = next(s for s in steps if s.get("id") == "rtcbot")
+    with_ = rtcbot["with"]
+    parse_fail_on(with_["fail-on"])  # the example expression is valid
+    upload = next(s for s in steps if "upload-sarif" in s.get("uses", ""))
+    assert upload["with"]["sarif_file"] == with_["sarif-file"] and "category" not in upload["with"]
