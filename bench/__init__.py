@@ -1,0 +1,84 @@
+"""Benchmarks: ratios measured in one run against a floor or a peer, never bare times.
+
+Every benchmark module exposes `run(quick: bool = False) -> list[Row]`; `bench.run_all`
+runs them all and rewrites `docs/benchmarks.md`. Speed is measured here only, never
+asserted in tests (tests/bench/ only checks that the machinery works, e.g. request counts).
+
+Shared here: the row shape, the paths to the shared fixtures, and `bench_responder`, which
+answers each analyzer's prompts in the shape that analyzer expects (so every analyzer makes
+its full number of requests against the latency-injecting server in tests/fakes/llm_server.py).
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any, TypedDict
+
+from tests.fakes.llm_server import last_user_text
+
+ROOT = Path(__file__).resolve().parents[1]
+SHARED = ROOT.parent / "shared"
+PRS = SHARED / "fixtures" / "prs"
+LATENCY_S = 0.4  # the LLM's latency per request in the floor benchmarks
+
+
+class Row(TypedDict):
+    figure: str
+    value: str
+    target: str
+    met: bool | None  # None: informational, or not measured
+
+
+def row(figure: str, value: str, target: str = "", met: bool | None = None) -> Row:
+    return {"figure": figure, "value": value, "target": target, "met": met}
+
+
+def not_measured(figure: str, target: str, why: str) -> Row:
+    return row(figure, f"not measured: {why}", target, None)
+
+
+def system_text(request: dict[str, Any]) -> str:
+    msgs = [m for m in request.get("messages", []) if m.get("role") == "system"]
+    return str(msgs[0]["content"]) if msgs else ""
+
+
+_FLAGGED = re.compile(r"Flagged lines:\n```[^\n]*\n(.*?)```", re.S)
+
+
+def _indent(text: str) -> str:
+    first = next((ln for ln in text.splitlines() if ln.strip()), "")
+    return first[: len(first) - len(first.lstrip())]
+
+
+def bench_responder(request: dict[str, Any]) -> str | list[str]:
+    """Plausible answers for every analyzer's prompts (distinct per sample where it matters).
+
+    - EditingRTC forward ([new] in the prompt): n distinct descriptions; backward ([edit
+      description]): a fenced block.
+    - CRScore claims: two numbered sections.
+    - AutoFix fix: the flagged lines replaced by a harmless statement; description: one
+      sentence; regeneration: the same harmless statement (so Patched RTC passes).
+    """
+    system = system_text(request)
+    user = last_user_text(request)
+    n = int(request.get("n") or 1)
+    if system.startswith("Task: fix a security finding"):
+        m = _FLAGGED.search(user)
+        pad = _indent(m.group(1)) if m else ""
+        return f"```\n{pad}pass  # removed the unsafe call\n```"
+    if system.startswith("Task: describe a code change"):
+        return "Replace the flagged lines with a pass statement that says the unsafe call was removed."
+    if system.startswith("Task: apply an instruction"):
+        return "```\npass  # removed the unsafe call\n```"
+    if "Summary of changes" in user and "Implications" in user:
+        return ("1. The change updates the function's behaviour for the edge case.\n"
+                "2. It adds handling of empty input.\n\n"
+                "Implications:\n"
+                "1. Callers that relied on the old behaviour may see different results.\n"
+                "2. The new branch needs a test.\n")
+    if "[edit description]" in user:
+        return "```\nnothing\n```\n[end]"
+    if "[new]" in user:
+        return [f"Edit number {request.get('seed')}-{i}: change the code as shown." for i in range(n)]
+    return "ok"
