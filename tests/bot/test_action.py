@@ -2,7 +2,7 @@
 
 The end-to-end tests run `rtcbot action` as a subprocess, the way the Action's container does:
 the event from ../shared/fixtures/github/webhooks/pull_request/, GITHUB_API_URL pointing at a
-loopback GitHub REST server that serves the PR's files from a real diff, and the scripted LLM.
+the fake GitHub REST server (tests/fakes/github_server.py) serving the PR's files from a real diff, and the scripted LLM.
 """
 
 from __future__ import annotations
@@ -12,15 +12,10 @@ import os
 import re
 import subprocess
 import sys
-import threading
-from collections.abc import Callable, Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
-from urllib.parse import parse_qs, urlparse
 
 import pytest
-from unidiff import PatchSet
 
 from analyzers.report import AnalyzerReport, Finding, Fix, Skipped
 from bot.action import (
@@ -36,6 +31,7 @@ from bot.action import (
     workflow_commands,
     write_outputs,
 )
+from tests.fakes.github_server import FakeGitHub, files_from_diff
 from tests.fakes.llm_server import ScriptedLLM, varied
 from tests.support import FIXTURES, ROOT, require
 
@@ -136,154 +132,29 @@ def test_outputs_file_format(tmp_path: Path) -> None:
 
 
 # ============================================================================ fake GitHub
-def github_files(diff: Path) -> list[dict[str, Any]]:
-    """The PR files API's answer for a git diff: per file, the hunks without file headers."""
-    out = []
-    for pf in PatchSet(diff.read_text(encoding="utf-8")):
-        status = "added" if pf.is_added_file else "removed" if pf.is_removed_file else "modified"
-        out.append({"filename": pf.path, "status": status, "additions": pf.added, "deletions": pf.removed,
-                    "changes": pf.added + pf.removed, "patch": "".join(str(h) for h in pf)})
-    out.append({"filename": "docs/logo.png", "status": "added", "additions": 0, "deletions": 0, "changes": 0})
-    return out
-
-
-class FakeGitHub:
-    """A loopback GitHub REST server for one pull request: files (paginated), review comments,
-    contents (404), check runs (create/update), with GitHub's limits and an optional 403."""
-
-    def __init__(self, owner: str, repo: str, number: int, files: list[dict[str, Any]],
-                 comments: list[dict[str, Any]] | None = None, *, forbid_checks: bool = False,
-                 files_status: int | None = None) -> None:
-        self.prefix = f"/repos/{owner}/{repo}"
-        self.number = number
-        self.files = files
-        self.comments = comments or []
-        self.forbid_checks = forbid_checks
-        self.files_status = files_status
-        self.check_runs: dict[int, dict[str, Any]] = {}
-        self.requests: list[tuple[str, str]] = []
-        self.lock = threading.Lock()
-        self._server: ThreadingHTTPServer | None = None
-
-    @property
-    def url(self) -> str:
-        assert self._server is not None
-        port = self._server.server_address[1]
-        return f"http://127.0.0.1:{port}"
-
-    def start(self) -> FakeGitHub:
-        owner = self
-
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, *args: Any) -> None:
-                pass
-
-            def _send(self, status: int, body: Any, headers: dict[str, str] | None = None) -> None:
-                data = json.dumps(body).encode()
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                for k, v in (headers or {}).items():
-                    self.send_header(k, v)
-                self.end_headers()
-                self.wfile.write(data)
-
-            def _handle(self, method: str) -> None:
-                length = int(self.headers.get("Content-Length") or 0)
-                body = json.loads(self.rfile.read(length) or b"null") if length else None
-                with owner.lock:
-                    owner.requests.append((method, self.path))
-                if self.headers.get("Authorization") != f"Bearer {TOKEN}":
-                    self._send(401, {"message": "Bad credentials"})
-                    return
-                status, answer, headers = owner.route(method, urlparse(self.path), body)
-                self._send(status, answer, headers)
-
-            def do_GET(self) -> None:
-                self._handle("GET")
-
-            def do_POST(self) -> None:
-                self._handle("POST")
-
-            def do_PATCH(self) -> None:
-                self._handle("PATCH")
-
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._server.daemon_threads = True
-        threading.Thread(target=self._server.serve_forever, daemon=True).start()
-        return self
-
-    def stop(self) -> None:
-        if self._server is not None:
-            self._server.shutdown()
-            self._server.server_close()
-
-    def route(self, method: str, url: Any, body: Any) -> tuple[int, Any, dict[str, str]]:
-        path, query = url.path, parse_qs(url.query)
-        pulls = f"{self.prefix}/pulls/{self.number}"
-        if method == "GET" and path == f"{pulls}/files" and self.files_status:
-            return self.files_status, {"message": "Not Found"}, {}
-        if method == "GET" and path == f"{pulls}/files":
-            per_page = min(int(query.get("per_page", ["30"])[0]), 100)
-            page = int(query.get("page", ["1"])[0])
-            chunk = self.files[(page - 1) * per_page: page * per_page]
-            headers = {}
-            if page * per_page < len(self.files):
-                headers["Link"] = f'<{self.url}{path}?per_page={per_page}&page={page + 1}>; rel="next"'
-            return 200, chunk, headers
-        if method == "GET" and path == f"{pulls}/comments":
-            return 200, self.comments, {}
-        if method == "GET" and path.startswith(f"{self.prefix}/contents/"):
-            return 404, {"message": "Not Found"}, {}
-        if method == "POST" and path == f"{self.prefix}/check-runs":
-            if self.forbid_checks:
-                return 403, {"message": "Resource not accessible by integration"}, {}
-            if not body.get("name") or not body.get("head_sha"):
-                return 422, {"message": "name and head_sha are required"}, {}
-            with self.lock:
-                run_id = len(self.check_runs) + 1
-                self.check_runs[run_id] = {**body, "id": run_id, "annotations": [], "updates": 0}
-            return 201, {"id": run_id, **body}, {}
-        m = re.fullmatch(rf"{re.escape(self.prefix)}/check-runs/(\d+)", path)
-        if method == "PATCH" and m and int(m[1]) in self.check_runs:
-            output = body.get("output") or {}
-            annotations = output.get("annotations") or []
-            if len(annotations) > 50:
-                return 422, {"message": "Only 50 annotations are allowed per request"}, {}
-            if len(output.get("summary") or "") > 65_535 or len(output.get("text") or "") > 65_535:
-                return 422, {"message": "summary is too long"}, {}
-            if output and not (output.get("title") and output.get("summary")):
-                return 422, {"message": "output needs title and summary"}, {}
-            with self.lock:
-                run = self.check_runs[int(m[1])]
-                run["annotations"] += annotations
-                run["updates"] += 1
-                run.update({k: v for k, v in body.items() if k != "output"})
-                run["output"] = {k: v for k, v in output.items() if k != "annotations"}
-            return 200, {"id": run["id"]}, {}
-        return 404, {"message": f"Not Found: {method} {path}"}, {}
-
-
 @pytest.fixture
-def fake_github() -> Iterator[Callable[..., FakeGitHub]]:
-    servers: list[FakeGitHub] = []
-
-    def make(**kw: Any) -> FakeGitHub:
+def pr_github(fake_github: Callable[..., FakeGitHub]) -> Callable[..., FakeGitHub]:
+    """The shared fake GitHub serving the event's pull request: the files of a real diff, a
+    binary file, and enough generated files to need a second page of 100; GITHUB_TOKEN granted."""
+    def make(comments: Sequence[tuple[str, int, str]] = (), *, read_only: bool = False,
+             files_status: int | None = None) -> FakeGitHub:
         require(EVENT.is_file() and DIFF.is_file(), "the shared fixtures are missing")
         event = json.loads(EVENT.read_text(encoding="utf-8"))
-        owner, repo = event["repository"]["full_name"].split("/")
-        files = github_files(DIFF)
-        # enough files to need a second page of 100
+        gh = fake_github(repo=event["repository"]["full_name"])
+        gh.grant_token(TOKEN)
+        gh.read_only_checks = read_only
+        files = files_from_diff(DIFF.read_text(encoding="utf-8"))
+        files.append({"filename": "docs/logo.png", "status": "added", "additions": 0, "deletions": 0, "changes": 0})
         files += [{"filename": f"gen/f{i}.bin", "status": "added", "changes": 0} for i in range(100)]
-        s = FakeGitHub(owner, repo, event["pull_request"]["number"], files, **kw).start()
-        servers.append(s)
-        return s
+        number = event["pull_request"]["number"]
+        gh.add_pr(number, files=files, head_sha=event["pull_request"]["head"]["sha"])
+        for path, line, body in comments:
+            gh.add_comment(number, path, line, body)
+        if files_status is not None:
+            gh.fail_next(10, status=files_status, retry_after=None, match="/files")
+        return gh
 
-    yield make
-    for s in servers:
-        s.stop()
+    return make
 
 
 def run_action(gh: FakeGitHub, llm: ScriptedLLM, tmp_path: Path, **inputs: str) -> subprocess.CompletedProcess[str]:
@@ -293,7 +164,7 @@ def run_action(gh: FakeGitHub, llm: ScriptedLLM, tmp_path: Path, **inputs: str) 
     env = {k: v for k, v in os.environ.items() if not k.startswith(("GITHUB_", "INPUT_", "RTCBOT_LLM"))}
     env.update({
         "GITHUB_EVENT_PATH": str(EVENT), "GITHUB_EVENT_NAME": "pull_request",
-        "GITHUB_API_URL": gh.url, "GITHUB_TOKEN": TOKEN, "GITHUB_WORKSPACE": str(workspace),
+        "GITHUB_API_URL": gh.base_url, "GITHUB_TOKEN": TOKEN, "GITHUB_WORKSPACE": str(workspace),
         "GITHUB_STEP_SUMMARY": str(summary), "GITHUB_OUTPUT": str(output),
         "INPUT_LLM-BASE-URL": llm.base_url, "INPUT_MODEL": llm.model,
     })
@@ -309,10 +180,9 @@ def read_outputs(path: Path) -> dict[str, str]:
 # ============================================================================ end to end
 @pytest.mark.slow
 def test_action_posts_check_runs_summary_and_outputs(
-        fake_github: Callable[..., FakeGitHub], scripted_llm: Callable[..., ScriptedLLM], tmp_path: Path) -> None:
-    comment = {"id": 7, "path": "src/main/java/org/jsoup/internal/StringUtil.java", "line": 312,
-               "body": "Why is this check removed? A StringBuilder would be clearer.", "user": {"login": "alice"}}
-    gh = fake_github(comments=[comment])
+        pr_github: Callable[..., FakeGitHub], scripted_llm: Callable[..., ScriptedLLM], tmp_path: Path) -> None:
+    path = "src/main/java/org/jsoup/internal/StringUtil.java"
+    gh = pr_github([(path, 312, "Why is this check removed? A StringBuilder would be clearer.")])
     llm = scripted_llm(varied)
     proc = run_action(gh, llm, tmp_path, analyzers="editing-rtc,crscore", sarif_file="out/rtcbot.sarif")
     assert proc.returncode == 0, proc.stderr[-3000:]
@@ -330,9 +200,9 @@ def test_action_posts_check_runs_summary_and_outputs(
     assert len(edit["annotations"]) >= 5
     assert {a["path"] for a in edit["annotations"]} >= {"src/main/java/org/jsoup/internal/StringUtil.java"}
     crs = runs["rtcbot / CRScore"]
-    assert [(a["path"], a["start_line"]) for a in crs["annotations"]] == [(comment["path"], 312)]
+    assert [(a["path"], a["start_line"]) for a in crs["annotations"]] == [(path, 312)]
     # both pages of PR files were read; the second page's binary files show up as skipped
-    assert sum(1 for m, p in gh.requests if m == "GET" and "/files" in p) == 2
+    assert sum(1 for r in gh.requests if r.method == "GET" and r.path.endswith("/files")) == 2
     assert llm.request_count > 0
 
     summary = (tmp_path / "summary.md").read_text()
@@ -350,8 +220,8 @@ def test_action_posts_check_runs_summary_and_outputs(
 
 
 def test_action_falls_back_to_workflow_commands_on_403(
-        fake_github: Callable[..., FakeGitHub], scripted_llm: Callable[..., ScriptedLLM], tmp_path: Path) -> None:
-    gh = fake_github(forbid_checks=True)
+        pr_github: Callable[..., FakeGitHub], scripted_llm: Callable[..., ScriptedLLM], tmp_path: Path) -> None:
+    gh = pr_github(read_only=True)
     llm = scripted_llm(varied)
     proc = run_action(gh, llm, tmp_path, analyzers="editing-rtc", fail_on="total.findings>0")
     assert proc.returncode == 1, proc.stderr[-3000:]  # fail-on matched
@@ -368,8 +238,8 @@ def test_action_falls_back_to_workflow_commands_on_403(
 
 
 def test_action_bad_input_is_one_clear_line(
-        fake_github: Callable[..., FakeGitHub], scripted_llm: Callable[..., ScriptedLLM], tmp_path: Path) -> None:
-    gh = fake_github()
+        pr_github: Callable[..., FakeGitHub], scripted_llm: Callable[..., ScriptedLLM], tmp_path: Path) -> None:
+    gh = pr_github()
     llm = scripted_llm(varied)
     proc = run_action(gh, llm, tmp_path, analyzers="editing-rtc", fail_on="editing_rtc.rtc <")
     assert proc.returncode == 2
@@ -379,8 +249,8 @@ def test_action_bad_input_is_one_clear_line(
 
 
 def test_check_runs_are_completed_when_the_run_cannot_finish(
-        fake_github: Callable[..., FakeGitHub], scripted_llm: Callable[..., ScriptedLLM], tmp_path: Path) -> None:
-    gh = fake_github(files_status=404)
+        pr_github: Callable[..., FakeGitHub], scripted_llm: Callable[..., ScriptedLLM], tmp_path: Path) -> None:
+    gh = pr_github(files_status=404)
     llm = scripted_llm(varied)
     proc = run_action(gh, llm, tmp_path, analyzers="editing-rtc")
     assert proc.returncode == 1

@@ -11,7 +11,9 @@ It speaks real HTTP and checks what GitHub checks:
   conclusion, more than 3 actions; annotations accumulate over updates as on GitHub;
 - pagination of PR files (at most 100 per page, `Link` headers), the contents API;
 - failures on demand: `fail_next(count, status=403, retry_after=1)` answers like a
-  secondary rate limit.
+  secondary rate limit;
+- a workflow's `GITHUB_TOKEN` (`grant_token`) for the Action, read-only on demand
+  (`read_only_checks`: check-run creation answers 403 as for a fork's pull request).
 
 A pull request is built from a unified diff (`add_pr(diff_text=…)`, e.g. one of
 `../shared/fixtures/prs/*.diff`), split into GitHub's per-file patches.
@@ -157,6 +159,7 @@ class FakeGitHub:
         self.jwt_claims: list[dict[str, Any]] = []
         self.requests: list[Request] = []
         self.rejections: list[tuple[int, str]] = []  # (status, message) of 4xx answers given
+        self.read_only_checks = False  # a token that may not write check runs (fork PRs)
         self._failures: list[tuple[int, float | None, str | None]] = []
         self._ids = itertools.count(1000)
         self._lock = threading.RLock()
@@ -211,6 +214,11 @@ class FakeGitHub:
         with self._lock:
             pr.comments.append(c)
         return c
+
+    def grant_token(self, token: str) -> None:
+        """Accept `token` for this repository without expiry, like a workflow's GITHUB_TOKEN."""
+        with self._lock:
+            self.tokens[token] = (self.installation_id, float("inf"))
 
     def fail_next(self, count: int, status: int = 403, retry_after: float | None = 1,
                   match: str | None = None) -> None:
@@ -369,7 +377,7 @@ class FakeGitHub:
                     del self._failures[i]
                     extra = {"Retry-After": str(int(retry_after))} if retry_after is not None else {}
                     msg = ("You have exceeded a secondary rate limit. Please wait a few minutes before you try again."
-                           if status in (403, 429) else "Server Error")
+                           if status in (403, 429) else "Not Found" if status == 404 else "Server Error")
                     return self._error(status, msg, headers=extra)
         auth = headers.get("Authorization") or headers.get("authorization") or ""
         m = re.fullmatch(r"/app/installations/(\d+)/access_tokens", path)
@@ -589,6 +597,8 @@ class FakeGitHub:
         run["updates"].append(copy.deepcopy(body))
 
     def _create_run(self, query: dict[str, str], body: Any) -> Answer:
+        if self.read_only_checks:
+            return self._error(403, "Resource not accessible by integration")
         errs = self._validate(body, creating=True)
         if errs:
             return self._error(422, "Validation Failed", errs)
