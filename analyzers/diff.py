@@ -119,9 +119,14 @@ class Hunk:
         return f"@@ -{self.old_start},{self.old_count} +{self.new_start},{self.new_count} @@{tail}"
 
     @property
+    def body(self) -> str:
+        """The hunk's diff lines without the @@ header: the same wherever the hunk sits."""
+        return "".join(f"{ln.kind}{ln.text}\n" for ln in self.lines)
+
+    @property
     def text(self) -> str:
         """The hunk as it appears in a diff, header included."""
-        return self.header + "\n" + "".join(f"{ln.kind}{ln.text}\n" for ln in self.lines)
+        return self.header + "\n" + self.body
 
     @property
     def span(self) -> tuple[int, int]:

@@ -126,7 +126,7 @@ class CRScoreAnalyzer:
         before = llm.usage.copy()
 
         def one(unit: Unit) -> list[str]:
-            diff = "".join(h.text for h in unit.hunks)
+            diff = "".join(h.body for h in unit.hunks)  # no @@ line numbers: a shifted hunk reuses its claims
             removed = "".join(h.removed_code for h in unit.hunks)
             added = "".join(h.added_code for h in unit.hunks)
             return generate_claims(llm, diff, removed, added).all

@@ -102,3 +102,17 @@ def test_without_an_llm_the_smells_still_score() -> None:
     (finding,) = report.findings
     assert any("semicolon" in r for r in finding.evidence["pseudo_references"])
     assert finding.scores["rel"] > 0
+
+
+def test_a_hunk_moved_by_an_earlier_edit_reuses_its_claims(scripted_llm: Callable[..., ScriptedLLM],
+                                                           tmp_path: Path) -> None:
+    """Claims are asked without the @@ line numbers: a push that only shifts a hunk costs nothing."""
+    diff = "--- a/m.py\n+++ b/m.py\n@@ -10,3 +10,3 @@ def f():\n     a = 1\n-    b = 2\n+    b = 3\n     return a + b\n"
+    moved = diff.replace("@@ -10,3 +10,3 @@", "@@ -12,3 +14,3 @@")
+    server = scripted_llm(ANSWER)
+    for text, line in ((diff, 11), (moved, 15)):
+        ctx = AnalysisContext(llm_factory=lambda: client_for(server, tmp_path),
+                              comments=[ReviewComment("m.py", line, "Why does b change to 3?", "alice", 1)])
+        report = CRScoreAnalyzer().run(parse_diff(text), ctx)
+        assert report.error is None and len(report.findings) == 1
+    assert server.request_count == 1
