@@ -1,20 +1,23 @@
 """The webhook service: a Flask app factory with /webhook, /healthz and /metrics.
 
 `POST /webhook` does only what must happen inside GitHub's 10-second window: refuse bodies
-over 25 MB, verify `X-Hub-Signature-256` over the raw body (gidgethub.sansio), record the
-delivery (its `X-GitHub-Delivery` id makes a redelivery a no-op), route it to jobs (a pure
-function), enqueue them and answer 202. The work happens in `rtcbot worker`.
+over 25 MB, verify `X-Hub-Signature-256` over the raw body (gidgethub.sansio), parse the JSON
+once, route it to jobs (a pure function), record the delivery and its jobs in one database
+transaction (its `X-GitHub-Delivery` id makes a redelivery a no-op), enqueue the job ids and
+answer 202. The work happens in `rtcbot worker`.
 """
 
 from __future__ import annotations
 
+import json
 import logging
 import time
+import urllib.parse
 from typing import Any
 
 from flask import Flask, Response, jsonify, request
-from gidgethub import BadRequest, ValidationFailure
-from gidgethub.sansio import Event, validate_event
+from gidgethub import ValidationFailure
+from gidgethub.sansio import validate_event
 from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 from prometheus_client.registry import Collector
@@ -35,6 +38,39 @@ def verify_signature(body: bytes, signature: str | None, secret: str) -> bool:
     except ValidationFailure:
         return False
     return signature.startswith("sha256=")
+
+
+JSON_TYPES = ("application/json", "application/x-www-form-urlencoded")
+
+
+class UnsupportedType(ValueError):
+    pass
+
+
+def decode_payload(content_type: str, body: bytes) -> tuple[Any, str]:
+    """(the parsed JSON document of a delivery, its text): the body itself (application/json),
+    or its `payload` field (application/x-www-form-urlencoded, GitHub's other content type),
+    parsed once. Raises
+    UnsupportedType for any other content type, ValueError for a body that is not JSON."""
+    kind, _, params = content_type.partition(";")
+    kind = kind.strip().lower()
+    if kind not in JSON_TYPES:
+        raise UnsupportedType(kind)
+    charset = "utf-8"
+    for param in params.split(";"):
+        name, _, value = param.partition("=")
+        if name.strip().lower() == "charset" and value.strip():
+            charset = value.strip().strip('"')
+    try:
+        text = body.decode(charset)
+    except LookupError as e:
+        raise ValueError(f"unknown charset {charset!r}") from e
+    if kind == "application/x-www-form-urlencoded":
+        fields = urllib.parse.parse_qs(text)
+        if "payload" not in fields:
+            raise ValueError("no payload field in the form")
+        text = fields["payload"][0]
+    return json.loads(text), text
 
 
 class StoreCollector(Collector):
@@ -104,34 +140,27 @@ def create_app(settings: ServiceSettings | None = None, *, runtime: Runtime | No
         body = request.get_data(cache=False)
         if len(body) > settings.max_body_bytes:
             return answer(413, "payload over 25 MB", event)
-        headers = {k.lower(): v for k, v in request.headers.items()}
-        headers.pop("x-hub-signature", None)  # SHA-1 signatures are not accepted
-        if not verify_signature(body, headers.get("x-hub-signature-256"), secret):
+        # SHA-256 only: a request that carries only the SHA-1 X-Hub-Signature is refused
+        if not verify_signature(body, request.headers.get("X-Hub-Signature-256"), secret):
             return answer(401, "missing or wrong X-Hub-Signature-256", event)
-        delivery = headers.get("x-github-delivery")
+        delivery = request.headers.get("X-GitHub-Delivery", "")
         if not event or not delivery:
             return answer(400, "missing X-GitHub-Event or X-GitHub-Delivery", event)
         try:
-            parsed = Event.from_http(headers, body, secret=secret)
-        except BadRequest as e:
-            ctype = headers.get("content-type", "")
-            if ctype.split(";")[0].strip() not in ("application/json", "application/x-www-form-urlencoded"):
-                return answer(415, "expected a JSON body (content type application/json)", event)
-            return answer(400, f"malformed body: {e.__cause__ or e}", event)
-        except ValidationFailure:
-            return answer(401, "missing or wrong X-Hub-Signature-256", event)
-        payload = parsed.data if isinstance(parsed.data, dict) else {}
-        if not isinstance(parsed.data, dict):
+            payload, text = decode_payload(request.headers.get("Content-Type", ""), body)
+        except UnsupportedType:
+            return answer(415, "expected a JSON body (content type application/json)", event)
+        except ValueError as e:  # json.JSONDecodeError and UnicodeDecodeError among them
+            return answer(400, f"malformed body: {e}", event)
+        if not isinstance(payload, dict):
             return answer(400, "malformed body: expected a JSON object", event)
-        action = payload.get("action")
-        if not rt.store.record_delivery(delivery, event, action, body):
-            return answer(200, "duplicate delivery: already received", event, delivery=delivery)
         try:
-            ids = rt.route_delivery(delivery, event, payload)
+            ids = rt.accept(delivery, event, payload, text)
         except Exception:
-            # recorded but not routed: the worker's sweep routes it; GitHub needs no retry
-            log.exception("routing delivery %s failed; the sweep will retry", delivery)
-            ids = []
+            log.exception("could not record delivery %s", delivery)
+            return answer(503, "could not record the delivery; redeliver it", event, delivery=delivery)
+        if ids is None:
+            return answer(200, "duplicate delivery: already received", event, delivery=delivery)
         latency.observe(time.perf_counter() - t0)
         if event == "ping":
             return answer(200, "pong", event, delivery=delivery)

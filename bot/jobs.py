@@ -79,15 +79,52 @@ class Runtime:
         """Store a job and enqueue it; None when the same work is already queued or running."""
         job_id = self.store.add_job(spec, delivery_id)
         if job_id is not None:
-            self.enqueue(job_id)
+            self.send([job_id])
         return job_id
 
-    def route_delivery(self, delivery_id: str, event: str, payload: dict[str, Any]) -> list[int]:
-        routed = events.route(event, payload, comment_analyzers=self.settings.comment_analyzers,
-                              titles=self.titles() if event == "check_run" else None)
-        ids = [i for i in (self.submit(spec, delivery_id) for spec in routed.jobs) if i is not None]
-        self.store.mark_delivery(delivery_id, "routed" if routed.jobs else "ignored", len(ids), routed.note or None)
+    def send(self, job_ids: list[int]) -> None:
+        """Enqueue stored jobs. A message that cannot be sent (the queue is away) loses
+        nothing: the job stays queued in the store and the next sweep sends it."""
+        for n, job_id in enumerate(job_ids):
+            try:
+                self.enqueue(job_id)
+            except Exception:
+                log.exception("could not enqueue job %s; the sweep will send it", job_id)
+                try:
+                    self.store.expedite(job_ids[n:])
+                except Exception:
+                    log.warning("could not mark jobs %s for the sweep", job_ids[n:], exc_info=True)
+                return
+
+    def route(self, event: str, payload: dict[str, Any]) -> events.Routed:
+        return events.route(event, payload, comment_analyzers=self.settings.comment_analyzers,
+                            titles=self.titles() if event == "check_run" else None)
+
+    def accept(self, delivery_id: str, event: str, payload: dict[str, Any], body: bytes | str) -> list[int] | None:
+        """A verified delivery: route it (pure), then record it with its jobs in one transaction
+        and enqueue them; the new jobs' ids, or None for a redelivery (nothing done). A routing
+        failure still records the delivery, unrouted, for the sweep to route later."""
+        try:
+            routed: events.Routed | None = self.route(event, payload)
+        except Exception:
+            log.exception("routing delivery %s failed; the sweep will retry", delivery_id)
+            routed = None
+        action = payload.get("action")
+        ids = self.store.accept_delivery(delivery_id, event, action if isinstance(action, str) else None, body,
+                                         None if routed is None else routed.jobs,
+                                         (routed.note or None) if routed is not None else None)
+        if ids:
+            self.send(ids)
         return ids
+
+    def route_delivery(self, delivery_id: str, event: str, payload: dict[str, Any]) -> list[int]:
+        """Route a delivery that was recorded but not routed (the sweep); [] when another
+        process routed it meanwhile."""
+        routed = self.route(event, payload)
+        ids = self.store.route_recorded(delivery_id, routed.jobs, routed.note or None)
+        if ids:
+            self.send(ids)
+        return ids or []
 
     def titles(self) -> dict[str, str]:
         if self._titles is None:

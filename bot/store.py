@@ -9,6 +9,7 @@ unchanged sends no new LLM request for it).
 
 from __future__ import annotations
 
+import functools
 import json
 import time
 from collections.abc import Iterator, Sequence
@@ -26,14 +27,16 @@ from sqlalchemy import (
     String,
     Text,
     UniqueConstraint,
+    bindparam,
     create_engine,
     delete,
     event,
+    insert,
     select,
     text,
     update,
 )
-from sqlalchemy.engine import Engine
+from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column, sessionmaker
 
@@ -134,6 +137,35 @@ def _sqlite_pragmas(dbapi_conn: Any, _record: Any) -> None:
     cur.close()
 
 
+DELIVERIES = Base.metadata.tables[Delivery.__tablename__]
+INSERT_JOB = insert(Base.metadata.tables[JobRow.__tablename__])
+_NULLABLE_KEYS = ("head_sha", "analyzer", "pr_number")
+
+
+@functools.cache
+def _same_job_statement(null_keys: tuple[str, ...]) -> Any:
+    """SELECT a queued or running job doing the same work, with bound parameters (built once
+    per shape: a key that is None compares with IS NULL, so that an index can still serve)."""
+    cols = {"kind": JobRow.kind, "repo": JobRow.repo, "head_sha": JobRow.head_sha,
+            "analyzer": JobRow.analyzer, "pr_number": JobRow.pr_number}
+    conds = [col.is_(None) if name in null_keys else col == bindparam(name) for name, col in cols.items()]
+    return select(JobRow.id).where(*conds, JobRow.status.in_(ACTIVE)).limit(1)
+
+
+def _insert_delivery_statement(dialect: str) -> Any:
+    """INSERT … ON CONFLICT (id) DO NOTHING RETURNING id, where the dialect has it (a row back:
+    the delivery is new); None elsewhere."""
+    if dialect == "sqlite":
+        from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+
+        return sqlite_insert(DELIVERIES).on_conflict_do_nothing(index_elements=["id"]).returning(DELIVERIES.c.id)
+    if dialect == "postgresql":
+        from sqlalchemy.dialects.postgresql import insert as pg_insert
+
+        return pg_insert(DELIVERIES).on_conflict_do_nothing(index_elements=["id"]).returning(DELIVERIES.c.id)
+    return None
+
+
 def make_engine(url: str) -> Engine:
     if url.startswith("sqlite"):
         path = url.split("///", 1)[-1]
@@ -149,6 +181,8 @@ class Store:
     def __init__(self, url: str, *, create: bool = True) -> None:
         self.url = url
         self.engine = make_engine(url)
+        self._sqlite = self.engine.dialect.name == "sqlite"
+        self._insert_delivery = _insert_delivery_statement(self.engine.dialect.name)
         self._sessions = sessionmaker(self.engine, expire_on_commit=False)
         if create:
             Base.metadata.create_all(self.engine)
@@ -158,6 +192,22 @@ class Store:
         with self._sessions.begin() as s:
             yield s
 
+    @contextmanager
+    def writing(self) -> Iterator[Connection]:
+        """One write transaction on a Core connection (no ORM unit of work: the webhook's hot
+        path). SQLite: BEGIN IMMEDIATE, so the write lock is taken (waiting up to the busy
+        timeout) before the first read, and a read-then-write can never fail on a snapshot
+        that another process's commit made stale."""
+        with self.engine.connect() as c:
+            if self._sqlite:
+                c.exec_driver_sql("BEGIN IMMEDIATE")
+            try:
+                yield c
+            except BaseException:
+                c.rollback()
+                raise
+            c.commit()
+
     def ping(self) -> None:
         with self.engine.connect() as c:
             c.execute(text("SELECT 1"))
@@ -166,16 +216,60 @@ class Store:
         self.engine.dispose()
 
     # -- deliveries -------------------------------------------------------------------------
-    def record_delivery(self, delivery_id: str, event: str, action: str | None, payload: bytes | str) -> bool:
-        """Record a delivery; False when this id was seen before (a redelivery)."""
-        body = payload.decode("utf-8", "replace") if isinstance(payload, bytes) else payload
-        try:
-            with self.session() as s:
-                s.add(Delivery(id=delivery_id, event=event, action=action, payload=body,
-                               received_at=time.time(), status="received"))
-        except IntegrityError:
+    def _insert_new_delivery(self, c: Connection, values: dict[str, Any]) -> bool:
+        """INSERT the delivery unless its id is there already; whether it was new."""
+        if self._insert_delivery is not None:
+            return c.execute(self._insert_delivery, values).first() is not None
+        if c.scalar(select(Delivery.id).where(Delivery.id == values["id"])) is not None:
             return False
+        c.execute(insert(DELIVERIES), values)
         return True
+
+    def accept_delivery(self, delivery_id: str, event: str, action: str | None, payload: bytes | str,
+                        jobs: Sequence[dict[str, Any]] | None, note: str | None = None) -> list[int] | None:
+        """Record a delivery and the jobs it asks for, in one transaction; the new jobs' ids, or
+        None when this id was seen before (a redelivery: nothing is written).
+
+        `jobs` None: routing failed; the delivery stays `received` for the sweep to route.
+        Otherwise it is `routed` (some jobs asked for) or `ignored`, with the number of jobs
+        made (a job whose same work is already queued or running is not made again)."""
+        body = payload.decode("utf-8", "replace") if isinstance(payload, bytes) else payload
+        now = time.time()
+        status = "received" if jobs is None else ("routed" if jobs else "ignored")
+        values = {"id": delivery_id, "event": event, "action": action, "payload": body, "received_at": now,
+                  "status": status, "jobs": len(jobs or ()), "note": note}
+        try:
+            with self.writing() as c:
+                if not self._insert_new_delivery(c, values):
+                    return None
+                ids = [i for i in (self._insert_job(c, spec, delivery_id, now) for spec in jobs or ())
+                       if i is not None]
+                if len(ids) != len(jobs or ()):
+                    c.execute(update(Delivery).where(Delivery.id == delivery_id).values(jobs=len(ids)))
+                return ids
+        except IntegrityError:
+            # the same id inserted concurrently, on a dialect without ON CONFLICT
+            if self.delivery(delivery_id) is not None:
+                return None
+            raise
+
+    def route_recorded(self, delivery_id: str, jobs: Sequence[dict[str, Any]], note: str | None = None) -> list[int] | None:
+        """Route a delivery recorded earlier but not routed (the sweep): mark it and make its
+        jobs in one transaction; None when it is no longer `received` (another sweep has it)."""
+        now = time.time()
+        with self.writing() as c:
+            res = c.execute(update(Delivery).where(Delivery.id == delivery_id, Delivery.status == "received")
+                            .values(status="routed" if jobs else "ignored", jobs=len(jobs), note=note))
+            if res.rowcount != 1:  # type: ignore[attr-defined]
+                return None
+            ids = [i for i in (self._insert_job(c, spec, delivery_id, now) for spec in jobs) if i is not None]
+            if len(ids) != len(jobs):
+                c.execute(update(Delivery).where(Delivery.id == delivery_id).values(jobs=len(ids)))
+            return ids
+
+    def record_delivery(self, delivery_id: str, event: str, action: str | None, payload: bytes | str) -> bool:
+        """Record a delivery, not routed yet; False when this id was seen before (a redelivery)."""
+        return self.accept_delivery(delivery_id, event, action, payload, None) is not None
 
     def mark_delivery(self, delivery_id: str, status: str, jobs: int = 0, note: str | None = None) -> None:
         with self.session() as s:
@@ -193,25 +287,36 @@ class Store:
                                                          Delivery.received_at < cutoff)))
 
     # -- jobs -------------------------------------------------------------------------------
+    @staticmethod
+    def _insert_job(c: Connection, spec: dict[str, Any], delivery_id: str | None, now: float) -> int | None:
+        """Insert a queued job inside the caller's transaction; None when the same work is
+        already queued or running (unless the spec says `force`)."""
+        keys = {"kind": spec["kind"], "repo": spec["repo"], "head_sha": spec.get("head_sha"),
+                "analyzer": spec.get("analyzer"), "pr_number": spec.get("pr_number")}
+        if not spec.get("force"):
+            same = _same_job_statement(tuple(k for k in _NULLABLE_KEYS if keys[k] is None))
+            if c.scalar(same, {k: v for k, v in keys.items() if v is not None}) is not None:
+                return None
+        res = c.execute(INSERT_JOB, {
+            **keys, "delivery_id": delivery_id, "spec": spec, "status": "queued", "attempts": 0,
+            "created_at": now, "updated_at": now, "llm_requests": 0, "llm_tokens": 0})
+        key = res.inserted_primary_key
+        if key is None:
+            raise RuntimeError("the database returned no id for the new job")
+        return int(key[0])
+
     def add_job(self, spec: dict[str, Any], delivery_id: str | None = None) -> int | None:
         """Insert a queued job; None when the same work is already queued or running."""
-        now = time.time()
-        with self.session() as s:
-            if not spec.get("force"):
-                same = select(JobRow.id).where(
-                    JobRow.kind == spec["kind"], JobRow.repo == spec["repo"],
-                    JobRow.head_sha == spec.get("head_sha"), JobRow.analyzer == spec.get("analyzer"),
-                    JobRow.pr_number == spec.get("pr_number"), JobRow.status.in_(ACTIVE),
-                )
-                if s.scalars(same).first() is not None:
-                    return None
-            row = JobRow(delivery_id=delivery_id, kind=spec["kind"], repo=spec["repo"],
-                         pr_number=spec.get("pr_number"), head_sha=spec.get("head_sha"),
-                         analyzer=spec.get("analyzer"), spec=spec, status="queued",
-                         created_at=now, updated_at=now)
-            s.add(row)
-            s.flush()
-            return int(row.id)
+        with self.writing() as c:
+            return self._insert_job(c, spec, delivery_id, time.time())
+
+    def expedite(self, job_ids: Sequence[int]) -> None:
+        """Queued jobs whose message could not be sent: make them look stale, so the next sweep
+        sends them instead of the one after `requeue_after_s`."""
+        if job_ids:
+            with self.writing() as c:
+                c.execute(update(JobRow).where(JobRow.id.in_(list(job_ids)), JobRow.status == "queued")
+                          .values(updated_at=0.0))
 
     def job(self, job_id: int) -> JobRow | None:
         with self.session() as s:
