@@ -2,25 +2,46 @@
 
 A queue message carries only a job id; the job itself (and whether it is done) lives in the
 store, so a message lost with a killed worker is recovered by the sweep (bot/jobs.py).
+
+The SQLite queue runs in WAL mode with synchronous=NORMAL, like the store's SQLite database:
+a commit is durable when the process that made it is killed (the WAL is in the OS's hands),
+and only an OS crash or power cut can take back the last ones; in exchange a commit does not
+wait for an fsync, which on a busy disk takes from a fraction of a millisecond to tens of them
+(with FULL the webhook's p99 under load was seconds; see bench/webhook_load.py).
 """
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Callable
 
 from huey import Huey, RedisHuey, SqliteHuey
+from huey.storage import SqliteStorage
 
 from bot.settings import ServiceSettings
 
 QUEUE_NAME = "rtcbot"
 
 
+class WalNormalSqliteStorage(SqliteStorage):
+    """huey's SQLite storage (WAL) with synchronous=NORMAL (huey offers only FULL or OFF)."""
+
+    def _create_connection(self) -> sqlite3.Connection:
+        conn: sqlite3.Connection = super()._create_connection()
+        conn.execute("pragma synchronous=NORMAL")
+        return conn
+
+
+class QueueHuey(SqliteHuey):
+    storage_class = WalNormalSqliteStorage
+
+
 def make_huey(settings: ServiceSettings) -> Huey:
     if settings.redis_url:
         return RedisHuey(QUEUE_NAME, url=settings.redis_url, results=False, utc=True)
     settings.data_dir.mkdir(parents=True, exist_ok=True)
-    return SqliteHuey(QUEUE_NAME, filename=str(settings.data_dir / "queue.sqlite3"), results=False,
-                      utc=True, timeout=30)
+    return QueueHuey(QUEUE_NAME, filename=str(settings.data_dir / "queue.sqlite3"), results=False,
+                     utc=True, timeout=30)
 
 
 def describe(huey: Huey) -> str:

@@ -134,6 +134,10 @@ def _sqlite_pragmas(dbapi_conn: Any, _record: Any) -> None:
     cur.execute("PRAGMA journal_mode=WAL")
     cur.execute("PRAGMA busy_timeout=30000")
     cur.execute("PRAGMA foreign_keys=ON")
+    # WAL + NORMAL: a commit survives the process being killed; only an OS crash or power cut
+    # can take back the last ones. FULL fsyncs every commit while holding the write lock,
+    # which on a busy disk serialises every webhook behind it (see bot/queue.py).
+    cur.execute("PRAGMA synchronous=NORMAL")
     cur.close()
 
 
