@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 import click
@@ -9,6 +10,7 @@ import click
 from bot.settings import SettingsError, load_settings
 
 GROUP = "root"
+SHM = "/dev/shm"
 
 
 def _gunicorn(app_factory: Any, options: dict[str, Any]) -> None:
@@ -46,7 +48,9 @@ def command(host: str, port: int, workers: int, threads: int) -> None:
     from bot.app import create_app
 
     try:
-        create_app(settings)  # fail here, once, on a bad database or queue URL
+        # fail here, once, on a bad database or queue URL; each gunicorn worker makes its own
+        # app after the fork, so this one's connections are closed before any fork
+        create_app(settings).extensions["rtcbot"].store.close()
     except SettingsError as e:
         raise click.ClickException(str(e)) from None
     except Exception as e:
@@ -57,4 +61,7 @@ def command(host: str, port: int, workers: int, threads: int) -> None:
     _gunicorn(lambda: create_app(settings), {
         "bind": f"{host}:{port}", "workers": workers, "threads": threads, "worker_class": "gthread",
         "timeout": 30, "accesslog": "-", "errorlog": "-", "loglevel": "info",
+        # the workers' heartbeat touches a file after every batch of requests: on a disk-backed
+        # folder that can stall behind other processes' fsyncs (gunicorn's docs say so)
+        "worker_tmp_dir": SHM if os.path.isdir(SHM) and os.access(SHM, os.W_OK) else None,
     })
