@@ -72,11 +72,15 @@ def print_table(results: list[TaskResult], ks: list[int], fig: dict[str, Any], t
     click.echo("overall: " + ", ".join(f"{key}={fig[key]:.3f}" for key in fig if "@" in key))
 
 
+DEFAULT_KS = (1, 3, 5, 10)
+
+
 @click.command("repair")
 @click.argument("data", type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @click.option("--samples", type=click.IntRange(min=1, max=100), default=10, show_default=True,
               help="Fixes asked of the model per task.")
-@click.option("--k", "k_spec", default="1,3,5,10", show_default=True, help="The k of pass@k and TCA@k.")
+@click.option("--k", "k_spec", default=None,
+              help="The k of pass@k and TCA@k.  [default: those of 1,3,5,10 that do not exceed --samples]")
 @click.option("--temperature", type=click.FloatRange(min=0.0, max=2.0, min_open=True), default=0.8,
               show_default=True, help="Sampling temperature (> 0).")
 @click.option("--use-reference", is_flag=True, help="Run the reference programs (no model).")
@@ -90,14 +94,14 @@ def print_table(results: list[TaskResult], ks: list[int], fig: dict[str, Any], t
               help="Parallel runs (default: one per core).")
 @click.option("--json", "as_json", is_flag=True, help="Print the figures as one JSON line.")
 @llm_options
-def command(data: Path, samples: int, k_spec: str, temperature: float, use_reference: bool, use_buggy: bool,
+def command(data: Path, samples: int, k_spec: str | None, temperature: float, use_reference: bool, use_buggy: bool,
             limit: int | None, wall_s: float, memory_mb: int, workers: int | None, as_json: bool,
             **kwargs: Any) -> None:
     """Ask the model to fix each buggy program, run the fixes, print pass@k / TCA@k / verdicts."""
     if use_reference and use_buggy:
         raise click.UsageError("--use-reference and --use-buggy exclude each other")
     try:
-        ks = parse_ks(k_spec)
+        ks = parse_ks(k_spec) if k_spec else [k for k in DEFAULT_KS if k <= samples]
     except click.BadParameter as e:
         raise click.UsageError(f"--k: {e.message}") from None
     settings = pop_llm_settings(kwargs)

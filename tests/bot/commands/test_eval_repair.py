@@ -69,6 +69,10 @@ def test_model_samples_through_a_scripted_endpoint(scripted_llm: Callable[..., S
                        "--llm-base-url", srv.base_url, "--model", srv.model)
     assert code == 0 and "pass@3" in out and "overall: pass@1=0.667" in out
     assert srv.request_count == 3  # answers came from the LLM cache
+    # without --k: the default ks that 3 samples can estimate (1 and 3, not 5 or 10)
+    code, out, _ = run(str(data), "--samples", "3", "--json", "--timeout", "2",
+                       "--llm-base-url", srv.base_url, "--model", srv.model)
+    assert code == 0 and [k for k in json.loads(out) if "@" in k] == ["pass@1", "pass@3", "tca@1", "tca@3"]
 
 
 def test_bad_input_is_one_clear_line(tmp_path: Path) -> None:
