@@ -50,8 +50,8 @@ class UnsupportedType(ValueError):
 def decode_payload(content_type: str, body: bytes) -> tuple[Any, str]:
     """(the parsed JSON document of a delivery, its text): the body itself (application/json),
     or its `payload` field (application/x-www-form-urlencoded, GitHub's other content type),
-    parsed once. Raises
-    UnsupportedType for any other content type, ValueError for a body that is not JSON."""
+    parsed once. Raises UnsupportedType for any other content type, ValueError for a body
+    that is not JSON in its charset."""
     kind, _, params = content_type.partition(";")
     kind = kind.strip().lower()
     if kind not in JSON_TYPES:

@@ -83,6 +83,18 @@ def test_webhook_load_sqlite_enqueues_each_delivery_exactly_once() -> None:
     assert c.doubled == 0 and c.queued_not_in_jobs == 0 and c.jobs_per_delivery_max == 1
     rows = webhook_load.rows_for(o, 20, 1)
     assert rows[1]["met"] is True
+    assert len(o.load.latencies) == len(o.load.lateness) == len(o.load.service) == 20
+    assert all(lat >= svc for lat, svc in zip(o.load.latencies, o.load.service, strict=True))  # from the due time
+    assert "generator late p99" in rows[0]["value"] and o.load.server_cpu_s > 0
+
+
+@pytest.mark.slow
+def test_webhook_load_with_a_new_connection_per_delivery() -> None:
+    require(shutil.which("rtcbot", path=str(Path(sys.executable).parent)), "rtcbot is not installed in the venv")
+    o = webhook_load.measure("sqlite", rate=20, seconds=1, connections="new")
+    assert o.load.statuses == {202: 20} and o.load.connections == 20
+    assert o.load.redelivered == {200: 2}
+    assert o.counts.doubled == 0 and o.counts.distinct_job_ids == 20 + webhook_load.WARMUP
 
 
 @pytest.mark.slow

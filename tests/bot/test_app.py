@@ -140,3 +140,58 @@ def test_healthz_is_503_when_the_database_is_gone(tmp_path: Path) -> None:
         h = httpx.get(f"{url}/healthz", timeout=30)
     assert h.status_code == 503 and h.json()["database"].startswith("error")
     assert h.json()["queue"]["backend"] == "sqlite"
+
+
+def test_form_encoded_delivery_is_accepted_and_other_types_are_415(app_url) -> None:  # type: ignore[no-untyped-def]
+    import urllib.parse
+
+    url, rt = app_url
+    p = payload("pull_request", "opened.payload.json")
+    body = urllib.parse.urlencode({"payload": json.dumps(p)}).encode()
+    r = deliver(url, "pull_request", None, body=body, delivery="form-1",
+                headers={"Content-Type": "application/x-www-form-urlencoded"})
+    assert r.status_code == 202, r.text
+    assert [(j.kind, j.delivery_id) for j in rt.store.jobs()] == [("pr", "form-1")]
+    assert json.loads(rt.store.delivery("form-1").payload) == p  # type: ignore[union-attr]  # the JSON, for the sweep
+    r = deliver(url, "pull_request", p, headers={"Content-Type": "text/plain"})
+    assert r.status_code == 415
+    assert len(rt.store.jobs()) == 1
+
+
+def test_a_delivery_recorded_but_not_routed_is_routed_once_by_the_sweep(tmp_path: Path, backend: Backend) -> None:
+    settings = make_settings(tmp_path, database_url=backend.database_url, redis_url=backend.redis_url,
+                             stale_after_s=0.0)
+    rt = Runtime(settings)
+    try:
+        body = json.dumps(payload("pull_request_review_comment", "created.payload.json"))
+        # recorded, then the process died before routing it (or routing raised)
+        assert rt.store.record_delivery("late", "pull_request_review_comment", "created", body)
+        assert not rt.store.record_delivery("late", "pull_request_review_comment", "created", body)
+        time.sleep(0.05)
+        assert rt.sweep()["deliveries"] == 1
+        assert rt.sweep()["deliveries"] == 0  # routed: a second sweep (another worker) finds nothing
+        jobs = rt.store.jobs()
+        assert [(j.kind, j.analyzer, j.delivery_id) for j in jobs] == [("analyze", "crscore", "late")]
+        assert rt.huey.pending_count() == 1
+        d = rt.store.delivery("late")
+        assert d is not None and (d.status, d.jobs) == ("routed", 1)
+        assert rt.store.route_recorded("late", [{"kind": "analyze", "repo": "o/r", "force": True}]) is None
+    finally:
+        rt.store.close()
+
+
+def test_a_queue_that_is_away_loses_no_job(tmp_path: Path) -> None:
+    settings = make_settings(tmp_path, redis_url="redis://127.0.0.1:1/0")  # nothing listens there
+    rt = Runtime(settings)
+    with serve(create_app(settings, runtime=rt)) as url:
+        r = deliver(url, "pull_request", payload("pull_request", "opened.payload.json"), delivery="q-away")
+    assert r.status_code == 202, r.text  # the delivery and its job are stored: GitHub need not resend
+    job = rt.store.jobs()[0]
+    assert (job.status, job.updated_at) == ("queued", 0.0)  # marked for the next sweep
+    later = Runtime(make_settings(tmp_path, requeue_after_s=600.0))  # the queue is back (SQLite here)
+    try:
+        assert later.sweep()["resent"] == 1
+        assert later.huey.pending_count() == 1
+    finally:
+        later.store.close()
+        rt.store.close()
