@@ -9,6 +9,7 @@ costs zero requests and reproduces the same samples.
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import json
 import os
@@ -159,7 +160,11 @@ def _retryable(exc: BaseException) -> bool:
 
 
 class LLMClient:
-    """Thread-safe sampling client. `usage` counts this client's whole life (one run)."""
+    """Thread-safe sampling client. `usage` counts this client's whole life (one run).
+
+    `scoped()` gives a view for one part of a run (e.g. one of several analyzers running at
+    once): the same endpoint, cache, request slots and budget, with a `usage` of its own.
+    """
 
     def __init__(self, settings: LLMSettings, cache: Cache | None = None):
         if not settings.base_url:
@@ -179,19 +184,34 @@ class LLMClient:
             cache = SqliteCache(settings.cache_path)
         self.cache = cache
         self.usage = Usage()
+        self._meters: tuple[Usage, ...] = (self.usage,)  # this client's usage, then its parents'
         self.honours_n = settings.honours_n
         self._lock = threading.Lock()
         self._slots = threading.BoundedSemaphore(max(1, settings.max_concurrency))
 
+    def scoped(self) -> LLMClient:
+        """A view of this client whose `usage` counts only the requests made through it; they
+        count on this client too, against its one budget, within its one set of request slots."""
+        view = copy.copy(self)  # shares the HTTP client, cache, lock, slots and settings
+        view.usage = Usage()
+        view._meters = (view.usage, *self._meters)
+        return view
+
     # -- budget -------------------------------------------------------------------------
+    def _count(self, **amounts: int) -> None:
+        """Add to this client's usage and its parents' (the caller holds the lock)."""
+        for meter in self._meters:
+            for name, n in amounts.items():
+                setattr(meter, name, getattr(meter, name) + n)
+
     def _charge_request(self) -> None:
         with self._lock:
-            s = self.settings
-            if s.max_requests is not None and self.usage.requests >= s.max_requests:
+            s, run = self.settings, self._meters[-1]  # the budget is the whole run's
+            if s.max_requests is not None and run.requests >= s.max_requests:
                 raise BudgetExceeded(f"request budget of {s.max_requests} spent")
-            if s.max_tokens_total is not None and self.usage.tokens >= s.max_tokens_total:
+            if s.max_tokens_total is not None and run.tokens >= s.max_tokens_total:
                 raise BudgetExceeded(f"token budget of {s.max_tokens_total} spent")
-            self.usage.requests += 1
+            self._count(requests=1)
 
     def _describe(self, exc: BaseException) -> LLMError:
         where = f"{self.base_url} (model {self.model!r})"
@@ -233,7 +253,7 @@ class LLMClient:
                 stop: Sequence[str] | None, seed: int) -> list[str]:
         def before_retry(state: RetryCallState) -> None:
             with self._lock:
-                self.usage.retries += 1
+                self._count(retries=1)
 
         retrying = Retrying(
             retry=retry_if_exception(_retryable),
@@ -265,8 +285,8 @@ class LLMClient:
             raise self._describe(e) from None
         with self._lock:
             if resp.usage is not None:
-                self.usage.prompt_tokens += resp.usage.prompt_tokens or 0
-                self.usage.completion_tokens += resp.usage.completion_tokens or 0
+                self._count(prompt_tokens=resp.usage.prompt_tokens or 0,
+                            completion_tokens=resp.usage.completion_tokens or 0)
         choices = sorted(resp.choices, key=lambda c: c.index)
         return [(c.message.content or "") for c in choices]
 
@@ -290,7 +310,7 @@ class LLMClient:
                 if hit is not None:
                     out[i] = hit
                     with self._lock:
-                        self.usage.cache_hits += 1
+                        self._count(cache_hits=1)
         missing = [i for i in range(n) if out[i] is None]
         while missing:
             first = missing[0]

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import socket
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -114,3 +115,21 @@ def test_concurrency_is_bounded(scripted_llm: Callable[..., ScriptedLLM]) -> Non
     c.map(lambda i: c.sample(MSG, seed=i), range(12))
     assert srv.request_count == 12
     assert 1 < srv.max_in_flight <= 3
+
+
+def test_scoped_views_count_their_own_usage_within_one_budget_and_one_set_of_slots(
+        scripted_llm: Callable[..., ScriptedLLM]) -> None:
+    srv = scripted_llm("a b", delay_s=0.05)
+    run = client_for(srv, max_concurrency=2, max_requests=7)
+    first, second = run.scoped(), run.scoped()
+    with ThreadPoolExecutor(max_workers=2) as ex:  # both views at once
+        jobs = [ex.submit(first.map, lambda i: first.sample(MSG, seed=i), range(3)),
+                ex.submit(second.map, lambda i: second.sample(MSG, seed=10 + i), range(3))]
+        assert [len(j.result()) for j in jobs] == [3, 3]
+    assert (first.usage.requests, second.usage.requests, run.usage.requests) == (3, 3, 6)
+    assert first.usage.tokens == second.usage.tokens == run.usage.tokens // 2 > 0
+    assert 1 < srv.max_in_flight <= 2  # the views share the run's request slots
+    first.sample(MSG, seed=99)
+    with pytest.raises(BudgetExceeded):  # the run's budget, not the view's own count
+        second.sample(MSG, seed=100)
+    assert (first.usage.requests, second.usage.requests, run.usage.requests) == (4, 3, 7)
