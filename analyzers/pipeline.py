@@ -1,14 +1,23 @@
-"""Run a list of analyzers over one ChangeSet; a failing analyzer becomes a report with an error."""
+"""Run a list of analyzers over one ChangeSet; a failing analyzer becomes a report with an error.
+
+Analyzers are independent of each other, so `run_all` runs them at once, one thread each
+(as many threads as analyzers), and returns their reports in the order of `names`. They
+share the run's LLM client (its request slots bound the concurrency, its budget is the
+run's); each sees it through `LLMClient.scoped()`, so each report's usage is its own.
+"""
 
 from __future__ import annotations
 
+import dataclasses
 import logging
+import threading
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 
 from analyzers import registry
 from analyzers.context import AnalysisContext
 from analyzers.diff import ChangeSet
-from analyzers.llm import LLMError
+from analyzers.llm import LLMClient, LLMError
 from analyzers.report import AnalyzerReport, Skipped
 
 log = logging.getLogger(__name__)
@@ -33,5 +42,21 @@ def run_one(name: str, changes: ChangeSet, ctx: AnalysisContext) -> AnalyzerRepo
     return report
 
 
+def scoped_context(ctx: AnalysisContext) -> AnalysisContext:
+    """The same inputs, with the run's LLM client seen through a view of its own (created on
+    first use, so a run whose analyzers need no LLM never starts one)."""
+
+    def view() -> LLMClient:
+        return ctx.llm.scoped()
+
+    has_llm = ctx.llm_factory is not None or ctx.has_llm
+    return dataclasses.replace(ctx, llm_factory=view if has_llm else None, _llm=None, _lock=threading.Lock())
+
+
 def run_all(names: Sequence[str], changes: ChangeSet, ctx: AnalysisContext) -> list[AnalyzerReport]:
-    return [run_one(n, changes, ctx) for n in names]
+    """Every analyzer in `names`, concurrently; the reports in the order of `names`."""
+    if len(names) <= 1:
+        return [run_one(n, changes, ctx) for n in names]
+    with ThreadPoolExecutor(max_workers=len(names), thread_name_prefix="analyzer") as ex:
+        futures = [ex.submit(run_one, n, changes, scoped_context(ctx)) for n in names]
+        return [f.result() for f in futures]
