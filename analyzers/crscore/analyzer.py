@@ -4,7 +4,9 @@ For each comment (`ctx.comments`): find the hunk it sits on (its path and a new-
 the hunk's range; a comment with no line — line ≤ 0 — is about the whole file), build that
 unit's pseudo-references once (LLM claims, cached by the LLM client, plus code smells on the
 changed lines, detected on the post-change file when `ctx.file_at_head` has it, on the hunk's
-new code otherwise), then score every comment in one embedding pass. Each finding carries
+new code otherwise), then score every comment in one embedding pass. The smell detectors (one
+run per language for all the files and hunks) work while the claims requests are out, and then
+embed the comments and the smells, so that only the claims are left to embed when they come. Each finding carries
 the matched and the missed pseudo-references, so a reviewer sees what the comment left out.
 
 Options (`ctx.opts("crscore")`): `model` (embedding model), `pooling` ("tokens" | "model"),
@@ -15,12 +17,20 @@ scores; default: the model's calibrated τ from tau.json), `claims` (default Tru
 from __future__ import annotations
 
 import hashlib
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 from analyzers.context import AnalysisContext, ReviewComment
 from analyzers.crscore import score as crs
 from analyzers.crscore.claims import generate_claims
-from analyzers.crscore.smells import SmellReport, detect_in_file, detect_in_hunk
+from analyzers.crscore.smells import (
+    SmellReport,
+    Source,
+    detect_many,
+    file_source,
+    hunk_source,
+    on_hunk,
+)
 from analyzers.crscore.sts import DEFAULT_MODEL, EmbeddingError, shared_embedder
 from analyzers.diff import ChangeSet, FileChange, Hunk
 from analyzers.llm import LLMError
@@ -61,6 +71,53 @@ def locate(changes: ChangeSet, comment: ReviewComment) -> tuple[FileChange, list
     return "line outside the diff"
 
 
+@dataclass
+class SmellPlan:
+    """What the detectors look at for a set of units (pure): each file's post-change text
+    when it is available, else the new code of each of its hunks; each piece once."""
+
+    sources: list[Source] = field(default_factory=list)
+    files: dict[str, int] = field(default_factory=dict)  # path → index in sources
+    hunks: dict[int, int] = field(default_factory=dict)  # id(hunk) → index in sources
+
+    @classmethod
+    def of(cls, units: list[Unit], texts: dict[str, str | None]) -> SmellPlan:
+        plan = cls()
+        for unit in units:
+            fc = unit.file
+            text = texts.get(fc.path)
+            if text is not None:
+                if fc.path not in plan.files:
+                    plan.files[fc.path] = plan.add(file_source(fc.language, fc.path, text))
+                continue
+            for h in unit.hunks:
+                if id(h) not in plan.hunks:
+                    plan.hunks[id(h)] = plan.add(hunk_source(fc.language, h))
+        return plan
+
+    def add(self, source: Source) -> int:
+        self.sources.append(source)
+        return len(self.sources) - 1
+
+    def on_unit(self, unit: Unit, reports: list[SmellReport]) -> list[SmellReport]:
+        """The unit's smells, on its added lines, numbered as in the file."""
+        fc = unit.file
+        if fc.path in self.files:
+            whole = reports[self.files[fc.path]].on_lines(fc.changed_lines)
+            return [whole.on_lines(unit.added_lines)]
+        return [on_hunk(reports[self.hunks[id(h)]], h) for h in unit.hunks]
+
+
+def pre_embed(model: str, pooling: str, reviews: list[str], smells: list[str]) -> None:
+    """Embed the review sentences and the smells ahead of scoring (the embedder keeps them);
+    a failure is left for the scoring to report."""
+    sentences = [s for r in reviews for s in crs.split_sentences(r)] + [s.strip() for s in smells if s.strip()]
+    try:
+        shared_embedder(model, pooling).embed(list(dict.fromkeys(sentences)))  # type: ignore[arg-type]
+    except (EmbeddingError, ValueError):
+        pass
+
+
 def comment_key(unit_key: str, body: str) -> str:
     return hashlib.sha256(f"{unit_key}\0{body}".encode("utf-8", "surrogatepass")).hexdigest()[:24]
 
@@ -92,10 +149,13 @@ class CRScoreAnalyzer:
             placed.append((c, unit))
         if not placed:
             return report
-        self._claims(list(units.values()), ctx, report, bool(opts.get("claims", True)))
-        self._smells(list(units.values()), ctx, report)
+        todo, model = list(units.values()), str(opts.get("model", DEFAULT_MODEL))
+        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="crscore-local") as ex:
+            local = ex.submit(self._local, todo, [c.body for c, _ in placed], ctx, model, pooling)
+            self._claims(todo, ctx, report, bool(opts.get("claims", True)))
+            report.notes += local.result()
         try:
-            embedder = shared_embedder(str(opts.get("model", DEFAULT_MODEL)), pooling)  # type: ignore[arg-type]
+            embedder = shared_embedder(model, pooling)  # type: ignore[arg-type]
             tau = None if soft else (float(tau_opt) if tau_opt is not None
                                      else crs.tau_for(embedder.model_name, pooling))
             if not soft and tau is None:
@@ -138,29 +198,25 @@ class CRScoreAnalyzer:
             report.notes.append(f"LLM claims stopped: {e}")
         report.usage = llm.usage.minus(before).as_dict()
 
-    def _smells(self, units: list[Unit], ctx: AnalysisContext, report: AnalyzerReport) -> None:
-        by_file: dict[str, SmellReport | None] = {}
+    def _local(self, units: list[Unit], reviews: list[str], ctx: AnalysisContext, model: str,
+               pooling: str) -> list[str]:
+        """The work that needs no LLM (smells, then the embeddings known before the claims);
+        the notes on the smells."""
+        notes = self._smells(units, ctx)
+        pre_embed(model, pooling, reviews, [s for u in units for s in u.smells])
+        return notes
+
+    def _smells(self, units: list[Unit], ctx: AnalysisContext) -> list[str]:
+        """Set each unit's smell sentences; the notes on what could not be looked at."""
+        texts = {path: ctx.file_at_head(path) for path in dict.fromkeys(u.file.path for u in units)}
+        plan = SmellPlan.of(units, texts)
+        reports = detect_many(plan.sources)
         reasons: set[str] = set()
         for unit in units:
-            fc = unit.file
-            if fc.path not in by_file:
-                code = ctx.file_at_head(fc.path)
-                by_file[fc.path] = (detect_in_file(fc.language, fc.path, code, fc.changed_lines)
-                                    if code is not None else None)
-            whole = by_file[fc.path]
-            if whole is not None:
-                found = whole.on_lines(unit.added_lines)
-                unit.smells = [s.sentence() for s in found.smells]
-                if found.skipped:
-                    reasons.add(f"{fc.path}: {found.skipped}")
-                continue
-            for h in unit.hunks:
-                found = detect_in_hunk(fc.language, h)
-                unit.smells += [s.sentence() for s in found.smells]
-                if found.skipped:
-                    reasons.add(f"{fc.path}: {found.skipped}")
-        for r in sorted(reasons):
-            report.notes.append(f"smells not detected for {r}")
+            found = plan.on_unit(unit, reports)
+            unit.smells = [s.sentence() for rep in found for s in rep.smells]
+            reasons |= {f"{unit.file.path}: {rep.skipped}" for rep in found if rep.skipped}
+        return [f"smells not detected for {r}" for r in sorted(reasons)]
 
     # -- output ---------------------------------------------------------------------------
     def _finding(self, c: ReviewComment, unit: Unit, s: crs.Scores) -> Finding:

@@ -12,10 +12,14 @@ import pytest
 
 from analyzers.crscore.smells import (
     SmellReport,
+    Source,
     detect_files,
     detect_in_file,
     detect_in_hunk,
+    detect_many,
+    hunk_source,
     node_bin,
+    on_hunk,
     pmd,
 )
 from analyzers.crscore.smells import jshint as js
@@ -183,3 +187,19 @@ def test_missing_tools_are_skipped_not_crashes(monkeypatch: pytest.MonkeyPatch) 
     monkeypatch.setenv("PATH", str(Path("/nonexistent-bin")))  # no java, no node
     assert "Java is not installed" in str(detect_in_file("java", "A.java", "class A {}", [1]).skipped)
     assert "Node.js is not installed" in str(detect_in_file("javascript", "a.js", "var a;", [1]).skipped)
+
+
+@pytest.mark.slow
+def test_one_tool_run_per_language_finds_what_a_run_per_hunk_finds() -> None:
+    require(pmd.unavailable_reason() is None, str(pmd.unavailable_reason()))
+    require(js.unavailable_reason() is None, str(js.unavailable_reason()))
+    items = [h for lang in ("python", "java", "javascript") for _, _, h in hunks_of(lang)]
+    items += [h for _, _, h in hunks_of("python")[:1]]  # the same piece twice is looked at twice
+    langs = [{".py": "python", ".java": "java", ".js": "javascript"}[Path(h.path).suffix] for h in items]
+    batch = detect_many([hunk_source(lang, h) for lang, h in zip(langs, items, strict=True)])
+    for lang, h, rep in zip(langs, items, batch, strict=True):
+        one = detect_in_hunk(lang, h)
+        assert (on_hunk(rep, h).smells, on_hunk(rep, h).skipped) == (one.smells, one.skipped)
+    assert sum(len(on_hunk(rep, h).smells) for h, rep in zip(items, batch, strict=True)) >= 3
+    unknown = detect_many([Source("go", "x.go", "package main\n"), Source("python", "a.py", "x = 1\n")])
+    assert "no smell detector for go" in str(unknown[0].skipped) and unknown[1].skipped is None
