@@ -203,3 +203,37 @@ def test_one_tool_run_per_language_finds_what_a_run_per_hunk_finds() -> None:
     assert sum(len(on_hunk(rep, h).smells) for h, rep in zip(items, batch, strict=True)) >= 3
     unknown = detect_many([Source("go", "x.go", "package main\n"), Source("python", "a.py", "x = 1\n")])
     assert "no smell detector for go" in str(unknown[0].skipped) and unknown[1].skipped is None
+
+
+@pytest.mark.slow
+def test_the_pmd_server_reports_what_the_pmd_cli_reports(tmp_path: Path) -> None:
+    require(pmd.unavailable_reason() is None, str(pmd.unavailable_reason()))
+    for i, (_, _, h) in enumerate(hunks_of("java")):
+        (tmp_path / str(i)).mkdir()
+        (tmp_path / str(i) / "Hunk.java").write_text(h.new_code, encoding="utf-8")
+    (tmp_path / "bad").mkdir()
+    (tmp_path / "bad" / "B.java").write_text("int x = ;", encoding="utf-8")
+    server = pmd.PmdServer()
+    try:
+        for _ in range(2):  # the second request reuses the running JVM
+            server.analyse(tmp_path, tmp_path.parent / "report.json")
+            ours = json.loads((tmp_path.parent / "report.json").read_text())
+            cli = pmd.run_pmd_cli(tmp_path)
+            for key in ("files", "processingErrors", "configurationErrors"):
+                assert sorted(map(json.dumps, ours[key])) == sorted(map(json.dumps, cli[key])), key
+        assert ours["files"] and ours["processingErrors"]
+    finally:
+        server.stop()
+
+
+def test_a_pmd_server_that_cannot_start_leaves_the_cli(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    broken = pmd.PmdServer(command=[sys.executable, "-c", "print('no jdk.compiler here')"])
+    with pytest.raises(pmd.ServerUnavailable, match="did not start"):
+        broken.analyse(tmp_path, tmp_path / "r.json")
+    assert broken.unavailable  # not tried again in this process
+    with pytest.raises(pmd.ServerUnavailable):
+        broken.analyse(tmp_path, tmp_path / "r.json")
+    require(pmd.unavailable_reason() is None, str(pmd.unavailable_reason()))
+    monkeypatch.setattr(pmd, "_server", broken)
+    rep = detect_in_file("java", "A.java", "import java.util.List;\npublic class A {}\n", [1])
+    assert {s.rule for s in rep.smells} == {"UnnecessaryImport"} and rep.skipped is None
