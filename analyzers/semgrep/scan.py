@@ -5,6 +5,12 @@ The command is always `semgrep scan --metrics=off --disable-version-check --json
 configs, no metrics, no version check, so a scan never waits on the network. Only the
 targets given are scanned (a pull request's changed files), run from `root` with relative
 paths so that findings come back under the same names.
+
+Semgrep's native command line (osemgrep, `--experimental`) runs the same engine on the same
+rules and writes the same JSON, but starts in about a quarter of the time of the Python one
+(which spends ~2 s importing itself and re-parsing the rules on every run). It is the default;
+where it gives no JSON (an old semgrep without it), the scan is run again the classic way.
+RTCBOT_SEMGREP_ENGINE=python always uses the classic command line.
 """
 
 from __future__ import annotations
@@ -21,6 +27,7 @@ from typing import Any
 
 RULES_DIR = Path(__file__).resolve().parent / "rules"
 BASE_FLAGS: tuple[str, ...] = ("scan", "--metrics=off", "--disable-version-check", "--json")
+NATIVE_FLAGS: tuple[str, ...] = ("--experimental",)  # the native command line (osemgrep)
 # Syntax errors Semgrep reports (error code 3 / these types) make a file "unparsable".
 _PARSE_ERROR_TYPES = ("PartialParsing", "Syntax error", "Lexical error", "Parse error")
 
@@ -139,8 +146,16 @@ def rule_configs(extra: Sequence[str | os.PathLike[str]] = ()) -> list[Path]:
     return configs
 
 
-def build_argv(exe: str, configs: Sequence[Path], targets: Sequence[str]) -> list[str]:
-    argv = [exe, *BASE_FLAGS]
+def engines() -> list[tuple[str, ...]]:
+    """The command lines to try, in order: native then classic, or only classic."""
+    if os.environ.get("RTCBOT_SEMGREP_ENGINE", "").strip().lower() == "python":
+        return [()]
+    return [NATIVE_FLAGS, ()]
+
+
+def build_argv(exe: str, configs: Sequence[Path], targets: Sequence[str],
+               engine: Sequence[str] = ()) -> list[str]:
+    argv = [exe, *BASE_FLAGS, *engine]
     for c in configs:
         argv += ["--config", str(c)]
     return argv + ["--", *targets]
@@ -162,7 +177,21 @@ def scan(
     targets = list(dict.fromkeys(targets))
     if not targets:
         return ScanResult()
-    argv = build_argv(exe, rule_configs(extra_rules), targets)
+    configs = rule_configs(extra_rules)
+    failure = ""
+    for engine in engines():
+        argv = build_argv(exe, configs, targets, engine)
+        data = _run_json(argv, root, timeout)
+        if isinstance(data, dict):
+            result = parse_output(data)
+            result.argv, result.targets = argv, targets
+            return result
+        failure = data
+    raise SemgrepFailed(failure)
+
+
+def _run_json(argv: list[str], root: Path, timeout: float) -> dict[str, Any] | str:
+    """Semgrep's JSON output, or why there is none. Raises on a timeout or no executable."""
     env = dict(os.environ, SEMGREP_ENABLE_VERSION_CHECK="0", SEMGREP_SEND_METRICS="off")
     try:
         proc = subprocess.run(argv, cwd=root, env=env, capture_output=True, text=True,
@@ -170,12 +199,12 @@ def scan(
     except subprocess.TimeoutExpired:
         raise SemgrepFailed(f"semgrep did not finish within {timeout:.0f} s") from None
     except OSError as e:
-        raise SemgrepUnavailable(f"cannot run semgrep ({exe}): {e}") from None
+        raise SemgrepUnavailable(f"cannot run semgrep ({argv[0]}): {e}") from None
     try:
         data = json.loads(proc.stdout)
     except json.JSONDecodeError:
-        tail = (proc.stderr or proc.stdout).strip().splitlines()[-1:] or ["no output"]
-        raise SemgrepFailed(f"semgrep failed (exit {proc.returncode}): {tail[0][:300]}") from None
-    result = parse_output(data)
-    result.argv, result.targets = argv, targets
-    return result
+        data = None
+    if isinstance(data, dict):
+        return data
+    tail = (proc.stderr or proc.stdout).strip().splitlines()[-1:] or ["no output"]
+    return f"semgrep failed (exit {proc.returncode}): {tail[0][:300]}"

@@ -136,3 +136,32 @@ def test_parse_output_reads_results_and_errors() -> None:
     assert short_rule_id("plain-id") == "plain-id"
     argv = build_argv("semgrep", [RULES_DIR], ["a.py"])
     assert argv[:1 + len(BASE_FLAGS)] == ["semgrep", *BASE_FLAGS]
+
+
+def test_native_and_classic_command_lines_find_the_same(monkeypatch: pytest.MonkeyPatch) -> None:
+    _semgrep()
+    require(VULNERABLE.is_dir(), f"missing fixtures {VULNERABLE}")
+    files = sorted(p.name for p in VULNERABLE.glob("*.py"))
+    native = scan(VULNERABLE, files)
+    assert "--experimental" in native.argv
+    monkeypatch.setenv("RTCBOT_SEMGREP_ENGINE", "python")
+    classic = scan(VULNERABLE, files)
+    assert "--experimental" not in classic.argv
+    assert native.findings == classic.findings and native.unparsable == classic.unparsable
+    assert len(native.findings) >= 10
+
+
+def test_a_semgrep_without_the_native_command_line_is_run_the_classic_way(tmp_path: Path) -> None:
+    real = _semgrep()
+    wrapper = tmp_path / "old-semgrep"
+    wrapper.write_text("#!/bin/sh\n"
+                       "for a in \"$@\"; do [ \"$a\" = --experimental ] && { echo 'no such option' >&2; exit 2; }; done\n"
+                       f"exec {real} \"$@\"\n")
+    wrapper.chmod(0o755)
+    (tmp_path / "a.py").write_text("import pickle\npickle.loads(b'')\n")
+    result = scan(tmp_path, ["a.py"], semgrep=str(wrapper))
+    assert [f.rule_id for f in result.findings] == ["python-unsafe-deserialization"]
+    assert "--experimental" not in result.argv
+    wrapper.write_text("#!/bin/sh\necho 'broken' >&2\nexit 2\n")
+    with pytest.raises(SemgrepFailed, match=r"semgrep failed \(exit 2\): broken"):
+        scan(tmp_path, ["a.py"], semgrep=str(wrapper))
