@@ -10,6 +10,7 @@ is re-indented to the flagged lines and applied. Two independent checks follow:
   pass when after′ equals the fix (exact after stripping; whitespace-normalised reported too).
 
 Every Semgrep run is batched: one scan for the changed files, one for all patched variants.
+That re-scan needs only the fixes, so it runs while the Patched RTC requests are out.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ import tempfile
 import textwrap
 from collections import Counter
 from collections.abc import Callable, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -281,6 +283,13 @@ class Options:
 
 def attempt(target: Target, llm: LLMClient, opts: Options) -> Outcome:
     """Fix prompt → replacement → patched file; then Patched RTC. No Semgrep here."""
+    out = propose(target, llm, opts)
+    patched_rtc(out, llm, opts)
+    return out
+
+
+def propose(target: Target, llm: LLMClient, opts: Options) -> Outcome:
+    """Fix prompt → replacement → patched file (one request)."""
     f = target.finding
     ctx_start, context = context_of(target.text, target.language, f.start_line, f.end_line,
                                     opts.context_lines)
@@ -293,17 +302,23 @@ def attempt(target: Target, llm: LLMClient, opts: Options) -> Outcome:
     out.replacement = reindent(answer.code, target.snippet)
     out.patched, _ = apply_edits(target.text, [Edit(f.start_line, f.end_line, out.replacement)])
     out.diff = unified_diff(target.path, target.text, out.patched)
-    if opts.rtc:
-        before, after = textwrap.dedent(target.snippet), textwrap.dedent(out.replacement)
-        out.description = llm.sample(describe_messages(before, after, target.language),
-                                     temperature=0.0, max_tokens=opts.describe_tokens)[0].strip()
-        regen_raw = llm.sample(regenerate_messages(before, out.description, target.language),
-                               temperature=0.0, max_tokens=opts.fix_tokens)[0]
-        block = code_block(regen_raw)
-        out.regenerated = textwrap.dedent(block if block is not None else regen_raw)
-        out.rtc_exact = similarity.exact(after, out.regenerated) == 1.0
-        out.rtc_normalised = similarity.normalised(after, out.regenerated) == 1.0
     return out
+
+
+def patched_rtc(out: Outcome, llm: LLMClient, opts: Options) -> None:
+    """Patched RTC of a proposed fix (two sequential requests); nothing without a fix."""
+    if not opts.rtc or out.replacement is None:
+        return
+    target = out.target
+    before, after = textwrap.dedent(target.snippet), textwrap.dedent(out.replacement)
+    out.description = llm.sample(describe_messages(before, after, target.language),
+                                 temperature=0.0, max_tokens=opts.describe_tokens)[0].strip()
+    regen_raw = llm.sample(regenerate_messages(before, out.description, target.language),
+                           temperature=0.0, max_tokens=opts.fix_tokens)[0]
+    block = code_block(regen_raw)
+    out.regenerated = textwrap.dedent(block if block is not None else regen_raw)
+    out.rtc_exact = similarity.exact(after, out.regenerated) == 1.0
+    out.rtc_normalised = similarity.normalised(after, out.regenerated) == 1.0
 
 
 # --------------------------------------------------------------------------- oracle
@@ -387,15 +402,34 @@ def _rebase(result: ScanResult, prefix_path: str, path: str) -> ScanResult:
 
 def fix_all(targets: Sequence[Target], llm: LLMClient, opts: Options,
             progress: Callable[[], None] | None = None) -> list[Outcome]:
-    """Attempts run concurrently (llm.map); then one oracle scan for all of them."""
-    def one(t: Target) -> Outcome:
-        out = attempt(t, llm, opts)
+    """Attempts run concurrently (llm.map), each its fix then its Patched RTC; one oracle
+    scan for all of them starts as soon as every fix is in, while the RTC requests are out."""
+    proposed: list[Future[Outcome]] = [Future() for _ in targets]
+
+    def one(i: int) -> Outcome:
+        try:
+            out = propose(targets[i], llm, opts)
+        except BaseException as e:
+            proposed[i].set_exception(e)
+            raise
+        proposed[i].set_result(out)
+        patched_rtc(out, llm, opts)
         if progress is not None:
             progress()
         return out
 
-    outcomes = llm.map(one, list(targets))
-    oracle(outcomes, opts)
+    def scan_fixes() -> None:
+        oracle([f.result() for f in proposed], opts)
+
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="autofix-oracle") as ex:
+        scanned = ex.submit(scan_fixes)
+        try:
+            outcomes = llm.map(one, range(len(targets)))
+        finally:  # an attempt that failed (or never ran) must not leave the scan waiting
+            for f in proposed:
+                if not f.done():
+                    f.set_exception(RuntimeError("the fix attempt did not run"))
+        scanned.result()
     return outcomes
 
 

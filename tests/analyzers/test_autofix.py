@@ -311,3 +311,20 @@ def test_embedded_model_runs_the_whole_loop(tmp_path: Path, embedded_llm: Any) -
     spent = embedded_llm.usage.requests + embedded_llm.usage.cache_hits - before
     assert spent == (3 if o.answer.kind == "code" else 1)
     assert table(outcomes, Options())["findings"] == 1.0
+
+
+@pytest.mark.slow
+def test_an_attempt_that_fails_does_not_leave_the_oracle_waiting(tmp_path: Path, scripted_llm: Any) -> None:
+    from analyzers.autofix import Options, Target, fix_all
+    from analyzers.llm import BudgetExceeded
+    from analyzers.semgrep.scan import scan
+
+    require(find_semgrep(), "semgrep is not installed")
+    (tmp_path / "app.py").write_text(APP)
+    found = scan(tmp_path, ["app.py"]).findings
+    targets = [Target(f, "python", APP) for f in found[:3]]
+    # one request slot: the attempts run one after another, and the budget ends the second
+    llm = client_for(scripted_llm(responder), max_concurrency=1, max_requests=4)
+    with pytest.raises(BudgetExceeded):
+        fix_all(targets, llm, Options())
+    assert llm.usage.requests == 4
