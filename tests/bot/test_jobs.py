@@ -325,7 +325,9 @@ def test_installation_token_is_renewed_before_it_expires(world: Callable[..., Wo
     w.deliver("pull_request", w.gh.pr_event("opened", 41))
     w.run()
     assert len([r for r in w.gh.runs() if r["status"] == "completed"]) == 2
-    assert w.gh.token_requests == 2
+    # renewed (at least once more: a slow first job on a loaded machine may renew mid-job)
+    # before GitHub would have refused it: not one 401
+    assert w.gh.token_requests >= 2
     assert not [r for r in w.gh.rejections if r[0] == 401]
 
 
