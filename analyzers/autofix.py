@@ -32,6 +32,7 @@ from analyzers import similarity
 from analyzers.context import AnalysisContext
 from analyzers.diff import ChangeSet, FileChange
 from analyzers.llm import LLMClient, Message
+from analyzers.pipeline import files_at_head
 from analyzers.report import AnalyzerReport, Finding, Fix, Skipped
 from analyzers.semgrep.scan import (
     ScanResult,
@@ -537,8 +538,9 @@ class AutoFix:
             return report
         texts: dict[str, str] = {}
         from_hunks: list[str] = []
+        at_head = files_at_head(ctx, [fc.path for fc in files])
         for fc in files:
-            text = ctx.file_at_head(fc.path)
+            text = at_head[fc.path]
             if text is None:
                 text = pseudo_file(fc)
                 from_hunks.append(fc.path)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 
 from analyzers import registry
@@ -21,6 +21,7 @@ from analyzers.llm import LLMClient, LLMError
 from analyzers.report import AnalyzerReport, Skipped
 
 log = logging.getLogger(__name__)
+FILE_LOADS = 8  # files at the head of the change loaded at once (each may be an API call)
 
 
 def run_one(name: str, changes: ChangeSet, ctx: AnalysisContext) -> AnalyzerReport:
@@ -60,3 +61,13 @@ def run_all(names: Sequence[str], changes: ChangeSet, ctx: AnalysisContext) -> l
     with ThreadPoolExecutor(max_workers=len(names), thread_name_prefix="analyzer") as ex:
         futures = [ex.submit(run_one, n, changes, scoped_context(ctx)) for n in names]
         return [f.result() for f in futures]
+
+
+def files_at_head(ctx: AnalysisContext, paths: Iterable[str]) -> dict[str, str | None]:
+    """Each path's text at the head of the change (None where it is not available), loaded
+    concurrently, at most FILE_LOADS at once; in the order of `paths`."""
+    todo = list(dict.fromkeys(paths))
+    if len(todo) <= 1:
+        return {p: ctx.file_at_head(p) for p in todo}
+    with ThreadPoolExecutor(max_workers=min(len(todo), FILE_LOADS), thread_name_prefix="file-load") as ex:
+        return dict(zip(todo, ex.map(ctx.file_at_head, todo), strict=True))

@@ -34,6 +34,7 @@ from analyzers.crscore.smells import (
 from analyzers.crscore.sts import DEFAULT_MODEL, EmbeddingError, shared_embedder
 from analyzers.diff import ChangeSet, FileChange, Hunk
 from analyzers.llm import LLMError
+from analyzers.pipeline import files_at_head
 from analyzers.report import AnalyzerReport, Finding, Skipped
 
 
@@ -208,7 +209,7 @@ class CRScoreAnalyzer:
 
     def _smells(self, units: list[Unit], ctx: AnalysisContext) -> list[str]:
         """Set each unit's smell sentences; the notes on what could not be looked at."""
-        texts = {path: ctx.file_at_head(path) for path in dict.fromkeys(u.file.path for u in units)}
+        texts = files_at_head(ctx, [u.file.path for u in units])
         plan = SmellPlan.of(units, texts)
         reports = detect_many(plan.sources)
         reasons: set[str] = set()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -102,3 +103,22 @@ def test_no_llm_is_started_for_analyzers_that_need_none() -> None:
     reports = pipeline.run_all(["crscore", "editing_rtc"], parse_diff("--- a/x.md\n+++ b/x.md\n@@ -1 +1 @@\n-a\n+b\n"),
                                ctx)
     assert [r.error for r in reports] == [None, None] and made == [] and not ctx.has_llm
+
+
+def test_files_at_head_load_at_once_bounded_and_in_order() -> None:
+    lock, now, most = threading.Lock(), [0], [0]
+
+    def load(path: str) -> str | None:
+        with lock:
+            now[0] += 1
+            most[0] = max(most[0], now[0])
+        time.sleep(0.02)
+        with lock:
+            now[0] -= 1
+        return None if path.endswith("9") else path.upper()
+
+    paths = [f"f{i}" for i in range(20)] + ["f0"]
+    texts = pipeline.files_at_head(AnalysisContext(file_loader=load), paths)
+    assert list(texts) == paths[:20]
+    assert texts["f3"] == "F3" and texts["f9"] is None and texts["f19"] is None
+    assert 1 < most[0] <= pipeline.FILE_LOADS
