@@ -19,6 +19,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from huey import Huey
@@ -221,10 +222,9 @@ class Runtime:
         self.store.save_check_run(job.repo, name, job.head_sha, status="completed", conclusion="cancelled")
 
     # -- one analysis -----------------------------------------------------------------------
-    def _ensure_check_run(self, gh: GitHubClient, spec: dict[str, Any], name: str) -> tuple[int, bool]:
-        """(check run id on GitHub, whether the work is already done)."""
+    def _existing_check_run(self, gh: GitHubClient, spec: dict[str, Any], name: str) -> tuple[int | None, bool]:
+        """(the check run to use, None for a new one; whether the work is already done)."""
         repo, sha, force = spec["repo"], spec["head_sha"], bool(spec.get("force"))
-        ext = events.external_id(spec.get("pr_number"), spec["analyzer"])
         row = self.store.check_run(repo, name, sha)
         if row is not None and row.github_id is not None:
             if row.status != "completed":
@@ -239,10 +239,24 @@ class Runtime:
                                           conclusion=found.get("conclusion"), pr_number=spec.get("pr_number"))
                 if not done or not force:
                     return int(found["id"]), done
+        return None, False
+
+    def _create_check_run(self, gh: GitHubClient, spec: dict[str, Any], name: str) -> int:
+        repo, sha = spec["repo"], spec["head_sha"]
+        ext = events.external_id(spec.get("pr_number"), spec["analyzer"])
         created = gh.create_check_run(repo, name, sha, external_id=ext, status="in_progress")
         self.store.save_check_run(repo, name, sha, github_id=int(created["id"]), status="in_progress",
                                   conclusion=None, pr_number=spec.get("pr_number"))
-        return int(created["id"]), False
+        return int(created["id"])
+
+    def _start_check_run(self, gh: GitHubClient, spec: dict[str, Any], name: str, cr_id: int | None) -> int:
+        """The check run (created when `cr_id` is None), marked in progress; its id."""
+        repo, sha, pr = spec["repo"], spec["head_sha"], spec.get("pr_number")
+        if cr_id is None:
+            cr_id = self._create_check_run(gh, spec, name)
+        gh.update_check_run(repo, cr_id, status="in_progress", external_id=events.external_id(pr, spec["analyzer"]))
+        self.store.save_check_run(repo, name, sha, github_id=cr_id, status="in_progress", pr_number=pr)
+        return cr_id
 
     def _comments(self, gh: GitHubClient, repo: str, pr: int) -> list[ReviewComment]:
         out = []
@@ -272,26 +286,31 @@ class Runtime:
         analyzer = registry.get(name)
         check = events.check_name(analyzer.title)
         gh = self._gh(spec)
-        cfg = self._config(gh, spec)
-        explicit = str(spec.get("reason", "")).startswith("check_run")
-        if not explicit and name not in cfg.enabled(self.settings.analyzers + self.settings.comment_analyzers):
-            return "skipped", f"{name} is turned off in {CONFIG_PATH}", {}
-        cr_id, done = self._ensure_check_run(gh, spec, check)
-        if done:
-            return "skipped", f"{check} for {sha[:12]} is already complete", {}
-        gh.update_check_run(repo, cr_id, status="in_progress", external_id=events.external_id(pr, name))
-        self.store.save_check_run(repo, check, sha, github_id=cr_id, status="in_progress", pr_number=pr)
-
-        files = gh.pr_files(repo, pr)
-        changes = parse_github_files(files, ignore=(*DEFAULT_IGNORES, *cfg.config.ignore))
-        model, model_note = cfg.model(self.settings.allowed_models)
-        ctx = AnalysisContext(
-            llm_factory=self.llm_factory(model),
-            comments=self._comments(gh, repo, pr),
-            file_loader=lambda path: gh.file_text(repo, path, sha),
-            options=cfg.config.options,
-        )
-        report = run_one(name, changes, ctx)
+        # GitHub calls overlap: the PR's files and review comments and the check run already
+        # there load while the config is read; the check run is created and marked in progress
+        # while the analysis runs
+        with ThreadPoolExecutor(max_workers=4, thread_name_prefix=f"job-{row.id}-github") as io:
+            files = io.submit(gh.pr_files, repo, pr)
+            comments = io.submit(self._comments, gh, repo, pr)
+            found = io.submit(self._existing_check_run, gh, spec, check)
+            cfg = self._config(gh, spec)
+            explicit = str(spec.get("reason", "")).startswith("check_run")
+            if not explicit and name not in cfg.enabled(self.settings.analyzers + self.settings.comment_analyzers):
+                return "skipped", f"{name} is turned off in {CONFIG_PATH}", {}
+            existing, done = found.result()
+            if done:
+                return "skipped", f"{check} for {sha[:12]} is already complete", {}
+            started = io.submit(self._start_check_run, gh, spec, check, existing)
+            changes = parse_github_files(files.result(), ignore=(*DEFAULT_IGNORES, *cfg.config.ignore))
+            model, model_note = cfg.model(self.settings.allowed_models)
+            ctx = AnalysisContext(
+                llm_factory=self.llm_factory(model),
+                comments=comments.result(),
+                file_loader=lambda path: gh.file_text(repo, path, sha),
+                options=cfg.config.options,
+            )
+            report = run_one(name, changes, ctx)
+            cr_id = started.result()
         if self.store.job_status(row.id) == "cancelled":
             return "cancelled", "superseded while running", report.usage
         notes = [n for n in (cfg.error and f"{cfg.error}; the defaults apply.", model_note) if n]
