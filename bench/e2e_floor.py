@@ -5,14 +5,20 @@ request, honouring `n`, with no request limit of its own; the client gets enough
 (64 slots) that concurrency is never the bottleneck, and no cache (every run pays in full).
 
 For each PR in ../shared/fixtures/prs/*.diff, plus one synthetic Python PR that adds code
-Semgrep flags (so that AutoFix has work), every analyzer runs through `pipeline.run_all`,
-with a few synthetic review comments for CRScore. The floor of an analyzer is its critical
-path of sequential LLM calls: EditingRTC 2 (forward, then backward), AutoFix 3 (fix, then
-description, then regeneration), CRScore 1 (claims); 0 when it made no request. Analyzers are
-independent of each other, so the PR's floor is the largest of theirs; `wall / (floor × 400 ms)`
-is the ratio (target ≤ 1.25×). Each analyzer is also timed alone against its own floor, which
-shows where the time goes; the embedding model is loaded once before timing (a worker loads it
-once per process). Local tools (Semgrep, PMD, JSHint, pylint) run for real and count.
+Semgrep flags (so that AutoFix has work), every analyzer runs through `pipeline.run_all`
+(which runs them at once), with a few synthetic review comments for CRScore. The floor of an
+analyzer is its critical path of sequential LLM calls: EditingRTC 2 (forward, then backward),
+AutoFix 3 (fix, then description, then regeneration), CRScore 1 (claims); 0 when it made no
+request. Analyzers are independent of each other, so the PR's floor is the largest of theirs;
+`wall / (floor × 400 ms)` is the ratio (target ≤ 1.25×). Each analyzer is also timed in its
+own thread against its own floor, which shows where the time goes. The embedding model is
+loaded and the PMD server started once before timing (a worker does both once per process).
+
+Local tools (Semgrep, PMD, JSHint, pylint) run for real and count. Some of their time cannot
+overlap an LLM request: AutoFix's first Semgrep scan must find the findings before the first
+fix prompt. So each PR's tools are also timed apart (the scan AutoFix starts with; the smell
+detectors CRScore runs beside its claims request), and the rows say how much of the floor
+they alone take, and the ratio against max(LLM floor, the tools' own path).
 """
 
 from __future__ import annotations
@@ -23,6 +29,7 @@ from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from analyzers import pipeline
 from analyzers.context import AnalysisContext, ReviewComment
@@ -31,6 +38,9 @@ from analyzers.llm import LLMClient, LLMSettings
 from analyzers.report import AnalyzerReport
 from bench import LATENCY_S, PRS, Row, bench_responder, row
 from tests.fakes.llm_server import ScriptedLLM
+
+if TYPE_CHECKING:
+    from tests.fakes.github_server import FakeGitHub
 
 ANALYZERS: tuple[str, ...] = ("editing_rtc", "crscore", "autofix")
 FLOOR_LATENCIES: dict[str, int] = {"editing_rtc": 2, "crscore": 1, "autofix": 3}
@@ -104,11 +114,14 @@ def load_prs(paths: Sequence[Path] | None = None, synthetic: bool = True) -> lis
 def latency_server(delay_s: float = LATENCY_S, **kw: object) -> ScriptedLLM:
     """The scripted server with the bench responder, started, with a listen backlog wide
     enough for a burst of concurrent connections (the default of 5 drops SYNs under load,
-    which costs a 1 s retransmission and would be measured as our latency)."""
+    which costs a 1 s retransmission and would be measured as our latency), and with Nagle's
+    algorithm off on its connections, as real servers have it (http.server writes a response's
+    headers and body apart, so the body waits for the client's delayed ACK: ~40 ms a request
+    that would be measured as our latency)."""
     server = ScriptedLLM(bench_responder, delay_s=delay_s, **kw).start()  # type: ignore[arg-type]
-    sock = server._server.socket if server._server is not None else None  # noqa: SLF001
-    if sock is not None:
-        sock.listen(512)
+    if server._server is not None:  # noqa: SLF001
+        server._server.socket.listen(512)  # noqa: SLF001
+        server._server.RequestHandlerClass.disable_nagle_algorithm = True  # type: ignore[attr-defined]  # noqa: SLF001
     return server
 
 
@@ -146,10 +159,13 @@ def analyse(pr: PR, names: Sequence[str], server: ScriptedLLM, concurrency: int 
 
 
 def warm_up() -> None:
-    """Load the embedding model once (a worker process does this once, not per PR)."""
+    """Load the embedding model and start the PMD server once (a worker process does this once,
+    not per PR)."""
+    from analyzers.crscore.smells import pmd
     from analyzers.crscore.sts import shared_embedder
 
     shared_embedder().embed(["warm up"])
+    pmd.warm_up()
 
 
 def analyse_concurrently(pr: PR, names: Sequence[str], server: ScriptedLLM,
@@ -173,12 +189,71 @@ def analyse_concurrently(pr: PR, names: Sequence[str], server: ScriptedLLM,
     return Timed(wall, reports, server.request_count), walls
 
 
+def tool_times(pr: PR, names: Sequence[str]) -> dict[str, float]:
+    """The local tools of the PR's analyses, timed apart: "semgrep" (the scan AutoFix starts
+    with, before any request) and "smells" (CRScore's detectors for the commented hunks)."""
+    out: dict[str, float] = {}
+    if "autofix" in names:
+        out["semgrep"] = _time_semgrep(pr.changes)
+    if "crscore" in names and pr.comments:
+        out["smells"] = _time_smells(pr)
+    return out
+
+
+def _time_semgrep(changes: ChangeSet) -> float:
+    import tempfile
+
+    from analyzers.autofix import SCANNED_LANGUAGES, pseudo_file
+    from analyzers.semgrep.scan import SemgrepUnavailable, scan
+
+    texts = {fc.path: pseudo_file(fc) for fc in changes.analysed if fc.language in SCANNED_LANGUAGES}
+    if not texts:
+        return 0.0
+    with tempfile.TemporaryDirectory(prefix="rtcbot-bench-scan-") as tmp:
+        for path, text in texts.items():
+            (Path(tmp) / path).parent.mkdir(parents=True, exist_ok=True)
+            (Path(tmp) / path).write_text(text, encoding="utf-8")
+        t0 = time.perf_counter()
+        try:
+            scan(Path(tmp), list(texts))
+        except SemgrepUnavailable:
+            return 0.0
+        return time.perf_counter() - t0
+
+
+def _time_smells(pr: PR) -> float:
+    from analyzers.crscore.analyzer import SmellPlan, Unit, locate
+    from analyzers.crscore.smells import detect_many
+
+    units: dict[str, Unit] = {}
+    for c in pr.comments:
+        where = locate(pr.changes, c)
+        if not isinstance(where, str):
+            fc, hunks = where
+            units.setdefault(hunks[0].key, Unit(fc, hunks, hunks[0].key))
+    plan = SmellPlan.of(list(units.values()), {})
+    t0 = time.perf_counter()
+    detect_many(plan.sources)
+    return time.perf_counter() - t0
+
+
 @dataclass
 class PRResult:
     pr: PR
     whole: Timed
     concurrent: Timed | None = None
     walls: dict[str, float] = field(default_factory=dict)  # per analyzer, in the concurrent run
+    tools: dict[str, float] = field(default_factory=dict)  # local tools timed apart (tool_times)
+
+    def tool_path(self, latency: float = LATENCY_S) -> float:
+        """The critical path the local tools allow, in seconds: max over analyzers of
+        EditingRTC 2 latencies; CRScore max(1 latency, its smells); AutoFix its scan + its
+        floor's latencies (the re-scan overlaps the RTC requests)."""
+        floors = self.whole.floor_latencies()
+        paths = [floors.get("editing_rtc", 0) * latency,
+                 max(floors.get("crscore", 0) * latency, self.tools.get("smells", 0.0)),
+                 self.tools.get("semgrep", 0.0) + floors.get("autofix", 0) * latency]
+        return max(paths)
 
     @property
     def floor(self) -> int:
@@ -202,6 +277,7 @@ def measure(prs: Sequence[PR], names: Sequence[str] = ANALYZERS, delay_s: float 
             res = PRResult(pr, analyse(pr, names, server))
             if concurrent:
                 res.concurrent, res.walls = analyse_concurrently(pr, names, server)
+            res.tools = tool_times(pr, names)
             out.append(res)
     finally:
         server.stop()
@@ -229,10 +305,11 @@ def rows_from(results: Sequence[PRResult]) -> list[Row]:
     seq = sum(r.sequential_floor for r in counted) / sum(r.floor for r in counted)
     rows.append(row("E2E floor if analyzers run one after another / parallel floor (informational)",
                     f"{seq:.2f}×"))
+    rows += tool_rows(counted)
     conc = [r for r in counted if r.concurrent is not None]
     if conc:
         cw = sum(r.concurrent.wall for r in conc if r.concurrent is not None)
-        rows.append(row("E2E with the analyzers in concurrent threads (bench-side run_one pool) / floor",
+        rows.append(row("E2E again, each analyzer timed in a thread of its own (as run_all runs them) / floor",
                         f"{cw / total_floor:.2f}×", f"≤ {TARGET}×", cw / total_floor <= TARGET))
     for name in ANALYZERS:
         with_floor = [r for r in conc if name in r.walls and r.whole.floor_latencies().get(name)]
@@ -255,6 +332,28 @@ def rows_from(results: Sequence[PRResult]) -> list[Row]:
     errs = errors(results)
     if errs:
         rows.append(row("E2E analyzer errors", "; ".join(errs)[:300], "none", False))
+    return rows
+
+
+def tool_rows(counted: Sequence[PRResult]) -> list[Row]:
+    """How much of the floor the local tools alone take, and the ratio against the path they allow."""
+    timed = [r for r in counted if r.tools]
+    if not timed:
+        return []
+    rows: list[Row] = []
+    for tool, what in (("semgrep", "AutoFix's first Semgrep scan (before any request)"),
+                       ("smells", "CRScore's smell detectors (beside the claims request)")):
+        times = [(r.tools[tool], r) for r in timed if tool in r.tools]
+        if not times:
+            continue
+        worst, at = max(times, key=lambda x: x[0])
+        over = sum(1 for t, r in times if t > r.floor * LATENCY_S)
+        rows.append(row(f"local tool alone: {what}, seconds (informational)",
+                        f"median {statistics.median(t for t, _ in times):.2f} s, max {worst:.2f} s on "
+                        f"{at.pr.name}; longer than the PR's LLM floor on {over} of {len(times)} PRs"))
+    path = sum(r.tool_path() for r in timed)
+    rows.append(row("E2E wall / max(LLM floor, the local tools' own path) (informational: the overhead "
+                    "beyond what the tools force)", f"{sum(r.whole.wall for r in timed) / path:.2f}×"))
     return rows
 
 
@@ -327,11 +426,8 @@ def bot_measure(diffs: Sequence[Path], delay_s: float = LATENCY_S, worker_thread
                         if r.status_code != 202:
                             raise RuntimeError(f"the app answered {r.status_code}: {r.text[:200]}")
                         deadline = t0 + timeout_s
-                        while time.perf_counter() < deadline:
-                            runs = gh.runs(head_sha=pr.head_sha)
-                            if len(runs) >= len(ANALYZERS) and all(x["status"] == "completed" for x in runs):
-                                break
-                            time.sleep(0.01)
+                        while time.perf_counter() < deadline and not all_completed(gh, pr.head_sha):
+                            time.sleep(0.002)
                         wall = time.perf_counter() - t0
                         done = sum(1 for x in gh.runs(head_sha=pr.head_sha) if x["status"] == "completed")
                 finally:
@@ -343,6 +439,14 @@ def bot_measure(diffs: Sequence[Path], delay_s: float = LATENCY_S, worker_thread
     finally:
         server.stop()
     return out
+
+
+def all_completed(gh: FakeGitHub, head_sha: str) -> bool:
+    """Whether every check run of the head is there and completed: a glance at the fake's runs
+    (`FakeGitHub.runs` deep-copies them under the lock the workers' requests need, which would
+    slow down what is measured)."""
+    runs = [r for r in list(gh.check_runs.values()) if r["head_sha"] == head_sha]
+    return len(runs) >= len(ANALYZERS) and all(r["status"] == "completed" for r in runs)
 
 
 def bot_rows(results: Sequence[tuple[str, float, int, int]]) -> list[Row]:
