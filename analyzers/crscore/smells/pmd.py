@@ -55,11 +55,15 @@ class ServerUnavailable(RuntimeError):
     """The PMD server cannot be started here (use the CLI instead)."""
 
 
+class ServerStopped(ServerUnavailable):
+    """The PMD server stopped during a request (use the CLI for it; the next starts a new JVM)."""
+
+
 class PmdServer:
     """One PMD JVM, started on first use, answering one analysis at a time (thread-safe).
 
-    A request that fails to get an answer or times out stops the JVM; the next request starts
-    a new one. A JVM that cannot start at all marks the server unavailable for this process."""
+    A request that gets no answer or times out stops the JVM; the next request starts a new
+    one. A JVM that cannot start at all marks the server unavailable for this process."""
 
     def __init__(self, command: list[str] | None = None) -> None:
         self._command = command
@@ -77,13 +81,17 @@ class PmdServer:
                 proc.stdin.write(f"{src_dir}\t{report}\n".encode())
                 proc.stdin.flush()
                 answer = self._read_line(proc, timeout)
-            except (OSError, subprocess.TimeoutExpired):
+            except subprocess.TimeoutExpired:
                 self._stop()
                 raise
+            except OSError as e:
+                self._stop()
+                raise ServerStopped(f"the PMD server stopped ({e})") from None
+            if not answer:
+                self._stop()
+                raise ServerStopped("the PMD server stopped")
             if answer != "ok":
-                if not answer:
-                    self._stop()
-                raise RuntimeError(f"PMD failed: {answer.removeprefix('error ')[:300] or 'the server stopped'}")
+                raise RuntimeError(f"PMD failed: {answer.removeprefix('error ')[:300]}")
 
     def _started(self) -> subprocess.Popen[bytes]:
         if self.unavailable:

@@ -234,6 +234,14 @@ def test_a_pmd_server_that_cannot_start_leaves_the_cli(monkeypatch: pytest.Monke
     with pytest.raises(pmd.ServerUnavailable):
         broken.analyse(tmp_path, tmp_path / "r.json")
     require(pmd.unavailable_reason() is None, str(pmd.unavailable_reason()))
+    code = "import java.util.List;\npublic class A {}\n"
     monkeypatch.setattr(pmd, "_server", broken)
-    rep = detect_in_file("java", "A.java", "import java.util.List;\npublic class A {}\n", [1])
+    rep = detect_in_file("java", "A.java", code, [1])
     assert {s.rule for s in rep.smells} == {"UnnecessaryImport"} and rep.skipped is None
+    # a server that stops during a request: that request goes to the CLI, the next starts it again
+    dies = pmd.PmdServer(command=[sys.executable, "-c", "import sys; print('ready', flush=True); sys.stdin.readline()"])
+    with pytest.raises(pmd.ServerStopped):
+        dies.analyse(tmp_path, tmp_path / "r.json")
+    assert dies.unavailable is None
+    monkeypatch.setattr(pmd, "_server", dies)
+    assert detect_in_file("java", "A.java", code, [1]).smells == rep.smells
