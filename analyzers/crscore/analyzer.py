@@ -4,10 +4,12 @@ For each comment (`ctx.comments`): find the hunk it sits on (its path and a new-
 the hunk's range; a comment with no line — line ≤ 0 — is about the whole file), build that
 unit's pseudo-references once (LLM claims, cached by the LLM client, plus code smells on the
 changed lines, detected on the post-change file when `ctx.file_at_head` has it, on the hunk's
-new code otherwise), then score every comment in one embedding pass. The smell detectors (one
-run per language for all the files and hunks) work while the claims requests are out, and then
-embed the comments and the smells, so that only the claims are left to embed when they come. Each finding carries
+new code otherwise), then score every comment in one embedding pass. Each finding carries
 the matched and the missed pseudo-references, so a reviewer sees what the comment left out.
+
+The work that needs no LLM runs while the claims requests are out: the smell detectors (one
+run per language for all the files and hunks), then the embeddings of the comments and the
+smells, so that only the claims are left to embed when they come.
 
 Options (`ctx.opts("crscore")`): `model` (embedding model), `pooling` ("tokens" | "model"),
 `soft` (default True: threshold-free scores), `tau` (a number; implies the thresholded
