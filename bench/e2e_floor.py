@@ -12,7 +12,8 @@ AutoFix 3 (fix, then description, then regeneration), CRScore 1 (claims); 0 when
 request. Analyzers are independent of each other, so the PR's floor is the largest of theirs;
 `wall / (floor × 400 ms)` is the ratio (target ≤ 1.25×). Each analyzer is also timed in its
 own thread against its own floor, which shows where the time goes. The embedding model is
-loaded and the PMD server started once before timing (a worker does both once per process).
+loaded and the PMD server started once before timing (a worker pays each once per process:
+the model on its first CRScore job, the PMD server on its second PMD run).
 
 Local tools (Semgrep, PMD, JSHint, pylint) run for real and count. Some of their time cannot
 overlap an LLM request: AutoFix's first Semgrep scan must find the findings before the first
@@ -159,8 +160,8 @@ def analyse(pr: PR, names: Sequence[str], server: ScriptedLLM, concurrency: int 
 
 
 def warm_up() -> None:
-    """Load the embedding model and start the PMD server once (a worker process does this once,
-    not per PR)."""
+    """Load the embedding model and start the PMD server (a worker process pays each once, not
+    per PR)."""
     from analyzers.crscore.smells import pmd
     from analyzers.crscore.sts import shared_embedder
 

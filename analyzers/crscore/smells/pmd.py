@@ -7,14 +7,17 @@ A PMD run is mostly start-up: the JVM, PMD's classes and the quickstart rule set
 the analysis of a few hunks a tenth of that. So PMD runs in one long-lived JVM per process
 (`PmdServer.java`, started with Java's source launcher, which needs a JDK): its rule set is
 loaded once and each request is a fresh analysis, configured as the CLI configures it, with
-the same JSON report. Where the server cannot start (a JRE without the compiler, the file
-missing) or RTCBOT_PMD_SERVER=off, each analysis starts PMD's CLI class, tuned for a short
-life (the JIT's first tier only).
+the same JSON report. Its first run is slower than the CLI's (it compiles itself and its JIT
+is cold), so a process uses it from its second PMD run on, or once `warm_up()` started it (a
+one-shot command runs PMD once). RTCBOT_PMD_SERVER=on uses it always, =off never. Where it
+cannot start (a JRE without the compiler, the file missing), or without it, each analysis
+starts PMD's CLI class, tuned for a short life (the JIT's first tier only).
 """
 
 from __future__ import annotations
 
 import atexit
+import itertools
 import json
 import os
 import select
@@ -93,6 +96,15 @@ class PmdServer:
             if answer != "ok":
                 raise RuntimeError(f"PMD failed: {answer.removeprefix('error ')[:300]}")
 
+    @property
+    def running(self) -> bool:
+        return self._proc is not None and self._proc.poll() is None
+
+    def start(self) -> None:
+        """Start the JVM now (raises ServerUnavailable where it cannot start)."""
+        with self._lock:
+            self._started()
+
     def _started(self) -> subprocess.Popen[bytes]:
         if self.unavailable:
             raise ServerUnavailable(self.unavailable)
@@ -149,15 +161,30 @@ class PmdServer:
 
 _server = PmdServer()
 atexit.register(_server.stop)
+_runs = itertools.count()  # PMD runs in this process
 
 
-def server_enabled() -> bool:
-    return os.environ.get("RTCBOT_PMD_SERVER", "").strip().lower() not in ("0", "off", "false", "no")
+def server_mode() -> str:
+    """RTCBOT_PMD_SERVER: "on", "off" or "auto" (the default)."""
+    value = os.environ.get("RTCBOT_PMD_SERVER", "auto").strip().lower()
+    if value in ("0", "off", "false", "no"):
+        return "off"
+    return "on" if value in ("1", "on", "true", "yes") else "auto"
+
+
+def use_server() -> bool:
+    """Whether this PMD run goes to the server (counts the run)."""
+    mode, first = server_mode(), next(_runs) == 0
+    return mode == "on" or (mode == "auto" and (_server.running or not first))
 
 
 def warm_up() -> None:
-    """Start the PMD server and run it once (a worker does this once per process)."""
-    if unavailable_reason() is None and server_enabled():
+    """Start the PMD server and run it once (a long-lived process, e.g. a worker)."""
+    if unavailable_reason() is None and server_mode() != "off":
+        try:
+            _server.start()
+        except ServerUnavailable:
+            return
         detect_java({"Warm.java": "class Warm { int f(int x) { if (x == 1) { return 2; } return x; } }\n"})
 
 
@@ -172,7 +199,7 @@ def run_pmd_cli(src_dir: Path) -> dict:
 
 def run_pmd(src_dir: Path) -> dict:
     """PMD's own JSON report for the Java files under `src_dir` (the server's, or the CLI's)."""
-    if server_enabled():
+    if use_server():
         with tempfile.TemporaryDirectory(prefix="rtcbot-pmd-report-") as tmp:
             report = Path(tmp) / "report.json"
             try:

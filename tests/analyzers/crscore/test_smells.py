@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
 import subprocess
@@ -235,6 +236,7 @@ def test_a_pmd_server_that_cannot_start_leaves_the_cli(monkeypatch: pytest.Monke
         broken.analyse(tmp_path, tmp_path / "r.json")
     require(pmd.unavailable_reason() is None, str(pmd.unavailable_reason()))
     code = "import java.util.List;\npublic class A {}\n"
+    monkeypatch.setenv("RTCBOT_PMD_SERVER", "on")
     monkeypatch.setattr(pmd, "_server", broken)
     rep = detect_in_file("java", "A.java", code, [1])
     assert {s.rule for s in rep.smells} == {"UnnecessaryImport"} and rep.skipped is None
@@ -245,3 +247,15 @@ def test_a_pmd_server_that_cannot_start_leaves_the_cli(monkeypatch: pytest.Monke
     assert dies.unavailable is None
     monkeypatch.setattr(pmd, "_server", dies)
     assert detect_in_file("java", "A.java", code, [1]).smells == rep.smells
+
+
+def test_a_process_uses_the_pmd_server_from_its_second_run_on(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(pmd, "_server", pmd.PmdServer())  # not running
+    monkeypatch.setattr(pmd, "_runs", itertools.count())
+    monkeypatch.delenv("RTCBOT_PMD_SERVER", raising=False)
+    assert [pmd.use_server() for _ in range(3)] == [False, True, True]  # a one-shot command: the CLI
+    monkeypatch.setenv("RTCBOT_PMD_SERVER", "off")
+    assert pmd.use_server() is False
+    monkeypatch.setenv("RTCBOT_PMD_SERVER", "on")
+    monkeypatch.setattr(pmd, "_runs", itertools.count())
+    assert pmd.use_server() is True
