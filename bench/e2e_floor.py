@@ -115,14 +115,12 @@ def load_prs(paths: Sequence[Path] | None = None, synthetic: bool = True) -> lis
 def latency_server(delay_s: float = LATENCY_S, **kw: object) -> ScriptedLLM:
     """The scripted server with the bench responder, started, with a listen backlog wide
     enough for a burst of concurrent connections (the default of 5 drops SYNs under load,
-    which costs a 1 s retransmission and would be measured as our latency), and with Nagle's
-    algorithm off on its connections, as real servers have it (http.server writes a response's
-    headers and body apart, so the body waits for the client's delayed ACK: ~40 ms a request
-    that would be measured as our latency)."""
+    which costs a 1 s retransmission and would be measured as our latency). The server itself
+    turns Nagle's algorithm off, as real servers do (http.server writes a response's headers
+    and body apart, so the body would wait for the client's delayed ACK: ~40 ms a request)."""
     server = ScriptedLLM(bench_responder, delay_s=delay_s, **kw).start()  # type: ignore[arg-type]
     if server._server is not None:  # noqa: SLF001
         server._server.socket.listen(512)  # noqa: SLF001
-        server._server.RequestHandlerClass.disable_nagle_algorithm = True  # type: ignore[attr-defined]  # noqa: SLF001
     return server
 
 
@@ -160,13 +158,10 @@ def analyse(pr: PR, names: Sequence[str], server: ScriptedLLM, concurrency: int 
 
 
 def warm_up() -> None:
-    """Load the embedding model and start the PMD server (a worker process pays each once, not
-    per PR)."""
-    from analyzers.crscore.smells import pmd
-    from analyzers.crscore.sts import shared_embedder
+    """Load the embedding model and start the PMD server, as `rtcbot worker` does at start."""
+    from analyzers.crscore.analyzer import warm_up as warm_crscore
 
-    shared_embedder().embed(["warm up"])
-    pmd.warm_up()
+    warm_crscore()
 
 
 def analyse_concurrently(pr: PR, names: Sequence[str], server: ScriptedLLM,

@@ -121,6 +121,15 @@ def pre_embed(model: str, pooling: str, reviews: list[str], smells: list[str]) -
         pass
 
 
+def warm_up() -> None:
+    """Load the default embedding model and start the PMD server: a long-lived process (a
+    worker) pays each once at start, not in its first pull request."""
+    from analyzers.crscore.smells import pmd
+
+    shared_embedder().embed(["warm up"])
+    pmd.warm_up()
+
+
 def comment_key(unit_key: str, body: str) -> str:
     return hashlib.sha256(f"{unit_key}\0{body}".encode("utf-8", "surrogatepass")).hexdigest()[:24]
 

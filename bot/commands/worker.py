@@ -13,6 +13,16 @@ GROUP = "root"
 log = logging.getLogger("rtcbot.worker")
 
 
+def _warm_up() -> None:
+    """The analyzers' one-off start-up costs (embedding model, PMD's JVM), off the first job."""
+    try:
+        from analyzers.crscore.analyzer import warm_up
+
+        warm_up()
+    except Exception:  # an analyzer that cannot warm up reports why when it runs
+        log.warning("warm-up failed; analyzers start on first use", exc_info=True)
+
+
 def _sweeper(runtime: object, interval: float, stop: threading.Event) -> None:
     from bot.jobs import Runtime
 
@@ -50,6 +60,7 @@ def command(workers: int | None) -> None:
         runtime = Runtime(settings)
     except Exception as e:
         raise click.ClickException(f"cannot start: {type(e).__name__}: {e}") from None
+    threading.Thread(target=_warm_up, name="warm-up", daemon=True).start()
     stop = threading.Event()
     threading.Thread(target=_sweeper, args=(runtime, settings.sweep_interval_s, stop),
                      name="sweep", daemon=True).start()

@@ -75,7 +75,9 @@ def test_sigkill_mid_job_then_restart_finishes_everything(
         scripted_llm: Callable[..., ScriptedLLM],
         start_worker: Callable[[dict[str, str]], subprocess.Popen[bytes]]) -> None:
     gh = fake_github()
-    llm = scripted_llm(varied, delay_s=0.25)
+    # slow enough answers that the kill lands mid-job: with concurrent requests a hunk costs
+    # only two sequential latencies, so the whole job is a few of them
+    llm = scripted_llm(varied, delay_s=1.0)
     settings = make_settings(tmp_path, gh, llm, database_url=backend.database_url, redis_url=backend.redis_url)
     rt = Runtime(settings)
     a = gh.add_pr(1, diff_text=many_hunks_diff("src/a.py", hunks=6))
