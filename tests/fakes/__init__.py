@@ -1,0 +1,35 @@
+"""Fakes of the services rtcbot talks to, each a real HTTP server on loopback."""
+
+from __future__ import annotations
+
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any, Self
+
+
+class LoopbackServer:
+    """The life of a threaded HTTP server on 127.0.0.1 (a free port): `_serve(handler)` in
+    `start()`, then `stop()` or a `with` block."""
+
+    _server: ThreadingHTTPServer | None = None
+
+    def start(self) -> Self:
+        raise NotImplementedError
+
+    def _serve(self, handler: type[BaseHTTPRequestHandler]) -> Self:
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        self._server.daemon_threads = True
+        threading.Thread(target=self._server.serve_forever, daemon=True).start()
+        return self
+
+    def stop(self) -> None:
+        if self._server is not None:
+            self._server.shutdown()
+            self._server.server_close()
+            self._server = None
+
+    def __enter__(self) -> Self:
+        return self.start()
+
+    def __exit__(self, *exc: Any) -> None:
+        self.stop()

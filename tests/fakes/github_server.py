@@ -40,7 +40,7 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, unquote, urlparse
@@ -50,6 +50,8 @@ import pytest
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 from unidiff import PatchSet
+
+from tests.fakes import LoopbackServer
 
 SHARED = Path(__file__).resolve().parents[2].parent / "shared"
 WEBHOOKS = SHARED / "fixtures" / "github" / "webhooks"
@@ -142,7 +144,7 @@ class PullRequest:
     head_repo: str | None = None  # a fork's full name
 
 
-class FakeGitHub:
+class FakeGitHub(LoopbackServer):
     def __init__(self, *, app_id: int = 4242, installation_id: int = 77, repo: str = "octo-org/widgets",
                  default_branch: str = "main", token_ttl_s: float = 3600.0) -> None:
         self.app_id = app_id
@@ -163,7 +165,6 @@ class FakeGitHub:
         self._failures: list[tuple[int, float | None, str | None]] = []
         self._ids = itertools.count(1000)
         self._lock = threading.RLock()
-        self._server: ThreadingHTTPServer | None = None
 
     # -- setup ------------------------------------------------------------------------------
     @property
@@ -339,22 +340,7 @@ class FakeGitHub:
             def do_PATCH(self) -> None:
                 self._handle("PATCH")
 
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._server.daemon_threads = True
-        threading.Thread(target=self._server.serve_forever, daemon=True).start()
-        return self
-
-    def stop(self) -> None:
-        if self._server is not None:
-            self._server.shutdown()
-            self._server.server_close()
-            self._server = None
-
-    def __enter__(self) -> FakeGitHub:
-        return self.start()
-
-    def __exit__(self, *exc: Any) -> None:
-        self.stop()
+        return self._serve(Handler)
 
     # -- routing ----------------------------------------------------------------------------
 

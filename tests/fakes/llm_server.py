@@ -20,8 +20,10 @@ import json
 import threading
 import time
 from collections.abc import Callable
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
+
+from tests.fakes import LoopbackServer
 
 Responder = Callable[[dict[str, Any]], "str | list[str]"]
 
@@ -32,7 +34,7 @@ def last_user_text(request: dict[str, Any]) -> str:
     return str(msgs[-1]["content"]) if msgs else ""
 
 
-class ScriptedLLM:
+class ScriptedLLM(LoopbackServer):
     def __init__(
         self,
         responder: Responder | str = "ok",
@@ -54,8 +56,6 @@ class ScriptedLLM:
         self.max_in_flight = 0
         self._failures: list[tuple[int, float | None]] = []
         self._lock = threading.Lock()
-        self._server: ThreadingHTTPServer | None = None
-        self._thread: threading.Thread | None = None
 
     # -- control -------------------------------------------------------------------------
     @property
@@ -114,23 +114,7 @@ class ScriptedLLM:
                 req = json.loads(raw or b"{}")
                 owner._handle(self, req)
 
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._server.daemon_threads = True
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        if self._server is not None:
-            self._server.shutdown()
-            self._server.server_close()
-            self._server = None
-
-    def __enter__(self) -> ScriptedLLM:
-        return self.start()
-
-    def __exit__(self, *exc: Any) -> None:
-        self.stop()
+        return self._serve(Handler)
 
     # -- serving -------------------------------------------------------------------------
     def _handle(self, h: Any, req: dict[str, Any]) -> None:
