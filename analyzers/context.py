@@ -6,9 +6,11 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from analyzers.llm import LLMClient
+
+C = TypeVar("C")
 
 
 @dataclass
@@ -65,3 +67,14 @@ class AnalysisContext:
 
     def opts(self, analyzer: str) -> dict[str, Any]:
         return self.options.get(analyzer, {})
+
+    def config(self, analyzer: str, cls: type[C]) -> C:
+        """`cls` (a dataclass of defaults) with the analyzer's options that name its fields."""
+        return config_from(cls, self.opts(analyzer))
+
+
+def config_from(cls: type[C], opts: dict[str, Any]) -> C:
+    """A dataclass of settings from an options mapping: the keys it knows; others are left to
+    the caller (an analyzer may read extra options of its own)."""
+    fields = getattr(cls, "__dataclass_fields__", {})
+    return cls(**{k: v for k, v in opts.items() if k in fields})

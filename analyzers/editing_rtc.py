@@ -36,10 +36,6 @@ class EditingRTCConfig:
     max_hunks: int = 100
     max_hunk_chars: int = 6000
 
-    @classmethod
-    def from_options(cls, opts: dict[str, object]) -> EditingRTCConfig:
-        fields = cls.__dataclass_fields__
-        return cls(**{k: v for k, v in opts.items() if k in fields})  # type: ignore[arg-type]
 
 
 SYSTEM = "You are a careful senior software engineer. Answer exactly in the format asked for."
@@ -163,7 +159,7 @@ class EditingRTC:
 
     # -- a change set --------------------------------------------------------------------
     def run(self, changes: ChangeSet, ctx: AnalysisContext) -> AnalyzerReport:
-        cfg = self.config or EditingRTCConfig.from_options(ctx.opts(self.name))
+        cfg = self.config or ctx.config(self.name, EditingRTCConfig)
         self.config = cfg
         report = AnalyzerReport(self.name, self.title)
         todo: list[tuple[FileChange, Hunk]] = []

@@ -350,7 +350,7 @@ class SynthesisRTCAnalyzer:
             report.notes.append("SynthesisRTC needs a checkout of the repository to run its tests.")
             return report
         opts = ctx.opts(self.name)
-        cfg = SynthesisConfig(**{k: v for k, v in opts.items() if k in SynthesisConfig.__dataclass_fields__})
+        cfg = ctx.config(self.name, SynthesisConfig)
         max_regions = int(opts.get("max_regions", 3))
         limits = Limits(wall_s=float(opts.get("test_timeout_s", 300)), cpu_s=float(opts.get("test_timeout_s", 300)),
                         memory_mb=int(opts.get("memory_mb", 4096)), nproc=256, fsize_mb=256)
