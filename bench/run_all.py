@@ -81,8 +81,15 @@ def crscore_rows(quick: bool) -> list[Row]:
             f"≥ {floor:g}×", ratio >= floor),
         row("CRScore batched reviews per second (informational)",
             f"{res.get('batched_reviews_per_s')} /s over {res.get('reviews')} reviews "
-            f"(naive {res.get('naive_reviews_per_s')} /s over {res.get('naive_reviews')})"),
+            f"(naive {res.get('naive_reviews_per_s')} /s over {res.get('naive_reviews')} at an even stride)"),
+        row("CRScore tokens through the model per review (informational: distinct sentences, padding)",
+            f"batched {res.get('batched_tokens_per_review')} ({_pct(res.get('batched_padding'))} padding), "
+            f"naive {res.get('naive_tokens_per_review')} ({_pct(res.get('naive_padding'))} padding)"),
     ]
+
+
+def _pct(x: object) -> str:
+    return f"{float(x):.0%}" if isinstance(x, int | float) else "?"
 
 
 def runner(name: str) -> Callable[[bool], list[Row]]:

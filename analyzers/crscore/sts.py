@@ -145,6 +145,8 @@ class Embedder:
         self._cache: dict[str, np.ndarray] = {}
         self._lock = threading.Lock()
         self.model_calls = 0  # forward passes (batches), for benchmarks and tests
+        self.tokens = 0  # tokens embedded, and with their batches' padding (the work done)
+        self.padded_tokens = 0
 
     @property
     def st(self) -> Any:
@@ -187,15 +189,27 @@ class Embedder:
         return ea @ eb.T
 
     # -- model passes ---------------------------------------------------------------------
+    def token_lengths(self, sentences: Sequence[str]) -> list[int]:
+        """Each sentence's length in the model's tokens (special tokens and truncation included)."""
+        st = self.st
+        limit = getattr(st, "max_seq_length", None) or None
+        enc = st.tokenizer(list(sentences), truncation=limit is not None, max_length=limit)
+        return [len(ids) for ids in enc["input_ids"]]
+
     def _compute(self, sentences: list[str], progress: Callable[[int, int], None] | None = None) -> np.ndarray:
-        # Length-sorted batches waste less padding; results go back in input order.
-        order = sorted(range(len(sentences)), key=lambda i: len(sentences[i]))
+        # Batches of sentences of the same length in tokens carry almost no padding (sorting
+        # by characters does not: code and prose of one length in characters differ up to 3x
+        # in tokens, and padding was 40 % of the work); results go back in input order.
+        lengths = self.token_lengths(sentences)
+        order = sorted(range(len(sentences)), key=lambda i: lengths[i])
         out: list[np.ndarray | None] = [None] * len(sentences)
         for start in range(0, len(order), self.batch_size):
             idx = order[start:start + self.batch_size]
             batch = [sentences[i] for i in idx]
             vecs = self._encode_tokens(batch) if self.pooling == "tokens" else self._encode_model(batch)
             self.model_calls += 1
+            self.tokens += sum(lengths[i] for i in idx)
+            self.padded_tokens += max(lengths[i] for i in idx) * len(idx)
             for i, v in zip(idx, vecs, strict=True):
                 out[i] = v
             if progress is not None:

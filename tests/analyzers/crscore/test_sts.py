@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+import json
 from collections.abc import Iterator
 
 import numpy as np
@@ -10,7 +11,9 @@ import pytest
 
 from analyzers.crscore import score as crs
 from analyzers.crscore.sts import Embedder, EmbeddingError, load_sentence_transformer
-from tests.support import require
+from tests.support import DATA, require
+
+DEV = DATA / "crscore-human" / "dev.jsonl"
 
 
 @pytest.fixture(scope="module")
@@ -91,6 +94,22 @@ def test_batched_scoring_embeds_in_one_pass(st_model: object) -> None:
     items = [(f"Review number {i} mentions the parser.", ["The parser was changed."]) for i in range(20)]
     crs.score_reviews(emb, items, None)
     assert emb.model_calls == 1  # 21 distinct sentences, one batch
+
+
+def test_batches_group_sentences_of_one_length_in_tokens(st_model: object) -> None:
+    # Real review sentences and pseudo-references mix prose and code, whose lengths in
+    # characters and in tokens disagree; batches are formed by tokens, so padding stays small.
+    rows = [json.loads(line) for line in DEV.read_text(encoding="utf-8").splitlines()[::40] if line.strip()]
+    sentences = list(dict.fromkeys(s for r in rows for s in (*crs.split_sentences(r["review"]),
+                                                               *r["pseudo_refs"]["magicoder"])))
+    assert len(sentences) > 100
+    emb = Embedder(pooling="tokens", st_model=st_model, batch_size=16)
+    vecs = emb.embed(sentences)
+    assert emb.tokens == sum(emb.token_lengths(sentences))
+    assert emb.padded_tokens <= 1.1 * emb.tokens, (emb.padded_tokens, emb.tokens)
+    # the order of the batches does not change a sentence's vector
+    alone = Embedder(pooling="tokens", st_model=st_model).embed(sentences[:3])
+    assert np.allclose(vecs[:3], alone, atol=1e-5)
 
 
 def test_unknown_model_is_one_clear_error() -> None:
