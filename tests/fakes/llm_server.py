@@ -84,7 +84,6 @@ class ScriptedLLM(LoopbackServer):
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
-            disable_nagle_algorithm = True  # small answers go out at once, not ~40 ms later
 
             def log_message(self, *args: Any) -> None:  # quiet
                 pass
