@@ -133,3 +133,15 @@ def test_scoped_views_count_their_own_usage_within_one_budget_and_one_set_of_slo
     with pytest.raises(BudgetExceeded):  # the run's budget, not the view's own count
         second.sample(MSG, seed=100)
     assert (first.usage.requests, second.usage.requests, run.usage.requests) == (4, 3, 7)
+
+
+def test_clients_of_one_endpoint_share_one_http_client(scripted_llm: Callable[..., ScriptedLLM]) -> None:
+    # a worker makes a client per analysis; each new HTTP client cost ~50 ms of CPU
+    a, b = scripted_llm("one"), scripted_llm("two")
+    first, again, other = client_for(a), client_for(a), client_for(b)
+    assert first._client is again._client
+    assert first._client is not other._client
+    assert first.sample([{"role": "user", "content": "hi"}]) == ["one"]
+    assert again.sample([{"role": "user", "content": "hi again"}]) == ["one"]
+    assert other.sample([{"role": "user", "content": "hi"}]) == ["two"]
+    assert first.usage.requests == 1 and again.usage.requests == 1  # usage stays per client
