@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import functools
 import json
+import logging
+import threading
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -43,6 +45,9 @@ from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column, sess
 from analyzers.report import Finding
 
 ACTIVE = ("queued", "running")
+CACHE_FLUSH_S = 0.2  # LLM answers are written behind, at most this long after they arrive
+
+log = logging.getLogger(__name__)
 
 
 class Base(DeclarativeBase):
@@ -170,6 +175,22 @@ def _insert_delivery_statement(dialect: str) -> Any:
     return None
 
 
+def _cache_upsert_statement(dialect: str) -> Any:
+    """INSERT … ON CONFLICT (key) DO UPDATE for the LLM cache, where the dialect has it."""
+    table = Base.metadata.tables[CacheRow.__tablename__]
+    if dialect == "sqlite":
+        from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+
+        stmt: Any = sqlite_insert(table)
+    elif dialect == "postgresql":
+        from sqlalchemy.dialects.postgresql import insert as pg_insert
+
+        stmt = pg_insert(table)
+    else:
+        return None
+    return stmt.on_conflict_do_update(index_elements=["key"], set_={"value": stmt.excluded.value})
+
+
 def make_engine(url: str) -> Engine:
     if url.startswith("sqlite"):
         path = url.split("///", 1)[-1]
@@ -188,6 +209,11 @@ class Store:
         self._sqlite = self.engine.dialect.name == "sqlite"
         self._insert_delivery = _insert_delivery_statement(self.engine.dialect.name)
         self._sessions = sessionmaker(self.engine, expire_on_commit=False)
+        self._cache_lock = threading.Lock()
+        self._cache_pending: dict[str, str] = {}  # answers not yet written
+        self._cache_writing: dict[str, str] = {}  # answers being written now
+        self._cache_writer: threading.Thread | None = None
+        self._cache_upsert = _cache_upsert_statement(self.engine.dialect.name)
         if create:
             Base.metadata.create_all(self.engine)
 
@@ -217,6 +243,10 @@ class Store:
             c.execute(text("SELECT 1"))
 
     def close(self) -> None:
+        try:
+            self.cache_flush()
+        except Exception:
+            log.warning("could not write the last LLM answers to the cache", exc_info=True)
         self.engine.dispose()
 
     # -- deliveries -------------------------------------------------------------------------
@@ -475,28 +505,68 @@ class Store:
             return s.get(Installation, installation_id)
 
     # -- LLM cache --------------------------------------------------------------------------
+    # Answers are written behind: `cache_put` buffers them, a writer thread stores the buffer
+    # in one transaction every CACHE_FLUSH_S, and `cache_flush()` stores what is left (a job
+    # calls it before it finishes, so a finished job's answers are in the store). A worker
+    # killed midway loses at most the last CACHE_FLUSH_S of answers; they are asked again.
+    # Writing each answer in a transaction of its own as it arrived held up the requests that
+    # came after it: 8 hunks' forward answers arriving together were 24 writes in a row before
+    # the last hunk's backward requests could go out.
     def cache_get(self, key: str) -> str | None:
-        with self.session() as s:
-            return s.scalar(select(CacheRow.value).where(CacheRow.key == key))
+        with self._cache_lock:
+            value = self._cache_pending.get(key, self._cache_writing.get(key))
+        if value is not None:
+            return value
+        with self.engine.connect() as c:
+            found = c.execute(select(CacheRow.value).where(CacheRow.key == key)).scalar()
+        return None if found is None else str(found)
 
     def cache_put(self, key: str, value: str) -> None:
-        dialect = self.engine.dialect.name
-        if dialect == "postgresql":
-            from sqlalchemy.dialects.postgresql import insert as pg_insert
+        with self._cache_lock:
+            self._cache_pending[key] = value
+            if self._cache_writer is None:
+                self._cache_writer = threading.Thread(target=self._write_cache_behind, name="llm-cache-writer",
+                                                      daemon=True)
+                self._cache_writer.start()
 
-            stmt: Any = pg_insert(CacheRow).values(key=key, value=value).on_conflict_do_update(
-                index_elements=["key"], set_={"value": value})
-        elif dialect == "sqlite":
-            from sqlalchemy.dialects.sqlite import insert as sqlite_insert
-
-            stmt = sqlite_insert(CacheRow).values(key=key, value=value).on_conflict_do_update(
-                index_elements=["key"], set_={"value": value})
-        else:
-            with self.session() as s:
-                s.merge(CacheRow(key=key, value=value))
+    def cache_flush(self) -> None:
+        """Write the buffered answers now, in one transaction."""
+        with self._cache_lock:
+            items = self._cache_pending
+            self._cache_pending = {}
+            self._cache_writing.update(items)
+        if not items:
             return
-        with self.session() as s:
-            s.execute(stmt)
+        try:
+            rows = [{"key": k, "value": v} for k, v in items.items()]
+            if self._cache_upsert is not None:
+                with self.session() as s:
+                    s.execute(self._cache_upsert, rows)
+            else:
+                with self.session() as s:
+                    for row in rows:
+                        s.merge(CacheRow(**row))
+        except Exception:
+            with self._cache_lock:  # kept for the next flush
+                for k, v in items.items():
+                    self._cache_pending.setdefault(k, v)
+            raise
+        finally:
+            with self._cache_lock:
+                for k in items:
+                    self._cache_writing.pop(k, None)
+
+    def _write_cache_behind(self) -> None:
+        while True:
+            time.sleep(CACHE_FLUSH_S)
+            try:
+                self.cache_flush()
+            except Exception:
+                log.warning("could not write LLM answers to the cache; will try again", exc_info=True)
+            with self._cache_lock:
+                if not self._cache_pending:
+                    self._cache_writer = None
+                    return
 
     def cache_size(self) -> int:
         with self.session() as s:
