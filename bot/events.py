@@ -3,7 +3,8 @@
 Job kinds (each a plain dict, stored as JSON in the jobs table):
 
 - `pr`: a pull request head to analyse; the worker reads the repository's configuration and
-  fans it out into one `analyze` job per enabled analyzer (drafts stop there unless enabled).
+  fans it out into one `analyze` job per enabled analyzer and runs them at once (drafts stop
+  there unless enabled).
 - `analyze`: one analyzer on one head SHA: one check run "rtcbot / <title>".
 - `installation`: remember an installation (created, deleted, suspended, …).
 """

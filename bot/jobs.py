@@ -1,5 +1,11 @@
 """The pipeline behind the queue, idempotent per (check name, head SHA).
 
+`pr` job: the repository's configuration (drafts, which analyzers), older heads cancelled, then
+one `analyze` job per enabled analyzer, recorded in the store and run right here, at once, on
+the PR's files and review comments read once for all of them (no second trip through the
+queue, no reading the same PR three times; a worker that dies midway leaves them to the sweep
+like any other job).
+
 `analyze` job: find or create the check run → in_progress → the PR's files (100 per page; no
 `patch` → skipped with the reason) and review comments → ChangeSet → the analyzer (by name
 from analyzers.registry: a new analyzer plugs in here unchanged) → check-run output and
@@ -19,7 +25,8 @@ import logging
 import threading
 import time
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
 from typing import Any
 
 from huey import Huey
@@ -46,6 +53,15 @@ class JobError(RuntimeError):
     pass
 
 
+@dataclass
+class PRInputs:
+    """What every analysis of one head reads from GitHub, read once by the `pr` job."""
+
+    config: LoadedConfig
+    files: Future[list[dict[str, Any]]]
+    comments: Future[list[ReviewComment]]
+
+
 def check_titles() -> dict[str, str]:
     """Check titles → analyzer names, for every registered analyzer that imports."""
     out = {}
@@ -68,6 +84,23 @@ class Runtime:
         self._github = github or (lambda inst: GitHubClient(settings, inst))
         self.task = self.huey.task(name="rtcbot.run_job")(self._task_entry)
         self._titles: dict[str, str] | None = None
+
+    def warm_up(self) -> None:
+        """Pay the one-off start-up costs before the first job: the embedding model and PMD's
+        JVM (CRScore), and the HTTP client of the LLM endpoint with a first request to it (a
+        client and its first request cost ~50 ms of CPU). Failures only log: an analyzer that
+        cannot start says why when it runs."""
+        try:
+            from analyzers.crscore.analyzer import warm_up as warm_crscore
+
+            warm_crscore()
+        except Exception:
+            log.warning("warm-up of CRScore failed; it starts on first use", exc_info=True)
+        if self.settings.llm_base_url:  # the embedded model starts on first use, not here
+            try:
+                self.llm_factory(None)().check()
+            except Exception as e:
+                log.warning("the LLM endpoint did not answer at start (%s); jobs will try again", e)
 
     # -- enqueueing -------------------------------------------------------------------------
     def _task_entry(self, job_id: int) -> None:
@@ -133,8 +166,9 @@ class Runtime:
         return self._titles
 
     # -- running ----------------------------------------------------------------------------
-    def run_job(self, job_id: int) -> str:
-        """Run one job if it is still queued; its final status."""
+    def run_job(self, job_id: int, inputs: PRInputs | None = None) -> str:
+        """Run one job if it is still queued; its final status. `inputs`: an analysis's reads
+        already made by the `pr` job that runs it."""
         row = self.store.start_job(job_id)
         if row is None:
             return self.store.job_status(job_id) or "missing"
@@ -152,7 +186,7 @@ class Runtime:
         t0 = time.monotonic()
         usage: dict[str, int] = {}
         try:
-            status, result, usage = self._dispatch(row)
+            status, result, usage = self._dispatch(row, inputs)
         except Exception as e:
             log.exception("job %s failed", job_id)
             status, result = "failed", f"{type(e).__name__}: {e}"
@@ -162,7 +196,7 @@ class Runtime:
         self.store.finish_job(job_id, status, result, duration_s=time.monotonic() - t0, usage=usage)
         return status
 
-    def _dispatch(self, row: JobRow) -> tuple[str, str, dict[str, int]]:
+    def _dispatch(self, row: JobRow, inputs: PRInputs | None = None) -> tuple[str, str, dict[str, int]]:
         spec = row.spec
         if spec["kind"] == "installation":
             if spec.get("installation_id"):
@@ -172,7 +206,7 @@ class Runtime:
         if spec["kind"] == "pr":
             return (*self._fan_out(row), {})
         if spec["kind"] == "analyze":
-            return self._analyze(row)
+            return self._analyze(row, inputs)
         raise JobError(f"unknown job kind {spec['kind']!r}")
 
     def _gh(self, spec: dict[str, Any]) -> GitHubClient:
@@ -190,22 +224,31 @@ class Runtime:
     def _fan_out(self, row: JobRow) -> tuple[str, str]:
         spec = row.spec
         gh = self._gh(spec)
-        cfg = self._config(gh, spec)
-        if spec.get("draft") and not cfg.drafts(self.settings.process_drafts):
-            return "skipped", "draft pull request (enable with `drafts: true`)"
-        newer = self.store.newer_head(spec["repo"], spec["pr_number"], spec["head_sha"], row.id)
-        if newer is not None:
-            return "cancelled", f"superseded by {newer}"
-        for old in self.store.cancel_older(spec["repo"], spec["pr_number"], spec["head_sha"], row.id):
-            self._cancel_check_run(gh, old, spec["head_sha"])
-        names = cfg.enabled(self.settings.analyzers)
-        made = []
-        for name in names:
-            child = {k: v for k, v in spec.items() if k not in ("kind", "action")}
-            child.update(kind="analyze", analyzer=name, root=row.id, reason=f"pull_request.{spec.get('action')}")
-            if self.submit(child, row.delivery_id) is not None:
-                made.append(name)
-        return "done", "analyses: " + (", ".join(made) or "none new")
+        repo, pr = spec["repo"], spec["pr_number"]
+        with ThreadPoolExecutor(max_workers=2, thread_name_prefix=f"job-{row.id}-github") as io:
+            # the PR's files and comments load while the configuration is read
+            files = io.submit(gh.pr_files, repo, pr)
+            comments = io.submit(self._comments, gh, repo, pr)
+            cfg = self._config(gh, spec)
+            if spec.get("draft") and not cfg.drafts(self.settings.process_drafts):
+                return "skipped", "draft pull request (enable with `drafts: true`)"
+            newer = self.store.newer_head(repo, pr, spec["head_sha"], row.id)
+            if newer is not None:
+                return "cancelled", f"superseded by {newer}"
+            for old in self.store.cancel_older(repo, pr, spec["head_sha"], row.id):
+                self._cancel_check_run(gh, old, spec["head_sha"])
+            made: list[tuple[str, int]] = []
+            for name in cfg.enabled(self.settings.analyzers):
+                child = {k: v for k, v in spec.items() if k not in ("kind", "action")}
+                child.update(kind="analyze", analyzer=name, root=row.id, reason=f"pull_request.{spec.get('action')}")
+                job_id = self.store.add_job(child, row.delivery_id)
+                if job_id is not None:
+                    made.append((name, job_id))
+            inputs = PRInputs(cfg, files, comments)
+            with ThreadPoolExecutor(max_workers=max(1, len(made)), thread_name_prefix=f"job-{row.id}") as ex:
+                ran = list(ex.map(lambda m: self.run_job(m[1], inputs), made))
+        return "done", "analyses: " + (", ".join(f"{name} {status}" for (name, _), status in zip(made, ran, strict=True))
+                                       or "none new")
 
     def _cancel_check_run(self, gh: GitHubClient, job: JobRow, newer: str) -> None:
         if job.kind != "analyze" or not job.analyzer or not job.head_sha:
@@ -252,8 +295,8 @@ class Runtime:
     def _start_check_run(self, gh: GitHubClient, spec: dict[str, Any], name: str, cr_id: int | None) -> int:
         """The check run (created when `cr_id` is None), marked in progress; its id."""
         repo, sha, pr = spec["repo"], spec["head_sha"], spec.get("pr_number")
-        if cr_id is None:
-            cr_id = self._create_check_run(gh, spec, name)
+        if cr_id is None:  # created in progress, with its external_id: nothing to update
+            return self._create_check_run(gh, spec, name)
         gh.update_check_run(repo, cr_id, status="in_progress", external_id=events.external_id(pr, spec["analyzer"]))
         self.store.save_check_run(repo, name, sha, github_id=cr_id, status="in_progress", pr_number=pr)
         return cr_id
@@ -278,7 +321,7 @@ class Runtime:
 
         return make
 
-    def _analyze(self, row: JobRow) -> tuple[str, str, dict[str, int]]:
+    def _analyze(self, row: JobRow, inputs: PRInputs | None = None) -> tuple[str, str, dict[str, int]]:
         spec = row.spec
         repo, sha, pr, name = spec["repo"], spec["head_sha"], spec.get("pr_number"), spec["analyzer"]
         if not sha or not pr:
@@ -290,10 +333,13 @@ class Runtime:
         # there load while the config is read; the check run is created and marked in progress
         # while the analysis runs
         with ThreadPoolExecutor(max_workers=4, thread_name_prefix=f"job-{row.id}-github") as io:
-            files = io.submit(gh.pr_files, repo, pr)
-            comments = io.submit(self._comments, gh, repo, pr)
             found = io.submit(self._existing_check_run, gh, spec, check)
-            cfg = self._config(gh, spec)
+            if inputs is None:
+                files = io.submit(gh.pr_files, repo, pr)
+                comments = io.submit(self._comments, gh, repo, pr)
+                cfg = self._config(gh, spec)
+            else:
+                files, comments, cfg = inputs.files, inputs.comments, inputs.config
             explicit = str(spec.get("reason", "")).startswith("check_run")
             if not explicit and name not in cfg.enabled(self.settings.analyzers + self.settings.comment_analyzers):
                 return "skipped", f"{name} is turned off in {CONFIG_PATH}", {}
@@ -310,6 +356,10 @@ class Runtime:
                 options=cfg.config.options,
             )
             report = run_one(name, changes, ctx)
+            try:
+                self.store.cache_flush()  # this analysis's LLM answers are stored before it ends
+            except Exception:
+                log.warning("could not write the LLM answers of job %s to the cache", row.id, exc_info=True)
             cr_id = started.result()
         if self.store.job_status(row.id) == "cancelled":
             return "cancelled", "superseded while running", report.usage

@@ -4,23 +4,32 @@ from __future__ import annotations
 
 import logging
 import threading
+from typing import TYPE_CHECKING
 
 import click
 
 from bot.settings import SettingsError, load_settings
 
+if TYPE_CHECKING:
+    from huey.consumer import Consumer
+
+    from bot.jobs import Runtime
+
 GROUP = "root"
 log = logging.getLogger("rtcbot.worker")
 
 
-def _warm_up() -> None:
-    """The analyzers' one-off start-up costs (embedding model, PMD's JVM), off the first job."""
-    try:
-        from analyzers.crscore.analyzer import warm_up
+# A Redis queue blocks until a message arrives; a SQLite queue is polled: every 10 ms after a
+# job, backing off to every 50 ms when idle (a poll is a read of a local file, ~50 µs), so a
+# delivery waits ~25 ms at most for an idle worker rather than up to huey's default of 10 s.
+POLL_INITIAL_S = 0.01
+POLL_MAX_S = 0.05
 
-        warm_up()
-    except Exception:  # an analyzer that cannot warm up reports why when it runs
-        log.warning("warm-up failed; analyzers start on first use", exc_info=True)
+
+def consumer(runtime: Runtime, workers: int) -> Consumer:
+    """huey's consumer as `rtcbot worker` runs it (threads; no periodic tasks: the sweep is ours)."""
+    return runtime.huey.create_consumer(workers=workers, worker_type="thread", periodic=False,
+                                        initial_delay=POLL_INITIAL_S, max_delay=POLL_MAX_S)
 
 
 def _sweeper(runtime: object, interval: float, stop: threading.Event) -> None:
@@ -60,15 +69,14 @@ def command(workers: int | None) -> None:
         runtime = Runtime(settings)
     except Exception as e:
         raise click.ClickException(f"cannot start: {type(e).__name__}: {e}") from None
-    threading.Thread(target=_warm_up, name="warm-up", daemon=True).start()
+    threading.Thread(target=runtime.warm_up, name="warm-up", daemon=True).start()
     stop = threading.Event()
     threading.Thread(target=_sweeper, args=(runtime, settings.sweep_interval_s, stop),
                      name="sweep", daemon=True).start()
-    consumer = runtime.huey.create_consumer(workers=workers or settings.workers, worker_type="thread",
-                                            periodic=False, initial_delay=0.05, max_delay=1.0)
+    running = consumer(runtime, workers or settings.workers)
     click.echo(f"rtcbot: worker on the {'redis' if settings.redis_url else 'sqlite'} queue, "
                f"{workers or settings.workers} at a time", err=True)
     try:
-        consumer.run()
+        running.run()
     finally:
         stop.set()

@@ -59,13 +59,14 @@ def serve(app: Flask) -> Iterator[str]:
 
 
 def deliver(base_url: str, event: str, payload: Any, *, secret: str = SECRET, delivery: str | None = None,
-            body: bytes | None = None, signature: str | None = None, headers: dict[str, str] | None = None) -> httpx.Response:
+            body: bytes | None = None, signature: str | None = None, headers: dict[str, str] | None = None,
+            client: httpx.Client | None = None) -> httpx.Response:
     raw = body if body is not None else json.dumps(payload).encode()
     h = {"Content-Type": "application/json", "X-GitHub-Event": event,
          "X-GitHub-Delivery": delivery or str(uuid.uuid4()),
          "X-Hub-Signature-256": signature if signature is not None else sign(raw, secret)}
     h.update(headers or {})
-    return httpx.post(f"{base_url}/webhook", content=raw, headers=h, timeout=30)
+    return (client or httpx).post(f"{base_url}/webhook", content=raw, headers=h, timeout=30)
 
 
 def drain(runtime: Runtime, limit: int = 200) -> int:
