@@ -7,6 +7,13 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Self
 
 
+class _Server(ThreadingHTTPServer):
+    # Connections that arrive together wait in the listen queue; socketserver's default of 5
+    # dropped the rest, which TCP retransmitted ~0.2-1 s later (real servers queue hundreds).
+    request_queue_size = 128
+    daemon_threads = True
+
+
 class LoopbackServer:
     """The life of a threaded HTTP server on 127.0.0.1 (a free port): `_serve(handler)` in
     `start()`, then `stop()` or a `with` block."""
@@ -21,8 +28,7 @@ class LoopbackServer:
         # written in two pieces (headers, then body) waits ~40 ms for the client's delayed ACK,
         # which no real service adds to every request.
         handler.disable_nagle_algorithm = True
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-        self._server.daemon_threads = True
+        self._server = _Server(("127.0.0.1", 0), handler)
         threading.Thread(target=self._server.serve_forever, daemon=True).start()
         return self
 
