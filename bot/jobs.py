@@ -87,7 +87,7 @@ class Runtime:
 
     def warm_up(self) -> None:
         """Pay the one-off start-up costs before the first job: the embedding model and PMD's
-        JVM (CRScore), and the HTTP client of the LLM endpoint with a first request to it (a
+        JVM (CRScore), and the HTTP client of the LLM endpoint with a first call to it (GET /models; a
         client and its first request cost ~50 ms of CPU). Failures only log: an analyzer that
         cannot start says why when it runs."""
         try:
@@ -108,13 +108,6 @@ class Runtime:
 
     def enqueue(self, job_id: int) -> None:
         self.task(job_id)
-
-    def submit(self, spec: dict[str, Any], delivery_id: str | None = None) -> int | None:
-        """Store a job and enqueue it; None when the same work is already queued or running."""
-        job_id = self.store.add_job(spec, delivery_id)
-        if job_id is not None:
-            self.send([job_id])
-        return job_id
 
     def send(self, job_ids: list[int]) -> None:
         """Enqueue stored jobs. A message that cannot be sent (the queue is away) loses
@@ -221,15 +214,19 @@ class Runtime:
             return LoadedConfig(error=f"could not read {CONFIG_PATH}: {e}")
         return parse_config(text)
 
+    def _read_pr(self, io: ThreadPoolExecutor, gh: GitHubClient, spec: dict[str, Any]) -> PRInputs:
+        """The PR's files and review comments, loading on `io` while the configuration is read."""
+        files = io.submit(gh.pr_files, spec["repo"], spec["pr_number"])
+        comments = io.submit(self._comments, gh, spec["repo"], spec["pr_number"])
+        return PRInputs(self._config(gh, spec), files, comments)
+
     def _fan_out(self, row: JobRow) -> tuple[str, str]:
         spec = row.spec
         gh = self._gh(spec)
         repo, pr = spec["repo"], spec["pr_number"]
         with ThreadPoolExecutor(max_workers=2, thread_name_prefix=f"job-{row.id}-github") as io:
-            # the PR's files and comments load while the configuration is read
-            files = io.submit(gh.pr_files, repo, pr)
-            comments = io.submit(self._comments, gh, repo, pr)
-            cfg = self._config(gh, spec)
+            inputs = self._read_pr(io, gh, spec)
+            cfg = inputs.config
             if spec.get("draft") and not cfg.drafts(self.settings.process_drafts):
                 return "skipped", "draft pull request (enable with `drafts: true`)"
             newer = self.store.newer_head(repo, pr, spec["head_sha"], row.id)
@@ -244,7 +241,6 @@ class Runtime:
                 job_id = self.store.add_job(child, row.delivery_id)
                 if job_id is not None:
                     made.append((name, job_id))
-            inputs = PRInputs(cfg, files, comments)
             with ThreadPoolExecutor(max_workers=max(1, len(made)), thread_name_prefix=f"job-{row.id}") as ex:
                 ran = list(ex.map(lambda m: self.run_job(m[1], inputs), made))
         return "done", "analyses: " + (", ".join(f"{name} {status}" for (name, _), status in zip(made, ran, strict=True))
@@ -329,17 +325,13 @@ class Runtime:
         analyzer = registry.get(name)
         check = events.check_name(analyzer.title)
         gh = self._gh(spec)
-        # GitHub calls overlap: the PR's files and review comments and the check run already
-        # there load while the config is read; the check run is created and marked in progress
-        # while the analysis runs
+        # GitHub calls overlap: the check run already there and (unless the `pr` job read them)
+        # the PR's files and review comments load while the config is read; the check run is
+        # created in progress while the analysis runs
         with ThreadPoolExecutor(max_workers=4, thread_name_prefix=f"job-{row.id}-github") as io:
             found = io.submit(self._existing_check_run, gh, spec, check)
-            if inputs is None:
-                files = io.submit(gh.pr_files, repo, pr)
-                comments = io.submit(self._comments, gh, repo, pr)
-                cfg = self._config(gh, spec)
-            else:
-                files, comments, cfg = inputs.files, inputs.comments, inputs.config
+            inputs = inputs or self._read_pr(io, gh, spec)
+            files, comments, cfg = inputs.files, inputs.comments, inputs.config
             explicit = str(spec.get("reason", "")).startswith("check_run")
             if not explicit and name not in cfg.enabled(self.settings.analyzers + self.settings.comment_analyzers):
                 return "skipped", f"{name} is turned off in {CONFIG_PATH}", {}
