@@ -1,7 +1,7 @@
 # rtcbot: the image the GitHub Action runs (`rtcbot action`) and the app can run
 # (`rtcbot serve`, `rtcbot worker`). Two stages: the builder compiles llama.cpp and installs
 # everything with scripts/install.sh (the same script `make setup` runs, so the two cannot
-# drift); the final stage gets the virtualenv, the npm tools and runtimes only — no compilers.
+# drift); the final stage gets the virtualenv, the npm tools and runtimes only — no C/C++ toolchain.
 #
 #   docker build -t rtcbot .
 #   docker run --rm -v "$PWD:/work" -w /work rtcbot review change.diff
@@ -31,6 +31,7 @@ WORKDIR /src
 COPY pyproject.toml README.md package.json package-lock.json ./
 COPY scripts/ scripts/
 COPY analyzers/ analyzers/
+COPY reporters/ reporters/
 COPY bot/ bot/
 
 # A runtime-only, non-editable install into /opt/rtcbot (Semgrep in /opt/rtcbot/opt/semgrep).
@@ -50,10 +51,13 @@ LABEL org.opencontainers.image.title="rtcbot" \
       org.opencontainers.image.description="Label-free trust scores for pull requests, as GitHub check runs" \
       org.opencontainers.image.licenses="Apache-2.0"
 
-# Runtimes only: Java for PMD, Node for JSHint, git for `rtcbot review --git`.
+# Runtimes only: Java for PMD (the headless JDK: PMD's long-lived server starts with Java's
+# source launcher, which needs the jdk.compiler module; a JRE falls back to PMD's slow CLI),
+# Node for JSHint, git for `rtcbot review --git`, bubblewrap
+# for the sandbox that runs untrusted code.
 # hadolint ignore=DL3008
 RUN apt-get update \
-    && apt-get install -y --no-install-recommends openjdk-17-jre-headless nodejs git ca-certificates \
+    && apt-get install -y --no-install-recommends openjdk-17-jdk-headless nodejs git ca-certificates bubblewrap \
     && rm -rf /var/lib/apt/lists/*
 
 # uid 1001 is the GitHub-hosted runner's user: the Action's mounted workspace and its
@@ -63,7 +67,10 @@ RUN groupadd --gid 1001 rtcbot \
 
 COPY --from=builder /opt/rtcbot /opt/rtcbot
 
+# PYTHONSAFEPATH: no Python started in the image puts its working directory (a checkout) or
+# its script's folder on sys.path, so a planted `llama_cpp/` or `pylint/` is never imported.
 ENV PATH=/opt/rtcbot/bin:$PATH \
+    PYTHONSAFEPATH=1 \
     PYTHONUNBUFFERED=1 \
     HF_HUB_OFFLINE=1 \
     TRANSFORMERS_OFFLINE=1 \

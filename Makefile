@@ -14,11 +14,18 @@ $(STAMP): pyproject.toml scripts/install.sh $(wildcard package.json)
 demo: setup
 	$(BIN)/rtcbot review samples/demo.diff
 
+# Workflows: the repository's own and the ready one in docs/; zizmor runs offline.
+WORKFLOWS := $(wildcard .github/workflows/*.yml docs/workflows/*.yml)
+
 lint: setup
 	$(BIN)/ruff check .
+	$(BIN)/lint-imports
+	$(BIN)/actionlint $(WORKFLOWS)
+	$(BIN)/zizmor --offline --no-progress --config .github/zizmor.yml $(WORKFLOWS) action.yml
+	$(BIN)/hadolint --failure-threshold info Dockerfile
 
 typecheck: setup
-	$(BIN)/mypy analyzers bot
+	$(BIN)/mypy analyzers reporters bot
 
 unit: setup
 	$(BIN)/pytest -q

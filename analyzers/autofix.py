@@ -4,8 +4,10 @@ Per finding: a fix prompt (the rule's message, the flagged lines, the enclosing 
 a window around them) → replacement lines, or "not vulnerable" / "no fix". The replacement
 is re-indented to the flagged lines and applied. Two independent checks follow:
 
-- oracle: Semgrep re-scans the patched file; *fixed* when that finding is gone and no new
-  finding appears; a patch that no longer parses is *unparsable* (not fixed);
+- oracle: Semgrep re-scans the patched file with the full rule set; *fixed* only when no
+  finding of any rule remains on the fixed lines and no new finding appears anywhere in the
+  file; a patch that no longer parses is *unparsable*, and one Semgrep could not fully scan
+  (over its size limit, a timeout) is *not fixed*, with the reason;
 - Patched RTC: (before, after) → a description Q1 → regenerate after′ from (before, Q1);
   pass when after′ equals the fix (exact after stripping; whitespace-normalised reported too).
 
@@ -22,16 +24,20 @@ import re
 import tempfile
 import textwrap
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
+
+from pydantic import Field
 
 from analyzers import similarity
-from analyzers.context import AnalysisContext
+from analyzers.context import AnalysisContext, Tools
 from analyzers.diff import ChangeSet, FileChange
 from analyzers.llm import LLMClient, Message
+from analyzers.options import AnalyzerOptions, validate
+from analyzers.paths import write_inside
 from analyzers.pipeline import files_at_head
 from analyzers.report import AnalyzerReport, Finding, Fix, Skipped
 from analyzers.semgrep.scan import (
@@ -259,24 +265,29 @@ class Outcome:
         return self.replacement is not None
 
 
-@dataclass
-class Options:
-    context_lines: int = 10
+class Options(AnalyzerOptions):
+    """`options: {autofix: ...}`. The Semgrep executable and rule files are the operator's
+    (`ctx.tools`), never a repository's."""
+
+    OPERATOR_KEYS: ClassVar[Mapping[str, str]] = {
+        "semgrep": "the Semgrep executable is an operator setting (RTCBOT_SEMGREP; "
+                   "`rtcbot review --semgrep`)",
+        "extra_rules": "Semgrep rule files are an operator setting (RTCBOT_SEMGREP_RULES; "
+                       "`rtcbot review --rules`)",
+    }
+
+    context_lines: int = Field(default=10, ge=0, le=50)
     rtc: bool = True
     rtc_match: Literal["exact", "normalised"] = "exact"
-    fix_tokens: int = 768
-    describe_tokens: int = 256
-    semgrep: str | None = None
-    extra_rules: tuple[str, ...] = ()
-    max_findings: int | None = 10
+    fix_tokens: int = Field(default=768, ge=1, le=2048)
+    describe_tokens: int = Field(default=256, ge=1, le=1024)
+    max_findings: int = Field(default=10, ge=1, le=50)
 
     @classmethod
-    def from_dict(cls, raw: dict[str, Any]) -> Options:
-        o = cls()
-        for k, v in raw.items():
-            if hasattr(o, k):
-                setattr(o, k, tuple(v) if k == "extra_rules" else v)
-        return o
+    def from_dict(cls, raw: Mapping[str, Any]) -> Options:
+        """Validated options (OptionsError on an unknown key, a wrong type, a value out of
+        bounds, or an operator's key)."""
+        return validate(cls, raw, "autofix")
 
     def rtc_pass(self, out: Outcome) -> bool | None:
         return out.rtc_exact if self.rtc_match == "exact" else out.rtc_normalised
@@ -347,12 +358,9 @@ def judge(out: Outcome, before: ScanResult, before_path: str, after: ScanResult,
     new = after.in_path(after_path)
     in_region_after = [g for g in new if g.touches(region)]
     out.remaining = [_key(g) for g in in_region_after if g.rule_id == f.rule_id]
-    # findings on the replaced lines other than this one may stay; anything more is new
-    me = (f.rule_id, f.start_line, f.start_col)
-    allowed = Counter(g.rule_id for g in old
-                      if g.touches(range(s, e + 1)) and (g.rule_id, g.start_line, g.start_col) != me)
-    seen = Counter(g.rule_id for g in in_region_after if g.rule_id != f.rule_id)
-    new_keys = [r for r, c in (seen - allowed).items() for _ in range(c)]
+    # the full rule set must be quiet on the fixed lines: a finding of any other rule there
+    # (even one the original lines had too) means the fix is not clean
+    new_keys = [g.rule_id for g in in_region_after if g.rule_id != f.rule_id]
     expected = Counter(
         f"{g.rule_id}@{g.start_line if g.end_line < s else g.start_line + delta}"
         for g in old if g.end_line < s or g.start_line > e
@@ -363,8 +371,10 @@ def judge(out: Outcome, before: ScanResult, before_path: str, after: ScanResult,
     out.verdict = "fixed" if not out.remaining and not new_keys else "not fixed"
 
 
-def oracle(outcomes: Sequence[Outcome], opts: Options) -> ScanResult | None:
-    """One Semgrep run over the originals and every patched variant; sets each verdict."""
+def oracle(outcomes: Sequence[Outcome], opts: Options, tools: Tools | None = None) -> ScanResult | None:
+    """One Semgrep run over the originals and every patched variant; sets each verdict.
+    `tools`: the operator's Semgrep and extra rule files."""
+    tools = tools or Tools()
     todo = [o for o in outcomes if o.patched is not None]
     if not todo:
         return None
@@ -372,21 +382,33 @@ def oracle(outcomes: Sequence[Outcome], opts: Options) -> ScanResult | None:
         root = Path(tmp)
         targets: list[str] = []
         originals: dict[str, str] = {}
+        variants: dict[int, str] = {}
         for i, o in enumerate(todo):
-            orig = originals.setdefault(o.target.path, f"orig/{o.target.path}")
-            if not (root / orig).exists():
-                (root / orig).parent.mkdir(parents=True, exist_ok=True)
-                (root / orig).write_text(o.target.text, encoding="utf-8")
-                targets.append(orig)
-            var = f"v{i}/{o.target.path}"
-            (root / var).parent.mkdir(parents=True, exist_ok=True)
-            (root / var).write_text(o.patched or "", encoding="utf-8")
-            targets.append(var)
-        result = scan(root, targets, extra_rules=opts.extra_rules, semgrep=opts.semgrep)
+            try:  # one file that cannot be written is that fix's problem, not the run's
+                if o.target.path not in originals:
+                    write_inside(root, f"orig/{o.target.path}", o.target.text)
+                    originals[o.target.path] = f"orig/{o.target.path}"
+                    targets.append(originals[o.target.path])
+                write_inside(root, f"v{i}/{o.target.path}", o.patched or "")
+                variants[i] = f"v{i}/{o.target.path}"
+                targets.append(variants[i])
+            except (ValueError, OSError) as e:
+                o.verdict, o.error = "not fixed", f"the fix could not be checked: {e}"
+        result = (scan(root, targets, extra_rules=tools.extra_rules, semgrep=tools.semgrep)
+                  if targets else ScanResult())
     # the original's own findings, re-keyed to the original path, are the baseline
     for i, o in enumerate(todo):
-        before = _rebase(result, originals[o.target.path], o.target.path)
-        after = _rebase(result, f"v{i}/{o.target.path}", o.target.path)
+        var = variants.get(i)
+        if var is None:
+            continue
+        orig = originals[o.target.path]
+        unscanned = next((f"{why} ({p.split('/', 1)[0]})" for p in (var, orig)
+                          for why in (result.skipped.get(p), result.failed.get(p)) if why), None)
+        if unscanned is not None:  # a fix Semgrep did not fully scan is never "fixed"
+            o.verdict, o.error = "not fixed", f"semgrep could not check the fix: {unscanned}"
+            continue
+        before = _rebase(result, orig, o.target.path)
+        after = _rebase(result, var, o.target.path)
         parses = python_parses(o.target.text) if o.target.language == "python" else None
         judge(o, before, o.target.path, after, o.target.path, parses)
     return result
@@ -402,7 +424,7 @@ def _rebase(result: ScanResult, prefix_path: str, path: str) -> ScanResult:
 
 
 def fix_all(targets: Sequence[Target], llm: LLMClient, opts: Options,
-            progress: Callable[[], None] | None = None) -> list[Outcome]:
+            progress: Callable[[], None] | None = None, tools: Tools | None = None) -> list[Outcome]:
     """Attempts run concurrently (llm.map), each its fix then its Patched RTC; one oracle
     scan for all of them starts as soon as every fix is in, while the RTC requests are out."""
     proposed: list[Future[Outcome]] = [Future() for _ in targets]
@@ -420,7 +442,7 @@ def fix_all(targets: Sequence[Target], llm: LLMClient, opts: Options,
         return out
 
     def scan_fixes() -> None:
-        oracle([f.result() for f in proposed], opts)
+        oracle([f.result() for f in proposed], opts, tools)
 
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="autofix-oracle") as ex:
         scanned = ex.submit(scan_fixes)
@@ -492,6 +514,8 @@ def to_finding(o: Outcome, opts: Options) -> Finding:
         "rule": f.rule_id, "cwe": list(f.cwe), "finding": f.message,
         "oracle": o.verdict, "rtc": None if rtc is None else ("pass" if rtc else "fail"),
     }
+    if o.error:
+        evidence["error"] = o.error
     if o.has_fix:
         evidence.update(diff=o.diff, description=o.description, regenerated=o.regenerated,
                         remaining=o.remaining, new_findings=o.new_findings)
@@ -504,6 +528,7 @@ def to_finding(o: Outcome, opts: Options) -> Finding:
         path=t.path, start_line=f.start_line, end_line=f.end_line,
         level=f.level,  # type: ignore[arg-type]
         scores=scores, evidence=evidence, rule_id=f.rule_id, key=key,
+        cwe=list(f.cwe), tags=["security"] if f.cwe else [], rule_description=f.message,
         fix=Fix(t.path, f.start_line, f.end_line, o.replacement or "", o.diff) if o.fixed else None,
     )
 
@@ -525,9 +550,12 @@ def pseudo_file(fc: FileChange) -> str:
 class AutoFix:
     name = "autofix"
     title = "AutoFix"
+    help = ("AutoFix: a Semgrep finding on changed lines with a proposed fix, checked by a "
+            "re-scan and by Patched RTC.")
+    options_type = Options
 
     def run(self, changes: ChangeSet, ctx: AnalysisContext) -> AnalyzerReport:
-        opts = Options.from_dict(ctx.opts(self.name))
+        opts = ctx.config(self.name, Options)
         report = AnalyzerReport(self.name, self.title)
         files = [f for f in changes.analysed if f.language in SCANNED_LANGUAGES]
         other = [f for f in changes.analysed if f.language not in SCANNED_LANGUAGES]
@@ -552,10 +580,14 @@ class AutoFix:
         try:
             with tempfile.TemporaryDirectory(prefix="rtcbot-scan-") as tmp:
                 root = Path(tmp)
-                for path, text in texts.items():
-                    (root / path).parent.mkdir(parents=True, exist_ok=True)
-                    (root / path).write_text(text, encoding="utf-8")
-                result = scan(root, list(texts), extra_rules=opts.extra_rules, semgrep=opts.semgrep)
+                for path, text in list(texts.items()):
+                    try:  # one file that cannot be written is skipped, never the run
+                        write_inside(root, path, text)
+                    except (ValueError, OSError) as e:
+                        report.skipped.append(Skipped(path, f"cannot be scanned: {e}"))
+                        del texts[path]
+                result = scan(root, list(texts), extra_rules=ctx.tools.extra_rules,
+                              semgrep=ctx.tools.semgrep)
         except SemgrepUnavailable as e:
             report.skipped += [Skipped(fc.path, str(e)) for fc in files]
             return report
@@ -564,7 +596,9 @@ class AutoFix:
             return report
         for path in sorted(result.unparsable):
             report.notes.append(f"semgrep could not fully parse {path}")
-        by_path = {fc.path: fc for fc in files}
+        for path, why in sorted({**result.failed, **result.skipped}.items()):
+            report.skipped.append(Skipped(path, f"not scanned by semgrep: {why}"))
+        by_path = {fc.path: fc for fc in files if fc.path in texts}
         on_changed = [f for f in result.findings
                       if f.path in by_path and f.touches(by_path[f.path].changed_lines)]
         report.scores["semgrep_findings_total"] = float(len(result.findings))
@@ -578,7 +612,7 @@ class AutoFix:
             return report
         targets = [Target(f, by_path[f.path].language or "", texts[f.path]) for f in on_changed]
         try:
-            outcomes = fix_all(targets, ctx.llm, opts)
+            outcomes = fix_all(targets, ctx.llm, opts, tools=ctx.tools)
         except SemgrepFailed as e:
             report.error = f"oracle scan failed: {e}"
             return report

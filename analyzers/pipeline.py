@@ -18,6 +18,7 @@ from analyzers import registry
 from analyzers.context import AnalysisContext
 from analyzers.diff import ChangeSet
 from analyzers.llm import LLMClient, LLMError
+from analyzers.options import OptionsError
 from analyzers.report import AnalyzerReport, Skipped
 
 log = logging.getLogger(__name__)
@@ -29,7 +30,7 @@ def run_one(name: str, changes: ChangeSet, ctx: AnalysisContext) -> AnalyzerRepo
     before = ctx.llm.usage.copy() if ctx.has_llm else None
     try:
         report = analyzer.run(changes, ctx)
-    except LLMError as e:
+    except (LLMError, OptionsError) as e:  # OptionsError: one line per problem, key paths
         report = AnalyzerReport(analyzer.name, analyzer.title, error=str(e))
     except Exception as e:  # an analyzer bug must not take the other analyses down
         log.exception("analyzer %s failed", name)

@@ -3,16 +3,22 @@
 from __future__ import annotations
 
 import importlib
-from typing import Protocol
+from collections.abc import Mapping
+from typing import Any, Protocol
 
-from analyzers.context import AnalysisContext
+from analyzers.context import AnalysisContext, Tools
 from analyzers.diff import ChangeSet
+from analyzers.options import AnalyzerOptions, OptionsError, validate
 from analyzers.report import AnalyzerReport
 
 
 class Analyzer(Protocol):
     name: str  # machine name, e.g. "editing_rtc"
-    title: str  # check-run name after "rtcbot / ", e.g. "EditingRTC"
+    title: str  # display title (check-run name after "rtcbot / "), e.g. "EditingRTC"
+    help: str  # one or two sentences: what its findings and scores mean (SARIF rule help, docs)
+    options_type: type[AnalyzerOptions]  # what `options: {<name>: ...}` may set
+    # optional: `reads_comments = True` when it scores the pull request's review comments
+    # (the context builders fetch them only for such analyzers; see comment_readers())
 
     def run(self, changes: ChangeSet, ctx: AnalysisContext) -> AnalyzerReport: ...
 
@@ -46,10 +52,68 @@ def parse_names(spec: str) -> list[str]:
     return names
 
 
-def get(name: str) -> Analyzer:
+def _class(name: str) -> Any:
     target = ANALYZERS.get(normalise(name))
     if target is None:
         raise UnknownAnalyzer(f"unknown analyzer {name!r}")
     module, attr = target.split(":")
-    cls = getattr(importlib.import_module(module), attr)
-    return cls()  # type: ignore[no-any-return]
+    return getattr(importlib.import_module(module), attr)
+
+
+def get(name: str) -> Analyzer:
+    return _class(name)()  # type: ignore[no-any-return]
+
+
+def reads_comments(name: str) -> bool:
+    """Whether the analyzer `name` declares that it reads review comments."""
+    return bool(getattr(_class(name), "reads_comments", False))
+
+
+def comment_readers() -> list[str]:
+    """Every registered analyzer that reads review comments (one whose optional dependencies
+    are missing is left out: it could not run)."""
+    out = []
+    for name in ANALYZERS:
+        try:
+            if reads_comments(name):
+                out.append(name)
+        except ImportError:
+            continue
+    return out
+
+
+def help_text(name: str) -> str:
+    """What the analyzer `name` measures, in its own words ("" when it says nothing)."""
+    return str(getattr(_class(name), "help", ""))
+
+
+def options_type(name: str) -> type[AnalyzerOptions]:
+    """The Options type the analyzer `name` declares."""
+    cls: type[AnalyzerOptions] = _class(name).options_type
+    return cls
+
+
+def validate_options(name: str, raw: Any, tools: Tools | None = None) -> AnalyzerOptions:
+    """The analyzer's typed options from a repository's mapping (OptionsError: one line per
+    problem, each with its key path `options.<name>.<key>`)."""
+    key = normalise(name)
+    if key not in ANALYZERS:
+        raise OptionsError([f"options.{name}: unknown analyzer (known: {', '.join(ANALYZERS)})"])
+    return validate(options_type(key), raw, key, tools if tools is not None else Tools())
+
+
+def validate_all(options: Mapping[Any, Any], tools: Tools | None = None
+                 ) -> tuple[dict[str, AnalyzerOptions], list[str]]:
+    """Every analyzer's options in `options` ({analyzer: {key: value}}): (the valid ones by
+    normalised name, the problems of the others)."""
+    valid: dict[str, AnalyzerOptions] = {}
+    problems: list[str] = []
+    for name, raw in options.items():
+        if not isinstance(name, str):
+            problems.append(f"options.{name!r}: analyzer names are strings")
+            continue
+        try:
+            valid[normalise(name)] = validate_options(name, raw, tools)
+        except OptionsError as e:
+            problems += e.problems
+    return valid, problems

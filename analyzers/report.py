@@ -1,13 +1,14 @@
-"""The one result shape every analyzer returns, and its text / JSON / Markdown renderers.
+"""The one result shape every analyzer returns: AnalyzerReport, its Findings, Fixes and
+Skipped items.
 
-Every publisher (terminal, JSON, Markdown, SARIF, GitHub check runs) reads `AnalyzerReport`;
-a new analyzer or a new output format is one new module, never a new shape.
+Every output (reporters/: check runs, workflow commands, step summary, SARIF, text / JSON /
+Markdown) reads `AnalyzerReport`; a new analyzer or a new output is one new module, never a
+new shape. What other code reads is a typed field (`comment_id`, `cwe`, `tags`, `rule_id`,
+`rule_description`); `evidence` is for display only. Outputs live in reporters/, not here.
 """
 
 from __future__ import annotations
 
-import json
-from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
@@ -37,7 +38,9 @@ class Finding:
     """One scored item: a hunk, a review comment, a Semgrep finding, a program.
 
     `scores` holds the numbers (e.g. {"rtc": 0.33, "lift": 0.33}); `evidence` holds what a
-    reviewer needs to trust them (descriptions, regenerated code, matched references).
+    reviewer needs to trust them (descriptions, regenerated code, matched references) and is
+    for display only: no code reads a key of it. What code reads is typed: the review comment
+    the finding is about (`comment_id`), the rule's CWE ids and tags, its description.
     """
 
     analyzer: str
@@ -52,6 +55,10 @@ class Finding:
     rule_id: str | None = None
     key: str = ""
     fix: Fix | None = None
+    comment_id: int | str | None = None  # the review comment scored (CRScore)
+    cwe: list[str] = field(default_factory=list)  # e.g. ["CWE-89"] (the rule's metadata)
+    tags: list[str] = field(default_factory=list)  # the rule's tags, e.g. ["security"]
+    rule_description: str = ""  # what the rule `rule_id` flags, in its own words
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -73,8 +80,8 @@ class Skipped:
 
 @dataclass
 class AnalyzerReport:
-    analyzer: str  # machine name, e.g. "editing_rtc"
-    name: str  # display name, e.g. "EditingRTC"
+    name: str  # the analyzer's id, e.g. "editing_rtc" (as on Analyzer)
+    title: str  # its display title, e.g. "EditingRTC" (as on Analyzer)
     findings: list[Finding] = field(default_factory=list)
     scores: dict[str, float] = field(default_factory=dict)  # aggregate figures
     skipped: list[Skipped] = field(default_factory=list)
@@ -88,6 +95,9 @@ class AnalyzerReport:
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> AnalyzerReport:
         data = dict(data)
+        if "analyzer" in data:  # the shape before name/title: analyzer = id, name = title
+            data["title"] = data.pop("name", "")
+            data["name"] = data.pop("analyzer")
         findings = [Finding.from_dict(f) for f in data.pop("findings", [])]
         skipped = [Skipped(**s) for s in data.pop("skipped", [])]
         return cls(**data, findings=findings, skipped=skipped)
@@ -97,122 +107,3 @@ class AnalyzerReport:
         scored = [f for f in self.findings if score in f.scores]
         return sorted(scored, key=lambda f: f.scores[score])[:n]
 
-
-def _fmt(value: float | int | None) -> str:
-    if value is None:
-        return "–"
-    if isinstance(value, float):
-        return f"{value:.3f}"
-    return str(value)
-
-
-def _location(f: Finding) -> str:
-    if not f.path:
-        return ""
-    if f.start_line is None:
-        return f.path
-    if f.end_line and f.end_line != f.start_line:
-        return f"{f.path}:{f.start_line}-{f.end_line}"
-    return f"{f.path}:{f.start_line}"
-
-
-def score_columns(findings: Iterable[Finding]) -> list[str]:
-    """Score names in first-seen order across findings."""
-    cols: list[str] = []
-    for f in findings:
-        for k in f.scores:
-            if k not in cols:
-                cols.append(k)
-    return cols
-
-
-def render_json(reports: Sequence[AnalyzerReport]) -> str:
-    return json.dumps({"reports": [r.to_dict() for r in reports]}, indent=2, ensure_ascii=False)
-
-
-def render_text(reports: Sequence[AnalyzerReport], width: int = 120) -> str:
-    """A readable terminal table per analyzer (rich), with the evidence summarised under it."""
-    from io import StringIO
-
-    from rich.console import Console
-    from rich.table import Table
-
-    buf = StringIO()
-    console = Console(file=buf, width=width, force_terminal=False, color_system=None)
-    for report in reports:
-        console.rule(f"{report.name}")
-        if report.error:
-            console.print(f"error: {report.error}")
-        cols = score_columns(report.findings)
-        if report.findings:
-            table = Table(show_lines=False)
-            table.add_column("location")
-            table.add_column("item")
-            for c in cols:
-                table.add_column(c, justify="right")
-            for f in report.findings:
-                table.add_row(_location(f), f.title, *(_fmt(f.scores.get(c)) for c in cols))
-            console.print(table)
-            for f in report.findings:
-                if f.message:
-                    console.print(f"- {_location(f)}: {f.message}", soft_wrap=False)
-        elif not report.error:
-            console.print("no findings")
-        if report.scores:
-            console.print("overall: " + ", ".join(f"{k}={_fmt(v)}" for k, v in report.scores.items()))
-        for s in report.skipped:
-            console.print(f"skipped {s.item}: {s.reason}")
-        for note in report.notes:
-            console.print(f"note: {note}")
-        if report.usage:
-            console.print("usage: " + ", ".join(f"{k}={v}" for k, v in report.usage.items()))
-    return buf.getvalue()
-
-
-def _md_cell(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ")
-
-
-def render_markdown_report(report: AnalyzerReport, *, max_items: int | None = None) -> str:
-    lines = [f"## {report.name}", ""]
-    if report.error:
-        lines += [f"**Could not run:** {report.error}", ""]
-    if report.scores:
-        lines += ["| figure | value |", "|---|---|"]
-        lines += [f"| {k} | {_fmt(v)} |" for k, v in report.scores.items()]
-        lines.append("")
-    cols = score_columns(report.findings)
-    findings = report.findings if max_items is None else report.findings[:max_items]
-    if findings:
-        lines.append("| location | item | " + " | ".join(cols) + " |")
-        lines.append("|---|---|" + "---|" * len(cols))
-        for f in findings:
-            cells = [_md_cell(_location(f)), _md_cell(f.title)] + [_fmt(f.scores.get(c)) for c in cols]
-            lines.append("| " + " | ".join(cells) + " |")
-        if max_items is not None and len(report.findings) > max_items:
-            lines.append(f"\n… and {len(report.findings) - max_items} more.")
-        lines.append("")
-    elif not report.error:
-        lines += ["No findings.", ""]
-    if report.skipped:
-        lines += ["**Skipped**", ""] + [f"- `{s.item}`: {s.reason}" for s in report.skipped] + [""]
-    for note in report.notes:
-        lines.append(f"> {note}")
-    return "\n".join(lines).rstrip() + "\n"
-
-
-def render_markdown(reports: Sequence[AnalyzerReport]) -> str:
-    return "\n".join(render_markdown_report(r) for r in reports)
-
-
-def render_evidence_markdown(f: Finding, max_chars: int = 4000) -> str:
-    """A finding's evidence as Markdown (collapsed code blocks), bounded in size."""
-    parts = [f"**{_md_cell(f.title)}** {_location(f)}", ""]
-    if f.message:
-        parts += [f.message, ""]
-    for k, v in f.evidence.items():
-        text = v if isinstance(v, str) else json.dumps(v, indent=1, ensure_ascii=False)
-        if len(text) > max_chars:
-            text = text[:max_chars] + "\n… (cut)"
-        parts += [f"<details><summary>{k}</summary>", "", "```", text.replace("```", "ʼʼʼ"), "```", "</details>", ""]
-    return "\n".join(parts)

@@ -27,14 +27,19 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from pydantic import Field
+
 from analyzers.context import AnalysisContext
 from analyzers.diff import ChangeSet
-from analyzers.execution import Case, Executor, Limits, Program, Sandbox
+from analyzers.execution import Case, Executor, Limits, Program
 from analyzers.llm import BudgetExceeded, LLMClient, LLMError, Message
+from analyzers.options import AnalyzerOptions
 from analyzers.passk import pass_at_k
+from analyzers.paths import write_inside
 from analyzers.repair import code_blocks, trim_to_valid_python
 from analyzers.report import AnalyzerReport, Finding, Skipped
 from analyzers.rtc import RoundTrip, aggregate
+from analyzers.sandbox import NOT_ISOLATED, Sandbox, SandboxUnavailable
 
 BASELINE = "Implement."
 
@@ -50,6 +55,26 @@ class SynthesisConfig:
     plain_samples: int = 1
     plain_temperature: float = 0.1
     seed: int = 2024
+
+
+class SynthesisOptions(AnalyzerOptions):
+    """`options: {synthesis_rtc: ...}`: the round trip's settings (SynthesisConfig, bounded
+    for a repository; the eval command is the operator's and may go further) and the test
+    runs' limits. Every region costs 2 + n_forward suite runs of at most test_timeout_s."""
+
+    n_forward: int = Field(default=3, ge=1, le=5)
+    forward_temperature: float = Field(default=0.8, ge=0.0, le=2.0)
+    forward_max_tokens: int = Field(default=96, ge=1, le=1024)
+    description_chars: int = Field(default=128, ge=1, le=1024)
+    backward_temperature: float = Field(default=0.1, ge=0.0, le=2.0)
+    backward_max_tokens: int = Field(default=512, ge=1, le=2048)
+    seed: int = Field(default=2024, ge=0, le=2**31 - 1)
+    max_regions: int = Field(default=3, ge=1, le=10)
+    test_timeout_s: float = Field(default=300.0, gt=0.0, le=600.0)
+    memory_mb: int = Field(default=4096, ge=64, le=4096)
+
+    def synthesis(self) -> SynthesisConfig:
+        return SynthesisConfig(**self.model_dump(include=set(SynthesisConfig.__dataclass_fields__)))
 
 
 # -- HumanEval ------------------------------------------------------------------------------
@@ -339,22 +364,32 @@ def region_backward_messages(pre: str, description: str, indent: str, post: str)
 class SynthesisRTCAnalyzer:
     name = "synthesis_rtc"
     title = "SynthesisRTC"
+    help = "SynthesisRTC: execution-based round-trip correctness of a code region."
+    options_type = SynthesisOptions
 
     def run(self, changes: ChangeSet, ctx: AnalysisContext) -> AnalyzerReport:
         report = AnalyzerReport(self.name, self.title)
         if not ctx.test_command:
-            report.notes.append("SynthesisRTC runs only when the repository configures a test command "
-                                "(test_command in .github/rtcbot.yml).")
+            report.notes.append("SynthesisRTC runs only where a test command is set: `test_command` in "
+                                ".github/rtcbot.yml, the Action's `test-command` input or `rtcbot review "
+                                "--test-command`. The GitHub App never runs a pull request's code.")
             return report
         if ctx.repo_path is None:
-            report.notes.append("SynthesisRTC needs a checkout of the repository to run its tests.")
+            report.notes.append("SynthesisRTC needs a checkout of the repository at the head to run its "
+                                "tests (`rtcbot review --repo`; in the Action, actions/checkout with "
+                                "`ref: <head sha>`).")
             return report
-        opts = ctx.opts(self.name)
-        cfg = ctx.config(self.name, SynthesisConfig)
-        max_regions = int(opts.get("max_regions", 3))
-        limits = Limits(wall_s=float(opts.get("test_timeout_s", 300)), cpu_s=float(opts.get("test_timeout_s", 300)),
-                        memory_mb=int(opts.get("memory_mb", 4096)), nproc=256, fsize_mb=256)
-        sandbox = Sandbox()
+        opts = ctx.config(self.name, SynthesisOptions)
+        cfg, max_regions = opts.synthesis(), opts.max_regions
+        limits = Limits(wall_s=opts.test_timeout_s, cpu_s=opts.test_timeout_s,
+                        memory_mb=opts.memory_mb, nproc=256, fsize_mb=256)
+        try:
+            sandbox = Sandbox(mode=ctx.tools.sandbox)
+        except (SandboxUnavailable, ValueError) as e:
+            report.error = str(e)
+            return report
+        if sandbox.mode == "none":
+            report.notes.append(f"the test suite runs {NOT_ISOLATED}")
         files: dict[str, str] = {}
         regions: list[Region] = []
         for f in changes.analysed:
@@ -376,9 +411,11 @@ class SynthesisRTCAnalyzer:
 
         def suite_passes(path: str | None = None, new_source: str | None = None) -> tuple[bool, str]:
             def setup(work: Path) -> None:
-                shutil.copytree(repo, work, dirs_exist_ok=True, ignore=shutil.ignore_patterns(".git"))
+                # links are copied as links: a PR's link to a file of ours never copies its content in
+                shutil.copytree(repo, work, dirs_exist_ok=True, symlinks=True,
+                                ignore=shutil.ignore_patterns(".git"))
                 if path is not None and new_source is not None:
-                    (work / path).write_text(new_source, encoding="utf-8")
+                    write_inside(work, path, new_source)  # never outside the copy
 
             raw, _ = sandbox.run(["/bin/sh", "-c", ctx.test_command or "false"], limits=limits, setup=setup)
             tail = raw.stderr.decode("utf-8", "replace")[-300:] or raw.stdout.decode("utf-8", "replace")[-300:]

@@ -4,7 +4,7 @@ Every benchmark module exposes `run(quick: bool = False) -> list[Row]`; `bench.r
 runs them all and rewrites `docs/benchmarks.md`. Speed is measured here only, never
 asserted in tests (tests/bench/ only checks that the machinery works, e.g. request counts).
 
-Shared here: the row shape, the paths to the shared fixtures, and `bench_responder`, which
+Shared here: the row shape, the paths to the fixtures in tests/fixtures, and `bench_responder`, which
 answers each analyzer's prompts in the shape that analyzer expects (so every analyzer makes
 its full number of requests against the latency-injecting server in tests/fakes/llm_server.py).
 """
@@ -18,8 +18,8 @@ from typing import Any, TypedDict
 from tests.fakes.llm_server import last_user_text
 
 ROOT = Path(__file__).resolve().parents[1]
-SHARED = ROOT.parent / "shared"
-PRS = SHARED / "fixtures" / "prs"
+FIXTURES = ROOT / "tests" / "fixtures"  # the repository's own copies, with SOURCES.md
+PRS = FIXTURES / "prs"
 LATENCY_S = 0.4  # the LLM's latency per request in the floor benchmarks
 
 

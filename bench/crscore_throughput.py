@@ -21,8 +21,9 @@ from typing import Any
 
 from analyzers.crscore.score import score_reviews
 from analyzers.crscore.sts import Embedder, load_sentence_transformer
+from bot.datasets import BUNDLED
 
-DEV = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "crscore-human" / "dev.jsonl"
+DEV = Path(str(BUNDLED["crscore-dev"].file()))  # the bundled dataset, a plain file in a checkout
 
 
 def load_items(path: Path = DEV) -> list[tuple[str, list[str]]]:

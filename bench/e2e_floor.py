@@ -4,7 +4,7 @@ The LLM is the latency-injecting loopback server (tests/fakes/llm_server.py) at 
 request, honouring `n`, with no request limit of its own; the client gets enough concurrency
 (64 slots) that concurrency is never the bottleneck, and no cache (every run pays in full).
 
-For each PR in ../shared/fixtures/prs/*.diff, plus one synthetic Python PR that adds code
+For each PR in tests/fixtures/prs/*.diff, plus one synthetic Python PR that adds code
 Semgrep flags (so that AutoFix has work), every analyzer runs through `pipeline.run_all`
 (which runs them at once), with a few synthetic review comments for CRScore. The floor of an
 analyzer is its critical path of sequential LLM calls: EditingRTC 2 (forward, then backward),
@@ -150,7 +150,7 @@ class Timed:
     requests: int
 
     def floor_latencies(self) -> dict[str, int]:
-        return {r.analyzer: FLOOR_LATENCIES.get(r.analyzer, 1) if (r.usage or {}).get("requests", 0) else 0
+        return {r.name: FLOOR_LATENCIES.get(r.name, 1) if (r.usage or {}).get("requests", 0) else 0
                 for r in self.reports}
 
 
@@ -288,7 +288,7 @@ def measure(prs: Sequence[PR], names: Sequence[str] = ANALYZERS, delay_s: float 
 
 
 def errors(results: Sequence[PRResult]) -> list[str]:
-    return [f"{res.pr.name}/{r.analyzer}: {r.error}" for res in results for r in res.whole.reports if r.error]
+    return [f"{res.pr.name}/{r.name}: {r.error}" for res in results for r in res.whole.reports if r.error]
 
 
 def rows_from(results: Sequence[PRResult]) -> list[Row]:
@@ -324,7 +324,7 @@ def rows_from(results: Sequence[PRResult]) -> list[Row]:
                         f"{len(with_floor)} PRs", f"{w / f:.2f}×", f"≤ {TARGET}×", w / f <= TARGET))
     hunks = sum(r.pr.code_hunks for r in results)
     rtc_requests = sum(rep.usage.get("requests", 0) for r in results for rep in r.whole.reports
-                       if rep.analyzer == "editing_rtc" and rep.usage)
+                       if rep.name == "editing_rtc" and rep.usage)
     if hunks and rtc_requests:
         rows.append(row("EditingRTC requests per code hunk (server honours n)",
                         f"{rtc_requests / hunks:.2f} ({rtc_requests} requests / {hunks} hunks)",

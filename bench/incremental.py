@@ -67,7 +67,7 @@ def requests_for(diff: str, server: ScriptedLLM, cache: Path, names: Sequence[st
                           comments=comments_for(changes))
     server.reset()
     reports = pipeline.run_all(list(names), changes, ctx)
-    errors = [f"{r.analyzer}: {r.error}" for r in reports if r.error]
+    errors = [f"{r.name}: {r.error}" for r in reports if r.error]
     if errors:
         raise RuntimeError("; ".join(errors))
     return server.request_count, sum(1 for _ in changes.hunks())

@@ -30,6 +30,7 @@ BENCHMARKS: tuple[str, ...] = (
     "crscore_throughput",
     "webhook_load",
     "semgrep_scope",
+    "sandbox_startup",
 )
 
 

@@ -47,9 +47,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from bench import ROOT, SHARED, Row, not_measured, row
+from bench import FIXTURES, ROOT, Row, not_measured, row
 
-PAYLOAD = SHARED / "fixtures" / "github" / "webhooks" / "pull_request" / "opened.payload.json"
+PAYLOAD = FIXTURES / "github" / "webhooks" / "pull_request" / "opened.payload.json"
 SECRET = "bench-secret"
 REDIS_URL = "redis://127.0.0.1:6379/11"
 PG_ADMIN = "postgresql://postgres@127.0.0.1:5432/postgres"

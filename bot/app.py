@@ -1,18 +1,22 @@
 """The webhook service: a Flask app factory with /webhook, /healthz and /metrics.
 
 `POST /webhook` does only what must happen inside GitHub's 10-second window: refuse bodies
-over 25 MB, verify `X-Hub-Signature-256` over the raw body (gidgethub.sansio), parse the JSON
-once, route it to jobs (a pure function), record the delivery and its jobs in one database
-transaction (its `X-GitHub-Delivery` id makes a redelivery a no-op), enqueue the job ids and
-answer 202. The work happens in `rtcbot worker`.
+over 25 MB (413, chunked ones too, before anything else is done with them), verify
+`X-Hub-Signature-256` over the raw body (gidgethub.sansio), parse the JSON once with a bound on
+its nesting (400, never a 500, for anything malformed), route it to jobs (a pure function),
+record the delivery and its jobs in one database transaction (its `X-GitHub-Delivery` id makes a
+redelivery a no-op), enqueue the job ids and answer 202. The work happens in `rtcbot worker`.
+No static files are served.
 """
 
 from __future__ import annotations
 
 import json
 import logging
+import re
 import time
 import urllib.parse
+from collections.abc import Callable
 from typing import Any
 
 from flask import Flask, Response, jsonify, request
@@ -41,10 +45,59 @@ def verify_signature(body: bytes, signature: str | None, secret: str) -> bool:
 
 
 JSON_TYPES = ("application/json", "application/x-www-form-urlencoded")
+MAX_JSON_DEPTH = 256  # GitHub's payloads nest about 10 deep; Python's json recurses per level
+READ_CHUNK = 64 * 1024
+_JSON_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
+_JSON_BRACKETS = re.compile(r"[\[{]+|[\]}]+")
 
 
 class UnsupportedType(ValueError):
     pass
+
+
+class TooLarge(ValueError):
+    pass
+
+
+def read_bounded(read: Callable[[int], bytes], limit: int) -> bytes:
+    """The whole body from `read` (a stream's read), refusing it (TooLarge) as soon as it has
+    more than `limit` bytes: a chunked body has no Content-Length to check beforehand."""
+    parts: list[bytes] = []
+    size = 0
+    while True:
+        chunk = read(min(READ_CHUNK, limit + 1 - size))
+        if not chunk:
+            return b"".join(parts)
+        size += len(chunk)
+        if size > limit:
+            raise TooLarge(f"body over {limit} bytes")
+        parts.append(chunk)
+
+
+def json_depth(text: str) -> int:
+    """How deep arrays and objects nest in `text` (JSON), found without recursion: strings are
+    blanked out, then runs of opening and closing brackets are counted."""
+    depth = deepest = 0
+    for m in _JSON_BRACKETS.finditer(_JSON_STRING.sub('""', text)):
+        run = m.group()
+        if run[0] in "[{":
+            depth += len(run)
+            deepest = max(deepest, depth)
+        else:
+            depth -= len(run)
+    return deepest
+
+
+def loads_bounded(text: str, max_depth: int = MAX_JSON_DEPTH) -> Any:
+    """json.loads, refusing (ValueError) a document nested deeper than `max_depth`, which would
+    otherwise exhaust the interpreter's recursion limit."""
+    depth = json_depth(text) if text.count("[") + text.count("{") > max_depth else 0
+    if depth > max_depth:
+        raise ValueError(f"JSON nested {depth} deep (at most {max_depth})")
+    try:
+        return json.loads(text)
+    except RecursionError:  # not expected after the check; never a 500
+        raise ValueError("JSON nested too deeply") from None
 
 
 def decode_payload(content_type: str, body: bytes) -> tuple[Any, str]:
@@ -70,7 +123,7 @@ def decode_payload(content_type: str, body: bytes) -> tuple[Any, str]:
         if "payload" not in fields:
             raise ValueError("no payload field in the form")
         text = fields["payload"][0]
-    return json.loads(text), text
+    return loads_bounded(text), text
 
 
 class StoreCollector(Collector):
@@ -105,6 +158,11 @@ class StoreCollector(Collector):
             req.add_metric([kind], requests_)
             tok.add_metric([kind], tokens)
         yield from (jobs, dur, req, tok)
+        # cache figures live here, for the operator, and in no check run: a tenant who saw them
+        # could test whether an answer was cached, i.e. whether some code was seen before
+        hits = CounterMetricFamily("rtcbot_llm_cache_hits", "LLM samples served from the cache (all installations)")
+        hits.add_metric([], float(m.get("llm_cache_hits", 0)))
+        yield hits
 
 
 def create_app(settings: ServiceSettings | None = None, *, runtime: Runtime | None = None) -> Flask:
@@ -114,7 +172,7 @@ def create_app(settings: ServiceSettings | None = None, *, runtime: Runtime | No
                             "when registering the app); rtcbot will not accept unsigned deliveries")
     secret: str = settings.webhook_secret
     rt = runtime or Runtime(settings)
-    app = Flask("rtcbot")
+    app = Flask("rtcbot", static_folder=None)  # no /static: Flask's default serves the cwd's static/
     app.config["MAX_CONTENT_LENGTH"] = settings.max_body_bytes
     app.extensions["rtcbot"] = rt
 
@@ -123,6 +181,21 @@ def create_app(settings: ServiceSettings | None = None, *, runtime: Runtime | No
     latency = Histogram("rtcbot_webhook_seconds", "Time to answer a webhook", registry=registry,
                         buckets=(0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10))
     registry.register(StoreCollector(rt))
+
+    too_large_message = f"payload over {settings.max_body_bytes:,} bytes"
+
+    def read_body() -> bytes:
+        """The raw body, at most max_body_bytes (TooLarge beyond). With a Content-Length,
+        Werkzeug's stream stops there; a chunked body (no length) is read from the server's
+        de-chunked input (gunicorn and Werkzeug's server say so with wsgi.input_terminated),
+        which Werkzeug's own stream would cut at the limit without a word (its signature then
+        failed: 401 instead of 413)."""
+        environ = request.environ
+        if request.content_length is None and environ.get("wsgi.input_terminated"):
+            stream = environ["wsgi.input"]
+        else:
+            stream = request.stream
+        return read_bounded(stream.read, settings.max_body_bytes)
 
     def answer(status: int, message: str, event: str = "", **extra: Any) -> Response:
         webhooks.labels(event or "-", str(status)).inc()
@@ -136,10 +209,11 @@ def create_app(settings: ServiceSettings | None = None, *, runtime: Runtime | No
         event = request.headers.get("X-GitHub-Event", "")
         length = request.content_length
         if length is not None and length > settings.max_body_bytes:
-            return answer(413, "payload over 25 MB", event)
-        body = request.get_data(cache=False)
-        if len(body) > settings.max_body_bytes:
-            return answer(413, "payload over 25 MB", event)
+            return answer(413, too_large_message, event)
+        try:
+            body = read_body()
+        except TooLarge:
+            return answer(413, too_large_message, event)
         # SHA-256 only: a request that carries only the SHA-1 X-Hub-Signature is refused
         if not verify_signature(body, request.headers.get("X-Hub-Signature-256"), secret):
             return answer(401, "missing or wrong X-Hub-Signature-256", event)
@@ -189,7 +263,11 @@ def create_app(settings: ServiceSettings | None = None, *, runtime: Runtime | No
 
     @app.errorhandler(413)
     def too_large(_e: Any) -> Response:
-        return answer(413, "payload over 25 MB")
+        return answer(413, too_large_message)
+
+    @app.errorhandler(400)
+    def bad_request(_e: Any) -> Response:
+        return answer(400, "malformed request")
 
     return app
 

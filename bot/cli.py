@@ -9,23 +9,33 @@ from __future__ import annotations
 import importlib
 import json
 import logging
+import os
 import pkgutil
+import shutil
 import subprocess
 import sys
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import click
 
 from analyzers import registry
-from analyzers.context import AnalysisContext, ReviewComment
-from analyzers.diff import ChangeSet, DiffError, parse_diff
+from analyzers.context import ReviewComment, Tools
+from analyzers.diff import ChangeSet, DiffError
 from analyzers.llm import LLMError
 from analyzers.pipeline import run_all
 from analyzers.report import AnalyzerReport
+from analyzers.sandbox import SandboxUnavailable
+from analyzers.tooling import tool_env, workdir
 from bot import commands
 from bot.commands._common import llm_factory, llm_options, pop_llm_settings
+from bot.config import CONFIG_PATH, ConfigError, LoadedConfig, parse_config, read_file
+from bot.context import build, changes_from_diff, select
+from bot.gate import judge
+from bot.settings import SettingsError, load_tools
+from reporters import FORMATS
 
 MAX_PATCH_BYTES = 64 * 1024 * 1024
 
@@ -36,7 +46,7 @@ class Main(click.Group):
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
-        except LLMError as e:
+        except (LLMError, SandboxUnavailable) as e:
             click.echo(f"Error: {e}", err=True)
             sys.exit(2)
         except KeyboardInterrupt:
@@ -55,9 +65,21 @@ def main(verbose: int) -> None:
     logging.basicConfig(level=level, format="%(levelname)s %(name)s: %(message)s")
 
 
-@main.group("eval")
-def eval_group() -> None:
-    """Evaluate models on datasets (resumable, with a closing table)."""
+@main.group("eval", invoke_without_command=True)
+@click.option("--list", "list_datasets", is_flag=True, help="List the bundled datasets and exit.")
+@click.pass_context
+def eval_group(ctx: click.Context, list_datasets: bool) -> None:
+    """Evaluate models on datasets (resumable, with a closing table).
+
+    DATASET is a JSON-lines file or a bundled dataset's name (`rtcbot eval --list`)."""
+    if list_datasets:
+        from bot.commands._datasets import print_list
+
+        print_list()
+        ctx.exit(0)
+    if ctx.invoked_subcommand is None:  # as `rtcbot` alone: the help, and exit 2
+        click.echo(ctx.get_help())
+        ctx.exit(2)
 
 
 # -- review -------------------------------------------------------------------------------
@@ -74,11 +96,28 @@ def _read_patch(path: str) -> bytes:
     return p.read_bytes()
 
 
+# A checkout's own .git/config and .gitattributes must not run a program: no external diff,
+# no textconv filter, no fsmonitor hook, no pager; no user or system config, a clean environment.
+GIT_SAFE = ["--no-pager", "-c", "core.fsmonitor=false", "-c", "core.hooksPath=/dev/null",
+            "-c", "diff.external=", "-c", "core.pager=cat"]
+GIT_ENV = {"GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": "/dev/null", "GIT_TERMINAL_PROMPT": "0"}
+GIT_TIMEOUT_S = 300
+
+
+def _git_run(args: list[str], cwd: Path) -> subprocess.CompletedProcess[bytes]:
+    with workdir("rtcbot-git-") as home:
+        return subprocess.run([shutil.which("git") or "git", *GIT_SAFE, *args], cwd=cwd,
+                              env=tool_env(home, GIT_ENV), capture_output=True, check=False,
+                              stdin=subprocess.DEVNULL, timeout=GIT_TIMEOUT_S)
+
+
 def _git(args: list[str], cwd: Path) -> bytes:
     try:
-        out = subprocess.run(["git", *args], cwd=cwd, capture_output=True, check=False)
+        out = _git_run(args, cwd)
     except FileNotFoundError:
         raise click.ClickException("git is not installed") from None
+    except subprocess.TimeoutExpired:
+        raise click.ClickException(f"git {' '.join(args)} took longer than {GIT_TIMEOUT_S} s") from None
     if out.returncode != 0:
         msg = out.stderr.decode(errors="replace").strip().splitlines()
         raise click.ClickException(f"git {' '.join(args)} failed: {msg[-1] if msg else out.returncode}")
@@ -87,7 +126,10 @@ def _git(args: list[str], cwd: Path) -> bytes:
 
 def _git_loader(cwd: Path, head: str) -> Callable[[str], str | None]:
     def load(path: str) -> str | None:
-        out = subprocess.run(["git", "show", f"{head}:{path}"], cwd=cwd, capture_output=True, check=False)
+        try:  # the blob as stored (`cat-file` applies no textconv filter)
+            out = _git_run(["cat-file", "blob", f"{head}:{path}"], cwd)
+        except (OSError, subprocess.TimeoutExpired):
+            return None
         return out.stdout.decode("utf-8", errors="replace") if out.returncode == 0 else None
 
     return load
@@ -123,12 +165,7 @@ def load_comments(path: Path) -> list[ReviewComment]:
     return out
 
 
-RENDERERS: dict[str, str] = {
-    "text": "analyzers.report:render_text",
-    "json": "analyzers.report:render_json",
-    "markdown": "analyzers.report:render_markdown",
-    "sarif": "analyzers.sarif:render_sarif",
-}
+RENDERERS: dict[str, str] = dict(FORMATS)  # format → reporters' "module:function"
 
 
 def render(reports: list[AnalyzerReport], fmt: str) -> str:
@@ -145,7 +182,8 @@ def render(reports: list[AnalyzerReport], fmt: str) -> str:
 @click.option("--git", "git_range", metavar="BASE..HEAD", help="Review a range of the git checkout here.")
 @click.option("--analyzers", "analyzer_spec", default=None, metavar="LIST",
               help="Comma-separated: editing-rtc, crscore, autofix, synthesis-rtc, or all. "
-                   "Default: editing-rtc (plus crscore when comments are given).")
+                   "Default: editing-rtc (plus the analyzers that read comments when comments are "
+                   "given), with --config's on/off and SynthesisRTC with a test command.")
 @click.option("--format", "fmt", type=click.Choice(list(RENDERERS)), default="text", show_default=True)
 @click.option("--comments", "comments_file", type=click.Path(dir_okay=False, path_type=Path),
               help="Review comments to score: a JSON list of {path, line, body, author}.")
@@ -153,14 +191,22 @@ def render(reports: list[AnalyzerReport], fmt: str) -> str:
 @click.option("--at", "comment_at", metavar="PATH:LINE", help="Where --comment was written.")
 @click.option("--repo", "repo", type=click.Path(file_okay=False, path_type=Path),
               help="Checkout at the head of the change (files for AutoFix and the smell detectors).")
-@click.option("--test-command", default=None, help="Enables the execution oracles (runs the repository's tests).")
+@click.option("--test-command", default=None,
+              help="Runs the repository's tests at --repo: turns SynthesisRTC on (wins over the config's).")
+@click.option("--config", "config_file", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              metavar="FILE", help="Repository settings (.github/rtcbot.yml's format: analyzers, fail_on, "
+                                   "thresholds, ignore, test_command, options); exit 1 when its gate fails.")
 @click.option("--ignore", "ignores", multiple=True, metavar="GLOB", help="Extra ignore globs.")
 @click.option("--out", "out_file", type=click.Path(dir_okay=False, path_type=Path), help="Write the output here too.")
+@click.option("--semgrep", "semgrep", metavar="PROGRAM", default=None,
+              help="The Semgrep executable for AutoFix (default: RTCBOT_SEMGREP, else the one installed).")
+@click.option("--rules", "rules", multiple=True, type=click.Path(exists=True, path_type=Path),
+              help="Extra local Semgrep rule file or folder for AutoFix (repeatable; default: RTCBOT_SEMGREP_RULES).")
 @llm_options
 def review(patch: str | None, git_range: str | None, analyzer_spec: str | None, fmt: str,
            comments_file: Path | None, comment_text: str | None, comment_at: str | None,
-           repo: Path | None, test_command: str | None, ignores: tuple[str, ...],
-           out_file: Path | None, **kwargs: Any) -> None:
+           repo: Path | None, test_command: str | None, config_file: Path | None, ignores: tuple[str, ...],
+           out_file: Path | None, semgrep: str | None, rules: tuple[Path, ...], **kwargs: Any) -> None:
     """Score a change's hunks and review comments.
 
     The change is PATCH_FILE (a git diff, git show -p or format-patch; '-' for stdin) or
@@ -177,7 +223,7 @@ def review(patch: str | None, git_range: str | None, analyzer_spec: str | None, 
         cwd = repo or Path.cwd()
         if ".." not in git_range:
             raise click.BadParameter("expected BASE..HEAD", param_hint="--git")
-        data = _git(["diff", "--no-color", "--no-ext-diff", git_range], cwd)
+        data = _git(["diff", "--no-color", "--no-ext-diff", "--no-textconv", git_range], cwd)
         head = git_range.split("..")[-1].lstrip(".") or "HEAD"
         loader = _git_loader(cwd, head)
         if not data.strip():
@@ -185,10 +231,15 @@ def review(patch: str | None, git_range: str | None, analyzer_spec: str | None, 
     else:
         assert patch is not None
         data = _read_patch(patch)
-    from analyzers.diff import DEFAULT_IGNORES
-
     try:
-        changes: ChangeSet = parse_diff(data, ignore=(*DEFAULT_IGNORES, *ignores))
+        tools = load_tools()  # the person at the terminal is the operator: flags win
+    except SettingsError as e:
+        raise click.ClickException(str(e)) from None
+    tools = replace(tools, semgrep=semgrep or tools.semgrep,
+                    extra_rules=tuple(map(str, rules)) or tools.extra_rules)
+    loaded = _load_config(config_file, tools)
+    try:
+        changes: ChangeSet = changes_from_diff(data, loaded, ignores)
     except DiffError as e:
         raise click.ClickException(f"{patch or git_range}: {e}") from None
 
@@ -196,15 +247,22 @@ def review(patch: str | None, git_range: str | None, analyzer_spec: str | None, 
     if comment_text and comment_at:
         path, line = _parse_at(comment_at)
         comments.append(ReviewComment(path=path, line=line, body=comment_text, author="cli", id="cli"))
+    explicit = None
     if analyzer_spec:
         try:
-            names = registry.parse_names(analyzer_spec)
+            explicit = registry.parse_names(analyzer_spec)
         except registry.UnknownAnalyzer as e:
             raise click.BadParameter(str(e), param_hint="--analyzers") from None
-    else:
-        names = ["editing_rtc"] + (["crscore"] if comments else [])
-    ctx = AnalysisContext(llm_factory=llm_factory(settings), comments=comments, repo_path=repo,
-                          file_loader=loader, test_command=test_command)
+    defaults = ["editing_rtc"] + (registry.comment_readers() if comments else [])
+    sel = select(loaded, defaults=defaults, explicit=explicit, test_command=test_command,
+                 allowed_models=_allowed_models(), config_name=str(config_file or CONFIG_PATH))
+    for note in sel.notes:
+        click.echo(f"note: {note}", err=True)
+    if sel.model:
+        settings = replace(settings, model=sel.model)
+    names = sel.names
+    ctx = build(loaded, sel, tools=tools, llm_factory=llm_factory(settings), comments=comments,
+                file_loader=loader, repo_path=repo)
     reports = run_all(names, changes, ctx)
     text = render(reports, fmt)
     click.echo(text)
@@ -214,6 +272,31 @@ def review(patch: str | None, git_range: str | None, analyzer_spec: str | None, 
         for err in dict.fromkeys(r.error for r in reports if r.error):
             click.echo(f"Error: {err}", err=True)
         sys.exit(1)
+    verdict = judge(loaded.config.gate(), reports)
+    if verdict.missing:
+        click.echo("note: fail_on: not measured in this run: " + ", ".join(verdict.missing), err=True)
+    if verdict.matched:
+        click.echo("fail_on matched: " + "; ".join(verdict.matched), err=True)
+        sys.exit(1)
+
+
+def _load_config(path: Path | None, tools: Tools) -> LoadedConfig:
+    """`--config FILE` (none: the defaults); an invalid file is an error (exit 2) in the words
+    the App and the Action use."""
+    if path is None:
+        return LoadedConfig()
+    try:
+        loaded = parse_config(read_file(path), tools, name=str(path))
+    except ConfigError as e:
+        loaded = LoadedConfig(error=str(e))
+    if loaded.error is not None:
+        click.echo(f"Error: {loaded.error}", err=True)
+        sys.exit(2)
+    return loaded
+
+
+def _allowed_models() -> list[str]:
+    return [m.strip() for m in os.environ.get("RTCBOT_ALLOWED_MODELS", "").split(",") if m.strip()]
 
 
 def _load_commands() -> None:

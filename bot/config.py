@@ -1,43 +1,89 @@
-"""Per-repository configuration: `.github/rtcbot.yml`, read from the default branch.
+"""Per-repository configuration, the one `RepoConfig`: `.github/rtcbot.yml`, read by the App
+from the default branch, by the Action at the pull request's base commit, and by
+`rtcbot review --config FILE` / `rtcbot config validate [FILE]` from a file.
 
-    analyzers:            # on / off per analyzer (unlisted: the service default)
-      editing_rtc: true
+    analyzers:            # on / off per analyzer (unlisted: the surface's default);
+      editing_rtc: true   #   a list (`[crscore, autofix]`) names exactly the ones to run
       autofix: false
-    thresholds:           # conclusion `failure` when an overall score falls below
+    fail_on: "editing_rtc.rtc<0.2 || autofix.findings>0"   # the gate (bot/gate.py)
+    thresholds:           # sugar for the gate: `editing_rtc.rtc<0.2`
       editing_rtc: {rtc: 0.2}
+    test_command: pytest -q   # SynthesisRTC's oracle: run by the Action and `rtcbot review`
+                              # (in the sandbox), never by the App
     ignore: ["docs/*", "*.generated.ts"]
     drafts: false         # analyse draft pull requests
     model: gpt-4o-mini    # only a model the installation allows (RTCBOT_ALLOWED_MODELS)
-    options:              # passed to the analyzer (see each analyzer's docs)
+    options:              # each analyzer's typed, bounded Options (analyzers/options.py)
       editing_rtc: {n_forward: 3}
 
+The file is data, never a program: it is at most `MAX_CONFIG_BYTES`, YAML anchors and aliases
+are refused (no alias bombs), nesting is at most `MAX_DEPTH` deep, duplicate keys are errors,
+and every loader error (RecursionError included) is one line with its line number. Options
+are validated against the analyzer's Options type: an unknown key, a wrong type, a value over
+its maximum, or a key that names a program, a rule file or a model the operator does not
+allow is an error with its key path (`options.autofix.semgrep: ...`).
+
 An invalid file never stops the analysis: the defaults apply and every check run says what
-is wrong with the file.
+is wrong with the file, in the same words on every surface (`LoadedConfig.message`): the App's
+check runs, the Action's log and summary, `rtcbot review --config` (which refuses the file) and
+`rtcbot config validate` (each problem on its own line).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from analyzers import registry
+from analyzers.context import Tools
+from bot.gate import FailOn, FailOnError, from_thresholds, parse_fail_on
 
 CONFIG_PATH = ".github/rtcbot.yml"
+MAX_CONFIG_BYTES = 64 * 1024  # a real config is well under 2 KiB
+MAX_DEPTH = 16  # nesting of mappings and lists (options sit at depth 3)
+MAX_PROBLEMS = 20  # problems listed; more are counted
+MAX_EXPRESSION_CHARS = 2000  # fail_on
+MAX_COMMAND_CHARS = 1000  # test_command
+SYNTHESIS = "synthesis_rtc"  # the analyzer a test command turns on
+
+
+class ConfigError(ValueError):
+    """The file cannot be read as configuration (one line)."""
 
 
 class RepoConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     analyzers: dict[str, bool] = Field(default_factory=dict)
+    fail_on: str | None = Field(default=None, max_length=MAX_EXPRESSION_CHARS,
+                                validation_alias=AliasChoices("fail_on", "fail-on"))
     thresholds: dict[str, dict[str, float]] = Field(default_factory=dict)
     ignore: list[str] = Field(default_factory=list)
     drafts: bool | None = None
     model: str | None = None
+    test_command: str | None = Field(default=None, min_length=1, max_length=MAX_COMMAND_CHARS,
+                                     validation_alias=AliasChoices("test_command", "test-command"))
+    # validated per analyzer by parse_config (registry.validate_options), kept as given
     options: dict[str, dict[str, Any]] = Field(default_factory=dict)
+
+    @field_validator("analyzers", mode="before")
+    @classmethod
+    def _exact_list(cls, v: Any) -> Any:
+        """A list (or a comma-separated string) names exactly the analyzers to run."""
+        if isinstance(v, str):
+            v = [n for n in v.split(",") if n.strip()]
+        if isinstance(v, list) and all(isinstance(n, str) for n in v):
+            try:
+                names = registry.parse_names(",".join(v))
+            except registry.UnknownAnalyzer as e:
+                raise ValueError(str(e)) from None
+            return {n: n in names for n in registry.ANALYZERS}
+        return v
 
     @field_validator("analyzers", "thresholds", "options")
     @classmethod
@@ -51,14 +97,47 @@ class RepoConfig(BaseModel):
             out[key] = value
         return out
 
+    @field_validator("fail_on")
+    @classmethod
+    def _gate(cls, v: str | None) -> str | None:
+        if v is not None:
+            try:
+                parse_fail_on(v)
+            except FailOnError as e:
+                raise ValueError(str(e).removeprefix("fail-on: ")) from None
+        return v
+
+    @field_validator("test_command")
+    @classmethod
+    def _command(cls, v: str | None) -> str | None:
+        if v is not None and ("\x00" in v or not v.strip()):
+            raise ValueError("must be a non-empty shell command without NUL characters")
+        return v
+
+    def gate(self, fail_on: FailOn | None = None) -> FailOn:
+        """The one gate: the file's `fail_on` (or `fail_on`, an operator's gate that replaces
+        it: the Action's `fail-on` input), with `thresholds` as further alternatives."""
+        base = fail_on if fail_on is not None else parse_fail_on(self.fail_on or "")
+        return base | from_thresholds(self.thresholds)
+
 
 @dataclass
 class LoadedConfig:
     config: RepoConfig = field(default_factory=RepoConfig)
-    error: str | None = None  # why the file was not used
+    error: str | None = None  # why the file was not used (one line)
+    problems: list[str] = field(default_factory=list)  # each with its key path
 
-    def enabled(self, defaults: Sequence[str]) -> list[str]:
+    @property
+    def message(self) -> str | None:
+        """What every surface says about an invalid file (one line), None when it is valid."""
+        return None if self.error is None else f"{self.error}; the defaults apply"
+
+    def enabled(self, defaults: Sequence[str], test_command: str | None = None) -> list[str]:
+        """The analyzers to run: `defaults` with the file's on/off; SynthesisRTC too when a
+        test command is set (unless the file turns it off)."""
         names = [registry.normalise(n) for n in defaults]
+        if test_command and SYNTHESIS not in names and self.config.analyzers.get(SYNTHESIS) is not False:
+            names.append(SYNTHESIS)
         for name, on in self.config.analyzers.items():
             if on and name not in names:
                 names.append(name)
@@ -79,29 +158,165 @@ class LoadedConfig:
         return None, f"`model: {m}` in {CONFIG_PATH} is not allowed by this installation; the default model was used"
 
 
-def _describe(e: ValidationError) -> str:
-    parts = []
-    for err in e.errors()[:5]:
-        loc = ".".join(str(x) for x in err["loc"]) or "(top level)"
-        parts.append(f"{loc}: {err['msg']}")
-    return "; ".join(parts)
+# -- safe YAML ---------------------------------------------------------------------------
+class _Loader(yaml.SafeLoader):
+    """The safe loader, refusing duplicate keys (a silently overwritten setting)."""
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        seen: set[Any] = set()
+        for key_node, _ in node.value:
+            key = self.construct_object(key_node, deep=deep)  # type: ignore[no-untyped-call]
+            try:
+                dup = key in seen
+                seen.add(key)
+            except TypeError:
+                continue  # unhashable: the base class reports it
+            if dup:
+                raise yaml.constructor.ConstructorError(
+                    None, None, f"duplicate key {key!r}", key_node.start_mark)
+        return super().construct_mapping(node, deep=deep)
 
 
-def parse_config(text: str | None) -> LoadedConfig:
-    """The configuration in `text` (None: no file), or the defaults with the reason."""
-    if text is None or not text.strip():
-        return LoadedConfig()
+def _line(mark: Any) -> str:
+    return f" at line {mark.line + 1}" if mark is not None else ""
+
+
+def _check_events(text: str, name: str) -> None:
+    """Refuse anchors, aliases, deep nesting and several documents before anything is built
+    (the event stream is flat: neither recursion nor expansion happens here)."""
+    depth = docs = 0
+    for ev in yaml.parse(text, Loader=yaml.SafeLoader):
+        where, anchor = _line(ev.start_mark), getattr(ev, "anchor", None)
+        if isinstance(ev, yaml.AliasEvent):
+            raise ConfigError(f"{name}: YAML aliases (*{anchor}) are not allowed{where}")
+        if anchor is not None:
+            raise ConfigError(f"{name}: YAML anchors (&{anchor}) are not allowed{where}")
+        if isinstance(ev, yaml.CollectionStartEvent):
+            depth += 1
+            if depth > MAX_DEPTH:
+                raise ConfigError(f"{name}: nested more than {MAX_DEPTH} levels deep{where}")
+        elif isinstance(ev, yaml.CollectionEndEvent):
+            depth -= 1
+        elif isinstance(ev, yaml.DocumentStartEvent):
+            docs += 1
+            if docs > 1:
+                raise ConfigError(f"{name}: expected one YAML document, found another{where}")
+
+
+def load_yaml(text: str | bytes, name: str = CONFIG_PATH) -> Any:
+    """The data in a configuration file, loaded safely (see the module's docstring); raises
+    ConfigError with one line."""
+    raw = text if isinstance(text, bytes) else text.encode("utf-8", "surrogatepass")
+    if len(raw) > MAX_CONFIG_BYTES:
+        raise ConfigError(f"{name}: larger than {MAX_CONFIG_BYTES // 1024} KiB "
+                          f"({len(raw)} bytes)")
+    if isinstance(text, bytes):
+        try:
+            text = text.decode("utf-8")
+        except UnicodeDecodeError as e:
+            raise ConfigError(f"{name}: not UTF-8 text (byte {e.start})") from None
     try:
-        data = yaml.safe_load(text)
+        _check_events(text, name)
+        return yaml.load(text, Loader=_Loader)  # noqa: S506 - a SafeLoader subclass
+    except ConfigError:
+        raise
+    except yaml.MarkedYAMLError as e:
+        what = e.problem or e.context or "invalid YAML"
+        raise ConfigError(f"{name} is not valid YAML{_line(e.problem_mark)}: {what}") from None
     except yaml.YAMLError as e:
-        mark = getattr(e, "problem_mark", None)
-        where = f" at line {mark.line + 1}" if mark is not None else ""
-        return LoadedConfig(error=f"{CONFIG_PATH} is not valid YAML{where}")
+        raise ConfigError(f"{name} is not valid YAML: {str(e).splitlines()[0] if str(e) else e}") from None
+    except RecursionError:
+        raise ConfigError(f"{name}: nested too deeply") from None
+    except Exception as e:  # noqa: BLE001 - a loader bug must stay one line too
+        raise ConfigError(f"{name} could not be read: {type(e).__name__}: {e}") from None
+
+
+def read_file(path: Path) -> bytes:
+    """A configuration file's bytes (one more than the limit at most, for load_yaml to refuse);
+    ConfigError with one line when it cannot be read."""
+    try:
+        with path.open("rb") as f:
+            return f.read(MAX_CONFIG_BYTES + 1)
+    except FileNotFoundError:
+        problem = "no such file"
+    except IsADirectoryError:
+        problem = "is a directory, not a file"
+    except OSError as e:
+        problem = e.strerror or type(e).__name__
+    raise ConfigError(f"{path}: {problem}")
+
+
+# -- validation ---------------------------------------------------------------------------
+def _describe(e: ValidationError) -> list[str]:
+    out = []
+    for err in e.errors():
+        loc = ".".join(str(x) for x in err["loc"]) or "(top level)"
+        msg = str(err["msg"]).removeprefix("Value error, ")
+        out.append(f"{loc}: {msg}")
+    return out
+
+
+def _loaded_error(problems: list[str], name: str) -> LoadedConfig:
+    shown = problems[:MAX_PROBLEMS]
+    more = f"; and {len(problems) - MAX_PROBLEMS} more" if len(problems) > MAX_PROBLEMS else ""
+    return LoadedConfig(error=f"{name} is invalid: " + "; ".join(shown) + more,
+                        problems=problems)
+
+
+def validate_data(data: Any, tools: Tools | None = None, name: str = CONFIG_PATH) -> LoadedConfig:
+    """The configuration in already-loaded data (None: empty), or the defaults with every
+    problem. `tools` holds the operator's allow-lists."""
     if data is None:
         return LoadedConfig()
     if not isinstance(data, dict):
-        return LoadedConfig(error=f"{CONFIG_PATH} must be a mapping of settings")
+        problem = f"{name} must be a mapping of settings"
+        return LoadedConfig(error=problem, problems=[problem])
+    problems: list[str] = []
+    options = data.get("options")
+    if isinstance(options, dict):
+        _, problems = registry.validate_all(options, tools)
     try:
-        return LoadedConfig(RepoConfig.model_validate(data))
+        config = RepoConfig.model_validate(data)
     except ValidationError as e:
-        return LoadedConfig(error=f"{CONFIG_PATH} is invalid: {_describe(e)}")
+        described = _describe(e)
+        # an options problem the registry already named precisely is not repeated
+        problems += [p for p in described if not (problems and p.startswith("options"))]
+        return _loaded_error(problems, name)
+    if problems:
+        return _loaded_error(problems, name)
+    return LoadedConfig(config)
+
+
+def parse_config(text: str | bytes | None, tools: Tools | None = None,
+                 name: str = CONFIG_PATH) -> LoadedConfig:
+    """The configuration in `text` (None: no file), or the defaults with the reason. `tools`:
+    the operator's allow-lists; `name`: the file's name in messages."""
+    if text is None or not text.strip():
+        return LoadedConfig()
+    try:
+        data = load_yaml(text, name)
+    except ConfigError as e:
+        return LoadedConfig(error=str(e), problems=[str(e)])
+    return validate_data(data, tools, name)
+
+
+def effective(loaded: LoadedConfig, default_analyzers: Sequence[str],
+              tools: Tools | None = None) -> dict[str, Any]:
+    """The settings a run uses with this file: every analyzer's options with the defaults
+    filled in (what `rtcbot config validate` prints)."""
+    cfg = loaded.config
+    options: dict[str, Any] = {}
+    for name in registry.ANALYZERS:
+        opts = registry.validate_options(name, cfg.options.get(name, {}), tools)
+        options[name] = opts.model_dump(mode="json")
+    return {
+        "analyzers": loaded.enabled(default_analyzers, cfg.test_command),
+        "fail_on": cfg.fail_on,
+        "thresholds": cfg.thresholds,
+        "gate": cfg.gate().text or None,  # fail_on and thresholds as one expression
+        "ignore": cfg.ignore,
+        "drafts": cfg.drafts,
+        "model": cfg.model,
+        "test_command": cfg.test_command,
+        "options": options,
+    }

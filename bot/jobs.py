@@ -1,52 +1,69 @@
-"""The pipeline behind the queue, idempotent per (check name, head SHA).
+"""The pipeline behind the queue, idempotent per (check name, head SHA): wiring of typed jobs
+(bot/events.py) to the check-run lifecycle (bot/lifecycle.py), the analyses, publishing
+(bot/publish.py), the LLM budgets (bot/budget.py) and the sweep (bot/sweep.py).
 
-`pr` job: the repository's configuration (drafts, which analyzers), older heads cancelled, then
-one `analyze` job per enabled analyzer, recorded in the store and run right here, at once, on
+`PRJob`: the repository's configuration (drafts, which analyzers), older heads cancelled, then
+one `AnalyzeJob` per enabled analyzer, recorded in the store and run right here, at once, on
 the PR's files and review comments read once for all of them (no second trip through the
 queue, no reading the same PR three times; a worker that dies midway leaves them to the sweep
 like any other job).
 
-`analyze` job: find or create the check run → in_progress → the PR's files (100 per page; no
+`AnalyzeJob`: find or create the check run → in_progress → the PR's files (100 per page; no
 `patch` → skipped with the reason) and review comments → ChangeSet → the analyzer (by name
 from analyzers.registry: a new analyzer plugs in here unchanged) → check-run output and
-annotations in batches of 50 → findings stored. The LLM client's cache is the store, so a
-push that leaves a hunk unchanged sends no LLM request for it.
+annotations in batches of 50 → findings stored. The LLM client's cache is the store, keyed by
+installation, so a push that leaves a hunk unchanged sends no LLM request for it and no tenant
+is served another's answers; each job's LLM use is bounded by its budget (bot/budget.py).
+
+Forced work (a re-run request, an edited review comment) is debounced: a burst makes one
+analysis per head and analysis per RTCBOT_FORCE_DEBOUNCE_S (see Store._insert_job).
 
 Durability: the store is the truth, the queue only carries job ids. A running job beats a
-heartbeat; the sweep re-enqueues jobs whose worker died (or completes their check run as
-neutral with the reason after `max_attempts`), enqueues again jobs whose message was lost,
-and routes deliveries that were recorded but never routed.
+heartbeat; the sweep (bot/sweep.py) recovers what a dead worker or a lost message left.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
 from huey import Huey
 
 from analyzers import registry
-from analyzers.context import AnalysisContext, ReviewComment
-from analyzers.diff import DEFAULT_IGNORES, parse_github_files
+from analyzers.context import ReviewComment
 from analyzers.llm import LLMClient
 from analyzers.pipeline import run_one
-from analyzers.report import AnalyzerReport
-from bot import checks, events
+from bot import budget, events
 from bot.config import CONFIG_PATH, LoadedConfig, parse_config
-from bot.github import GitHubClient, GitHubError
+from bot.context import (
+    Selection,
+    build,
+    changes_from_github,
+    comments_from_github,
+    head_files,
+    select,
+)
+from bot.events import AnalyzeJob, InstallationJob, Job, PRJob
+from bot.github import GitHub, GitHubError, installation_client
+from bot.lifecycle import CheckRuns
+from bot.publish import publish, record
 from bot.queue import make_huey
 from bot.settings import ServiceSettings
-from bot.store import JobRow, Store, StoreCache
+from bot.store import JobRow, Store
+from bot.sweep import Sweeper
 
 log = logging.getLogger(__name__)
 
-GithubFactory = Callable[[int], GitHubClient]
+GithubFactory = Callable[[int], GitHub]
+Outcome = tuple[str, str, dict[str, int]]  # (status, result, LLM usage)
 
 
 class JobError(RuntimeError):
@@ -73,6 +90,25 @@ def check_titles() -> dict[str, str]:
     return out
 
 
+@contextmanager
+def heartbeat(store: Store, job_id: int, every_s: float) -> Iterator[None]:
+    """Beat the running job's heartbeat every `every_s` while the block runs."""
+    stop = threading.Event()
+
+    def beat() -> None:
+        while not stop.wait(every_s):
+            try:
+                store.heartbeat(job_id)
+            except Exception:  # the database is away for a moment; the next beat retries
+                log.warning("heartbeat of job %s failed", job_id, exc_info=True)
+
+    threading.Thread(target=beat, name=f"heartbeat-{job_id}", daemon=True).start()
+    try:
+        yield
+    finally:
+        stop.set()
+
+
 class Runtime:
     """Settings, store and queue of one process (the webhook service or a worker)."""
 
@@ -81,8 +117,10 @@ class Runtime:
         self.settings = settings
         self.store = store or Store(settings.database())
         self.huey = huey or make_huey(settings)
-        self._github = github or (lambda inst: GitHubClient(settings, inst))
-        self.task = self.huey.task(name="rtcbot.run_job")(self._task_entry)
+        self._github = github or (lambda inst: installation_client(settings, inst))
+        self.task = self.huey.task(name="rtcbot.run_job")(self.run_job)
+        self.checks = CheckRuns(self.store)
+        self.sweep = Sweeper(self.store, settings, self.route_delivery, self.enqueue, self._fail_check_run)
         self._titles: dict[str, str] | None = None
 
     def warm_up(self) -> None:
@@ -102,10 +140,10 @@ class Runtime:
             except Exception as e:
                 log.warning("the LLM endpoint did not answer at start (%s); jobs will try again", e)
 
-    # -- enqueueing -------------------------------------------------------------------------
-    def _task_entry(self, job_id: int) -> None:
-        self.run_job(job_id)
+    def llm_factory(self, model: str | None, installation_id: int | None = None) -> Callable[[], LLMClient]:
+        return budget.llm_factory(self.settings, self.store, model, installation_id)
 
+    # -- enqueueing -------------------------------------------------------------------------
     def enqueue(self, job_id: int) -> None:
         self.task(job_id)
 
@@ -138,8 +176,9 @@ class Runtime:
             routed = None
         action = payload.get("action")
         ids = self.store.accept_delivery(delivery_id, event, action if isinstance(action, str) else None, body,
-                                         None if routed is None else routed.jobs,
-                                         (routed.note or None) if routed is not None else None)
+                                         None if routed is None else [events.to_spec(j) for j in routed.jobs],
+                                         (routed.note or None) if routed is not None else None,
+                                         force_window_s=self.settings.force_debounce_s)
         if ids:
             self.send(ids)
         return ids
@@ -148,7 +187,8 @@ class Runtime:
         """Route a delivery that was recorded but not routed (the sweep); [] when another
         process routed it meanwhile."""
         routed = self.route(event, payload)
-        ids = self.store.route_recorded(delivery_id, routed.jobs, routed.note or None)
+        ids = self.store.route_recorded(delivery_id, [events.to_spec(j) for j in routed.jobs], routed.note or None,
+                                        force_window_s=self.settings.force_debounce_s)
         if ids:
             self.send(ids)
         return ids or []
@@ -165,80 +205,68 @@ class Runtime:
         row = self.store.start_job(job_id)
         if row is None:
             return self.store.job_status(job_id) or "missing"
-        stop = threading.Event()
-
-        def beat() -> None:
-            while not stop.wait(self.settings.heartbeat_s):
-                try:
-                    self.store.heartbeat(job_id)
-                except Exception:  # the database is away for a moment; the next beat retries
-                    log.warning("heartbeat of job %s failed", job_id, exc_info=True)
-
-        beater = threading.Thread(target=beat, name=f"heartbeat-{job_id}", daemon=True)
-        beater.start()
         t0 = time.monotonic()
         usage: dict[str, int] = {}
-        try:
-            status, result, usage = self._dispatch(row, inputs)
-        except Exception as e:
-            log.exception("job %s failed", job_id)
-            status, result = "failed", f"{type(e).__name__}: {e}"
-            self._fail_check_run(row, f"rtcbot could not finish this analysis: {e}")
-        finally:
-            stop.set()
+        with heartbeat(self.store, job_id, self.settings.heartbeat_s):
+            try:
+                status, result, usage = self._dispatch(row, events.from_spec(row.spec), inputs)
+            except Exception as e:
+                log.exception("job %s failed", job_id)
+                status, result = "failed", f"{type(e).__name__}: {e}"
+                self._fail_check_run(row, f"rtcbot could not finish this analysis: {e}")
         self.store.finish_job(job_id, status, result, duration_s=time.monotonic() - t0, usage=usage)
         return status
 
-    def _dispatch(self, row: JobRow, inputs: PRInputs | None = None) -> tuple[str, str, dict[str, int]]:
-        spec = row.spec
-        if spec["kind"] == "installation":
-            if spec.get("installation_id"):
-                self.store.save_installation(int(spec["installation_id"]), spec.get("account", ""),
-                                             bool(spec.get("active", True)))
-            return "done", f"installation {spec.get('action')}", {}
-        if spec["kind"] == "pr":
-            return (*self._fan_out(row), {})
-        if spec["kind"] == "analyze":
-            return self._analyze(row, inputs)
-        raise JobError(f"unknown job kind {spec['kind']!r}")
+    def _dispatch(self, row: JobRow, job: Job, inputs: PRInputs | None) -> Outcome:
+        if isinstance(job, InstallationJob):
+            if job.installation_id:
+                self.store.save_installation(job.installation_id, job.account, job.active)
+            return "done", f"installation {job.action}", {}
+        if isinstance(job, PRJob):
+            return (*self._fan_out(row, job), {})
+        return self._analyze(row, job, inputs)
 
-    def _gh(self, spec: dict[str, Any]) -> GitHubClient:
-        if not spec.get("installation_id"):
+    def _gh(self, job: PRJob | AnalyzeJob) -> GitHub:
+        if not job.installation_id:
             raise JobError("the delivery names no installation")
-        return self._github(int(spec["installation_id"]))
+        return self._github(job.installation_id)
 
-    def _config(self, gh: GitHubClient, spec: dict[str, Any]) -> LoadedConfig:
+    def _config(self, gh: GitHub, job: PRJob | AnalyzeJob) -> LoadedConfig:
         try:
-            text = gh.file_text(spec["repo"], CONFIG_PATH, spec.get("default_branch") or "main")
+            text = gh.config_text(job.repo, CONFIG_PATH, job.default_branch)
         except GitHubError as e:
             return LoadedConfig(error=f"could not read {CONFIG_PATH}: {e}")
-        return parse_config(text)
+        return parse_config(text, self.settings.tools())
 
-    def _read_pr(self, io: ThreadPoolExecutor, gh: GitHubClient, spec: dict[str, Any]) -> PRInputs:
+    def _read_pr(self, io: ThreadPoolExecutor, gh: GitHub, job: PRJob | AnalyzeJob) -> PRInputs:
         """The PR's files and review comments, loading on `io` while the configuration is read."""
-        files = io.submit(gh.pr_files, spec["repo"], spec["pr_number"])
-        comments = io.submit(self._comments, gh, spec["repo"], spec["pr_number"])
-        return PRInputs(self._config(gh, spec), files, comments)
+        files = io.submit(gh.pr_files, job.repo, job.pr_number)
+        comments = io.submit(lambda: comments_from_github(gh.review_comments(job.repo, job.pr_number)))
+        return PRInputs(self._config(gh, job), files, comments)
 
-    def _fan_out(self, row: JobRow) -> tuple[str, str]:
-        spec = row.spec
-        gh = self._gh(spec)
-        repo, pr = spec["repo"], spec["pr_number"]
+    def _select(self, cfg: LoadedConfig, defaults: list[str]) -> Selection:
+        """The analyzers, model and notes the configuration gives (bot/context.py): the App
+        runs no pull request's code, and says so where the file sets a test command."""
+        return select(cfg, defaults=defaults, runs_code=False, allowed_models=self.settings.allowed_models)
+
+    def _fan_out(self, row: JobRow, job: PRJob) -> tuple[str, str]:
+        gh = self._gh(job)
         with ThreadPoolExecutor(max_workers=2, thread_name_prefix=f"job-{row.id}-github") as io:
-            inputs = self._read_pr(io, gh, spec)
+            inputs = self._read_pr(io, gh, job)
             cfg = inputs.config
-            if spec.get("draft") and not cfg.drafts(self.settings.process_drafts):
+            if job.draft and not cfg.drafts(self.settings.process_drafts):
                 return "skipped", "draft pull request (enable with `drafts: true`)"
-            newer = self.store.newer_head(repo, pr, spec["head_sha"], row.id)
+            newer = self.store.newer_head(job.repo, job.pr_number, job.head_sha, row.id)
             if newer is not None:
                 return "cancelled", f"superseded by {newer}"
-            for old in self.store.cancel_older(repo, pr, spec["head_sha"], row.id):
-                self._cancel_check_run(gh, old, spec["head_sha"])
+            for old in self.store.cancel_older(job.repo, job.pr_number, job.head_sha, row.id):
+                if old.kind == "analyze":
+                    self.checks.cancel(gh, old.repo, old.analyzer, old.head_sha, job.head_sha)
             made: list[tuple[str, int]] = []
-            for name in cfg.enabled(self.settings.analyzers):
-                child = {k: v for k, v in spec.items() if k not in ("kind", "action")}
-                child.update(kind="analyze", analyzer=name, root=row.id, reason=f"pull_request.{spec.get('action')}")
-                job_id = self.store.add_job(child, row.delivery_id)
+            for name in self._select(cfg, self.settings.analyzers).names:
+                child = AnalyzeJob.of(job, name, root=row.id)
+                job_id = self.store.add_job(events.to_spec(child), row.delivery_id,
+                                            force_window_s=self.settings.force_debounce_s)
                 if job_id is not None:
                     made.append((name, job_id))
             with ThreadPoolExecutor(max_workers=max(1, len(made)), thread_name_prefix=f"job-{row.id}") as ex:
@@ -246,108 +274,31 @@ class Runtime:
         return "done", "analyses: " + (", ".join(f"{name} {status}" for (name, _), status in zip(made, ran, strict=True))
                                        or "none new")
 
-    def _cancel_check_run(self, gh: GitHubClient, job: JobRow, newer: str) -> None:
-        if job.kind != "analyze" or not job.analyzer or not job.head_sha:
-            return
-        try:
-            name = events.check_name(registry.get(job.analyzer).title)
-        except Exception:
-            return
-        cr = self.store.check_run(job.repo, name, job.head_sha)
-        if cr is None or cr.github_id is None or cr.status == "completed":
-            return
-        gh.update_check_run(job.repo, cr.github_id, conclusion="cancelled", output={
-            "title": "Superseded by a newer push", "summary": f"A newer commit ({newer[:12]}) replaced this one."})
-        self.store.save_check_run(job.repo, name, job.head_sha, status="completed", conclusion="cancelled")
-
-    # -- one analysis -----------------------------------------------------------------------
-    def _existing_check_run(self, gh: GitHubClient, spec: dict[str, Any], name: str) -> tuple[int | None, bool]:
-        """(the check run to use, None for a new one; whether the work is already done)."""
-        repo, sha, force = spec["repo"], spec["head_sha"], bool(spec.get("force"))
-        row = self.store.check_run(repo, name, sha)
-        if row is not None and row.github_id is not None:
-            if row.status != "completed":
-                return row.github_id, False
-            if not force:
-                return row.github_id, True
-        elif row is None:
-            found = gh.find_check_run(repo, sha, name)
-            if found is not None:
-                done = found.get("status") == "completed"
-                self.store.save_check_run(repo, name, sha, github_id=int(found["id"]), status=found.get("status"),
-                                          conclusion=found.get("conclusion"), pr_number=spec.get("pr_number"))
-                if not done or not force:
-                    return int(found["id"]), done
-        return None, False
-
-    def _create_check_run(self, gh: GitHubClient, spec: dict[str, Any], name: str) -> int:
-        repo, sha = spec["repo"], spec["head_sha"]
-        ext = events.external_id(spec.get("pr_number"), spec["analyzer"])
-        created = gh.create_check_run(repo, name, sha, external_id=ext, status="in_progress")
-        self.store.save_check_run(repo, name, sha, github_id=int(created["id"]), status="in_progress",
-                                  conclusion=None, pr_number=spec.get("pr_number"))
-        return int(created["id"])
-
-    def _start_check_run(self, gh: GitHubClient, spec: dict[str, Any], name: str, cr_id: int | None) -> int:
-        """The check run (created when `cr_id` is None), marked in progress; its id."""
-        repo, sha, pr = spec["repo"], spec["head_sha"], spec.get("pr_number")
-        if cr_id is None:  # created in progress, with its external_id: nothing to update
-            return self._create_check_run(gh, spec, name)
-        gh.update_check_run(repo, cr_id, status="in_progress", external_id=events.external_id(pr, spec["analyzer"]))
-        self.store.save_check_run(repo, name, sha, github_id=cr_id, status="in_progress", pr_number=pr)
-        return cr_id
-
-    def _comments(self, gh: GitHubClient, repo: str, pr: int) -> list[ReviewComment]:
-        out = []
-        for c in gh.review_comments(repo, pr):
-            line = c.get("line")
-            if line is None or not c.get("path"):
-                continue  # outdated: the line is no longer in the diff
-            out.append(ReviewComment(path=str(c["path"]), line=int(line), body=str(c.get("body") or ""),
-                                     author=str((c.get("user") or {}).get("login") or ""), id=c.get("id")))
-        return out
-
-    def llm_factory(self, model: str | None) -> Callable[[], LLMClient]:
-        def make() -> LLMClient:
-            from analyzers.local_llm import client_from_settings
-
-            client = client_from_settings(self.settings.llm_settings(model))
-            client.cache = StoreCache(self.store)
-            return client
-
-        return make
-
-    def _analyze(self, row: JobRow, inputs: PRInputs | None = None) -> tuple[str, str, dict[str, int]]:
-        spec = row.spec
-        repo, sha, pr, name = spec["repo"], spec["head_sha"], spec.get("pr_number"), spec["analyzer"]
-        if not sha or not pr:
-            raise JobError("no head SHA or pull request number")
-        analyzer = registry.get(name)
+    def _analyze(self, row: JobRow, job: AnalyzeJob, inputs: PRInputs | None) -> Outcome:
+        analyzer = registry.get(job.analyzer)
         check = events.check_name(analyzer.title)
-        gh = self._gh(spec)
+        gh = self._gh(job)
         # GitHub calls overlap: the check run already there and (unless the `pr` job read them)
         # the PR's files and review comments load while the config is read; the check run is
         # created in progress while the analysis runs
         with ThreadPoolExecutor(max_workers=4, thread_name_prefix=f"job-{row.id}-github") as io:
-            found = io.submit(self._existing_check_run, gh, spec, check)
-            inputs = inputs or self._read_pr(io, gh, spec)
-            files, comments, cfg = inputs.files, inputs.comments, inputs.config
-            explicit = str(spec.get("reason", "")).startswith("check_run")
-            if not explicit and name not in cfg.enabled(self.settings.analyzers + self.settings.comment_analyzers):
-                return "skipped", f"{name} is turned off in {CONFIG_PATH}", {}
+            found = io.submit(self.checks.existing, gh, job, check)
+            inputs = inputs or self._read_pr(io, gh, job)
+            cfg = inputs.config
+            sel = self._select(cfg, self.settings.analyzers + self.settings.comment_analyzers)
+            if not job.explicit and job.analyzer not in sel.names:
+                return "skipped", f"{job.analyzer} is turned off in {CONFIG_PATH}", {}
             existing, done = found.result()
             if done:
-                return "skipped", f"{check} for {sha[:12]} is already complete", {}
-            started = io.submit(self._start_check_run, gh, spec, check, existing)
-            changes = parse_github_files(files.result(), ignore=(*DEFAULT_IGNORES, *cfg.config.ignore))
-            model, model_note = cfg.model(self.settings.allowed_models)
-            ctx = AnalysisContext(
-                llm_factory=self.llm_factory(model),
-                comments=comments.result(),
-                file_loader=lambda path: gh.file_text(repo, path, sha),
-                options=cfg.config.options,
-            )
-            report = run_one(name, changes, ctx)
+                return "skipped", f"{check} for {job.head_sha[:12]} is already complete", {}
+            started = io.submit(self.checks.start, gh, job, analyzer.title, existing)
+            changes = changes_from_github(inputs.files.result(), cfg)
+            ctx = build(cfg, dataclasses.replace(sel, names=[job.analyzer]), tools=self.settings.tools(),
+                        llm_factory=self.llm_factory(sel.model, job.installation_id),
+                        comments=inputs.comments.result,  # only for an analyzer that reads them
+                        file_loader=head_files(None, lambda path: gh.file_text(job.repo, path, job.head_sha)))
+            report = run_one(job.analyzer, changes, ctx)
+            budget.account(self.store, job.installation_id, ctx, report)
             try:
                 self.store.cache_flush()  # this analysis's LLM answers are stored before it ends
             except Exception:
@@ -355,66 +306,16 @@ class Runtime:
             cr_id = started.result()
         if self.store.job_status(row.id) == "cancelled":
             return "cancelled", "superseded while running", report.usage
-        notes = [n for n in (cfg.error and f"{cfg.error}; the defaults apply.", model_note) if n]
-        self.publish(gh, repo, cr_id, report, thresholds=cfg.config.thresholds.get(name), notes=notes)
-        cr = self.store.save_check_run(repo, check, sha, github_id=cr_id, status="completed",
-                                       conclusion=checks.conclusion_of(report, cfg.config.thresholds.get(name))[0],
-                                       scores=dict(report.scores), pr_number=pr,
-                                       annotations=sum(1 for f in report.findings if checks.annotation_of(f)))
-        self.store.save_findings(cr.id, report.findings)
+        out = publish(gh, job, cr_id, report, fail_on=cfg.config.gate(), notes=sel.notes)
+        record(self.store, job, check, cr_id, out, report)
         return "done", json.dumps({"check_run": cr_id, "findings": len(report.findings),
                                    "error": report.error}), dict(report.usage)
 
-    def publish(self, gh: GitHubClient, repo: str, cr_id: int, report: AnalyzerReport, *,
-                thresholds: dict[str, float] | None = None, notes: list[str] | None = None) -> checks.CheckOutput:
-        out = checks.render(report, thresholds=thresholds, notes=notes or [])
-        parts = out.batches() or [[]]
-        for i, batch in enumerate(parts):
-            last = i == len(parts) - 1
-            fields: dict[str, Any] = {"output": out.output(batch)}
-            if last:
-                fields.update(conclusion=out.conclusion, actions=[checks.rerun_action()])
-            gh.update_check_run(repo, cr_id, **fields)
-        return out
-
     def _fail_check_run(self, row: JobRow, why: str) -> None:
-        spec = row.spec
-        if spec.get("kind") != "analyze":
-            return
+        """Complete the check run of a failed (or abandoned) analysis as neutral, saying why."""
         try:
-            name = events.check_name(registry.get(spec["analyzer"]).title)
-            cr = self.store.check_run(spec["repo"], name, spec["head_sha"])
-            if cr is None or cr.github_id is None or cr.status == "completed":
-                return
-            gh = self._gh(spec)
-            gh.update_check_run(spec["repo"], cr.github_id, conclusion="neutral", output={
-                "title": "rtcbot could not finish", "summary": checks.cut(why)})
-            self.store.save_check_run(spec["repo"], name, spec["head_sha"], status="completed", conclusion="neutral")
+            job = events.from_spec(row.spec)
+            if isinstance(job, AnalyzeJob):
+                self.checks.fail(self._gh(job), job, why)
         except Exception:
             log.exception("could not mark the check run of job %s as failed", row.id)
-
-    # -- recovery ---------------------------------------------------------------------------
-    def sweep(self) -> dict[str, int]:
-        """Recover work a dead worker or a lost message left behind; counts of what it did."""
-        s = self.settings
-        counts = {"deliveries": 0, "requeued": 0, "abandoned": 0, "resent": 0}
-        for d in self.store.unrouted_deliveries(older_than_s=min(30.0, s.stale_after_s)):
-            try:
-                self.route_delivery(d.id, d.event, json.loads(d.payload))
-                counts["deliveries"] += 1
-            except Exception:
-                log.exception("could not route delivery %s", d.id)
-        for job in self.store.stale_running(s.stale_after_s):
-            if job.attempts >= s.max_attempts:
-                self.store.finish_job(job.id, "failed", f"abandoned after {job.attempts} attempts")
-                self._fail_check_run(job, f"The worker running this analysis stopped {job.attempts} times "
-                                          "(killed or out of memory); rtcbot gave up. Re-run it to try again.")
-                counts["abandoned"] += 1
-            elif self.store.requeue(job.id, expect="running"):
-                self.enqueue(job.id)
-                counts["requeued"] += 1
-        for job in self.store.stale_queued(s.requeue_after_s):
-            if self.store.requeue(job.id, expect="queued"):  # refreshes updated_at
-                self.enqueue(job.id)
-                counts["resent"] += 1
-        return counts

@@ -1,7 +1,7 @@
 """The job queue: huey on a SQLite file by default (no server), on Redis when REDIS_URL is set.
 
 A queue message carries only a job id; the job itself (and whether it is done) lives in the
-store, so a message lost with a killed worker is recovered by the sweep (bot/jobs.py).
+store, so a message lost with a killed worker is recovered by the sweep (bot/sweep.py).
 
 The SQLite queue runs in WAL mode with synchronous=NORMAL, like the store's SQLite database:
 a commit is durable when the process that made it is killed (the WAL is in the OS's hands),
@@ -13,11 +13,11 @@ wait for an fsync, which on a busy disk takes from a fraction of a millisecond t
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Callable
 
 from huey import Huey, RedisHuey, SqliteHuey
 from huey.storage import SqliteStorage
 
+from analyzers.paths import private_file
 from bot.settings import ServiceSettings
 
 QUEUE_NAME = "rtcbot"
@@ -39,7 +39,7 @@ class QueueHuey(SqliteHuey):
 def make_huey(settings: ServiceSettings) -> Huey:
     if settings.redis_url:
         return RedisHuey(QUEUE_NAME, url=settings.redis_url, results=False, utc=True)
-    settings.data_dir.mkdir(parents=True, exist_ok=True)
+    private_file(settings.data_dir / "queue.sqlite3")  # 0600 in a folder made 0700, like the store
     return QueueHuey(QUEUE_NAME, filename=str(settings.data_dir / "queue.sqlite3"), results=False,
                      utc=True, timeout=30)
 
@@ -52,13 +52,3 @@ def ping(huey: Huey) -> int:
     """The number of waiting messages; raises when the queue's storage is unreachable."""
     return int(huey.pending_count())
 
-
-class Queue:
-    """Enqueue job ids on a huey instance whose `run_job` task is registered (bot.jobs)."""
-
-    def __init__(self, huey: Huey, run_task: Callable[[int], object]) -> None:
-        self.huey = huey
-        self._run = run_task
-
-    def enqueue(self, job_id: int) -> None:
-        self._run(job_id)

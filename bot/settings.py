@@ -10,13 +10,15 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
-from pydantic import AliasChoices, Field, field_validator
+from pydantic import AliasChoices, Field, ValidationError, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
+from analyzers.context import Tools
 from analyzers.llm import LLMSettings
 from analyzers.registry import DEFAULT_ANALYZERS
+from bot.github.settings import GitHubSettings
 
 MAX_BODY_BYTES = 25 * 1024 * 1024  # GitHub caps payloads at 25 MB
 
@@ -30,7 +32,55 @@ class SettingsError(ValueError):
     """A service setting is missing or wrong (one clear line)."""
 
 
-class ServiceSettings(BaseSettings):
+def _split_list(v: Any) -> Any:
+    """A list setting from the environment: a JSON list, or comma-separated."""
+    if isinstance(v, str):
+        if v.strip().startswith("["):
+            return json.loads(v)
+        return [x.strip() for x in v.split(",") if x.strip()]
+    return v
+
+
+class ToolSettings(BaseSettings):
+    """What only the operator chooses (`analyzers.context.Tools`), never a repository:
+    RTCBOT_SEMGREP (the executable), RTCBOT_SEMGREP_RULES (extra rule files, comma-separated),
+    RTCBOT_EMBEDDING_MODELS (embedding models a repository may pick besides the default),
+    RTCBOT_SANDBOX (auto | bwrap | userns | none). Read by every surface (App, Action, CLI)."""
+
+    model_config = SettingsConfigDict(env_prefix="RTCBOT_", extra="ignore", populate_by_name=True)
+
+    semgrep: str | None = None
+    semgrep_rules: Annotated[list[str], NoDecode] = Field(default_factory=list)
+    embedding_models: Annotated[list[str], NoDecode] = Field(default_factory=list)
+    sandbox: Literal["auto", "bwrap", "userns", "none"] = "auto"
+
+    @field_validator("semgrep_rules", "embedding_models", mode="before")
+    @classmethod
+    def _split_tools(cls, v: Any) -> Any:
+        return _split_list(v)
+
+    def tools(self) -> Tools:
+        return Tools(semgrep=self.semgrep or None, extra_rules=tuple(self.semgrep_rules),
+                     embedding_models=tuple(self.embedding_models), sandbox=self.sandbox)
+
+
+def load_tools(**overrides: Any) -> Tools:
+    """The operator's tools from the environment (SettingsError: one line)."""
+    try:
+        return ToolSettings(**overrides).tools()
+    except (ValidationError, ValueError) as e:
+        raise SettingsError(_one_line(e)) from None
+
+
+def _one_line(e: Exception) -> str:
+    if isinstance(e, ValidationError):
+        err = e.errors()[0]
+        name = "RTCBOT_" + "_".join(str(x) for x in err["loc"]).upper()
+        return f"{name}: {err['msg']}"
+    return str(e).splitlines()[0] if str(e) else type(e).__name__
+
+
+class ServiceSettings(ToolSettings, GitHubSettings):
     model_config = SettingsConfigDict(env_prefix="RTCBOT_", extra="ignore", populate_by_name=True)
 
     webhook_secret: str | None = None
@@ -48,7 +98,13 @@ class ServiceSettings(BaseSettings):
     llm_model: str | None = None
     llm_api_key: str | None = None
     llm_concurrency: int = 4
-    llm_max_requests: int | None = None  # per job
+    # LLM budgets (cut-off work is listed as skipped in the check run): per job, and per
+    # installation per UTC day (counted in the store; jobs running at once may pass it by
+    # at most one job's budget each)
+    llm_max_requests: int = Field(default=1000, ge=1)  # per job, retries included
+    llm_max_tokens: int = Field(default=2_000_000, ge=1)  # per job, prompt + completion
+    llm_daily_requests: int = Field(default=20_000, ge=1)  # per installation per day
+    llm_daily_tokens: int = Field(default=50_000_000, ge=1)  # per installation per day
     allowed_models: Annotated[list[str], NoDecode] = Field(default_factory=list)  # models a repository may pick
 
     # behaviour
@@ -57,11 +113,8 @@ class ServiceSettings(BaseSettings):
     process_drafts: bool = False
     max_body_bytes: int = MAX_BODY_BYTES
 
-    # GitHub client
-    write_interval_s: float = 1.0  # content-creating requests per installation: at most one a second
-    http_timeout_s: int = 30
-    http_retries: int = 5
-    max_retry_wait_s: float = 300.0
+    # GitHub client: write_interval_s, http_timeout_s, http_retries, retry_backoff_s,
+    # secondary_wait_s, max_retry_wait_s (bot.github.settings.GitHubSettings)
 
     # worker
     workers: int = 2
@@ -70,6 +123,10 @@ class ServiceSettings(BaseSettings):
     requeue_after_s: float = 600.0  # a queued job nobody picked up this long is enqueued again
     sweep_interval_s: float = 30.0
     max_attempts: int = 3
+    # forced work (re-run requests, edited review comments): at most one analysis per head and
+    # analysis per window; a delivery's payload is dropped this long after it was routed
+    force_debounce_s: float = Field(default=30.0, ge=0)
+    payload_retention_s: float = Field(default=7 * 24 * 3600.0, ge=0)
 
     @field_validator("allowed_models", "analyzers", "comment_analyzers", mode="before")
     @classmethod
@@ -113,6 +170,7 @@ class ServiceSettings(BaseSettings):
             api_key=self.llm_api_key,
             max_concurrency=self.llm_concurrency,
             max_requests=self.llm_max_requests,
+            max_tokens_total=self.llm_max_tokens,
             cache_path=None,  # the store is the cache
         )
 

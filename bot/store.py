@@ -1,10 +1,15 @@
 """The App's state in one SQL database (SQLAlchemy 2): a SQLite file by default, PostgreSQL
 through DATABASE_URL.
 
-Tables: deliveries (every webhook, with its payload, so none is lost), jobs (the durable
-truth behind the queue's messages), check_runs (one per repository, check name and head SHA),
-findings (scores per hunk and per comment) and the LLM cache (so a push that leaves a hunk
-unchanged sends no new LLM request for it).
+Tables: deliveries (every webhook, with its payload until it is routed and the retention has
+passed, so none is lost; then only its metadata), jobs (the durable truth behind the queue's
+messages), check_runs (one per repository, check name and head SHA), findings (scores per hunk
+and per comment), the LLM cache (so a push that leaves a hunk unchanged sends no new LLM
+request for it; keyed by installation, so no tenant can probe another's answers) and the LLM
+usage of each installation per UTC day (its daily budget).
+
+A SQLite file is created 0600 (its -wal and -shm files follow its mode), in a folder created
+0700: it holds webhook payloads and private code.
 """
 
 from __future__ import annotations
@@ -29,11 +34,13 @@ from sqlalchemy import (
     String,
     Text,
     UniqueConstraint,
+    and_,
     bindparam,
     create_engine,
     delete,
     event,
     insert,
+    or_,
     select,
     text,
     update,
@@ -42,6 +49,7 @@ from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column, sessionmaker
 
+from analyzers.paths import private_file
 from analyzers.report import Finding
 
 ACTIVE = ("queued", "running")
@@ -126,6 +134,17 @@ class CacheRow(Base):
     value: Mapped[str] = mapped_column(Text)
 
 
+class LLMUsageRow(Base):
+    """LLM requests and tokens one installation's jobs used on one UTC day (its daily budget)."""
+
+    __tablename__ = "llm_usage_daily"
+    installation_id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=False)
+    day: Mapped[str] = mapped_column(String(10), primary_key=True)  # YYYY-MM-DD, UTC
+    requests: Mapped[int] = mapped_column(Integer, default=0)
+    tokens: Mapped[int] = mapped_column(Integer, default=0)
+    cache_hits: Mapped[int] = mapped_column(Integer, default=0)  # for /metrics only, never public
+
+
 class Installation(Base):
     __tablename__ = "installations"
     id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=False)
@@ -151,51 +170,86 @@ INSERT_JOB = insert(Base.metadata.tables[JobRow.__tablename__])
 _NULLABLE_KEYS = ("head_sha", "analyzer", "pr_number")
 
 
+def utc_day(at: float | None = None) -> str:
+    return time.strftime("%Y-%m-%d", time.gmtime(time.time() if at is None else at))
+
+
+def _job_conditions(null_keys: tuple[str, ...]) -> list[Any]:
+    cols = {"kind": JobRow.kind, "repo": JobRow.repo, "head_sha": JobRow.head_sha,
+            "analyzer": JobRow.analyzer, "pr_number": JobRow.pr_number}
+    return [col.is_(None) if name in null_keys else col == bindparam(name) for name, col in cols.items()]
+
+
+@functools.cache
+def _debounce_statement(null_keys: tuple[str, ...]) -> Any:
+    """SELECT a job doing the same work that makes a forced one (a re-run, an edited comment)
+    unnecessary: one still queued (it reads the PR when it runs), or a forced one created
+    since :since (the debounce window)."""
+    forced = JobRow.spec["force"].as_boolean().is_(True)
+    return select(JobRow.id).where(*_job_conditions(null_keys), or_(
+        JobRow.status == "queued", and_(JobRow.created_at >= bindparam("since"), forced))).limit(1)
+
+
 @functools.cache
 def _same_job_statement(null_keys: tuple[str, ...]) -> Any:
     """SELECT a queued or running job doing the same work, with bound parameters (built once
     per shape: a key that is None compares with IS NULL, so that an index can still serve)."""
-    cols = {"kind": JobRow.kind, "repo": JobRow.repo, "head_sha": JobRow.head_sha,
-            "analyzer": JobRow.analyzer, "pr_number": JobRow.pr_number}
-    conds = [col.is_(None) if name in null_keys else col == bindparam(name) for name, col in cols.items()]
-    return select(JobRow.id).where(*conds, JobRow.status.in_(ACTIVE)).limit(1)
+    return select(JobRow.id).where(*_job_conditions(null_keys), JobRow.status.in_(ACTIVE)).limit(1)
+
+
+def _merged_note(note: str | None, merged: int) -> str:
+    why = (f"{merged} job(s) not made again: the same work is queued or running, or was re-run "
+           "within the debounce window")
+    return f"{note}; {why}" if note else why
+
+
+def _dialect_insert(dialect: str, table: Any) -> Any:
+    """The dialect's INSERT that knows ON CONFLICT (SQLite, PostgreSQL), or None."""
+    if dialect == "sqlite":
+        from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+
+        return sqlite_insert(table)
+    if dialect == "postgresql":
+        from sqlalchemy.dialects.postgresql import insert as pg_insert
+
+        return pg_insert(table)
+    return None
 
 
 def _insert_delivery_statement(dialect: str) -> Any:
     """INSERT … ON CONFLICT (id) DO NOTHING RETURNING id, where the dialect has it (a row back:
     the delivery is new); None elsewhere."""
-    if dialect == "sqlite":
-        from sqlalchemy.dialects.sqlite import insert as sqlite_insert
-
-        return sqlite_insert(DELIVERIES).on_conflict_do_nothing(index_elements=["id"]).returning(DELIVERIES.c.id)
-    if dialect == "postgresql":
-        from sqlalchemy.dialects.postgresql import insert as pg_insert
-
-        return pg_insert(DELIVERIES).on_conflict_do_nothing(index_elements=["id"]).returning(DELIVERIES.c.id)
-    return None
+    stmt = _dialect_insert(dialect, DELIVERIES)
+    if stmt is None:
+        return None
+    return stmt.on_conflict_do_nothing(index_elements=["id"]).returning(DELIVERIES.c.id)
 
 
 def _cache_upsert_statement(dialect: str) -> Any:
     """INSERT … ON CONFLICT (key) DO UPDATE for the LLM cache, where the dialect has it."""
-    table = Base.metadata.tables[CacheRow.__tablename__]
-    if dialect == "sqlite":
-        from sqlalchemy.dialects.sqlite import insert as sqlite_insert
-
-        stmt: Any = sqlite_insert(table)
-    elif dialect == "postgresql":
-        from sqlalchemy.dialects.postgresql import insert as pg_insert
-
-        stmt = pg_insert(table)
-    else:
+    stmt = _dialect_insert(dialect, Base.metadata.tables[CacheRow.__tablename__])
+    if stmt is None:
         return None
     return stmt.on_conflict_do_update(index_elements=["key"], set_={"value": stmt.excluded.value})
 
 
+def _usage_upsert_statement(dialect: str) -> Any:
+    """INSERT … ON CONFLICT (installation, day) DO UPDATE adding to the counts, where the
+    dialect has it."""
+    table = Base.metadata.tables[LLMUsageRow.__tablename__]
+    stmt = _dialect_insert(dialect, table)
+    if stmt is None:
+        return None
+    return stmt.on_conflict_do_update(index_elements=["installation_id", "day"], set_={
+        "requests": table.c.requests + stmt.excluded.requests, "tokens": table.c.tokens + stmt.excluded.tokens,
+        "cache_hits": table.c.cache_hits + stmt.excluded.cache_hits})
+
+
 def make_engine(url: str) -> Engine:
     if url.startswith("sqlite"):
-        path = url.split("///", 1)[-1]
-        if path and path != ":memory:":
-            Path(path).parent.mkdir(parents=True, exist_ok=True)
+        path = url.split("///", 1)[-1].split("?", 1)[0]
+        if path and path != ":memory:" and not path.startswith("file:"):
+            private_file(Path(path))
         engine = create_engine(url, connect_args={"timeout": 30, "check_same_thread": False})
         event.listen(engine, "connect", _sqlite_pragmas)
         return engine
@@ -214,6 +268,7 @@ class Store:
         self._cache_writing: dict[str, str] = {}  # answers being written now
         self._cache_writer: threading.Thread | None = None
         self._cache_upsert = _cache_upsert_statement(self.engine.dialect.name)
+        self._usage_upsert = _usage_upsert_statement(self.engine.dialect.name)
         if create:
             Base.metadata.create_all(self.engine)
 
@@ -260,13 +315,16 @@ class Store:
         return True
 
     def accept_delivery(self, delivery_id: str, event: str, action: str | None, payload: bytes | str,
-                        jobs: Sequence[dict[str, Any]] | None, note: str | None = None) -> list[int] | None:
+                        jobs: Sequence[dict[str, Any]] | None, note: str | None = None, *,
+                        force_window_s: float = 0.0) -> list[int] | None:
         """Record a delivery and the jobs it asks for, in one transaction; the new jobs' ids, or
         None when this id was seen before (a redelivery: nothing is written).
 
         `jobs` None: routing failed; the delivery stays `received` for the sweep to route.
         Otherwise it is `routed` (some jobs asked for) or `ignored`, with the number of jobs
-        made (a job whose same work is already queued or running is not made again)."""
+        made (a job whose same work is already queued or running is not made again; a forced
+        one, see `_insert_job`, neither when the same forced work was asked for within
+        `force_window_s`)."""
         body = payload.decode("utf-8", "replace") if isinstance(payload, bytes) else payload
         now = time.time()
         status = "received" if jobs is None else ("routed" if jobs else "ignored")
@@ -276,10 +334,11 @@ class Store:
             with self.writing() as c:
                 if not self._insert_new_delivery(c, values):
                     return None
-                ids = [i for i in (self._insert_job(c, spec, delivery_id, now) for spec in jobs or ())
-                       if i is not None]
+                ids = [i for i in (self._insert_job(c, spec, delivery_id, now, force_window_s)
+                                   for spec in jobs or ()) if i is not None]
                 if len(ids) != len(jobs or ()):
-                    c.execute(update(Delivery).where(Delivery.id == delivery_id).values(jobs=len(ids)))
+                    c.execute(update(Delivery).where(Delivery.id == delivery_id)
+                              .values(jobs=len(ids), note=_merged_note(note, len(jobs or ()) - len(ids))))
                 return ids
         except IntegrityError:
             # the same id inserted concurrently, on a dialect without ON CONFLICT
@@ -287,7 +346,8 @@ class Store:
                 return None
             raise
 
-    def route_recorded(self, delivery_id: str, jobs: Sequence[dict[str, Any]], note: str | None = None) -> list[int] | None:
+    def route_recorded(self, delivery_id: str, jobs: Sequence[dict[str, Any]], note: str | None = None, *,
+                       force_window_s: float = 0.0) -> list[int] | None:
         """Route a delivery recorded earlier but not routed (the sweep): mark it and make its
         jobs in one transaction; None when it is no longer `received` (another sweep has it)."""
         now = time.time()
@@ -296,23 +356,31 @@ class Store:
                             .values(status="routed" if jobs else "ignored", jobs=len(jobs), note=note))
             if res.rowcount != 1:  # type: ignore[attr-defined]
                 return None
-            ids = [i for i in (self._insert_job(c, spec, delivery_id, now) for spec in jobs) if i is not None]
+            ids = [i for i in (self._insert_job(c, spec, delivery_id, now, force_window_s) for spec in jobs)
+                   if i is not None]
             if len(ids) != len(jobs):
-                c.execute(update(Delivery).where(Delivery.id == delivery_id).values(jobs=len(ids)))
+                c.execute(update(Delivery).where(Delivery.id == delivery_id)
+                          .values(jobs=len(ids), note=_merged_note(note, len(jobs) - len(ids))))
             return ids
 
     def record_delivery(self, delivery_id: str, event: str, action: str | None, payload: bytes | str) -> bool:
         """Record a delivery, not routed yet; False when this id was seen before (a redelivery)."""
         return self.accept_delivery(delivery_id, event, action, payload, None) is not None
 
-    def mark_delivery(self, delivery_id: str, status: str, jobs: int = 0, note: str | None = None) -> None:
-        with self.session() as s:
-            s.execute(update(Delivery).where(Delivery.id == delivery_id)
-                      .values(status=status, jobs=jobs, note=note))
-
     def delivery(self, delivery_id: str) -> Delivery | None:
         with self.session() as s:
             return s.get(Delivery, delivery_id)
+
+    def prune_payloads(self, older_than_s: float) -> int:
+        """Drop the payloads of routed (or ignored) deliveries received over `older_than_s` ago;
+        their rows keep the metadata (id, event, action, status, jobs, note), so a redelivery
+        is still recognised. Unrouted deliveries keep theirs for the sweep. How many."""
+        cutoff = time.time() - older_than_s
+        with self.writing() as c:
+            res = c.execute(update(Delivery).where(
+                Delivery.status.in_(("routed", "ignored")), Delivery.received_at <= cutoff, Delivery.payload != "")
+                .values(payload=""))
+            return int(res.rowcount or 0)
 
     def unrouted_deliveries(self, older_than_s: float) -> list[Delivery]:
         cutoff = time.time() - older_than_s
@@ -322,15 +390,22 @@ class Store:
 
     # -- jobs -------------------------------------------------------------------------------
     @staticmethod
-    def _insert_job(c: Connection, spec: dict[str, Any], delivery_id: str | None, now: float) -> int | None:
+    def _insert_job(c: Connection, spec: dict[str, Any], delivery_id: str | None, now: float,
+                    force_window_s: float = 0.0) -> int | None:
         """Insert a queued job inside the caller's transaction; None when the same work is
-        already queued or running (unless the spec says `force`)."""
+        already queued or running. A forced job (a re-run, an edited comment: work to do again
+        even where it was done) is made unless the same work is still queued (it reads the PR
+        when it runs) or was forced within the last `force_window_s` (a burst of re-runs or
+        edits makes one analysis per head and analysis per window)."""
         keys = {"kind": spec["kind"], "repo": spec["repo"], "head_sha": spec.get("head_sha"),
                 "analyzer": spec.get("analyzer"), "pr_number": spec.get("pr_number")}
-        if not spec.get("force"):
-            same = _same_job_statement(tuple(k for k in _NULLABLE_KEYS if keys[k] is None))
-            if c.scalar(same, {k: v for k, v in keys.items() if v is not None}) is not None:
+        shape = tuple(k for k in _NULLABLE_KEYS if keys[k] is None)
+        params: dict[str, Any] = {k: v for k, v in keys.items() if v is not None}
+        if spec.get("force"):
+            if c.scalar(_debounce_statement(shape), {**params, "since": now - force_window_s}) is not None:
                 return None
+        elif c.scalar(_same_job_statement(shape), params) is not None:
+            return None
         res = c.execute(INSERT_JOB, {
             **keys, "delivery_id": delivery_id, "spec": spec, "status": "queued", "attempts": 0,
             "created_at": now, "updated_at": now, "llm_requests": 0, "llm_tokens": 0})
@@ -339,10 +414,12 @@ class Store:
             raise RuntimeError("the database returned no id for the new job")
         return int(key[0])
 
-    def add_job(self, spec: dict[str, Any], delivery_id: str | None = None) -> int | None:
-        """Insert a queued job; None when the same work is already queued or running."""
+    def add_job(self, spec: dict[str, Any], delivery_id: str | None = None, *,
+                force_window_s: float = 0.0) -> int | None:
+        """Insert a queued job; None when the same work is already queued or running (see
+        `_insert_job` for forced jobs)."""
         with self.writing() as c:
-            return self._insert_job(c, spec, delivery_id, time.time())
+            return self._insert_job(c, spec, delivery_id, time.time(), force_window_s)
 
     def expedite(self, job_ids: Sequence[int]) -> None:
         """Queued jobs whose message could not be sent: make them look stale, so the next sweep
@@ -400,7 +477,9 @@ class Store:
                                     func.coalesce(func.sum(JobRow.llm_requests), 0),
                                     func.coalesce(func.sum(JobRow.llm_tokens), 0))
                              .group_by(JobRow.kind, JobRow.status)).all()
-        return {"deliveries": [tuple(r) for r in deliveries], "jobs": [tuple(r) for r in jobs]}
+            cache_hits = s.scalar(select(func.coalesce(func.sum(LLMUsageRow.cache_hits), 0)))
+        return {"deliveries": [tuple(r) for r in deliveries], "jobs": [tuple(r) for r in jobs],
+                "llm_cache_hits": int(cache_hits or 0)}
 
     def job_status(self, job_id: int) -> str | None:
         with self.session() as s:
@@ -452,13 +531,6 @@ class Store:
             return s.scalars(select(CheckRunRow).where(
                 CheckRunRow.repo == repo, CheckRunRow.name == name, CheckRunRow.head_sha == head_sha)).first()
 
-    def check_runs(self, repo: str | None = None) -> list[CheckRunRow]:
-        with self.session() as s:
-            q = select(CheckRunRow).order_by(CheckRunRow.id)
-            if repo:
-                q = q.where(CheckRunRow.repo == repo)
-            return list(s.scalars(q))
-
     def save_check_run(self, repo: str, name: str, head_sha: str, **values: Any) -> CheckRunRow:
         values["updated_at"] = time.time()
         for _ in range(2):  # a concurrent insert of the same key: read it back and update
@@ -482,7 +554,7 @@ class Store:
         with self.session() as s:
             s.execute(delete(FindingRow).where(FindingRow.check_run_id == check_run_id))
             for f in findings:
-                comment = f.evidence.get("comment_id") if isinstance(f.evidence, dict) else None
+                comment = f.comment_id
                 s.add(FindingRow(check_run_id=check_run_id, analyzer=f.analyzer, path=f.path,
                                  start_line=f.start_line, end_line=f.end_line, key=f.key[:200],
                                  comment_id=str(comment) if comment is not None else None,
@@ -492,6 +564,32 @@ class Store:
         with self.session() as s:
             return list(s.scalars(select(FindingRow).where(FindingRow.check_run_id == check_run_id)
                                   .order_by(FindingRow.id)))
+
+    # -- LLM usage per installation and UTC day (the daily budget) ---------------------------
+    def llm_usage_today(self, installation_id: int) -> tuple[int, int]:
+        """(requests, tokens) this installation's jobs used today (UTC)."""
+        with self.engine.connect() as c:
+            row = c.execute(select(LLMUsageRow.requests, LLMUsageRow.tokens).where(
+                LLMUsageRow.installation_id == installation_id, LLMUsageRow.day == utc_day())).first()
+        return (0, 0) if row is None else (int(row[0]), int(row[1]))
+
+    def add_llm_usage(self, installation_id: int, requests: int, tokens: int, cache_hits: int = 0) -> None:
+        if requests <= 0 and tokens <= 0 and cache_hits <= 0:
+            return
+        values = {"installation_id": installation_id, "day": utc_day(), "requests": requests, "tokens": tokens,
+                  "cache_hits": cache_hits}
+        if self._usage_upsert is not None:
+            with self.writing() as c:
+                c.execute(self._usage_upsert, values)
+            return
+        with self.session() as s:  # other dialects: read, then write
+            row = s.get(LLMUsageRow, (installation_id, values["day"]))
+            if row is None:
+                s.add(LLMUsageRow(**values))
+            else:
+                row.requests += requests
+                row.tokens += tokens
+                row.cache_hits += cache_hits
 
     # -- installations ----------------------------------------------------------------------
     def save_installation(self, installation_id: int, account: str, active: bool) -> None:
@@ -574,13 +672,16 @@ class Store:
 
 
 class StoreCache:
-    """The LLM client's Cache protocol (get / put) on the store's llm_cache table."""
+    """The LLM client's Cache protocol (get / put) on the store's llm_cache table, within one
+    namespace (the installation): one tenant's answers are never served to another, so none
+    can learn from its cache hits (or timings) what another's private pull requests hold."""
 
-    def __init__(self, store: Store) -> None:
+    def __init__(self, store: Store, namespace: int | str) -> None:
         self.store = store
+        self.prefix = f"i{namespace}:"
 
     def get(self, key: str) -> str | None:
-        return self.store.cache_get(key)
+        return self.store.cache_get(self.prefix + key)
 
     def put(self, key: str, value: str) -> None:
-        self.store.cache_put(key, value)
+        self.store.cache_put(self.prefix + key, value)

@@ -55,6 +55,19 @@ if ! "$VENV/opt/semgrep/bin/semgrep" --version >/dev/null 2>&1; then
 fi
 ln -sf ../opt/semgrep/bin/semgrep "$VENV/bin/semgrep"
 
+# bubblewrap: the sandbox for untrusted code (analyzers/execution.py). Installed when we can
+# (root with apt-get); otherwise the sandbox falls back to user namespaces or refuses to run.
+if ! command -v bwrap >/dev/null 2>&1; then
+  if [ "$(id -u)" = "0" ] && command -v apt-get >/dev/null 2>&1; then
+    step "bubblewrap (apt-get)"
+    { apt-get install -y -qq bubblewrap >/dev/null 2>&1 \
+      || { apt-get update -qq >/dev/null 2>&1 && apt-get install -y -qq bubblewrap >/dev/null 2>&1; }; } \
+      || echo "warning: could not install bubblewrap; the sandbox will use user namespaces" >&2
+  else
+    echo "warning: bubblewrap (bwrap) is not installed: install it (Debian: apt-get install bubblewrap)" >&2
+  fi
+fi
+
 # PMD and JSHint for the smell detectors (package.json pins them; no install scripts run).
 if [ -f package.json ]; then
   if command -v npm >/dev/null 2>&1; then

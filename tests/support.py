@@ -8,9 +8,8 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-SHARED = ROOT.parent / "shared"
-FIXTURES = SHARED / "fixtures"
-DATA = SHARED / "data"
+FIXTURES = ROOT / "tests" / "fixtures"  # real diffs, vulnerable programs, webhook payloads
+DATA = ROOT / "bot" / "datasets"  # the bundled evaluation datasets (package data)
 IN_CI = os.environ.get("CI") == "true"
 
 

@@ -65,7 +65,7 @@ def test_builder_runs_the_shared_install_script() -> None:
 def test_final_stage_is_slim_non_root_with_runtimes() -> None:
     _, _, final = stages()
     assert "COPY --from=builder /opt/rtcbot /opt/rtcbot" in final
-    for runtime in ("openjdk-17-jre-headless", "nodejs"):
+    for runtime in ("openjdk-17-jdk-headless", "nodejs"):
         assert runtime in final
     for tool in ("build-essential", "cmake", "gcc", "g++", " npm"):
         assert tool not in final, f"{tool} left in the final stage"
@@ -74,10 +74,30 @@ def test_final_stage_is_slim_non_root_with_runtimes() -> None:
     assert re.search(r'^ENTRYPOINT \["rtcbot"\]$', final, flags=re.MULTILINE)
 
 
+def test_final_stage_java_can_start_the_pmd_server() -> None:
+    """PMD's server is a source file started with Java's source launcher, which needs the
+    jdk.compiler module: a JRE lacks it and every PMD run falls back to the slow CLI."""
+    from analyzers.crscore.smells.pmd import SERVER_SOURCE
+
+    assert SERVER_SOURCE.suffix == ".java" and SERVER_SOURCE.is_file()  # compiled when started
+    _, _, final = stages()
+    assert "openjdk-17-jdk-headless" in final and "-jre-headless" not in final
+
+
 def test_dockerignore_keeps_local_state_out() -> None:
     ignored = (ROOT / ".dockerignore").read_text(encoding="utf-8").split()
     for item in (".venv", ".git", "node_modules"):
         assert item in ignored
     # ... but not what the builder needs
-    for needed in ("analyzers", "bot", "scripts", "pyproject.toml", "package.json"):
+    for needed in ("analyzers", "reporters", "bot", "scripts", "pyproject.toml", "package.json"):
         assert needed not in ignored
+
+
+def test_final_stage_hardens_python_and_has_the_sandbox() -> None:
+    """Issue #21: no Python in the image puts its working directory (a checkout) on sys.path,
+    and bubblewrap, which the sandbox for untrusted code needs, is installed."""
+    _, _, final = stages()
+    env = re.search(r"^ENV (.+?)(?=^\S)", final, flags=re.MULTILINE | re.DOTALL)
+    assert env and re.search(r"\bPYTHONSAFEPATH=1\b", env.group(1))
+    apt = re.search(r"apt-get install[^\n]*", final)
+    assert apt and "bubblewrap" in apt.group(0).split()

@@ -11,9 +11,10 @@ The work that needs no LLM runs while the claims requests are out: the smell det
 run per language for all the files and hunks), then the embeddings of the comments and the
 smells, so that only the claims are left to embed when they come.
 
-Options (`ctx.opts("crscore")`): `model` (embedding model), `pooling` ("tokens" | "model"),
-`soft` (default True: threshold-free scores), `tau` (a number; implies the thresholded
-scores; default: the model's calibrated τ from tau.json), `claims` (default True).
+Options (`CRScoreOptions`, `options: {crscore: ...}`): `model` (embedding model: the default
+or one in the operator's allow-list, RTCBOT_EMBEDDING_MODELS), `pooling` ("tokens" | "model"),
+`soft` (default True: threshold-free scores), `tau` (0–1; implies the thresholded scores;
+default: the model's calibrated τ from tau.json), `claims` (default True).
 """
 
 from __future__ import annotations
@@ -21,6 +22,9 @@ from __future__ import annotations
 import hashlib
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic import Field, ValidationInfo, field_validator
 
 from analyzers.context import AnalysisContext, ReviewComment
 from analyzers.crscore import score as crs
@@ -33,9 +37,16 @@ from analyzers.crscore.smells import (
     hunk_source,
     on_hunk,
 )
-from analyzers.crscore.sts import DEFAULT_MODEL, EmbeddingError, shared_embedder
+from analyzers.crscore.sts import (
+    DEFAULT_MODEL,
+    EmbeddingError,
+    Pooling,
+    canonical_name,
+    shared_embedder,
+)
 from analyzers.diff import ChangeSet, FileChange, Hunk
 from analyzers.llm import LLMError
+from analyzers.options import AnalyzerOptions, allowed
 from analyzers.pipeline import files_at_head
 from analyzers.report import AnalyzerReport, Finding, Skipped
 
@@ -134,9 +145,38 @@ def comment_key(unit_key: str, body: str) -> str:
     return hashlib.sha256(f"{unit_key}\0{body}".encode("utf-8", "surrogatepass")).hexdigest()[:24]
 
 
+class CRScoreOptions(AnalyzerOptions):
+    """`options: {crscore: ...}`. An embedding model is loaded by name (a local path would be
+    one too), so a repository may pick only the default or a model the operator allows."""
+
+    model: str = DEFAULT_MODEL
+    pooling: Pooling = "tokens"
+    soft: bool | None = None  # None: soft unless tau is given
+    tau: float | None = Field(default=None, ge=0.0, le=1.0)
+    claims: bool = True
+
+    @field_validator("model")
+    @classmethod
+    def _allowed_model(cls, v: str, info: ValidationInfo) -> str:
+        tools: Any = (info.context or {}).get("tools")
+        ok = {canonical_name(m) for m in (DEFAULT_MODEL, *allowed(tools, "embedding_models"))}
+        if canonical_name(v) not in ok:
+            raise ValueError("not an embedding model this installation allows (the operator's "
+                             f"RTCBOT_EMBEDDING_MODELS; allowed: {', '.join(sorted(ok))})")
+        return v
+
+    @property
+    def thresholded(self) -> bool:
+        return not self.soft if self.soft is not None else self.tau is not None
+
+
 class CRScoreAnalyzer:
     name = "crscore"
     title = "CRScore"
+    help = ("CRScore: conciseness, comprehensiveness and relevance of a review comment "
+            "against pseudo-references derived from the change.")
+    options_type = CRScoreOptions
+    reads_comments = True  # the context builders fetch the pull request's review comments
 
     def run(self, changes: ChangeSet, ctx: AnalysisContext) -> AnalyzerReport:
         report = AnalyzerReport(self.name, self.title)
@@ -144,10 +184,8 @@ class CRScoreAnalyzer:
             report.notes.append("there were no review comments to score "
                                 "(give them with --comments FILE or --comment TEXT --at PATH:LINE)")
             return report
-        opts = ctx.opts(self.name)
-        tau_opt = opts.get("tau")
-        soft = bool(opts.get("soft", tau_opt is None))
-        pooling = str(opts.get("pooling", "tokens"))
+        opts = ctx.config(self.name, CRScoreOptions)
+        tau_opt, soft, pooling = opts.tau, not opts.thresholded, opts.pooling
         units: dict[str, Unit] = {}
         placed: list[tuple[ReviewComment, Unit]] = []
         for c in ctx.comments:
@@ -161,13 +199,13 @@ class CRScoreAnalyzer:
             placed.append((c, unit))
         if not placed:
             return report
-        todo, model = list(units.values()), str(opts.get("model", DEFAULT_MODEL))
+        todo, model = list(units.values()), opts.model
         with ThreadPoolExecutor(max_workers=1, thread_name_prefix="crscore-local") as ex:
             local = ex.submit(self._local, todo, [c.body for c, _ in placed], ctx, model, pooling)
-            self._claims(todo, ctx, report, bool(opts.get("claims", True)))
+            self._claims(todo, ctx, report, opts.claims)
             report.notes += local.result()
         try:
-            embedder = shared_embedder(model, pooling)  # type: ignore[arg-type]
+            embedder = shared_embedder(model, pooling)
             tau = None if soft else (float(tau_opt) if tau_opt is not None
                                      else crs.tau_for(embedder.model_name, pooling))
             if not soft and tau is None:
@@ -252,4 +290,5 @@ class CRScoreAnalyzer:
             scores=s.as_dict(),
             evidence={"comment": c.body, "pseudo_references": unit.pseudo_refs, **s.evidence()},
             key=comment_key(unit.key, c.body),
+            comment_id=c.id,
         )

@@ -1,16 +1,23 @@
 """Run Semgrep offline on named files with local rules, and read its JSON.
 
-The command is always `semgrep scan --metrics=off --disable-version-check --json --config
-<local rule files or folders> TARGETS` with SEMGREP_ENABLE_VERSION_CHECK=0: no registry
-configs, no metrics, no version check, so a scan never waits on the network. Only the
-targets given are scanned (a pull request's changed files), run from `root` with relative
-paths so that findings come back under the same names.
+The command is always `semgrep scan --metrics=off --disable-version-check --json --verbose
+--max-target-bytes N --config <local rule files or folders> -- TARGETS`, run through
+`analyzers.tooling` (a clean environment with SEMGREP_ENABLE_VERSION_CHECK=0, a private HOME,
+`root` as the working directory): no registry configs, no metrics, no version check, so a
+scan never waits on the network. Only the targets given are scanned (a pull request's changed
+files), with paths relative to `root` so that findings come back under the same names.
 
 Semgrep's native command line (osemgrep, `--experimental`) runs the same engine on the same
 rules and writes the same JSON, but starts in about a quarter of the time of the Python one
 (which spends ~2 s importing itself and re-parsing the rules on every run). It is the default;
 where it gives no JSON (an old semgrep without it), the scan is run again the classic way.
 RTCBOT_SEMGREP_ENGINE=python always uses the classic command line.
+
+Gates that hold: every target is either scanned or listed in `ScanResult.skipped` with the
+reason (Semgrep's own `paths.skipped`, such as the size limit, or "not scanned" for one it
+dropped without saying); targets go in batches (MAX_BATCH_TARGETS names, MAX_BATCH_ARG_BYTES
+bytes) so that the argument list never exceeds the system's limit; an error Semgrep reports
+for a file (a timeout, out of memory) puts it in `ScanResult.failed`.
 """
 
 from __future__ import annotations
@@ -19,17 +26,29 @@ import json
 import os
 import shutil
 import subprocess
-import sys
-from collections.abc import Iterable, Sequence
+import time
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from analyzers.tooling import run, tool_path
+
 RULES_DIR = Path(__file__).resolve().parent / "rules"
-BASE_FLAGS: tuple[str, ...] = ("scan", "--metrics=off", "--disable-version-check", "--json")
+BASE_FLAGS: tuple[str, ...] = ("scan", "--metrics=off", "--disable-version-check", "--json",
+                               "--verbose")  # --verbose: the JSON lists skipped targets
+# Semgrep's own default: a larger file is skipped (and reported as skipped, never silently).
+MAX_TARGET_BYTES = 1_000_000
+# One run gets at most this many targets / bytes of target names: a quarter of the system's
+# limit on arguments and environment together (ARG_MAX: 2 MiB on Linux), at most 512 KiB.
+MAX_BATCH_TARGETS = 1000
+MAX_BATCH_ARG_BYTES = min(512 * 1024, os.sysconf("SC_ARG_MAX") // 4)
+_ENV = {"SEMGREP_ENABLE_VERSION_CHECK": "0", "SEMGREP_SEND_METRICS": "off"}
 NATIVE_FLAGS: tuple[str, ...] = ("--experimental",)  # the native command line (osemgrep)
 # Syntax errors Semgrep reports (error code 3 / these types) make a file "unparsable".
 _PARSE_ERROR_TYPES = ("PartialParsing", "Syntax error", "Lexical error", "Parse error")
+# paths.skipped's reason for a file whose analysis failed (its error is in "errors" too)
+_ANALYSIS_FAILED = "analysis_failed_parser_or_internal_error"
 
 
 class SemgrepUnavailable(RuntimeError):
@@ -41,15 +60,22 @@ class SemgrepFailed(RuntimeError):
 
 
 def find_semgrep(explicit: str | os.PathLike[str] | None = None) -> str | None:
-    """The semgrep to run: `explicit`, $RTCBOT_SEMGREP, the one next to this Python, PATH."""
+    """The semgrep to run: `explicit` (the operator's), else $RTCBOT_SEMGREP, else `semgrep`.
+    A name is looked up only on the tool PATH (our interpreter's folder, then the system's),
+    a path must be absolute: never a program found relative to the folder we are in."""
     for candidate in (explicit, os.environ.get("RTCBOT_SEMGREP")):
         if candidate:
-            found = shutil.which(str(candidate))
-            return found if found else None
-    beside = Path(sys.executable).parent / "semgrep"
-    if beside.is_file() and os.access(beside, os.X_OK):
-        return str(beside)
-    return shutil.which("semgrep")
+            return _executable(os.fspath(candidate))
+    return _executable("semgrep")
+
+
+def _executable(name: str) -> str | None:
+    if "/" not in name:
+        return shutil.which(name, path=tool_path())
+    p = Path(name).expanduser()
+    if not p.is_absolute():
+        return None
+    return str(p) if p.is_file() and os.access(p, os.X_OK) else None
 
 
 @dataclass(frozen=True)
@@ -83,8 +109,11 @@ class ScanResult:
     findings: list[SemgrepFinding] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)  # one line each
     unparsable: set[str] = field(default_factory=set)  # paths with syntax errors
-    argv: list[str] = field(default_factory=list)
+    argv: list[str] = field(default_factory=list)  # the first run's command line
     targets: list[str] = field(default_factory=list)
+    skipped: dict[str, str] = field(default_factory=dict)  # target → why Semgrep did not scan it
+    failed: dict[str, str] = field(default_factory=dict)  # target → an error other than syntax
+    runs: int = 0  # Semgrep processes started (batches, and the classic retry)
 
     def in_path(self, path: str) -> list[SemgrepFinding]:
         return [f for f in self.findings if f.path == path]
@@ -107,8 +136,9 @@ def _is_parse_error(err: dict[str, Any]) -> bool:
     return err.get("code") == 3 or any(t in name for t in _PARSE_ERROR_TYPES)
 
 
-def parse_output(data: dict[str, Any]) -> ScanResult:
-    """Semgrep's --json output → ScanResult (pure)."""
+def parse_output(data: dict[str, Any], targets: Sequence[str] = ()) -> ScanResult:
+    """Semgrep's --json output → ScanResult (pure). With `targets`, any target that Semgrep
+    neither scanned nor listed as skipped is recorded as skipped all the same."""
     out = ScanResult()
     for r in data.get("results", []):
         extra = r.get("extra", {}) or {}
@@ -127,10 +157,29 @@ def parse_output(data: dict[str, Any]) -> ScanResult:
         ))
     for e in data.get("errors", []):
         path = e.get("path") or ""
+        first = str(e.get("message", "") or e.get("type", "error")).strip().splitlines()
+        line = first[0] if first else "error"
         if _is_parse_error(e) and path:
             out.unparsable.add(str(path))
-        first = str(e.get("message", "") or e.get("type", "error")).strip().splitlines()
-        out.errors.append(f"{path + ': ' if path else ''}{first[0] if first else 'error'}")
+        elif path:
+            out.failed.setdefault(str(path), " ".join(line.split())[:300])
+        out.errors.append(f"{path + ': ' if path else ''}{line}")
+    paths = data.get("paths", {}) or {}
+    for item in paths.get("skipped", []) or []:
+        if not (isinstance(item, dict) and item.get("path")):
+            continue
+        path, reason = str(item["path"]), str(item.get("reason") or "")
+        why = " ".join(str(item.get("details") or reason or "skipped by semgrep").split())[:300]
+        if reason == _ANALYSIS_FAILED:  # a syntax error (unparsable) or an internal one
+            if path not in out.unparsable:
+                out.failed.setdefault(path, why)
+        else:
+            out.skipped[path] = why
+    if targets:
+        scanned = {str(p) for p in paths.get("scanned", []) or []}
+        for t in targets:
+            if t not in scanned and t not in out.skipped and t not in out.failed:
+                out.skipped[t] = "not scanned by semgrep (no reason given)"
     out.findings.sort(key=lambda f: (f.path, f.start_line, f.start_col, f.rule_id))
     return out
 
@@ -154,11 +203,28 @@ def engines() -> list[tuple[str, ...]]:
 
 
 def build_argv(exe: str, configs: Sequence[Path], targets: Sequence[str],
-               engine: Sequence[str] = ()) -> list[str]:
-    argv = [exe, *BASE_FLAGS, *engine]
+               engine: Sequence[str] = (), max_target_bytes: int = MAX_TARGET_BYTES) -> list[str]:
+    argv = [exe, *BASE_FLAGS, *engine, f"--max-target-bytes={max_target_bytes}"]
     for c in configs:
         argv += ["--config", str(c)]
     return argv + ["--", *targets]
+
+
+def batches(targets: Sequence[str], max_targets: int = MAX_BATCH_TARGETS,
+            max_bytes: int = MAX_BATCH_ARG_BYTES) -> Iterator[list[str]]:
+    """`targets` in order, cut so that no batch has more than `max_targets` names or more
+    than `max_bytes` bytes of them (a name alone over the limit is a batch of its own)."""
+    batch: list[str] = []
+    size = 0
+    for t in targets:
+        n = len(os.fsencode(t)) + 1
+        if batch and (len(batch) >= max_targets or size + n > max_bytes):
+            yield batch
+            batch, size = [], 0
+        batch.append(t)
+        size += n
+    if batch:
+        yield batch
 
 
 def scan(
@@ -168,34 +234,61 @@ def scan(
     extra_rules: Sequence[str | os.PathLike[str]] = (),
     semgrep: str | None = None,
     timeout: float = 600.0,
+    max_target_bytes: int = MAX_TARGET_BYTES,
 ) -> ScanResult:
-    """Scan exactly `targets` (paths relative to `root`). Raises SemgrepUnavailable / SemgrepFailed."""
+    """Scan exactly `targets` (paths relative to `root`), in batches, within `timeout` seconds
+    in all. Raises SemgrepUnavailable / SemgrepFailed."""
     exe = find_semgrep(semgrep)
     if exe is None:
-        where = f" ({semgrep!r} not found)" if semgrep else ""
+        where = (f" ({semgrep!r} not found: give an absolute path or a program name on PATH)"
+                 if semgrep else "")
         raise SemgrepUnavailable(f"semgrep is not installed{where}; install it with `pip install semgrep`")
     targets = list(dict.fromkeys(targets))
     if not targets:
         return ScanResult()
     configs = rule_configs(extra_rules)
+    deadline = time.monotonic() + timeout
+    todo = engines()
+    total = ScanResult(targets=targets)
+    for batch in batches(targets):
+        result = _scan_batch(exe, configs, batch, root, deadline, timeout, todo,
+                             max_target_bytes, total)
+        total.findings += result.findings
+        total.errors += result.errors
+        total.unparsable |= result.unparsable
+        total.skipped.update(result.skipped)
+        total.failed.update(result.failed)
+        total.argv = total.argv or result.argv
+    total.findings.sort(key=lambda f: (f.path, f.start_line, f.start_col, f.rule_id))
+    return total
+
+
+def _scan_batch(exe: str, configs: Sequence[Path], batch: list[str], root: Path,
+                deadline: float, timeout: float, todo: list[tuple[str, ...]],
+                max_target_bytes: int, total: ScanResult) -> ScanResult:
+    """One batch, native then classic; an engine that gives no JSON is dropped from `todo`
+    (for the batches after this one too)."""
     failure = ""
-    for engine in engines():
-        argv = build_argv(exe, configs, targets, engine)
-        data = _run_json(argv, root, timeout)
+    while todo:
+        argv = build_argv(exe, configs, batch, todo[0], max_target_bytes)
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise SemgrepFailed(f"semgrep did not finish within {timeout:.0f} s")
+        total.runs += 1
+        data = _run_json(argv, root, left, timeout)
         if isinstance(data, dict):
-            result = parse_output(data)
-            result.argv, result.targets = argv, targets
+            result = parse_output(data, batch)
+            result.argv = argv
             return result
         failure = data
+        todo.pop(0)
     raise SemgrepFailed(failure)
 
 
-def _run_json(argv: list[str], root: Path, timeout: float) -> dict[str, Any] | str:
+def _run_json(argv: list[str], root: Path, left: float, timeout: float) -> dict[str, Any] | str:
     """Semgrep's JSON output, or why there is none. Raises on a timeout or no executable."""
-    env = dict(os.environ, SEMGREP_ENABLE_VERSION_CHECK="0", SEMGREP_SEND_METRICS="off")
     try:
-        proc = subprocess.run(argv, cwd=root, env=env, capture_output=True, text=True,
-                              timeout=timeout, check=False)
+        proc = run(argv, timeout=left, cwd=root, extra_env=_ENV)
     except subprocess.TimeoutExpired:
         raise SemgrepFailed(f"semgrep did not finish within {timeout:.0f} s") from None
     except OSError as e:

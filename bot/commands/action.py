@@ -1,6 +1,7 @@
 """`rtcbot action`: the GitHub Action's entry point (action.yml runs it in the image).
 
-Everything comes from the environment GitHub sets (GITHUB_EVENT_PATH, GITHUB_API_URL,
+The settings file is the one `RepoConfig` (bot/config.py), the same as the App's; the inputs
+below win over it. Everything comes from the environment GitHub sets (GITHUB_EVENT_PATH, GITHUB_API_URL,
 GITHUB_TOKEN, GITHUB_STEP_SUMMARY, GITHUB_OUTPUT, and the inputs as INPUT_<NAME>), or from
 the options, which win. Exit status: 0, 1 when `fail-on` matched (or every analyzer failed),
 2 for bad input.
@@ -8,14 +9,18 @@ the options, which win. Exit status: 0, 1 when `fail-on` matched (or every analy
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 from pathlib import Path
 
 import click
 
 from analyzers.llm import LLMSettings
-from bot.action import ActionError, ActionSettings, GitHubHTTPError, run_action
+from bot.action import ActionSettings, run_action
 from bot.commands._common import llm_factory
+from bot.github import GitHubError, load_github_settings
+from bot.settings import SettingsError, load_tools
+from bot.workflow import ActionError
 
 GROUP = "root"
 
@@ -39,12 +44,15 @@ def _inp(name: str, *more: str) -> list[str]:
 @click.option("--analyzers", envvar=_inp("analyzers"), default="",
               help="Comma-separated analyzers; default: the config file's, else editing-rtc,crscore,autofix.")
 @click.option("--config", envvar=_inp("config"), default=".github/rtcbot.yml", show_default=True,
-              help="Settings file in the workspace (analyzers, ignore, fail_on).")
+              help="Settings file in the repository (bot/config.py: analyzers, fail_on, thresholds, "
+                   "ignore, model, test_command, options), read at the PR's base commit through the "
+                   "API, never from the checkout.")
 @click.option("--fail-on", envvar=_inp("fail-on"), default="", metavar="EXPR",
               help='Exit 1 when e.g. "editing_rtc.rtc<0.2 || autofix.findings>0" holds.')
 @click.option("--sarif-file", envvar=_inp("sarif-file"), default="", help="Also write SARIF 2.1.0 here.")
 @click.option("--test-command", envvar=_inp("test-command"), default="",
-              help="Enables the execution oracles (runs the repository's tests).")
+              help="Runs the repository's tests: turns SynthesisRTC on (wins over the config's "
+                   "test_command; needs a checkout at the head).")
 @click.option("--step-summary", envvar="GITHUB_STEP_SUMMARY", default=None, metavar="FILE",
               help="Markdown report (env GITHUB_STEP_SUMMARY; stdout when unset).")
 @click.option("--output", "output_path", envvar="GITHUB_OUTPUT", default=None, metavar="FILE",
@@ -55,27 +63,37 @@ def _inp(name: str, *more: str) -> list[str]:
 @click.option("--api-key", envvar=_inp("api-key", "RTCBOT_LLM_API_KEY", "OPENAI_API_KEY"), default=None,
               show_envvar=False, help="Key for the endpoint.")
 @click.option("--max-requests", type=click.IntRange(min=1), default=None, help="LLM request budget.")
+@click.option("--allowed-models", envvar="RTCBOT_ALLOWED_MODELS", default="", metavar="LIST",
+              help="Models the config's `model:` may pick (comma-separated; env RTCBOT_ALLOWED_MODELS).")
 def command(event_path: str | None, event_name: str | None, api_url: str, token: str | None, workspace: Path,
             analyzers: str, config: str, fail_on: str, sarif_file: str, test_command: str,
             step_summary: str | None, output_path: str | None, llm_base_url: str | None, model: str | None,
-            api_key: str | None, max_requests: int | None) -> None:
+            api_key: str | None, max_requests: int | None, allowed_models: str) -> None:
     """Run rtcbot on the pull request of a GitHub Actions event and publish check runs."""
     if llm_base_url and not model:
         raise click.UsageError("--llm-base-url (input llm-base-url) needs --model (input model)")
     settings = LLMSettings.from_env(base_url=llm_base_url, model=model, api_key=api_key,
                                     max_requests=max_requests)
+    try:
+        tools = load_tools()  # the workflow's env: RTCBOT_SEMGREP, RTCBOT_SANDBOX, ...
+        github = load_github_settings(action=True)  # RTCBOT_MAX_RETRY_WAIT_S, ...
+    except (SettingsError, ValueError) as e:
+        click.echo(f"Error: {e}", err=True)
+        sys.exit(2)
     s = ActionSettings(
         event_path=event_path, event_name=event_name, api_url=api_url, token=token, workspace=workspace,
         llm_factory=llm_factory(settings), analyzers=analyzers, config=config, fail_on=fail_on,
         sarif_file=sarif_file, test_command=test_command, step_summary_path=step_summary,
-        output_path=output_path,
+        output_path=output_path, tools=tools, github=github,
+        allowed_models=tuple(m.strip() for m in allowed_models.split(",") if m.strip()),
+        llm_for_model=lambda m: llm_factory(dataclasses.replace(settings, model=m)),
     )
     try:
         result = run_action(s)
     except ActionError as e:
         click.echo(f"Error: {e}", err=True)
         sys.exit(2)
-    except GitHubHTTPError as e:
+    except GitHubError as e:
         click.echo(f"Error: {e}", err=True)
         sys.exit(1)
     sys.exit(result.exit_code)

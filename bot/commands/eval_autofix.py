@@ -21,6 +21,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from analyzers.autofix import Options, Target, apply_all, fix_all, table
+from analyzers.context import Tools
 from analyzers.diff import language_of
 from analyzers.llm import LLMError
 from analyzers.semgrep.scan import SemgrepFailed, SemgrepUnavailable, scan
@@ -77,8 +78,8 @@ def command(paths: tuple[Path, ...], as_json: bool, extra_rules: tuple[str, ...]
     files = collect(paths)
     if not files:
         raise click.ClickException("no Python, JavaScript or Java files in the given paths")
-    opts = Options(rtc=not no_rtc, rtc_match=rtc_match, extra_rules=tuple(extra_rules),  # type: ignore[arg-type]
-                   max_findings=max_findings)
+    opts = Options(rtc=not no_rtc, rtc_match=rtc_match)  # type: ignore[arg-type]
+    tools = Tools(extra_rules=tuple(extra_rules))  # the person at the terminal is the operator
     err = Console(stderr=True)
     texts = {name: f.read_text(encoding="utf-8", errors="replace") for name, f in files.items()}
     try:
@@ -87,7 +88,7 @@ def command(paths: tuple[Path, ...], as_json: bool, extra_rules: tuple[str, ...]
             for name, text in texts.items():
                 (root / name).parent.mkdir(parents=True, exist_ok=True)
                 (root / name).write_text(text, encoding="utf-8")
-            before = scan(root, list(texts), extra_rules=opts.extra_rules)
+            before = scan(root, list(texts), extra_rules=tools.extra_rules)
         findings = before.findings
         if per_file:
             kept, seen = [], Counter[str]()
@@ -102,14 +103,14 @@ def command(paths: tuple[Path, ...], as_json: bool, extra_rules: tuple[str, ...]
         with Progress(TextColumn("fixing"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                       console=err, transient=True) as bar:
             task = bar.add_task("fix", total=len(targets))
-            outcomes = fix_all(targets, llm, opts, progress=lambda: bar.advance(task))
+            outcomes = fix_all(targets, llm, opts, progress=lambda: bar.advance(task), tools=tools)
         patched = apply_all(outcomes)
         with tempfile.TemporaryDirectory(prefix="rtcbot-eval-autofix-") as tmp:
             root = Path(tmp)
             for name, text in patched.items():
                 (root / name).parent.mkdir(parents=True, exist_ok=True)
                 (root / name).write_text(text, encoding="utf-8")
-            after = scan(root, list(patched), extra_rules=opts.extra_rules)
+            after = scan(root, list(patched), extra_rules=tools.extra_rules)
     except (SemgrepUnavailable, SemgrepFailed, LLMError) as e:
         raise click.ClickException(str(e)) from None
     figures: dict[str, float] = {"programs": float(len(files)),

@@ -1,8 +1,8 @@
-"""`rtcbot eval crscore DATA.jsonl`: CRScore's validity against human ratings.
+"""`rtcbot eval crscore DATASET`: CRScore's validity against human ratings.
 
-Reads the format of `../shared/data/crscore-human/dev.jsonl` (one line per diff × reviewing
-system, with `review`, `human` {con, comp, rel} and `pseudo_refs`), scores every review whose
-`system` is not `msg` and prints Spearman and Kendall of Rel, Con and Comp against the human
+Reads the format of the bundled `crscore-dev` dataset (one line per diff × reviewing system,
+with `review`, `human` {con, comp, rel} and `pseudo_refs`), scores every review whose `system`
+is not `msg` and prints Spearman and Kendall of Rel, Con and Comp against the human
 ratings. `--calibrate` prints τ by the paper's recipe on the `msg` (human reference) rows.
 """
 
@@ -22,6 +22,7 @@ from analyzers.crscore import score as crs
 from analyzers.crscore.sts import DEFAULT_MODEL, POOLINGS, Embedder, EmbeddingError
 from analyzers.llm import LLMError, LLMSettings
 from bot.commands._common import llm_factory, read_jsonl
+from bot.commands._datasets import DatasetArgument
 
 GROUP = "eval"
 SOURCES = ("magicoder", "gpt4o", "human_verified", "generate")
@@ -108,7 +109,7 @@ def _score_all(embedder: Embedder, items: list[tuple[str, list[str]]], tau: floa
 
 
 @click.command("crscore")
-@click.argument("data", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.argument("data", type=DatasetArgument("crscore"), metavar="DATASET")
 @click.option("--pseudo-refs", "source", type=click.Choice(SOURCES), default="magicoder", show_default=True,
               help="Claims of the dataset (plus its smells), or generate them with the configured LLM.")
 @click.option("--model", default=DEFAULT_MODEL, show_default=True,
@@ -128,7 +129,9 @@ def _score_all(embedder: Embedder, items: list[tuple[str, list[str]]], tau: floa
 def command(data: Path, source: str, model: str, pooling: str, tau_opt: str, soft: bool | None,
             calibrate: bool, as_json: bool, limit: int | None, llm_base_url: str | None,
             llm_model: str | None) -> None:
-    """Spearman / Kendall of CRScore against the human ratings in DATA.jsonl (rows with system != msg)."""
+    """Spearman / Kendall of CRScore against the human ratings in DATASET (rows with system != msg).
+
+    DATASET: a JSON-lines file, or the bundled `crscore-dev` (see `rtcbot eval --list`)."""
     explicit_tau: float | None = None
     if tau_opt != "auto":
         try:

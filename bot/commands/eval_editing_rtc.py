@@ -1,4 +1,4 @@
-"""`rtcbot eval editing-rtc DATA.jsonl`: EditingRTC over a dataset of edits, resumable."""
+"""`rtcbot eval editing-rtc DATASET`: EditingRTC over a dataset of edits, resumable."""
 
 from __future__ import annotations
 
@@ -22,6 +22,7 @@ from analyzers.llm import BudgetExceeded
 from analyzers.local_llm import ALIAS
 from analyzers.rtc import aggregate
 from bot.commands._common import llm_factory, llm_options, pop_llm_settings, read_jsonl
+from bot.commands._datasets import DatasetArgument
 
 GROUP = "eval"
 
@@ -64,13 +65,15 @@ def load_done(out: Path) -> dict[str, dict[str, Any]]:
 
 
 @click.command("editing-rtc")
-@click.argument("data", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.argument("data", type=DatasetArgument("editing-rtc"), metavar="DATASET")
 @click.option("--limit", type=click.IntRange(min=1), default=None, help="Only the first N usable items.")
 @click.option("--out", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Results file (JSONL); a re-run skips the items already in it.")
 @llm_options
 def command(data: Path, limit: int | None, out: Path | None, **kwargs: Any) -> None:
-    """EditingRTC over DATA.jsonl (fields code_before_edit/code_after_edit, or code_change)."""
+    """EditingRTC over DATASET (fields code_before_edit/code_after_edit, or code_change).
+
+    DATASET: a JSON-lines file, or the bundled `codereviewer-validation` (see `rtcbot eval --list`)."""
     settings = pop_llm_settings(kwargs)
     items: list[tuple[str, Any, str, str]] = []
     unusable = 0

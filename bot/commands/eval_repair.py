@@ -1,4 +1,4 @@
-"""`rtcbot eval repair DATA.jsonl`: program repair (FixEval) judged by running the fixes."""
+"""`rtcbot eval repair DATASET`: program repair (FixEval) judged by running the fixes."""
 
 from __future__ import annotations
 
@@ -25,6 +25,7 @@ from analyzers.repair import (
     task_from_json,
 )
 from bot.commands._common import llm_factory, llm_options, parse_ks, pop_llm_settings, read_jsonl
+from bot.commands._datasets import DatasetArgument
 
 GROUP = "eval"
 
@@ -76,7 +77,7 @@ DEFAULT_KS = (1, 3, 5, 10)
 
 
 @click.command("repair")
-@click.argument("data", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.argument("data", type=DatasetArgument("repair"), metavar="DATASET")
 @click.option("--samples", type=click.IntRange(min=1, max=100), default=10, show_default=True,
               help="Fixes asked of the model per task.")
 @click.option("--k", "k_spec", default=None,
@@ -97,7 +98,9 @@ DEFAULT_KS = (1, 3, 5, 10)
 def command(data: Path, samples: int, k_spec: str | None, temperature: float, use_reference: bool, use_buggy: bool,
             limit: int | None, wall_s: float, memory_mb: int, workers: int | None, as_json: bool,
             **kwargs: Any) -> None:
-    """Ask the model to fix each buggy program, run the fixes, print pass@k / TCA@k / verdicts."""
+    """Ask the model to fix each buggy program, run the fixes, print pass@k / TCA@k / verdicts.
+
+    DATASET: a JSON-lines file, or the bundled `quixbugs-dev` (see `rtcbot eval --list`)."""
     if use_reference and use_buggy:
         raise click.UsageError("--use-reference and --use-buggy exclude each other")
     try:

@@ -1,16 +1,27 @@
-"""`rtcbot serve`: the webhook service (Flask app under gunicorn)."""
+"""`rtcbot serve`: the webhook service (Flask app under gunicorn).
+
+The default worker class is gevent: every connection is a greenlet, so hundreds of slow or idle
+clients (a client that sends its request a byte at a time holds a thread of gunicorn's
+`gthread` worker until it is done: 8 of them stalled the default 2 × 4 threads) wait side by
+side while /healthz and /webhook keep answering. Each worker holds up to `--connections` of
+them. On the internet, put a buffering reverse proxy in front (docs/github-app.md): it reads
+whole requests before it hands them on, and bounds how long a client may take.
+"""
 
 from __future__ import annotations
 
 import os
+import warnings
 from typing import Any
 
 import click
 
+from bot.hardening import make_non_dumpable
 from bot.settings import SettingsError, load_settings
 
 GROUP = "root"
 SHM = "/dev/shm"
+WORKER_CLASSES = ("gevent", "gthread")
 
 
 def _gunicorn(app_factory: Any, options: dict[str, Any]) -> None:
@@ -31,12 +42,18 @@ def _gunicorn(app_factory: Any, options: dict[str, Any]) -> None:
 @click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
 @click.option("--port", default=8000, show_default=True, type=click.IntRange(1, 65535), help="Port to listen on.")
 @click.option("--workers", default=2, show_default=True, type=click.IntRange(1, 64), help="gunicorn worker processes.")
-@click.option("--threads", default=4, show_default=True, type=click.IntRange(1, 256), help="Threads per worker.")
-def command(host: str, port: int, workers: int, threads: int) -> None:
+@click.option("--worker-class", "worker_class", type=click.Choice(WORKER_CLASSES), default="gevent",
+              show_default=True, help="gunicorn worker class: gevent (one greenlet per connection) or gthread.")
+@click.option("--connections", default=1000, show_default=True, type=click.IntRange(1, 100_000),
+              help="Connections each gevent worker holds at once.")
+@click.option("--threads", default=4, show_default=True, type=click.IntRange(1, 256),
+              help="Threads per worker (gthread only).")
+def command(host: str, port: int, workers: int, worker_class: str, connections: int, threads: int) -> None:
     """Receive GitHub webhooks: verify, record, enqueue, answer 202 (work happens in `rtcbot worker`).
 
     Settings come from the environment: RTCBOT_WEBHOOK_SECRET (required), DATABASE_URL,
     REDIS_URL, RTCBOT_DATA_DIR; see docs/github-app.md."""
+    make_non_dumpable()  # a same-user process cannot read our secrets from /proc
     try:
         settings = load_settings()
     except Exception as e:
@@ -58,8 +75,15 @@ def command(host: str, port: int, workers: int, threads: int) -> None:
     click.echo(f"rtcbot: webhook service on http://{host}:{port}/webhook "
                f"(database {settings.database().split('://')[0]}, queue {'redis' if settings.redis_url else 'sqlite'})",
                err=True)
+    if worker_class == "gevent":
+        # gevent patches the standard library in each worker, after this process imported ssl
+        # (the LLM and GitHub clients' imports). It warns that TLS contexts made before then stay
+        # blocking; the webhook service makes none: its one outbound client, GitHub's, runs
+        # in `rtcbot worker`, and PostgreSQL's TLS is libpq's own.
+        warnings.filterwarnings("ignore", message="Monkey-patching ssl after ssl has already been imported")
     _gunicorn(lambda: create_app(settings), {
-        "bind": f"{host}:{port}", "workers": workers, "threads": threads, "worker_class": "gthread",
+        "bind": f"{host}:{port}", "workers": workers, "threads": threads, "worker_class": worker_class,
+        "worker_connections": connections,
         "timeout": 30, "accesslog": "-", "errorlog": "-", "loglevel": "info",
         # the workers' heartbeat touches a file after every batch of requests: on a disk-backed
         # folder that can stall behind other processes' fsyncs (gunicorn's docs say so)

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 import click
 
+from bot.hardening import make_non_dumpable
 from bot.settings import SettingsError, load_settings
 
 if TYPE_CHECKING:
@@ -55,6 +56,7 @@ def command(workers: int | None) -> None:
 
     A periodic sweep re-enqueues jobs whose worker died and routes deliveries that were
     recorded but never enqueued; see docs/github-app.md."""
+    make_non_dumpable()  # a same-user process cannot read our secrets from /proc
     try:
         settings = load_settings()
         settings.require_app()

@@ -21,7 +21,7 @@ from analyzers.autofix import (
     pseudo_file,
     reindent,
 )
-from analyzers.context import AnalysisContext
+from analyzers.context import AnalysisContext, Tools
 from analyzers.diff import parse_diff
 from analyzers.semgrep.scan import find_semgrep
 from tests.conftest import client_for
@@ -117,7 +117,7 @@ def test_review_fixes_are_judged_by_oracle_and_rtc(tmp_path: Path, scripted_llm:
     wrapper, log = recording_semgrep(tmp_path)
     server = scripted_llm(responder)
     ctx = AnalysisContext(llm_factory=lambda: client_for(server), repo_path=repo,
-                          options={"autofix": {"semgrep": wrapper}})
+                          tools=Tools(semgrep=wrapper))
     report = AutoFix().run(parse_diff(new_file_diff("app.py", APP)), ctx)
 
     assert report.error is None, report.error
@@ -129,6 +129,9 @@ def test_review_fixes_are_judged_by_oracle_and_rtc(tmp_path: Path, scripted_llm:
 
     # right fix: fixed by the oracle, RTC pass, shown as a suggestion with indentation kept
     assert right.evidence["oracle"] == "fixed" and right.evidence["rtc"] == "pass"
+    # what SARIF reads is typed, not in the display-only evidence
+    assert right.cwe[0].startswith("CWE-95") and right.tags == ["security"]
+    assert right.rule_description and right.rule_description in right.message
     assert right.scores == {"fixed": 1.0, "rtc_pass": 1.0, "rtc_exact": 1.0, "rtc_normalised": 1.0}
     assert right.fix is not None and right.fix.replacement == "    return ast.literal_eval(expr)\n"
     assert "-    return eval(expr)\n+    return ast.literal_eval(expr)\n" in right.fix.diff
@@ -201,7 +204,7 @@ def test_without_a_checkout_the_hunks_are_scanned_and_the_notes_say_so(
 
 
 def test_missing_semgrep_is_skipped_with_the_reason(tmp_path: Path) -> None:
-    ctx = AnalysisContext(options={"autofix": {"semgrep": str(tmp_path / "missing-semgrep")}},
+    ctx = AnalysisContext(tools=Tools(semgrep=str(tmp_path / "missing-semgrep")),
                           file_loader=lambda p: "eval(input())\n")
     report = AutoFix().run(parse_diff(new_file_diff("a.py", "eval(input())\n")), ctx)
     assert report.error is None and not report.findings

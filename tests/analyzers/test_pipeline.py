@@ -42,7 +42,7 @@ def test_reports_come_in_order_each_with_its_own_usage(scripted_llm: Callable[..
     changes = parse_diff(DIFF)
     ctx = context(srv)
     reports = pipeline.run_all(["crscore", "editing_rtc"], changes, ctx)
-    assert [r.analyzer for r in reports] == ["crscore", "editing_rtc"]
+    assert [r.name for r in reports] == ["crscore", "editing_rtc"]
     assert all(r.error is None for r in reports)
     crscore, rtc = reports
     assert rtc.usage["requests"] == 5 * 2  # two hunks, 5 requests each, none of CRScore's
@@ -86,7 +86,7 @@ def test_analyzers_run_at_once_and_a_failure_stays_in_its_report(monkeypatch: py
     monkeypatch.setitem(registry.ANALYZERS, "waits", f"{__name__}:Waits")
     monkeypatch.setitem(registry.ANALYZERS, "fails", f"{__name__}:Fails")
     reports = pipeline.run_all(["waits", "fails", "waits"], parse_diff(DIFF), AnalysisContext())
-    assert [r.analyzer for r in reports] == ["waits", "fails", "waits"]
+    assert [r.name for r in reports] == ["waits", "fails", "waits"]
     assert reports[1].error == "internal error: ValueError: a bug"
     assert reports[0].error is None and reports[2].error is None
     assert reports[0].notes != reports[2].notes  # two threads

@@ -1,7 +1,8 @@
 """`rtcbot action`: the GitHub Action's logic, end to end against a fake GitHub on loopback.
 
-The end-to-end tests run `rtcbot action` as a subprocess, the way the Action's container does:
-the event from ../shared/fixtures/github/webhooks/pull_request/, GITHUB_API_URL pointing at a
+The end-to-end tests run `rtcbot action` as a subprocess, the way the Action's container does
+(SynthesisRTC too, on a small repository checked out at the head, when a test command is set):
+the event from tests/fixtures/github/webhooks/pull_request/, GITHUB_API_URL pointing at a
 the fake GitHub REST server (tests/fakes/github_server.py) serving the PR's files from a real diff, and the scripted LLM.
 """
 
@@ -14,23 +15,14 @@ import subprocess
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from analyzers.report import AnalyzerReport, Finding, Fix, Skipped
-from bot.action import (
-    JOB_ANNOTATIONS,
-    STEP_ANNOTATIONS_PER_LEVEL,
-    FailOnError,
-    batches,
-    check_output,
-    cut,
-    metrics_of,
-    output_values,
-    parse_fail_on,
-    workflow_commands,
-    write_outputs,
-)
+from bot.gate import FailOnError, metrics_of, parse_fail_on
+from reporters.step_summary import RunOutcome, output_values
+from reporters.workflow_commands import STEP_ANNOTATIONS_PER_LEVEL
 from tests.fakes.github_server import FakeGitHub, files_from_diff
 from tests.fakes.llm_server import ScriptedLLM, varied
 from tests.support import FIXTURES, ROOT, require
@@ -85,52 +77,6 @@ def test_fail_on_evaluation_and_missing_metrics() -> None:
     assert matched == ["autofix.fixes>0 && total.errors>0"] and missing == ["crscore.rel<0.3"]
 
 
-# ============================================================================ publishing (pure)
-def _findings(n: int, level: str) -> list[Finding]:
-    return [Finding("autofix", f"t{i}, with: colon", f"line one\nline {i} 100%", path="src/a,b.py",
-                    start_line=i + 1, end_line=i + 1, level=level, scores={"fixed": i / n})  # type: ignore[arg-type]
-            for i in range(n)]
-
-
-def test_workflow_commands_respect_per_step_limits_and_escape() -> None:
-    report = AnalyzerReport("autofix", "AutoFix", findings=[
-        *_findings(15, "failure"), *_findings(12, "warning"), *_findings(3, "notice"),
-        Finding("autofix", "no location")])
-    lines, shown, left = workflow_commands([report])
-    levels = [ln.split(" ", 1)[0] for ln in lines]
-    assert levels.count("::error") == STEP_ANNOTATIONS_PER_LEVEL
-    assert levels.count("::warning") == STEP_ANNOTATIONS_PER_LEVEL
-    assert levels.count("::notice") == 3
-    assert shown == 23 and left == 7 and shown <= JOB_ANNOTATIONS
-    assert lines[0] == ("::error file=src/a%2Cb.py,line=1,endLine=1,title=AutoFix%3A t0%2C with%3A colon"
-                        "::line one%0Aline 0 100%25")
-    assert all("\n" not in ln for ln in lines)
-
-
-def test_check_output_batches_and_cuts() -> None:
-    report = AnalyzerReport("autofix", "AutoFix", findings=_findings(120, "warning"),
-                            notes=["x" * 70_000])
-    output, annotations = check_output(report)
-    assert len(output["summary"]) <= 65_535 and output["summary"].endswith("(cut to fit GitHub's limit)")
-    assert len(annotations) == 120 and annotations[0]["annotation_level"] == "warning"
-    assert [len(b) for b in batches(annotations)] == [50, 50, 20]
-    assert batches([]) == [[]]
-    assert cut("a\nb\nc", 100) == "a\nb\nc"
-
-
-def test_outputs_file_format(tmp_path: Path) -> None:
-    reports = [AnalyzerReport("editing_rtc", "EditingRTC", scores={"rtc@3": 0.5, "lift": 0.25},
-                              findings=[Finding("editing_rtc", "h")])]
-    values = output_values(reports, conclusion="neutral", annotations_mode="check-runs", sarif_file="")
-    assert values["editing-rtc-rtc-3"] == "0.5" and values["findings"] == "1"
-    values["multi"] = "a\nb"
-    out = tmp_path / "out"
-    write_outputs(out, values)
-    text = out.read_text()
-    assert "conclusion=neutral\n" in text and "editing-rtc-findings=1\n" in text
-    assert re.search(r"^multi<<(rtcbot_\w+)\na\nb\n\1$", text, flags=re.MULTILINE)
-
-
 # ============================================================================ fake GitHub
 @pytest.fixture
 def pr_github(fake_github: Callable[..., FakeGitHub]) -> Callable[..., FakeGitHub]:
@@ -138,7 +84,7 @@ def pr_github(fake_github: Callable[..., FakeGitHub]) -> Callable[..., FakeGitHu
     binary file, and enough generated files to need a second page of 100; GITHUB_TOKEN granted."""
     def make(comments: Sequence[tuple[str, int, str]] = (), *, read_only: bool = False,
              files_status: int | None = None) -> FakeGitHub:
-        require(EVENT.is_file() and DIFF.is_file(), "the shared fixtures are missing")
+        require(EVENT.is_file() and DIFF.is_file(), "the fixtures are missing")
         event = json.loads(EVENT.read_text(encoding="utf-8"))
         gh = fake_github(repo=event["repository"]["full_name"])
         gh.grant_token(TOKEN)
@@ -193,9 +139,10 @@ def test_action_posts_check_runs_summary_and_outputs(
     event = json.loads(EVENT.read_text())
     for run in runs.values():
         assert run["head_sha"] == event["pull_request"]["head"]["sha"]
-        assert run["external_id"] == str(event["pull_request"]["number"])
+        analyzer = {"rtcbot / EditingRTC": "editing_rtc", "rtcbot / CRScore": "crscore"}[run["name"]]
+        assert run["external_id"] == f"{event['pull_request']['number']}:{analyzer}"  # as the App's
         assert run["status"] == "completed" and run["conclusion"] == "neutral"
-        assert run["output"]["title"] and run["output"]["summary"].startswith("## ")
+        assert run["output"]["title"] and run["output"]["text"].startswith("## ")
     edit = runs["rtcbot / EditingRTC"]
     assert len(edit["annotations"]) >= 5
     assert {a["path"] for a in edit["annotations"]} >= {"src/main/java/org/jsoup/internal/StringUtil.java"}
@@ -260,6 +207,60 @@ def test_check_runs_are_completed_when_the_run_cannot_finish(
     assert run["output"]["title"] == "rtcbot could not finish" and "404" in run["output"]["summary"]
 
 
+@pytest.mark.slow
+@pytest.mark.parametrize("command_from", ["input", "base config"])
+def test_action_runs_synthesis_rtc_with_a_test_command(
+        command_from: str, fake_github: Callable[..., FakeGitHub], scripted_llm: Callable[..., ScriptedLLM],
+        tmp_path: Path) -> None:
+    """A small repository checked out at the head: `test-command` (or the base commit's
+    `test_command`) turns SynthesisRTC on, and it round-trips a changed region against the
+    repository's own tests in the sandbox."""
+    from analyzers.sandbox import Sandbox, SandboxUnavailable
+    from tests.analyzers.test_synthesis_rtc import DIFF as CALC_DIFF
+    from tests.analyzers.test_synthesis_rtc import MODULE_NEW, TESTS
+    from tests.fakes.llm_server import last_user_text
+
+    try:
+        python = Sandbox().python
+    except SandboxUnavailable as e:
+        require(False, f"no sandbox here: {e}")
+    event = json.loads(EVENT.read_text(encoding="utf-8"))
+    gh = fake_github(repo=event["repository"]["full_name"])
+    gh.grant_token(TOKEN)
+    gh.add_pr(event["pull_request"]["number"], files=files_from_diff(CALC_DIFF),
+              head_sha=event["pull_request"]["head"]["sha"])
+    command = f"{python} -m unittest -q test_calc"
+    config = "analyzers: {editing_rtc: false, crscore: false, autofix: false}\n"
+    config += "options: {synthesis_rtc: {max_regions: 1, test_timeout_s: 30}}\n"
+    inputs = {"test_command": command}
+    if command_from == "base config":
+        config += f"test_command: {command}\n"
+        inputs = {}
+    gh.set_file(".github/rtcbot.yml", config, ref=event["pull_request"]["base"]["sha"])
+    workspace = tmp_path / "workspace"  # the checkout at the head, as actions/checkout leaves it
+    (workspace / ".git").mkdir(parents=True)
+    (workspace / ".git" / "HEAD").write_text(event["pull_request"]["head"]["sha"] + "\n")
+    (workspace / "calc.py").write_text(MODULE_NEW)
+    (workspace / "test_calc.py").write_text(TESTS)
+
+    def respond(req: dict[str, Any]) -> str | list[str]:
+        if "[region]" in last_user_text(req):
+            return [f"desc {i}" for i in range(int(req.get("n") or 1))]
+        return "```python\npass\n```"  # never the region again: the suite fails
+
+    llm = scripted_llm(respond)
+    proc = run_action(gh, llm, tmp_path, **inputs)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    (run,) = gh.check_runs.values()
+    assert run["name"] == "rtcbot / SynthesisRTC" and run["status"] == "completed"
+    assert "needs a checkout" not in run["output"]["summary"], run["output"]["summary"]
+    assert [a["path"] for a in run["annotations"]] == ["calc.py"]
+    assert "rtc_pass" in run["output"]["summary"]
+    outputs = read_outputs(tmp_path / "output.txt")
+    assert outputs["synthesis-rtc-findings"] == "1" and outputs["synthesis-rtc-rtc-pass"] == "0"
+    assert llm.request_count > 0
+
+
 # ============================================================================ action.yml and the workflow
 def test_every_action_input_reaches_the_command() -> None:
     import yaml
@@ -273,7 +274,7 @@ def test_every_action_input_reaches_the_command() -> None:
         assert f"INPUT_{name.upper()}" in envvars, f"input {name} is not read by `rtcbot action`"
     for name in ("conclusion", "findings", "annotations", "scores", "sarif-file"):
         assert name in action["outputs"]
-    values = output_values([], conclusion="neutral", annotations_mode="check-runs", sarif_file="")
+    values = output_values([], RunOutcome())
     assert set(action["outputs"]) <= set(values)
 
 

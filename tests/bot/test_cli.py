@@ -13,7 +13,7 @@ from click.testing import CliRunner
 
 from bot.cli import main
 from tests.fakes.llm_server import ScriptedLLM, varied
-from tests.support import FIXTURES, ROOT
+from tests.support import FIXTURES, ROOT, require
 
 
 def llm_args(srv: ScriptedLLM) -> list[str]:
@@ -141,7 +141,67 @@ def test_review_autofix_with_repo_checkout(scripted_llm: Callable[..., ScriptedL
                                   "--format", "json", *llm_args(srv)])
     assert r.exit_code == 0, r.output
     rep = json.loads(r.output)["reports"][0]
-    assert rep["analyzer"] == "autofix" and rep["error"] is None
+    assert rep["name"] == "autofix" and rep["title"] == "AutoFix" and rep["error"] is None
     f = rep["findings"][0]
     assert f["path"] == "calc.py" and f["start_line"] == 5 and f["rule_id"]
     assert f["fix"] is None  # the model said not vulnerable: nothing to suggest
+
+
+# -- --config: the one repository config (issue #13) ------------------------------------------
+def test_review_config_gate_and_ignore(scripted_llm: Callable[..., ScriptedLLM], tmp_path: Path) -> None:
+    """`rtcbot review --config FILE` applies the file's ignore globs and its gate (exit 1)."""
+    srv = scripted_llm(varied)
+    cfg = tmp_path / "rtcbot.yml"
+    cfg.write_text('ignore: ["docs/*"]\nthresholds: {editing_rtc: {rtc: 2}}\n')
+    patch = tmp_path / "p.diff"
+    patch.write_text("--- a/m.py\n+++ b/m.py\n@@ -1 +1 @@\n-x = 1\n+x = 2\n"
+                     "--- a/docs/d.py\n+++ b/docs/d.py\n@@ -1 +1 @@\n-y = 1\n+y = 2\n")
+    r = CliRunner().invoke(main, ["review", str(patch), "--config", str(cfg), "--format", "json", *llm_args(srv)])
+    assert r.exit_code == 1, r.output
+    assert "fail_on matched: editing_rtc.rtc<2" in r.stderr
+    (rep,) = json.loads(r.stdout)["reports"]
+    assert [f["path"] for f in rep["findings"]] == ["m.py"]
+    without = CliRunner().invoke(main, ["review", str(patch), "--format", "json", *llm_args(srv)])
+    assert without.exit_code == 0 and len(json.loads(without.stdout)["reports"][0]["findings"]) == 2
+
+
+def test_review_runs_synthesis_with_the_configs_test_command(
+        scripted_llm: Callable[..., ScriptedLLM], tmp_path: Path) -> None:
+    """The file's `test_command` turns SynthesisRTC on at --repo (a flag would win over it)."""
+    from analyzers.sandbox import Sandbox, SandboxUnavailable
+    from tests.analyzers.test_synthesis_rtc import DIFF, MODULE_NEW, TESTS
+    from tests.fakes.llm_server import last_user_text
+
+    try:
+        python = Sandbox().python
+    except SandboxUnavailable as e:
+        require(False, f"no sandbox here: {e}")
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "calc.py").write_text(MODULE_NEW)
+    (repo / "test_calc.py").write_text(TESTS)
+    patch = tmp_path / "p.diff"
+    patch.write_text(DIFF)
+    cfg = tmp_path / "rtcbot.yml"
+    cfg.write_text(f"analyzers: {{editing_rtc: false}}\ntest_command: {python} -m unittest -q test_calc\n"
+                   "options: {synthesis_rtc: {max_regions: 1, test_timeout_s: 30}}\n")
+    srv = scripted_llm(lambda req: [f"d{i}" for i in range(int(req.get("n") or 1))]
+                       if "[region]" in last_user_text(req) else "```python\npass\n```")
+    r = CliRunner().invoke(main, ["review", str(patch), "--repo", str(repo), "--config", str(cfg),
+                                  "--format", "json", *llm_args(srv)])
+    assert r.exit_code == 0, r.output
+    (rep,) = json.loads(r.stdout)["reports"]
+    assert rep["name"] == "synthesis_rtc" and rep["error"] is None, rep
+    assert [f["path"] for f in rep["findings"]] == ["calc.py"] and rep["scores"]["rtc_pass"] == 0.0
+
+
+def test_review_refuses_an_invalid_config(tmp_path: Path) -> None:
+    cfg = tmp_path / "rtcbot.yml"
+    cfg.write_text("thresholds: {editing_rtc: {rtc: high}}\n")
+    patch = tmp_path / "p.diff"
+    patch.write_text("--- a/m.py\n+++ b/m.py\n@@ -1 +1 @@\n-x = 1\n+x = 2\n")
+    p = rtcbot("review", str(patch), "--config", str(cfg))
+    assert p.returncode == 2 and "Traceback" not in p.stderr
+    assert p.stderr.startswith(f"Error: {cfg} is invalid: thresholds.editing_rtc.rtc: ")
+    missing = rtcbot("review", str(patch), "--config", str(tmp_path / "nope.yml"))
+    assert missing.returncode == 2 and missing.stderr.strip() == f"Error: {tmp_path / 'nope.yml'}: no such file"

@@ -1,4 +1,5 @@
-"""Routing webhook payloads to jobs, on GitHub's example payloads (octokit/webhooks)."""
+"""Routing webhook payloads to typed jobs, on GitHub's example payloads (octokit/webhooks), and
+the jobs' round trip through the store's JSON."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from typing import Any
 import pytest
 
 from bot import events
+from bot.events import AnalyzeJob, BadJob, InstallationJob, PRJob
 from tests.support import FIXTURES
 
 HOOKS = FIXTURES / "github" / "webhooks"
@@ -24,12 +26,13 @@ def test_pull_request_actions_make_one_pr_job(name: str) -> None:
     routed = events.route("pull_request", p)
     assert len(routed.jobs) == 1
     job = routed.jobs[0]
-    assert job["kind"] == "pr"
-    assert job["repo"] == p["repository"]["full_name"]
-    assert job["pr_number"] == p["pull_request"]["number"]
-    assert job["head_sha"] == p["pull_request"]["head"]["sha"]
-    assert job["default_branch"] == p["repository"]["default_branch"]
-    assert job["action"] == p["action"]
+    assert isinstance(job, PRJob) and job.kind == "pr"
+    assert job.repo == p["repository"]["full_name"]
+    assert job.pr_number == p["pull_request"]["number"]
+    assert job.head_sha == p["pull_request"]["head"]["sha"]
+    assert job.default_branch == p["repository"]["default_branch"]
+    assert job.action == p["action"]
+    assert job.installation_id == (p.get("installation") or {}).get("id")
 
 
 @pytest.mark.parametrize("name", ["closed.payload.json", "labeled.payload.json", "assigned.payload.json",
@@ -43,13 +46,15 @@ def test_other_pull_request_actions_make_nothing(name: str) -> None:
 def test_draft_flag_travels_with_the_job() -> None:
     p = load("pull_request", "opened.payload.json")
     p["pull_request"]["draft"] = True
-    assert events.route("pull_request", p).jobs[0]["draft"] is True
+    [job] = events.route("pull_request", p).jobs
+    assert isinstance(job, PRJob) and job.draft is True
 
 
 def test_fork_is_detected() -> None:
     p = load("pull_request", "opened.payload.json")
     p["pull_request"]["head"]["repo"]["full_name"] = "someone/fork"
-    assert events.route("pull_request", p).jobs[0]["fork"] is True
+    [job] = events.route("pull_request", p).jobs
+    assert isinstance(job, PRJob) and job.fork is True
 
 
 @pytest.mark.parametrize("action", ["created", "edited"])
@@ -57,8 +62,10 @@ def test_review_comment_runs_the_comment_analyzers(action: str) -> None:
     p = load("pull_request_review_comment", "created.payload.json")
     p["action"] = action
     jobs = events.route("pull_request_review_comment", p, comment_analyzers=["crscore"]).jobs
-    assert [(j["kind"], j["analyzer"], j["force"]) for j in jobs] == [("analyze", "crscore", True)]
-    assert jobs[0]["head_sha"] == p["pull_request"]["head"]["sha"]
+    assert all(isinstance(j, AnalyzeJob) for j in jobs)
+    assert [(j.kind, j.analyzer, j.force, j.reason) for j in jobs if isinstance(j, AnalyzeJob)] == [
+        ("analyze", "crscore", True, "pull_request_review_comment")]
+    assert jobs[0].head_sha == p["pull_request"]["head"]["sha"]
 
 
 def test_deleted_review_comment_is_ignored() -> None:
@@ -75,8 +82,11 @@ def test_check_run_rerequested_reads_external_id() -> None:
     p["check_run"]["external_id"] = "12:editing_rtc"
     p["check_run"]["pull_requests"] = []  # a fork PR
     jobs = events.route("check_run", p).jobs
-    assert jobs == [{**jobs[0], "kind": "analyze", "pr_number": 12, "analyzer": "editing_rtc", "force": True}]
-    assert jobs[0]["head_sha"] == p["check_run"]["head_sha"]
+    assert jobs == [AnalyzeJob(repo=p["repository"]["full_name"], default_branch=p["repository"]["default_branch"],
+                               installation_id=(p.get("installation") or {}).get("id"), pr_number=12,
+                               head_sha=p["check_run"]["head_sha"], analyzer="editing_rtc", force=True,
+                               reason="check_run.rerequested")]
+    assert isinstance(jobs[0], AnalyzeJob) and jobs[0].explicit
 
 
 def test_foreign_check_run_is_not_ours() -> None:
@@ -90,7 +100,7 @@ def test_check_run_found_by_title_and_pull_requests() -> None:
     p["check_run"]["external_id"] = ""
     p["requested_action"] = {"identifier": "rerun"}
     jobs = events.route("check_run", p, titles={"CRScore": "crscore"}).jobs
-    assert [(j["analyzer"], j["pr_number"]) for j in jobs] == [("crscore", 26764)]
+    assert [(j.analyzer, j.pr_number) for j in jobs if isinstance(j, AnalyzeJob)] == [("crscore", 26764)]
 
 
 def test_requested_action_of_another_button_is_ignored() -> None:
@@ -101,7 +111,8 @@ def test_requested_action_of_another_button_is_ignored() -> None:
 def test_check_suite_rerequested_reruns_every_pr() -> None:
     p = load("check_suite", "rerequested.payload.json")
     jobs = events.route("check_suite", p).jobs
-    assert [(j["kind"], j["pr_number"], j["head_sha"]) for j in jobs] == [("pr", 2, p["check_suite"]["head_sha"])]
+    assert [(type(j), j.pr_number, j.head_sha, j.force) for j in jobs if isinstance(j, PRJob)] == [
+        (PRJob, 2, p["check_suite"]["head_sha"], True)]
     assert events.route("check_suite", load("check_suite", "requested.payload.json")).jobs == []
 
 
@@ -111,8 +122,10 @@ def test_check_suite_rerequested_reruns_every_pr() -> None:
 def test_installation_events(event: str, name: str, active: bool) -> None:
     p = load(event, name)
     jobs = events.route(event, p).jobs
-    assert jobs[0]["kind"] == "installation" and jobs[0]["active"] is active
-    assert jobs[0]["installation_id"] == p["installation"]["id"]
+    [job] = jobs
+    assert isinstance(job, InstallationJob) and job.active is active
+    assert job.installation_id == p["installation"]["id"]
+    assert job.account == p["installation"]["account"]["login"]
 
 
 def test_ping_and_unknown_events_make_nothing() -> None:
@@ -124,3 +137,57 @@ def test_ping_and_unknown_events_make_nothing() -> None:
 def test_external_id_round_trip() -> None:
     assert events.parse_external_id(events.external_id(7, "autofix")) == (7, "autofix")
     assert events.parse_external_id("") == (None, None)
+
+
+@pytest.mark.parametrize(("event", "name"), [
+    ("pull_request", "opened.payload.json"), ("pull_request_review_comment", "created.payload.json"),
+    ("check_suite", "rerequested.payload.json"), ("installation", "created.payload.json")])
+def test_jobs_round_trip_through_the_stores_json(event: str, name: str) -> None:
+    jobs = events.route(event, load(event, name)).jobs
+    assert jobs
+    for job in jobs:
+        spec = json.loads(json.dumps(events.to_spec(job)))  # what the jobs table keeps
+        assert spec["kind"] == job.kind  # the store's columns and debounce read kind (and force)
+        assert isinstance(job, InstallationJob) or isinstance(spec["force"], bool)
+        assert events.from_spec(spec) == job
+
+
+def test_a_fanned_out_analysis_carries_its_pr_job() -> None:
+    [pr] = events.route("pull_request", load("pull_request", "synchronize.payload.json")).jobs
+    assert isinstance(pr, PRJob)
+    child = AnalyzeJob.of(pr, "autofix", root=41)
+    assert (child.repo, child.pr_number, child.head_sha, child.installation_id, child.default_branch) == (
+        pr.repo, pr.pr_number, pr.head_sha, pr.installation_id, pr.default_branch)
+    assert (child.analyzer, child.root, child.reason, child.explicit) == ("autofix", 41, "pull_request.synchronize",
+                                                                         False)
+
+
+def test_a_spec_stored_by_an_older_version_still_loads() -> None:
+    old = {"repo": "o/r", "default_branch": "main", "installation_id": 7, "pr_number": 3, "head_sha": "abc",
+           "draft": False, "fork": True, "kind": "analyze", "analyzer": "crscore", "root": 2,
+           "reason": "pull_request.opened"}  # children once carried draft and fork
+    job = events.from_spec(old)
+    assert job == AnalyzeJob(repo="o/r", installation_id=7, pr_number=3, head_sha="abc", analyzer="crscore",
+                             root=2, reason="pull_request.opened")
+
+
+@pytest.mark.parametrize(("spec", "says"), [
+    ({"kind": "rebase", "repo": "o/r"}, "rebase"),
+    ({"kind": "analyze", "repo": "o/r", "pr_number": 3, "head_sha": "abc"}, "analyzer"),
+    ({"kind": "pr", "repo": "o/r", "pr_number": "three", "head_sha": "abc"}, "pr_number"),
+])
+def test_a_spec_that_is_no_job_is_refused_in_one_line(spec: dict[str, Any], says: str) -> None:
+    with pytest.raises(BadJob) as e:
+        events.from_spec(spec)
+    assert says in str(e.value) and "\n" not in str(e.value)
+
+
+@pytest.mark.parametrize("broken", ["number", "sha"])
+def test_a_pull_request_without_number_or_head_makes_no_job(broken: str) -> None:
+    p = load("pull_request", "opened.payload.json")
+    if broken == "number":
+        p["pull_request"]["number"] = None
+    else:
+        p["pull_request"]["head"]["sha"] = ""
+    routed = events.route("pull_request", p)
+    assert routed.jobs == [] and "without a number or head SHA" in routed.note

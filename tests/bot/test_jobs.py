@@ -15,7 +15,9 @@ from typing import Any
 
 import pytest
 
+from bot import events
 from bot.app import create_app
+from bot.events import AnalyzeJob, PRJob
 from bot.jobs import Runtime
 from tests.bot.app_support import deliver, drain, make_settings, serve
 from tests.bot.conftest import Backend
@@ -84,7 +86,12 @@ def test_opened_ends_with_completed_check_runs_matching_the_findings(world: Call
     pr = w.gh.add_pr(5, fixture="more-itertools-d992be0de9.diff")
     w.deliver("pull_request", w.gh.pr_event("opened", 5))
     assert w.run() == 1  # the PR's job runs its analyses itself: no second trip through the queue
-    assert [(j.kind, j.status) for j in w.rt.store.jobs(head_sha=pr.head_sha)] == [("pr", "done"), ("analyze", "done")]
+    rows = w.rt.store.jobs(head_sha=pr.head_sha)
+    assert [(j.kind, j.status) for j in rows] == [("pr", "done"), ("analyze", "done")]
+    parent, child = (events.from_spec(j.spec) for j in rows)  # typed jobs, through the store's JSON
+    assert isinstance(parent, PRJob) and isinstance(child, AnalyzeJob)
+    assert (child.pr_number, child.head_sha, child.analyzer, child.root, child.reason) == (
+        5, pr.head_sha, "editing_rtc", rows[0].id, "pull_request.opened")
     run = finished(w, sha=pr.head_sha)
     assert run["conclusion"] == "neutral"
     assert run["external_id"] == "5:editing_rtc"
@@ -129,7 +136,7 @@ def test_missing_patch_is_skipped_with_the_reason(world: Callable[..., World]) -
 
 
 def test_check_run_rerequested_reruns(world: Callable[..., World]) -> None:
-    w = world()
+    w = world(force_debounce_s=0.0)  # each re-run runs (bursts: tests/security/test_tenants.py)
     pr = w.gh.add_pr(4, fixture="more-itertools-d992be0de9.diff")
     w.deliver("pull_request", w.gh.pr_event("opened", 4))
     w.run()
@@ -212,6 +219,32 @@ def test_threshold_crossed_is_failure(world: Callable[..., World]) -> None:
     run = finished(w, sha=pr.head_sha)
     assert run["conclusion"] == "failure"  # the scripted model never re-creates an edit: rtc 0
     assert "below the threshold" in run["output"]["summary"]
+
+
+def test_fail_on_gates_the_check_run(world: Callable[..., World]) -> None:
+    w = world()
+    w.gh.set_file(".github/rtcbot.yml", "fail_on: editing_rtc.findings>0 && editing_rtc.rtc<=0\n")
+    pr = w.gh.add_pr(18, fixture="more-itertools-d992be0de9.diff")
+    w.deliver("pull_request", w.gh.pr_event("opened", 18))
+    w.run()
+    run = finished(w, sha=pr.head_sha)
+    assert run["conclusion"] == "failure"
+    crossed = run["output"]["summary"].split("\n")[0]
+    assert "Threshold crossed" in crossed and "editing_rtc.findings>0" in crossed and "editing_rtc.rtc<=0" in crossed
+    assert "the defaults apply" not in run["output"]["summary"]  # the App reads the same file as the Action
+
+
+def test_the_app_never_runs_a_test_command_and_says_so(world: Callable[..., World], tmp_path: Path) -> None:
+    w = world()
+    marker = tmp_path / "ran"
+    w.gh.set_file(".github/rtcbot.yml", f"test_command: touch {marker}\n")
+    pr = w.gh.add_pr(19, fixture="more-itertools-d992be0de9.diff")
+    w.deliver("pull_request", w.gh.pr_event("opened", 19))
+    w.run()
+    summary = finished(w, sha=pr.head_sha)["output"]["summary"]
+    assert "never runs a pull request's code" in summary and "the defaults apply" not in summary
+    assert [r["name"] for r in w.gh.runs()] == [EDITING]  # no SynthesisRTC
+    assert not marker.exists()
 
 
 def test_newer_push_cancels_the_older_heads_pending_work(world: Callable[..., World]) -> None:
@@ -313,7 +346,7 @@ def test_huge_pr_pages_files_and_cuts_the_summary(world: Callable[..., World]) -
 
 def test_installation_token_is_renewed_before_it_expires(world: Callable[..., World], fake_github: Callable[..., FakeGitHub]) -> None:
     w = world()
-    w.gh.token_ttl_s = 21.5  # PyGithub renews a token 20 s before it expires
+    w.gh.token_ttl_s = 61.5  # rtcbot renews a token 60 s before it expires (bot/github/auth.py)
     w.gh.add_pr(40, fixture="more-itertools-d992be0de9.diff")
     w.deliver("pull_request", w.gh.pr_event("opened", 40))
     w.run()

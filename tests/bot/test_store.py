@@ -15,17 +15,17 @@ def _url(backend: Backend, tmp_path: Path) -> str:
 
 def test_cached_answers_are_seen_at_once_and_stored_by_flush(backend: Backend, tmp_path: Path) -> None:
     store = Store(_url(backend, tmp_path))
-    cache = StoreCache(store)
+    cache = StoreCache(store, 1)
     cache.put("k1", "first answer")
     cache.put("k2", "")  # an empty completion is an answer too
     assert cache.get("k1") == "first answer" and cache.get("k2") == ""  # before any write
     store.cache_flush()
     other = Store(_url(backend, tmp_path), create=False)  # another process's view
-    assert StoreCache(other).get("k1") == "first answer" and StoreCache(other).get("k2") == ""
+    assert StoreCache(other, 1).get("k1") == "first answer" and StoreCache(other, 1).get("k2") == ""
     cache.put("k1", "second answer")
     store.cache_flush()
-    assert StoreCache(other).get("k1") == "second answer"
-    assert StoreCache(other).get("missing") is None
+    assert StoreCache(other, 1).get("k1") == "second answer"
+    assert StoreCache(other, 1).get("missing") is None
     other.close()
     store.close()
 
@@ -33,20 +33,20 @@ def test_cached_answers_are_seen_at_once_and_stored_by_flush(backend: Backend, t
 def test_close_writes_what_is_buffered(backend: Backend, tmp_path: Path) -> None:
     store = Store(_url(backend, tmp_path))
     for i in range(50):
-        StoreCache(store).put(f"key-{i}", f"answer {i}")
+        StoreCache(store, 1).put(f"key-{i}", f"answer {i}")
     store.close()
     again = Store(_url(backend, tmp_path))
-    assert again.cache_size() == 50 and StoreCache(again).get("key-49") == "answer 49"
+    assert again.cache_size() == 50 and StoreCache(again, 1).get("key-49") == "answer 49"
     again.close()
 
 
 def test_the_writer_thread_stores_answers_without_a_flush(backend: Backend, tmp_path: Path) -> None:
     store = Store(_url(backend, tmp_path))
     other = Store(_url(backend, tmp_path), create=False)
-    StoreCache(store).put("late", "answer")
+    StoreCache(store, 1).put("late", "answer")
     deadline = time.monotonic() + 10
-    while StoreCache(other).get("late") is None and time.monotonic() < deadline:
+    while StoreCache(other, 1).get("late") is None and time.monotonic() < deadline:
         time.sleep(0.05)
-    assert StoreCache(other).get("late") == "answer"
+    assert StoreCache(other, 1).get("late") == "answer"
     other.close()
     store.close()

@@ -11,12 +11,15 @@ It speaks real HTTP and checks what GitHub checks:
   conclusion, more than 3 actions; annotations accumulate over updates as on GitHub;
 - pagination of PR files (at most 100 per page, `Link` headers), the contents API;
 - failures on demand: `fail_next(count, status=403, retry_after=1)` answers like a
-  secondary rate limit;
+  secondary rate limit (`retry_after=None`: one without `Retry-After`), `fail_next(count,
+  status=403, reset_in=2)` like the primary limit (`x-ratelimit-remaining: 0`, a reset 2 s on);
+- the contents API's raw media type (`Accept: application/vnd.github.raw+json`);
+- every request's headers, recorded (`requests[i].headers`, lower-case names);
 - a workflow's `GITHUB_TOKEN` (`grant_token`) for the Action, read-only on demand
   (`read_only_checks`: check-run creation answers 403 as for a fork's pull request).
 
 A pull request is built from a unified diff (`add_pr(diff_text=…)`, e.g. one of
-`../shared/fixtures/prs/*.diff`), split into GitHub's per-file patches.
+`tests/fixtures/prs/*.diff`), split into GitHub's per-file patches.
 
     def test_x(fake_github):
         gh = fake_github()
@@ -53,9 +56,9 @@ from unidiff import PatchSet
 
 from tests.fakes import LoopbackServer
 
-SHARED = Path(__file__).resolve().parents[2].parent / "shared"
-WEBHOOKS = SHARED / "fixtures" / "github" / "webhooks"
-PRS = SHARED / "fixtures" / "prs"
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
+WEBHOOKS = FIXTURES / "github" / "webhooks"
+PRS = FIXTURES / "prs"
 
 MAX_OUTPUT = 65_535
 LEVELS = ("notice", "warning", "failure")
@@ -120,7 +123,11 @@ def many_hunks_diff(path: str = "src/many.py", hunks: int = 60) -> str:
     return "\n".join(lines) + "\n"
 
 
-Answer = tuple[int, Any, dict[str, str], int | None]  # status, JSON, headers, installation
+Answer = tuple[int, Any, dict[str, str], int | None]  # status, JSON (or Raw), headers, installation
+
+
+class Raw(str):
+    """A body served as is (the contents API's raw media type), not as JSON."""
 
 
 @dataclass
@@ -131,6 +138,7 @@ class Request:
     at: float
     installation: int | None = None
     body: Any = None
+    headers: dict[str, str] = field(default_factory=dict)  # lower-case names
 
 
 @dataclass
@@ -162,7 +170,7 @@ class FakeGitHub(LoopbackServer):
         self.requests: list[Request] = []
         self.rejections: list[tuple[int, str]] = []  # (status, message) of 4xx answers given
         self.read_only_checks = False  # a token that may not write check runs (fork PRs)
-        self._failures: list[tuple[int, float | None, str | None]] = []
+        self._failures: list[tuple[int, float | None, str | None, float | None]] = []
         self._ids = itertools.count(1000)
         self._lock = threading.RLock()
 
@@ -222,10 +230,11 @@ class FakeGitHub(LoopbackServer):
             self.tokens[token] = (self.installation_id, float("inf"))
 
     def fail_next(self, count: int, status: int = 403, retry_after: float | None = 1,
-                  match: str | None = None) -> None:
-        """Answer the next `count` requests (whose "METHOD path" contains `match`) with `status`."""
+                  match: str | None = None, reset_in: float | None = None) -> None:
+        """Answer the next `count` requests (whose "METHOD path" contains `match`) with `status`;
+        `reset_in`: as the primary rate limit, which resets that many seconds from now."""
         with self._lock:
-            self._failures.extend([(status, retry_after, match)] * count)
+            self._failures.extend([(status, retry_after, match, reset_in)] * count)
 
     # -- webhook payloads -------------------------------------------------------------------
     def _fixture(self, event: str, name: str) -> dict[str, Any]:
@@ -317,19 +326,20 @@ class FakeGitHub(LoopbackServer):
             def _handle(self, method: str) -> None:
                 body = self._body() if method in ("POST", "PATCH", "PUT") else None
                 status, data, headers, inst = owner._dispatch(method, self.path, dict(self.headers), body)
-                raw = json.dumps(data).encode()
+                raw = data.encode() if isinstance(data, Raw) else json.dumps(data).encode()
+                with owner._lock:  # recorded before the answer goes out: a test reads it at once
+                    owner.requests.append(Request(method, urlparse(self.path).path, status, time.time(), inst, body,
+                                                  {k.lower(): v for k, v in self.headers.items()}))
                 self.send_response(status)
-                self.send_header("Content-Type", "application/json; charset=utf-8")
-                self.send_header("Content-Length", str(len(raw)))
-                self.send_header("X-RateLimit-Limit", "5000")
-                self.send_header("X-RateLimit-Remaining", "4999")
-                self.send_header("X-RateLimit-Reset", str(int(time.time()) + 3600))
-                for k, v in headers.items():
+                sent = {"Content-Type": "text/plain; charset=utf-8" if isinstance(data, Raw)
+                        else "application/json; charset=utf-8",
+                        "Content-Length": str(len(raw)), "X-RateLimit-Limit": "5000",
+                        "X-RateLimit-Remaining": "4999", "X-RateLimit-Reset": str(int(time.time()) + 3600)}
+                sent.update(headers)  # a rate limit's own values replace the defaults
+                for k, v in sent.items():
                     self.send_header(k, v)
                 self.end_headers()
                 self.wfile.write(raw)
-                with owner._lock:
-                    owner.requests.append(Request(method, urlparse(self.path).path, status, time.time(), inst, body))
 
             def do_GET(self) -> None:
                 self._handle("GET")
@@ -358,12 +368,16 @@ class FakeGitHub(LoopbackServer):
         path = unquote(url.path)
         query = {k: v[-1] for k, v in parse_qs(url.query).items()}
         with self._lock:
-            for i, (status, retry_after, match) in enumerate(self._failures):
+            for i, (status, retry_after, match, reset_in) in enumerate(self._failures):
                 if match is None or match in f"{method} {path}":
                     del self._failures[i]
                     extra = {"Retry-After": str(int(retry_after))} if retry_after is not None else {}
                     msg = ("You have exceeded a secondary rate limit. Please wait a few minutes before you try again."
                            if status in (403, 429) else "Not Found" if status == 404 else "Server Error")
+                    if reset_in is not None:
+                        extra.update({"X-RateLimit-Remaining": "0", "X-RateLimit-Used": "5000",
+                                      "X-RateLimit-Reset": str(int(time.time() + reset_in))})
+                        msg = f"API rate limit exceeded for installation ID {self.installation_id}."
                     return self._error(status, msg, headers=extra)
         auth = headers.get("Authorization") or headers.get("authorization") or ""
         m = re.fullmatch(r"/app/installations/(\d+)/access_tokens", path)
@@ -395,7 +409,7 @@ class FakeGitHub(LoopbackServer):
         for verb, pattern, fn in handlers:
             mm = re.fullmatch(pattern, rest)
             if verb == method and mm:
-                status, data, hdrs, _ = fn(*mm.groups(), query=query, body=body)
+                status, data, hdrs, _ = fn(*mm.groups(), query=query, body=body, headers=headers)
                 return status, data, hdrs, inst
         return self._error(404, "Not Found", inst=inst)
 
@@ -484,11 +498,14 @@ class FakeGitHub(LoopbackServer):
             return self._error(404, "Not Found")
         return self._page(pr.comments, query, f"/pulls/{number}/comments")
 
-    def _get_contents(self, path: str, query: dict[str, str], **_: Any) -> Answer:
+    def _get_contents(self, path: str, query: dict[str, str], headers: dict[str, str], **_: Any) -> Answer:
         ref = query.get("ref", self.default_branch)
         text = self.contents.get((ref, path))
         if text is None:
             return self._error(404, "Not Found")
+        accept = {k.lower(): v for k, v in headers.items()}.get("accept", "")
+        if "application/vnd.github.raw" in accept:
+            return 200, Raw(text), {}, None
         return 200, {"type": "file", "encoding": "base64", "path": path, "name": path.rsplit("/", 1)[-1],
                      "content": base64.b64encode(text.encode()).decode(), "size": len(text)}, {}, None
 
@@ -582,7 +599,7 @@ class FakeGitHub(LoopbackServer):
             run["output"] = {k: out.get(k) for k in ("title", "summary", "text")}
         run["updates"].append(copy.deepcopy(body))
 
-    def _create_run(self, query: dict[str, str], body: Any) -> Answer:
+    def _create_run(self, query: dict[str, str], body: Any, **_: Any) -> Answer:
         if self.read_only_checks:
             return self._error(403, "Resource not accessible by integration")
         errs = self._validate(body, creating=True)
@@ -600,7 +617,7 @@ class FakeGitHub(LoopbackServer):
             self.check_runs[rid] = run
             return 201, self._run_json(run), {}, None
 
-    def _update_run(self, run_id: str, query: dict[str, str], body: Any) -> Answer:
+    def _update_run(self, run_id: str, query: dict[str, str], body: Any, **_: Any) -> Answer:
         errs = self._validate(body, creating=False)
         if errs:
             return self._error(422, "Validation Failed", errs)

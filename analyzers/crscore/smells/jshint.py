@@ -9,12 +9,12 @@ from __future__ import annotations
 import json
 import re
 import subprocess
-import tempfile
 import xml.etree.ElementTree as ET
 from collections.abc import Mapping
 from pathlib import Path
 
 from analyzers.crscore.smells import TOOL_TIMEOUT_S, Smell, SmellReport, node_bin, which
+from analyzers.tooling import run, workdir
 
 ESVERSION = 11
 _MODULE = re.compile(r"^\s*(import\s[\w{*]|import\s*['\"]|export\s)", re.M)
@@ -33,13 +33,18 @@ def config_for(code: str) -> dict[str, object]:
 
 
 def jshint_command(config: Path, files: list[Path]) -> list[str]:
-    return [str(node_bin("jshint")), "--reporter=checkstyle", "--config", str(config), *map(str, files)]
+    """`node …/jshint …`: node by the path found here, JSHint's script itself (no shebang
+    lookup on the tool's PATH)."""
+    script = node_bin("jshint")
+    assert script is not None
+    return [which("node") or "node", str(script.resolve()), "--reporter=checkstyle",
+            "--config", str(config), *map(str, files)]
 
 
-def run_jshint(config: Path, files: list[Path]) -> str:
-    """JSHint's own checkstyle XML for `files` (exit 2 means it found something)."""
-    proc = subprocess.run(jshint_command(config, files), capture_output=True, text=True,
-                          timeout=TOOL_TIMEOUT_S, check=False)
+def run_jshint(config: Path, files: list[Path], cwd: Path | None = None) -> str:
+    """JSHint's own checkstyle XML for `files` (exit 2 means it found something); a clean
+    environment, in `cwd` (a folder of ours) or a private one."""
+    proc = run(jshint_command(config, files), timeout=TOOL_TIMEOUT_S, cwd=cwd)
     if proc.returncode not in (0, 2) or "<checkstyle" not in proc.stdout:
         raise RuntimeError(f"JSHint failed (exit {proc.returncode}): {proc.stderr.strip()[:200]}")
     return proc.stdout
@@ -64,17 +69,17 @@ def detect_javascript(files: Mapping[str, str]) -> dict[str, SmellReport]:
     if reason:
         return {name: SmellReport(skipped=reason) for name in files}
     out = {name: SmellReport() for name in files}
-    with tempfile.TemporaryDirectory(prefix="rtcbot-jshint-") as tmp:
+    with workdir("rtcbot-jshint-") as tmp:
         groups: dict[bool, list[tuple[str, Path]]] = {}
         for i, (name, code) in enumerate(files.items()):
-            p = Path(tmp) / f"{i}-{Path(name).stem}.js"
+            p = tmp / f"{i}-{Path(name).stem}.js"
             p.write_text(code, encoding="utf-8")
             groups.setdefault(bool(config_for(code)["module"]), []).append((name, p))
         for module, members in groups.items():
-            cfg = Path(tmp) / f"jshint-{int(module)}.json"
+            cfg = tmp / f"jshint-{int(module)}.json"
             cfg.write_text(json.dumps({"esversion": ESVERSION, "module": module}), encoding="utf-8")
             try:
-                found = parse_checkstyle(run_jshint(cfg, [p for _, p in members]))
+                found = parse_checkstyle(run_jshint(cfg, [p for _, p in members], cwd=tmp))
             except (RuntimeError, subprocess.TimeoutExpired, ET.ParseError, OSError) as e:
                 for name, _ in members:
                     out[name].skipped = f"JSHint did not run: {e}"

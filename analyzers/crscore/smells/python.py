@@ -22,13 +22,12 @@ from __future__ import annotations
 import ast
 import json
 import subprocess
-import sys
-import tempfile
 import textwrap
 from collections.abc import Mapping
 from pathlib import Path
 
 from analyzers.crscore.smells import TOOL_TIMEOUT_S, Smell, SmellReport
+from analyzers.tooling import python_argv, run, workdir
 
 MAX_STATEMENTS = 50
 MAX_ARGS = 5
@@ -51,7 +50,9 @@ PYLINT_SMELLS = {
 
 
 def pylint_command(files: list[Path]) -> list[str]:
-    return [sys.executable, "-m", "pylint", "--disable=all",
+    """`python -I -m pylint …`: isolated, so a `pylint/` folder in the working directory is
+    never imported."""
+    return [*python_argv("-m", "pylint"), "--disable=all",
             "--enable=" + ",".join(PYLINT_SMELLS), "--output-format=json", "--persistent=n",
             "--score=n", f"--max-statements={MAX_STATEMENTS}", f"--max-args={MAX_ARGS}",
             f"--max-positional-arguments={MAX_ARGS}", f"--max-branches={MAX_BRANCHES}",
@@ -59,10 +60,10 @@ def pylint_command(files: list[Path]) -> list[str]:
             *map(str, files)]
 
 
-def run_pylint(files: list[Path]) -> list[dict]:
-    """pylint's own JSON messages for the Pyscent checks (with Pyscent's thresholds)."""
-    proc = subprocess.run(pylint_command(files), capture_output=True, text=True, timeout=TOOL_TIMEOUT_S,
-                          check=False)
+def run_pylint(files: list[Path], cwd: Path | None = None) -> list[dict]:
+    """pylint's own JSON messages for the Pyscent checks (with Pyscent's thresholds); a clean
+    environment, in `cwd` (a folder of ours) or a private one."""
+    proc = run(pylint_command(files), timeout=TOOL_TIMEOUT_S, cwd=cwd)
     if proc.returncode & 32 or not proc.stdout.strip():  # 32: usage error
         if proc.returncode == 0 and not proc.stdout.strip():
             return []
@@ -177,14 +178,14 @@ def detect_python(files: Mapping[str, str]) -> dict[str, SmellReport]:
         return out
     for name, code in ok.items():
         out[name].smells += radon_smells(code) + ast_smells(code)
-    with tempfile.TemporaryDirectory(prefix="rtcbot-pylint-") as tmp:
+    with workdir("rtcbot-pylint-") as tmp:
         paths = {}
         for i, (name, code) in enumerate(ok.items()):
-            p = Path(tmp) / f"f{i}_{Path(name).stem.replace('-', '_')}.py"
+            p = tmp / f"f{i}_{Path(name).stem.replace('-', '_')}.py"
             p.write_text(code, encoding="utf-8")
             paths[str(p.resolve())] = name
         try:
-            messages = run_pylint(list(map(Path, paths)))
+            messages = run_pylint(list(map(Path, paths)), cwd=tmp)
         except (RuntimeError, subprocess.TimeoutExpired, json.JSONDecodeError, OSError) as e:
             for name in ok:
                 out[name].skipped = f"pylint did not run: {e}"

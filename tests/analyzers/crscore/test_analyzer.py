@@ -52,6 +52,7 @@ def test_scores_each_comment_with_matched_and_missed(scripted_llm: Callable[...,
     assert len(report.findings) == 2
     good, nit = report.findings
     assert good.path == f.path and good.start_line == line
+    assert (good.comment_id, nit.comment_id) == (1, 2)  # typed: the store reads it, not evidence
     assert set(good.scores) == {"con", "comp", "rel"}
     assert good.scores["rel"] > nit.scores["rel"]
     refs = good.evidence["pseudo_references"]

@@ -1,4 +1,4 @@
-"""Smell detectors against the tools' own output on the real diffs in shared/fixtures/prs."""
+"""Smell detectors against the tools' own output on the real diffs in tests/fixtures/prs."""
 
 from __future__ import annotations
 

@@ -20,9 +20,9 @@ from analyzers.semgrep.scan import (
     scan,
     short_rule_id,
 )
-from tests.support import SHARED, require
+from tests.support import FIXTURES, require
 
-VULNERABLE = SHARED / "fixtures" / "vulnerable" / "python"
+VULNERABLE = FIXTURES / "vulnerable" / "python"
 pytestmark = pytest.mark.slow
 
 

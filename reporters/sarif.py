@@ -3,7 +3,9 @@
 One SARIF run per analyzer (tool "rtcbot", one `automationDetails.id` per analyzer, so
 code scanning keeps each analysis in its own category). In each run:
 
-- rules: a finding's `rule_id` (e.g. a Semgrep rule) or else the analyzer's name;
+- rules: a finding's `rule_id` (e.g. a Semgrep rule) or else the analyzer's name (its help
+  text is the analyzer's own `help`; a rule's CWE and tags come from the finding's typed
+  `cwe` / `tags`, never from its display-only `evidence`);
 - results: level (notice → note, warning → warning, failure → error), the message, a
   physical location with its line region, a stable partial fingerprint from the finding's
   key, the finding's scores as `properties.scores`, and `fixes` when the finding carries a
@@ -18,9 +20,12 @@ import json
 import re
 from collections.abc import Sequence
 from importlib import metadata
+from pathlib import Path
 from typing import Any
 
+from analyzers import registry
 from analyzers.report import AnalyzerReport, Finding, Fix, Skipped
+from reporters.base import Collecting
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 SARIF_VERSION = "2.1.0"
@@ -28,18 +33,6 @@ TOOL_NAME = "rtcbot"
 SRCROOT = "%SRCROOT%"
 LEVELS = {"notice": "note", "warning": "warning", "failure": "error"}
 FINGERPRINT = "rtcbotKey/v1"
-
-# What each analyzer's own rule means (used when a finding has no rule_id of its own).
-ANALYZER_HELP: dict[str, str] = {
-    "editing_rtc": "EditingRTC: can a model describe this edit and re-create it from its own "
-                   "description? Low round-trip correctness marks edits that are hard to explain.",
-    "crscore": "CRScore: conciseness, comprehensiveness and relevance of a review comment against "
-               "pseudo-references derived from the change.",
-    "autofix": "AutoFix: a Semgrep finding on changed lines with a proposed fix, checked by a "
-               "re-scan and by Patched RTC.",
-    "synthesis_rtc": "SynthesisRTC: execution-based round-trip correctness of a code region.",
-}
-
 
 def _version() -> str:
     try:
@@ -77,28 +70,35 @@ def _location(path: str | None, start: int | None, end: int | None) -> dict[str,
     return {"physicalLocation": physical}
 
 
+def _help(report: AnalyzerReport) -> str:
+    """What the analyzer's own rule means: its `help` text, else its title."""
+    try:
+        return registry.help_text(report.name) or report.title
+    except registry.UnknownAnalyzer:
+        return report.title
+
+
 def rule_id(f: Finding) -> str:
     return f.rule_id or f.analyzer
 
 
 def _rule(rid: str, report: AnalyzerReport, example: Finding) -> dict[str, Any]:
-    own = rid == report.analyzer
-    short = f"{report.name}" if own else rid
-    full = ANALYZER_HELP.get(report.analyzer, report.name) if own else (
-        f"{report.name} finding from rule {rid}" + (f": {example.evidence['finding']}"
-                                                     if isinstance(example.evidence.get("finding"), str) else "")
-    )
+    own = rid == report.name
+    short = report.title if own else rid
+    full = _help(report) if own else (
+        f"{report.title} finding from rule {rid}"
+        + (f": {example.rule_description}" if example.rule_description else ""))
     rule: dict[str, Any] = {
         "id": rid,
         "name": "".join(p.capitalize() for p in rid.replace(".", "_").replace("-", "_").split("_") if p) or rid,
         "shortDescription": {"text": _text(short, rid)},
         "fullDescription": {"text": _text(full, rid)},
         "defaultConfiguration": {"level": LEVELS.get(example.level, "note")},
-        "properties": {"analyzer": report.analyzer},
+        "properties": {"analyzer": report.name},
     }
-    cwe = example.evidence.get("cwe")
-    if isinstance(cwe, list) and cwe:
-        rule["properties"]["tags"] = ["security", *[str(c) for c in cwe]]
+    tags = list(dict.fromkeys([*example.tags, *(str(c) for c in example.cwe)]))
+    if tags:
+        rule["properties"]["tags"] = tags
     return rule
 
 
@@ -173,17 +173,17 @@ def report_run(report: AnalyzerReport) -> dict[str, Any]:
             index[rid] = len(rules)
             rules.append(_rule(rid, report, f))
     if not rules:  # the analyzer's own rule, so a clean run still says what it checked
-        index[report.analyzer] = 0
-        rules.append(_rule(report.analyzer, report, Finding(report.analyzer, report.name)))
+        index[report.name] = 0
+        rules.append(_rule(report.name, report, Finding(report.name, report.title)))
     notifications = [_skipped_notification(s) for s in report.skipped]
     if report.error:
         notifications.insert(0, {"level": "error", "message": {"text": report.error},
                                  "descriptor": {"id": "analyzer-error"}})
-    properties: dict[str, Any] = {"analyzer": report.analyzer, "name": report.name}
+    properties: dict[str, Any] = {"analyzer": report.name, "title": report.title}
     if report.scores:
         properties["scores"] = dict(report.scores)
     if report.usage:
-        properties["usage"] = dict(report.usage)
+        properties["usage"] = {k: v for k, v in report.usage.items() if k in ("requests", "tokens")}  # no cache figures
     if report.notes:
         properties["notes"] = list(report.notes)
     if report.skipped:
@@ -191,11 +191,11 @@ def report_run(report: AnalyzerReport) -> dict[str, Any]:
     return {
         "tool": {"driver": {
             "name": TOOL_NAME,
-            "fullName": f"rtcbot {report.name}",
+            "fullName": f"rtcbot {report.title}",
             "version": _version(),
             "rules": rules,
         }},
-        "automationDetails": {"id": f"rtcbot/{report.analyzer}/"},
+        "automationDetails": {"id": f"rtcbot/{report.name}/"},
         "invocations": [{
             "executionSuccessful": report.error is None,
             "toolExecutionNotifications": notifications,
@@ -211,5 +211,20 @@ def to_sarif(reports: Sequence[AnalyzerReport]) -> dict[str, Any]:
     return {"$schema": SARIF_SCHEMA, "version": SARIF_VERSION, "runs": [report_run(r) for r in reports]}
 
 
-def render_sarif(reports: list[AnalyzerReport]) -> str:
+def render_sarif(reports: Sequence[AnalyzerReport]) -> str:
     return json.dumps(to_sarif(reports), indent=2, ensure_ascii=False)
+
+
+class SarifReporter(Collecting):
+    """Writes one SARIF log of every report to `path` when flushed."""
+
+    name = "sarif"
+
+    def __init__(self, path: Path) -> None:
+        super().__init__()
+        self.path = path
+
+    def flush(self) -> Path:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.path.write_text(render_sarif(self.reports), encoding="utf-8")
+        return self.path

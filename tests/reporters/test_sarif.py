@@ -15,7 +15,7 @@ import jsonschema
 import pytest
 
 from analyzers.report import AnalyzerReport, Finding, Fix, Skipped
-from analyzers.sarif import render_sarif, to_sarif
+from reporters.sarif import SarifReporter, render_sarif, to_sarif
 from tests.fakes.llm_server import ScriptedLLM, varied
 from tests.support import FIXTURES, ROOT, require
 
@@ -61,7 +61,7 @@ def hand_reports() -> list[AnalyzerReport]:
             Finding("autofix", "python-sql-injection: fix fixed, RTC pass", "SQL built from input — fix fixed.",
                     path="src/db.py", start_line=20, end_line=21, level="failure",
                     scores={"fixed": 1.0, "rtc_pass": 1.0, "rtc_exact": 1.0, "rtc_normalised": 1.0},
-                    evidence={"rule": "python-sql-injection", "cwe": ["CWE-89"], "finding": "SQL built from input"},
+                    cwe=["CWE-89"], tags=["security"], rule_description="SQL built from input",
                     rule_id="python-sql-injection", key="k-fix", fix=fix),
             Finding("autofix", "python-weak-hash: model says no fix is possible", "md5 used",
                     path="src/crypto.py", start_line=3, end_line=3, level="warning",
@@ -103,7 +103,9 @@ def test_hand_built_reports_validate_and_carry_everything() -> None:
     af = runs["rtcbot/autofix/"]
     rules = af["tool"]["driver"]["rules"]
     assert [r["id"] for r in rules] == ["python-sql-injection", "python-weak-hash"]
-    assert "CWE-89" in rules[0]["properties"]["tags"]
+    assert rules[0]["properties"]["tags"] == ["security", "CWE-89"]  # typed fields, not evidence
+    assert rules[0]["fullDescription"]["text"] == ("AutoFix finding from rule python-sql-injection: "
+                                                   "SQL built from input")
     fixed, unfixed = af["results"]
     assert fixed["level"] == "error" and unfixed["level"] == "warning"
     assert unfixed["ruleIndex"] == 1 and "fixes" not in unfixed
@@ -121,6 +123,27 @@ def test_hand_built_reports_validate_and_carry_everything() -> None:
     assert err["invocations"][0]["toolExecutionNotifications"][0] == {
         "level": "error", "message": {"text": "no test command configured"}, "descriptor": {"id": "analyzer-error"}}
     assert err["tool"]["driver"]["rules"][0]["id"] == "synthesis_rtc"
+    # an analyzer's own rule is explained by the analyzer's own help text
+    from analyzers import registry
+
+    assert err["tool"]["driver"]["rules"][0]["fullDescription"]["text"] == registry.help_text("synthesis_rtc")
+    assert registry.help_text("synthesis_rtc").startswith("SynthesisRTC: execution-based")
+    assert edit["tool"]["driver"]["rules"][0]["fullDescription"]["text"].startswith("EditingRTC: can a model")
+
+
+def test_sarif_reporter_writes_one_log_when_flushed(tmp_path: Path) -> None:
+    from reporters.base import Target
+
+    path = tmp_path / "deep" / "out.sarif"
+    reporter = SarifReporter(path)
+    reporter.start(Target(), {})
+    for r in hand_reports():
+        reporter.publish(r)
+    assert not path.exists()
+    assert reporter.flush() == path
+    log = json.loads(path.read_text(encoding="utf-8"))
+    validate(log)
+    assert len(log["runs"]) == 4
 
 
 def test_findings_without_location_or_message_still_validate() -> None:

@@ -1,0 +1,220 @@
+"""The one gating grammar: when a run fails. Pure (no I/O), used by the App, the Action and the CLI.
+
+`fail_on` (in `.github/rtcbot.yml`, or the Action's `fail-on` input), parsed strictly:
+
+    expr       := all ( ("||" | "or") all )*          fails when any `all` holds
+    all        := comparison ( ("&&" | "and") comparison )*
+    comparison := METRIC OP NUMBER                    e.g. editing_rtc.rtc<0.2
+    METRIC     := ANALYZER "." NAME                   ANALYZER: a registered analyzer or "total"
+    OP         := "<" | "<=" | ">" | ">=" | "==" | "!="
+
+NAME is one of the analyzer's aggregate scores (rtc, lift, con, comp, rel, ...) or a count:
+findings, failures, warnings, notices, fixes, skipped, errors. A metric a run does not
+produce (no hunks, the analyzer not run) makes its comparison false, and the output says so.
+
+`thresholds: {editing_rtc: {rtc: 0.2}}` is sugar for `editing_rtc.rtc<0.2`: each threshold is
+one more `||` alternative (see `from_thresholds`).
+
+A check run's conclusion is `failure` when an alternative that holds names its analyzer (or
+`total`), else `neutral`. The App runs one analyzer per job, so there an alternative can only
+hold on that analyzer's own metrics (and `total` counts that analyzer alone).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+
+from analyzers import registry
+from analyzers.report import AnalyzerReport
+
+OPS: dict[str, Callable[[float, float], bool]] = {
+    "<=": lambda a, b: a <= b, ">=": lambda a, b: a >= b, "==": lambda a, b: a == b,
+    "!=": lambda a, b: a != b, "<": lambda a, b: a < b, ">": lambda a, b: a > b,
+}
+COUNTS = ("findings", "failures", "warnings", "notices", "fixes", "skipped", "errors")
+_TOKEN = re.compile(r"""\s*(?:
+    (?P<and>&&|\band\b) | (?P<or>\|\||\bor\b) |
+    (?P<cmp>(?P<metric>[A-Za-z][\w-]*\.[\w@.-]+)\s*(?P<op><=|>=|==|!=|<|>)\s*
+        (?P<num>[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?))
+    )\s*""", re.VERBOSE)
+
+Metrics = dict[str, dict[str, float]]
+
+
+class FailOnError(ValueError):
+    """A gate that cannot be read (one line, starting with `fail-on:`)."""
+
+
+@dataclass(frozen=True)
+class Comparison:
+    analyzer: str  # registry name or "total"
+    name: str
+    op: str
+    value: float
+    threshold: bool = field(default=False, compare=False)  # written as `thresholds:` sugar
+
+    def __str__(self) -> str:
+        return f"{self.analyzer}.{self.name}{self.op}{self.value:g}"
+
+    def holds(self, metrics: Metrics) -> bool | None:
+        """True/False, or None when the run has no such metric."""
+        v = metrics.get(self.analyzer, {}).get(self.name)
+        return None if v is None else OPS[self.op](v, self.value)
+
+
+@dataclass(frozen=True)
+class FailOn:
+    any_of: tuple[tuple[Comparison, ...], ...] = ()
+    text: str = ""
+
+    def __bool__(self) -> bool:
+        return bool(self.any_of)
+
+    def comparisons(self) -> Iterator[Comparison]:
+        for group in self.any_of:
+            yield from group
+
+    def evaluate(self, metrics: Metrics) -> tuple[list[str], list[str]]:
+        """(the groups that hold, as text; the comparisons whose metric is missing)."""
+        matched, missing = [], []
+        for group in self.any_of:
+            results = [c.holds(metrics) for c in group]
+            missing += [str(c) for c, r in zip(group, results, strict=True) if r is None]
+            if all(r is True for r in results):
+                matched.append(" && ".join(str(c) for c in group))
+        return matched, list(dict.fromkeys(missing))
+
+    def __or__(self, other: FailOn) -> FailOn:
+        texts = [t for t in (self.text, other.text) if t]
+        return FailOn(self.any_of + other.any_of, " || ".join(texts))
+
+
+def parse_fail_on(text: str) -> FailOn:
+    """The gate in `text` ('' or blanks: no gate); FailOnError with the column otherwise."""
+    text = (text or "").strip()
+    if not text:
+        return FailOn()
+    groups: list[list[Comparison]] = [[]]
+    pos, expect_cmp = 0, True
+    while pos < len(text):
+        m = _TOKEN.match(text, pos)
+        if not m or m.end() == pos:
+            what = "a comparison like editing_rtc.rtc<0.2" if expect_cmp else "'&&' or '||'"
+            raise FailOnError(f"fail-on: expected {what} at column {pos + 1}: "
+                              f"{text[pos:pos + 30]!r}")
+        if m["cmp"]:
+            if not expect_cmp:
+                raise FailOnError(f"fail-on: missing '&&' or '||' before {m['cmp']!r} "
+                                  f"(column {m.start('cmp') + 1})")
+            groups[-1].append(_comparison(m["metric"], m["op"], m["num"]))
+            expect_cmp = False
+        else:
+            if expect_cmp:
+                raise FailOnError(f"fail-on: '{(m['and'] or m['or'])}' at column {m.start() + 1} "
+                                  "has no comparison before it")
+            if m["or"]:
+                groups.append([])
+            expect_cmp = True
+        pos = m.end()
+    if expect_cmp:
+        raise FailOnError(f"fail-on: {text!r} ends without a comparison")
+    return FailOn(tuple(tuple(g) for g in groups), text)
+
+
+def _comparison(metric: str, op: str, num: str) -> Comparison:
+    analyzer, _, name = metric.partition(".")
+    analyzer = registry.normalise(analyzer)
+    if analyzer != "total" and analyzer not in registry.ANALYZERS:
+        known = ", ".join([*registry.ANALYZERS, "total"])
+        raise FailOnError(f"fail-on: unknown analyzer {analyzer!r} in {metric!r} (known: {known})")
+    if analyzer == "total" and name not in COUNTS:
+        raise FailOnError(f"fail-on: 'total' has only counts ({', '.join(COUNTS)}), not {name!r}")
+    return Comparison(analyzer, name, op, float(num))
+
+
+def from_thresholds(thresholds: Mapping[str, Mapping[str, float]]) -> FailOn:
+    """`{analyzer: {score: minimum}}` as the gate it is sugar for: `analyzer.score<minimum`,
+    each its own alternative."""
+    groups = tuple((Comparison(registry.normalise(a), score, "<", float(minimum), threshold=True),)
+                   for a, scores in thresholds.items() for score, minimum in scores.items())
+    return FailOn(groups, " || ".join(str(g[0]) for g in groups))
+
+
+def metrics_of(reports: Sequence[AnalyzerReport]) -> Metrics:
+    """analyzer → its aggregate scores plus counts; "total" → the counts summed."""
+    out: Metrics = {}
+    total = dict.fromkeys(COUNTS, 0.0)
+    for r in reports:
+        counts = {
+            "findings": len(r.findings),
+            "failures": sum(f.level == "failure" for f in r.findings),
+            "warnings": sum(f.level == "warning" for f in r.findings),
+            "notices": sum(f.level == "notice" for f in r.findings),
+            "fixes": sum(f.fix is not None for f in r.findings),
+            "skipped": len(r.skipped),
+            "errors": 1 if r.error else 0,
+        }
+        out[r.name] = {**{k: float(v) for k, v in r.scores.items()},
+                           **{k: float(v) for k, v in counts.items()}}
+        for k, v in counts.items():
+            total[k] += v
+    out["total"] = total
+    return out
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """What the gate says about a run: the alternatives that hold, the comparisons it could
+    not measure, and each check run's conclusion."""
+
+    gate: FailOn
+    matched: tuple[str, ...] = ()
+    missing: tuple[str, ...] = ()
+    failed: frozenset[str] = field(default_factory=frozenset)  # analyzers (or "total") named
+    explained: Mapping[str, str] = field(default_factory=dict)  # matched → with the values
+
+    @property
+    def conclusion(self) -> str:
+        """The run's: failure when the gate holds, success when it is set and does not, else
+        neutral (no gate)."""
+        return "failure" if self.matched else ("success" if self.gate else "neutral")
+
+    def conclusion_of(self, analyzer: str) -> str:
+        """One analyzer's check run: failure when an alternative that holds names it (or
+        `total`), else neutral."""
+        return "failure" if ("total" in self.failed or analyzer in self.failed) else "neutral"
+
+    def crossed(self, analyzer: str) -> list[str]:
+        """The alternatives that hold and fail this analyzer's check run, with the measured
+        values (`editing_rtc.rtc<0.2 (editing_rtc.rtc is 0.10)`)."""
+        if self.conclusion_of(analyzer) != "failure":
+            return []
+        return [self.explained.get(m, m) for m in self.matched
+                if any(part.split(".", 1)[0] in (analyzer, "total") for part in m.split(" && "))]
+
+    def of(self, report: AnalyzerReport) -> tuple[str, list[str]]:
+        """(the check run's conclusion, the alternatives that fail it) for one report: what a
+        check-run reporter's `gate` gives."""
+        return self.conclusion_of(report.name), self.crossed(report.name)
+
+
+def judge(gate: FailOn, reports: Sequence[AnalyzerReport]) -> Verdict:
+    """The gate over these reports."""
+    metrics = metrics_of(reports)
+    matched, missing = gate.evaluate(metrics)
+    failed: set[str] = set()
+    explained: dict[str, str] = {}
+    for g in gate.any_of:
+        text = " && ".join(map(str, g))
+        if text in matched:
+            failed |= {c.analyzer for c in g}
+            explained[text] = "; ".join(_explain(c, metrics[c.analyzer][c.name]) for c in g)
+    return Verdict(gate, tuple(matched), tuple(missing), frozenset(failed), explained)
+
+
+def _explain(c: Comparison, value: float) -> str:
+    if c.threshold:
+        return f"{c.name} {value:.2f} is below the threshold {c.value:.2f} ({c})"
+    return f"{c} ({c.analyzer}.{c.name} is {value:.2f})"

@@ -1,0 +1,31 @@
+"""What the surfaces (App jobs, the Action, the context builder, reporters) may ask of GitHub:
+one protocol, implemented by bot.github.client.GitHubClient for both kinds of token."""
+
+from __future__ import annotations
+
+from typing import Any, Protocol
+
+
+class GitHub(Protocol):
+    def pr_files(self, repo: str, number: int) -> list[dict[str, Any]]: ...
+
+    def review_comments(self, repo: str, number: int) -> list[dict[str, Any]]: ...
+
+    def file_text(self, repo: str, path: str, ref: str) -> str | None: ...
+
+    def config_text(self, repo: str, path: str, ref: str) -> str | None: ...
+
+    def find_check_run(self, repo: str, head_sha: str, name: str) -> dict[str, Any] | None: ...
+
+    def create_check_run(
+        self,
+        repo: str,
+        name: str,
+        head_sha: str,
+        *,
+        external_id: str,
+        status: str = "queued",
+        output: dict[str, Any] | None = None,
+    ) -> dict[str, Any]: ...
+
+    def update_check_run(self, repo: str, check_run_id: int, **fields: Any) -> dict[str, Any]: ...

@@ -1,0 +1,89 @@
+"""A check run's life, on GitHub and in the store: one per (check name, head SHA), updated in
+place. Found (in the store, else on GitHub) or created in progress with its external_id;
+cancelled when a newer push supersedes its head; completed as neutral with the reason when its
+job fails. What it says when it completes normally is bot/publish.py's.
+"""
+
+from __future__ import annotations
+
+from analyzers import registry
+from bot import events
+from bot.events import AnalyzeJob
+from bot.github import GitHub
+from bot.store import Store
+from reporters.base import Target
+from reporters.check_run import abandon_body, create_body
+
+
+def check_name_of(analyzer: str) -> str | None:
+    """The check run's name for `analyzer` ("rtcbot / EditingRTC"); None when it does not import."""
+    try:
+        return events.check_name(registry.get(analyzer).title)
+    except Exception:  # an unknown analyzer, or one whose optional dependencies are missing
+        return None
+
+
+class CheckRuns:
+    """The check runs of the analyze jobs, kept in step between GitHub and the store."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+
+    def existing(self, gh: GitHub, job: AnalyzeJob, name: str) -> tuple[int | None, bool]:
+        """(the check run to use, None for a new one; whether the work is already done). A
+        forced job redoes completed work in a new check run."""
+        row = self.store.check_run(job.repo, name, job.head_sha)
+        if row is not None and row.github_id is not None:
+            if row.status != "completed":
+                return row.github_id, False
+            if not job.force:
+                return row.github_id, True
+        elif row is None:
+            found = gh.find_check_run(job.repo, job.head_sha, name)
+            if found is not None:
+                done = found.get("status") == "completed"
+                self.store.save_check_run(job.repo, name, job.head_sha, github_id=int(found["id"]),
+                                          status=found.get("status"), conclusion=found.get("conclusion"),
+                                          pr_number=job.pr_number)
+                if not done or not job.force:
+                    return int(found["id"]), done
+        return None, False
+
+    def start(self, gh: GitHub, job: AnalyzeJob, title: str, cr_id: int | None) -> int:
+        """The check run of the analyzer titled `title` (created when `cr_id` is None), marked
+        in progress; its id."""
+        name, ext = events.check_name(title), events.external_id(job.pr_number, job.analyzer)
+        if cr_id is None:  # created in progress, with its external_id: nothing to update
+            # the same body as the Action's (reporters/check_run.py)
+            body = create_body(Target(repo=job.repo, number=job.pr_number, head_sha=job.head_sha), job.analyzer,
+                               title)
+            created = gh.create_check_run(job.repo, body.pop("name"), body.pop("head_sha"), **body)
+            cr_id = int(created["id"])
+        else:
+            gh.update_check_run(job.repo, cr_id, status="in_progress", external_id=ext)
+        self.store.save_check_run(job.repo, name, job.head_sha, github_id=cr_id, status="in_progress",
+                                  conclusion=None, pr_number=job.pr_number)
+        return cr_id
+
+    def cancel(self, gh: GitHub, repo: str, analyzer: str | None, head_sha: str | None, newer: str) -> None:
+        """Complete the check run of a superseded analysis (if it has one still open) as cancelled."""
+        name = check_name_of(analyzer) if analyzer else None
+        if name is None or not head_sha:
+            return
+        cr = self.store.check_run(repo, name, head_sha)
+        if cr is None or cr.github_id is None or cr.status == "completed":
+            return
+        gh.update_check_run(repo, cr.github_id, conclusion="cancelled", output={
+            "title": "Superseded by a newer push", "summary": f"A newer commit ({newer[:12]}) replaced this one."})
+        self.store.save_check_run(repo, name, head_sha, status="completed", conclusion="cancelled")
+
+    def fail(self, gh: GitHub, job: AnalyzeJob, why: str) -> None:
+        """Complete the job's check run (if it has one still open) as neutral, saying why."""
+        name = check_name_of(job.analyzer)
+        if name is None:
+            return
+        cr = self.store.check_run(job.repo, name, job.head_sha)
+        if cr is None or cr.github_id is None or cr.status == "completed":
+            return
+        gh.update_check_run(job.repo, cr.github_id, **abandon_body(why))
+        self.store.save_check_run(job.repo, name, job.head_sha, status="completed", conclusion="neutral")

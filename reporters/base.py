@@ -1,0 +1,127 @@
+"""The reporter seam: a target, the Reporter protocol and the registry of outputs.
+
+A reporter turns AnalyzerReports into one output (check runs, workflow commands, the step
+summary, SARIF, text / JSON / Markdown). Every surface drives reporters the same way:
+
+    reporter.start(target, {analyzer name: title})   # before the analyses (e.g. open check runs)
+    reporter.publish(report)                          # once per AnalyzerReport, as each ends
+    reporter.flush()                                  # after the last (write files, print)
+
+A new output is one module here, one line in REPORTERS and its test. Reporters import no web or
+queue code (import-linter holds them to it); what they write to — a GitHub client, a stream, a
+path — is handed to their constructor.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from analyzers.report import AnalyzerReport
+
+
+@dataclass(frozen=True)
+class Target:
+    """What the reports are about: a pull request head (repo "" and number None offline)."""
+
+    repo: str = ""  # owner/name
+    number: int | None = None  # the pull request
+    head_sha: str = ""
+    title: str = ""  # the pull request's title
+    url: str = ""
+    fork: bool = False
+
+
+class Reporter(Protocol):
+    name: str  # its key in REPORTERS
+
+    def start(self, target: Target, analyzers: Mapping[str, str]) -> None:
+        """Before the analyses: `analyzers` maps each name to its display title."""
+
+    def publish(self, report: AnalyzerReport) -> Any:
+        """One analyzer's report, as soon as it is done."""
+
+    def flush(self) -> Any:
+        """After the last report: write or print what was held back."""
+
+
+# name → "module:class"; a new output is one line here
+REPORTERS: dict[str, str] = {
+    "check-runs": "reporters.check_run:CheckRunReporter",
+    "workflow-commands": "reporters.workflow_commands:WorkflowCommandsReporter",
+    "step-summary": "reporters.step_summary:StepSummaryReporter",
+    "outputs": "reporters.step_summary:OutputsReporter",
+    "sarif": "reporters.sarif:SarifReporter",
+    "text": "reporters.markdown:TextReporter",
+    "json": "reporters.markdown:JsonReporter",
+    "markdown": "reporters.markdown:MarkdownReporter",
+}
+
+# the formats a command line prints: name → "module:function(reports) -> str"
+FORMATS: dict[str, str] = {
+    "text": "reporters.markdown:render_text",
+    "json": "reporters.markdown:render_json",
+    "markdown": "reporters.markdown:render_markdown",
+    "sarif": "reporters.sarif:render_sarif",
+}
+
+
+def publish(reporter: Reporter, target: Target, analyzers: Mapping[str, str],
+            reports: Sequence[AnalyzerReport], outcome: Any = None) -> Any:
+    """Drive one reporter through a finished run — start, publish each report, flush — and
+    return what `flush` gives. `outcome`: how the run ended, for the reporters that show it
+    (they have `conclude`, e.g. the step summary)."""
+    reporter.start(target, analyzers)
+    for report in reports:
+        reporter.publish(report)
+    if outcome is not None:
+        conclude = getattr(reporter, "conclude", None)
+        if conclude is None:
+            raise TypeError(f"the {reporter.name} reporter takes no outcome")
+        conclude(outcome)
+    return reporter.flush()
+
+
+class Collecting:
+    """A reporter that writes everything at the end: it keeps the run's target and reports,
+    and its `flush` renders them."""
+
+    name = ""
+
+    def __init__(self) -> None:
+        self.target = Target()
+        self.reports: list[AnalyzerReport] = []
+
+    def start(self, target: Target, analyzers: Mapping[str, str]) -> None:
+        self.target, self.reports = target, []
+
+    def publish(self, report: AnalyzerReport) -> None:
+        self.reports.append(report)
+
+
+class UnknownReporter(ValueError):
+    pass
+
+
+def _load(target: str) -> Any:
+    module, attr = target.split(":")
+    return getattr(importlib.import_module(module), attr)
+
+
+def reporter_class(name: str) -> type[Reporter]:
+    """The class of the reporter `name` (UnknownReporter names the known ones)."""
+    target = REPORTERS.get(name)
+    if target is None:
+        raise UnknownReporter(f"unknown reporter {name!r} (known: {', '.join(REPORTERS)})")
+    cls: type[Reporter] = _load(target)
+    return cls
+
+
+def render(reports: list[AnalyzerReport], fmt: str) -> str:
+    """`reports` in the printable format `fmt` (one of FORMATS)."""
+    target = FORMATS.get(fmt)
+    if target is None:
+        raise UnknownReporter(f"unknown format {fmt!r} (known: {', '.join(FORMATS)})")
+    return str(_load(target)(reports))

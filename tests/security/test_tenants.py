@@ -1,0 +1,274 @@
+"""Tenants, budgets and floods in the GitHub App, end to end: signed deliveries over real HTTP
+→ the real queue → jobs → check runs on the fake GitHub, LLM requests counted at the scripted
+LLM server.
+
+Attacks covered:
+- cross-tenant cache probing: installation B sends the same hunk as installation A's private
+  PR; a cache hit (or a cache figure in B's public check run) would tell B that A has it;
+- cache figures in public check runs (they stay in /metrics, for the operator);
+- floods of forced work: 200 `edited` review comments and 200 `rerequested` check runs
+  (each skipped dedupe: 400 analyses, ~800 check-run writes);
+- payloads kept forever (routed deliveries' bodies are dropped after the retention);
+- unbounded LLM cost: a default budget per job and per installation per day, cut-offs listed
+  as skipped in the check run, never silent;
+- another local user reading the store (payloads, private code) or the LLM cache: 0600 files
+  in 0700 folders.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from pydantic import ValidationError
+
+from bot.app import create_app
+from bot.github import installation_client
+from bot.jobs import Runtime
+from bot.settings import ServiceSettings
+from tests.bot.app_support import deliver, drain, make_settings, serve
+from tests.bot.conftest import Backend
+from tests.fakes.github_server import FakeGitHub, many_hunks_diff
+from tests.fakes.llm_server import ScriptedLLM, varied
+
+EDITING = "rtcbot / EditingRTC"
+
+
+@dataclass
+class App:
+    rt: Runtime
+    url: str
+    llm: ScriptedLLM
+
+    def deliver(self, event: str, payload: dict[str, Any], **kw: Any) -> httpx.Response:
+        r = deliver(self.url, event, payload, **kw)
+        assert r.status_code in (200, 202), r.text
+        return r
+
+    def run(self) -> int:
+        return drain(self.rt, limit=1000)
+
+
+@pytest.fixture
+def app(tmp_path: Path, backend: Backend,
+        scripted_llm: Callable[..., ScriptedLLM]) -> Iterator[Callable[..., App]]:
+    """`app(gh, *more_gh, **settings)`: one Runtime and webhook server for the installations
+    of the given fake GitHubs (each fake is one installation with one repository)."""
+    made: list[tuple[Runtime, Any]] = []
+
+    def make(gh: FakeGitHub, *more: FakeGitHub, **kw: Any) -> App:
+        llm = scripted_llm(varied)
+        settings = make_settings(tmp_path, gh, llm, database_url=backend.database_url,
+                                 redis_url=backend.redis_url, **kw)
+        per_installation = {g.installation_id: make_settings(tmp_path, g, llm, **kw) for g in (gh, *more)}
+        rt = Runtime(settings, github=lambda inst: installation_client(per_installation[inst], inst))
+        ctx = serve(create_app(settings, runtime=rt))
+        made.append((rt, ctx))
+        return App(rt, ctx.__enter__(), llm)
+
+    yield make
+    for rt, ctx in made:
+        ctx.__exit__(None, None, None)
+        rt.store.close()
+
+
+def completed(gh: FakeGitHub, sha: str) -> list[dict[str, Any]]:
+    return [r for r in gh.runs(EDITING, sha) if r["status"] == "completed"]
+
+
+def check_run_text(gh: FakeGitHub) -> str:
+    """Everything rtcbot wrote to check runs, as one lower-case JSON text."""
+    return json.dumps([w.body for w in gh.writes()]).lower()
+
+
+# -- tenants ----------------------------------------------------------------------------------
+def test_a_tenant_gets_no_cache_hit_from_another_tenants_answers(
+        app: Callable[..., App], fake_github: Callable[..., FakeGitHub]) -> None:
+    alpha = fake_github(installation_id=101, repo="alpha/private")
+    beta = fake_github(installation_id=202, repo="beta/probe")
+    diff = many_hunks_diff(hunks=2)
+    pr_a, pr_b = alpha.add_pr(1, diff_text=diff), beta.add_pr(1, diff_text=diff)
+    a = app(alpha, beta)
+    a.deliver("pull_request", alpha.pr_event("opened", 1))
+    a.run()
+    spent_by_alpha = a.llm.request_count
+    assert spent_by_alpha > 0 and completed(alpha, pr_a.head_sha)
+    a.deliver("pull_request", beta.pr_event("opened", 1))  # the very same hunks
+    a.run()
+    assert completed(beta, pr_b.head_sha)
+    assert a.llm.request_count - spent_by_alpha == spent_by_alpha  # beta paid for every answer
+    # within one installation the cache still works: alpha's re-run sends no request
+    first = completed(alpha, pr_a.head_sha)[0]
+    a.deliver("check_run", alpha.check_run_event(first["id"], "rerequested"))
+    a.run()
+    assert len(completed(alpha, pr_a.head_sha)) == 2
+    assert a.llm.request_count == 2 * spent_by_alpha
+    metrics = httpx.get(f"{a.url}/metrics", timeout=10).text
+    hits = [line for line in metrics.splitlines() if line.startswith("rtcbot_llm_cache_hits_total ")]
+    assert hits and float(hits[0].split()[1]) > 0  # the operator still sees them
+
+
+def test_no_cache_figures_in_any_check_run(app: Callable[..., App],
+                                           fake_github: Callable[..., FakeGitHub]) -> None:
+    gh = fake_github()
+    pr = gh.add_pr(3, diff_text=many_hunks_diff(hunks=2))
+    a = app(gh)
+    a.deliver("pull_request", gh.pr_event("opened", 3))
+    a.run()
+    run = completed(gh, pr.head_sha)[0]
+    a.deliver("check_run", gh.check_run_event(run["id"], "rerequested"))  # all answers cached now
+    a.run()
+    assert len(completed(gh, pr.head_sha)) == 2
+    written = check_run_text(gh)
+    assert "llm usage: requests" in written
+    assert "cache" not in written
+
+
+# -- floods of forced work ----------------------------------------------------------------------
+def test_200_edited_comments_and_200_rerequests_make_one_analysis(
+        app: Callable[..., App], fake_github: Callable[..., FakeGitHub]) -> None:
+    gh = fake_github()
+    pr = gh.add_pr(4, diff_text=many_hunks_diff(hunks=1))
+    a = app(gh, comment_analyzers=["editing_rtc"], force_debounce_s=60.0)
+    a.deliver("pull_request", gh.pr_event("opened", 4))
+    a.run()
+    first = completed(gh, pr.head_sha)[0]
+    writes_before = len(gh.writes())
+    comment = gh.add_comment(4, "src/many.py", 2, "Why multiply here?")
+    with httpx.Client() as client:
+        for _ in range(200):
+            r = deliver(a.url, "pull_request_review_comment", gh.review_comment_event(4, comment, "edited"),
+                        client=client)
+            assert r.status_code == 202, r.text
+        a.run()
+        for _ in range(200):
+            r = deliver(a.url, "check_run", gh.check_run_event(first["id"], "rerequested"), client=client)
+            assert r.status_code == 202, r.text
+    a.run()
+    forced = [j for j in a.rt.store.jobs(kind="analyze", head_sha=pr.head_sha) if j.spec.get("force")]
+    assert len(forced) == 1 and forced[0].status == "done"
+    assert len(completed(gh, pr.head_sha)) == 2  # the first analysis and one forced one
+    assert len(gh.writes()) - writes_before <= 4  # one check run created and completed
+    assert len(a.rt.store.jobs(kind="analyze", head_sha=pr.head_sha)) == 2
+
+
+def test_forced_work_runs_again_after_the_debounce_window(
+        app: Callable[..., App], fake_github: Callable[..., FakeGitHub]) -> None:
+    gh = fake_github()
+    pr = gh.add_pr(5, diff_text=many_hunks_diff(hunks=1))
+    a = app(gh, force_debounce_s=4.0)
+    a.deliver("pull_request", gh.pr_event("opened", 5))
+    a.run()
+    first = completed(gh, pr.head_sha)[0]
+    t0 = time.monotonic()
+    a.deliver("check_run", gh.check_run_event(first["id"], "rerequested"))
+    a.run()
+    a.deliver("check_run", gh.check_run_event(first["id"], "rerequested"), delivery="within-window")
+    assert a.run() == 0
+    note = a.rt.store.delivery("within-window").note  # type: ignore[union-attr]
+    assert note is not None and "debounce window" in note
+    time.sleep(max(0.0, 4.1 - (time.monotonic() - t0)))
+    a.deliver("check_run", gh.check_run_event(first["id"], "rerequested"))
+    assert a.run() == 1
+    assert len(completed(gh, pr.head_sha)) == 3
+
+
+# -- payload retention --------------------------------------------------------------------------
+def test_payloads_are_dropped_after_routing_and_the_retention(
+        app: Callable[..., App], fake_github: Callable[..., FakeGitHub]) -> None:
+    gh = fake_github()
+    gh.add_pr(6, diff_text=many_hunks_diff(hunks=1))
+    a = app(gh, payload_retention_s=1.0)
+    a.deliver("pull_request", gh.pr_event("opened", 6), delivery="kept-then-pruned")
+    store = a.rt.store
+    store.record_delivery("never-routed", "pull_request", "opened", json.dumps(gh.pr_event("opened", 6)))
+    assert a.rt.sweep()["pruned"] == 0
+    assert store.delivery("kept-then-pruned").payload  # type: ignore[union-attr]  # within the retention
+    time.sleep(1.1)
+    assert a.rt.sweep()["pruned"] == 1
+    d = store.delivery("kept-then-pruned")
+    assert d is not None and d.payload == ""
+    assert (d.event, d.action, d.status, d.jobs) == ("pull_request", "opened", "routed", 1)  # metadata kept
+    unrouted = store.delivery("never-routed")
+    assert unrouted is not None and unrouted.status == "received" and unrouted.payload  # the sweep needs it
+    again = deliver(a.url, "pull_request", gh.pr_event("opened", 6), delivery="kept-then-pruned")
+    assert again.status_code == 200 and "duplicate" in again.json()["message"]
+
+
+# -- budgets ------------------------------------------------------------------------------------
+def test_default_budgets_exist_and_a_wrong_one_is_an_error() -> None:
+    s = ServiceSettings()
+    assert s.llm_max_requests >= 1 and s.llm_max_tokens >= 1
+    assert s.llm_daily_requests >= 1 and s.llm_daily_tokens >= 1
+    bad: list[dict[str, Any]] = [{"llm_max_requests": 0}, {"llm_daily_tokens": -1}, {"force_debounce_s": -1}]
+    for values in bad:
+        with pytest.raises(ValidationError):
+            ServiceSettings(**values)
+
+
+def test_a_jobs_budget_cut_off_is_listed_as_skipped(
+        app: Callable[..., App], fake_github: Callable[..., FakeGitHub]) -> None:
+    gh = fake_github()
+    pr = gh.add_pr(7, diff_text=many_hunks_diff(hunks=3))
+    a = app(gh, llm_max_requests=6, llm_concurrency=1)  # hunk after hunk
+    a.deliver("pull_request", gh.pr_event("opened", 7))
+    a.run()
+    assert a.llm.request_count == 6  # 5 requests a hunk: one hunk scored, the others cut off
+    summary = completed(gh, pr.head_sha)[0]["output"]["summary"]
+    assert "### Skipped" in summary
+    assert summary.count("request budget of 6 spent (the LLM budget of one analysis)") == 2
+
+
+def test_an_installations_daily_budget_cut_off_is_listed_as_skipped(
+        app: Callable[..., App], fake_github: Callable[..., FakeGitHub]) -> None:
+    gh = fake_github()
+    first = gh.add_pr(8, diff_text=many_hunks_diff(hunks=3))
+    second = gh.add_pr(9, diff_text=many_hunks_diff("src/other.py", hunks=2).replace("x", "y"))  # not cached
+    a = app(gh, llm_daily_requests=7, llm_concurrency=1)
+    a.deliver("pull_request", gh.pr_event("opened", 8))
+    a.run()
+    assert a.llm.request_count == 7
+    summary = completed(gh, first.head_sha)[0]["output"]["summary"]
+    assert "this installation's daily LLM budget" in summary
+    a.deliver("pull_request", gh.pr_event("opened", 9))
+    a.run()
+    assert a.llm.request_count == 7  # nothing left today: no request at all
+    summary = completed(gh, second.head_sha)[0]["output"]["summary"]
+    assert summary.count("this installation's daily LLM budget") == 2  # both hunks listed
+    assert "7" not in summary.split("### Skipped", 1)[1].split("LLM usage")[0]  # no usage figures
+    assert a.rt.store.llm_usage_today(gh.installation_id)[0] == 7
+
+
+# -- files at rest --------------------------------------------------------------------------------
+def test_the_store_and_the_llm_cache_are_private_files(tmp_path: Path) -> None:
+    from analyzers.llm import SqliteCache
+    from bot.store import Store
+
+    umask = os.umask(0o022)  # the usual umask: files 0644, folders 0755 unless we say otherwise
+    store = Store(f"sqlite:///{tmp_path / 'data' / 'rtcbot.sqlite3'}")
+    store.accept_delivery("d-1", "ping", None, "{}", [])
+    cache = SqliteCache(tmp_path / "cache" / "llm-cache.sqlite3")
+    cache.put("k", "code the model was shown")
+    old = tmp_path / "old"
+    old.mkdir()
+    (old / "llm-cache.sqlite3").write_bytes(b"")  # made by an earlier version, 0644
+    SqliteCache(old / "llm-cache.sqlite3")
+    try:
+        for folder in (tmp_path / "data", tmp_path / "cache"):
+            assert stat.S_IMODE(folder.stat().st_mode) == 0o700, folder
+            files = sorted(folder.iterdir())
+            assert any(f.name.endswith("-wal") for f in files), files  # WAL files follow the database
+            for f in files:
+                assert stat.S_IMODE(f.stat().st_mode) == 0o600, f
+        assert stat.S_IMODE((old / "llm-cache.sqlite3").stat().st_mode) == 0o600
+    finally:
+        os.umask(umask)
+        store.close()
