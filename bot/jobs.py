@@ -214,7 +214,11 @@ class Runtime:
                 log.exception("job %s failed", job_id)
                 status, result = "failed", f"{type(e).__name__}: {e}"
                 self._fail_check_run(row, f"rtcbot could not finish this analysis: {e}")
-        self.store.finish_job(job_id, status, result, duration_s=time.monotonic() - t0, usage=usage)
+        if not self.store.finish_job(job_id, status, result, duration_s=time.monotonic() - t0, usage=usage,
+                                     attempt=row.attempts):
+            log.warning("job %s attempt %s ended after the sweep gave it to another attempt; "
+                        "its status is that attempt's", job_id, row.attempts)
+            return self.store.job_status(job_id) or "missing"
         return status
 
     def _dispatch(self, row: JobRow, job: Job, inputs: PRInputs | None) -> Outcome:
@@ -263,7 +267,11 @@ class Runtime:
                 if old.kind == "analyze":
                     self.checks.cancel(gh, old.repo, old.analyzer, old.head_sha, job.head_sha)
             made: list[tuple[str, int]] = []
+            earlier = self._children(row, job)
             for name in self._select(cfg, self.settings.analyzers).names:
+                if name in earlier:  # made by an attempt of this job that died: run or report it
+                    made.append((name, earlier[name]))
+                    continue
                 child = AnalyzeJob.of(job, name, root=row.id)
                 job_id = self.store.add_job(events.to_spec(child), row.delivery_id,
                                             force_window_s=self.settings.force_debounce_s)
@@ -273,6 +281,15 @@ class Runtime:
                 ran = list(ex.map(lambda m: self.run_job(m[1], inputs), made))
         return "done", "analyses: " + (", ".join(f"{name} {status}" for (name, _), status in zip(made, ran, strict=True))
                                        or "none new")
+
+    def _children(self, row: JobRow, job: PRJob) -> dict[str, int]:
+        """Analyzer → id of the analysis an earlier attempt of this `pr` job made (none on a first
+        attempt). A re-run after a crash takes these over, whatever their state: the sweep may
+        have run one already, and making it again would only find its check run complete."""
+        if row.attempts <= 1 or row.delivery_id is None:
+            return {}
+        kids = self.store.jobs(delivery_id=row.delivery_id, kind="analyze", head_sha=job.head_sha)
+        return {k.analyzer: k.id for k in kids if k.analyzer is not None}
 
     def _analyze(self, row: JobRow, job: AnalyzeJob, inputs: PRInputs | None) -> Outcome:
         analyzer = registry.get(job.analyzer)

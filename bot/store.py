@@ -457,13 +457,21 @@ class Store:
                       .values(heartbeat_at=time.time()))
 
     def finish_job(self, job_id: int, status: str, result: str | None = None, *,
-                   duration_s: float | None = None, usage: dict[str, int] | None = None) -> None:
+                   duration_s: float | None = None, usage: dict[str, int] | None = None,
+                   attempt: int | None = None) -> bool:
+        """Record a job's end; False when `attempt` is given and is no longer the job's latest
+        (the sweep took the job from a worker it thought dead and gave it to another attempt:
+        the latest attempt's status stands)."""
         usage = usage or {}
+        where = [JobRow.id == job_id]
+        if attempt is not None:
+            where.append(JobRow.attempts == attempt)
         with self.session() as s:
-            s.execute(update(JobRow).where(JobRow.id == job_id)
+            res = s.execute(update(JobRow).where(*where)
                       .values(status=status, result=result, updated_at=time.time(), duration_s=duration_s,
                               llm_requests=int(usage.get("requests", 0)),
                               llm_tokens=int(usage.get("tokens", 0))))
+            return res.rowcount == 1  # type: ignore[attr-defined,no-any-return]
 
     def metrics(self) -> dict[str, Any]:
         """Counts for /metrics, read at scrape time (the worker is another process)."""

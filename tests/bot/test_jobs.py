@@ -328,6 +328,26 @@ def test_sweep_recovers_a_job_whose_worker_died(world: Callable[..., World]) -> 
     assert analysis.status == "done" and json.loads(analysis.result or "{}")["findings"] > 0
 
 
+def test_a_pr_job_rerun_after_a_crash_takes_over_the_analyses_it_made(world: Callable[..., World]) -> None:
+    w = world(stale_after_s=0.0)
+    pr = w.gh.add_pr(17, fixture="more-itertools-d992be0de9.diff")
+    w.deliver("pull_request", w.gh.pr_event("opened", 17))
+    assert w.rt.huey.dequeue() is not None  # the PR's message, taken by a worker that then died...
+    [job] = w.rt.store.jobs(kind="pr")
+    assert w.rt.store.start_job(job.id) is not None
+    pr_job = events.from_spec(job.spec)
+    assert isinstance(pr_job, PRJob)
+    child = w.rt.store.add_job(events.to_spec(AnalyzeJob.of(pr_job, "editing_rtc", root=job.id)), job.delivery_id)
+    assert child is not None and w.rt.store.start_job(child) is not None  # ...in the analysis it had made
+    assert w.rt.sweep()["requeued"] == 2
+    assert w.rt.run_job(child) == "done"  # the analysis's message comes first
+    w.run()  # then the PR's: nothing is made or run again
+    assert [a.id for a in w.rt.store.jobs(kind="analyze")] == [child]
+    again = w.rt.store.job(job.id)
+    assert again is not None and (again.status, again.result) == ("done", "analyses: editing_rtc done")
+    assert len(w.gh.runs(EDITING, pr.head_sha)) == 1
+
+
 def test_huge_pr_pages_files_and_cuts_the_summary(world: Callable[..., World]) -> None:
     w = world()
     files = [{"filename": f"assets/img{i:04d}-with-a-rather-long-name.png", "status": "added",

@@ -50,3 +50,21 @@ def test_the_writer_thread_stores_answers_without_a_flush(backend: Backend, tmp_
     assert StoreCache(other, 1).get("late") == "answer"
     other.close()
     store.close()
+
+
+def test_an_attempt_the_sweep_replaced_cannot_overwrite_the_next_ones_end(backend: Backend, tmp_path: Path) -> None:
+    store = Store(_url(backend, tmp_path))
+    job_id = store.add_job({"kind": "analyze", "repo": "o/r", "head_sha": "a" * 40, "analyzer": "editing_rtc",
+                            "pr_number": 1})
+    assert job_id is not None
+    first = store.start_job(job_id)
+    assert first is not None and first.attempts == 1
+    assert store.requeue(job_id, expect="running")  # the sweep thought its worker dead
+    second = store.start_job(job_id)
+    assert second is not None and second.attempts == 2
+    assert store.finish_job(job_id, "done", "from the first attempt", attempt=1) is False
+    assert store.job_status(job_id) == "running"  # the second attempt still owns it
+    assert store.finish_job(job_id, "skipped", "from the second attempt", attempt=2) is True
+    row = store.job(job_id)
+    assert row is not None and (row.status, row.result) == ("skipped", "from the second attempt")
+    store.close()
