@@ -4,6 +4,7 @@ Flask app, signed deliveries, and running queued jobs the way the huey consumer 
 from __future__ import annotations
 
 import json
+import os
 import threading
 import uuid
 from collections.abc import Iterator
@@ -22,7 +23,9 @@ from tests.fakes.llm_server import ScriptedLLM
 
 SECRET = "It's a Secret to Everybody"
 PG_URL = "postgresql+psycopg://postgres@127.0.0.1:5432/test"
-REDIS_URL = "redis://127.0.0.1:6379/15"
+# each concurrent test session on one machine takes its own database (RTCBOT_TEST_REDIS_DB, 0-15):
+# the tests flush it
+REDIS_URL = f"redis://127.0.0.1:6379/{int(os.environ.get('RTCBOT_TEST_REDIS_DB', '15'))}"
 
 
 def make_settings(tmp_path: Path, gh: FakeGitHub | None = None, llm: ScriptedLLM | None = None,
