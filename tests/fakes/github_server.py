@@ -7,16 +7,30 @@ It speaks real HTTP and checks what GitHub checks:
   installation tokens (counted; they expire after `token_ttl_s`);
 - installation tokens on every repository call (401 without one, 404 for another repository);
 - check runs: 422 for more than 50 annotations in one request, a `summary` or `text` over
-  65,535 characters, an annotation title over 255, a missing field, a bad level or
-  conclusion, more than 3 actions; annotations accumulate over updates as on GitHub;
+  65,535 UTF-8 bytes (GitHub counts bytes, and answers with its error object: "summary exceeds
+  a maximum bytesize of 65535"), an annotation `message` or `raw_details` over 64 KB, a title
+  over 255 (bytes here, the stricter reading of GitHub's "characters"), a missing field, a bad
+  level or conclusion, more than 3 actions; annotations accumulate over updates as on GitHub;
 - pagination of PR files (at most 100 per page, `Link` headers), the contents API;
 - failures on demand: `fail_next(count, status=403, retry_after=1)` answers like a
   secondary rate limit (`retry_after=None`: one without `Retry-After`), `fail_next(count,
   status=403, reset_in=2)` like the primary limit (`x-ratelimit-remaining: 0`, a reset 2 s on);
-- the contents API's raw media type (`Accept: application/vnd.github.raw+json`);
+- failures at random: `chaos(rate, statuses=(500, 502, 429, 403), seed=1, match=None)` answers
+  each request (whose "METHOD path" contains `match`) with one of `statuses` at probability
+  `rate` (403 and 429 as a secondary limit with `Retry-After: 1`, 422 as a validation
+  failure); `injected` counts them by status;
+- the contents API's raw media type (`Accept: application/vnd.github.raw+json`); its JSON form
+  answers a file over `max_json_bytes` (1 MB) with `encoding: none` and no content, and both
+  answer one over `max_raw_bytes` (100 MB) with 403 `too_large`, as GitHub does;
 - every request's headers, recorded (`requests[i].headers`, lower-case names);
 - a workflow's `GITHUB_TOKEN` (`grant_token`) for the Action, read-only on demand
-  (`read_only_checks`: check-run creation answers 403 as for a fork's pull request).
+  (`read_only_checks`: check-run creation answers 403 as for a fork's pull request);
+- GitHub's published OpenAPI description (tests/contract/openapi.py): every request is checked
+  against its operation (path, path parameters, query, JSON body); a body the description
+  rejects answers 422 as on GitHub, an operation it lacks 404, and each such request is a
+  `violations` entry. The `fake_github` fixture (and a `with` block) fails the test when there
+  are any, unless the fake was made with `expect_violations=True` (tests of bad requests).
+  Answers are built on the description's own examples, so they carry every described field.
 
 A pull request is built from a unified diff (`add_pr(diff_text=…)`, e.g. one of
 `tests/fixtures/prs/*.diff`), split into GitHub's per-file patches.
@@ -36,10 +50,12 @@ import hashlib
 import hmac
 import itertools
 import json
+import random
 import re
 import secrets
 import threading
 import time
+from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -54,13 +70,15 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 from unidiff import PatchSet
 
+from tests.contract.openapi import Violation, description
 from tests.fakes import LoopbackServer
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 WEBHOOKS = FIXTURES / "github" / "webhooks"
 PRS = FIXTURES / "prs"
 
-MAX_OUTPUT = 65_535
+MAX_OUTPUT = 65_535  # bytes of output.summary / output.text
+MAX_ANNOTATION_DETAILS = 64 * 1024  # bytes of an annotation's message / raw_details
 LEVELS = ("notice", "warning", "failure")
 CONCLUSIONS = ("action_required", "cancelled", "failure", "neutral", "success", "skipped", "stale", "timed_out")
 STATUSES = ("queued", "in_progress", "completed", "waiting", "requested", "pending")
@@ -139,6 +157,29 @@ class Request:
     installation: int | None = None
     body: Any = None
     headers: dict[str, str] = field(default_factory=dict)  # lower-case names
+    target: str = ""  # the path with its query, as sent
+    response: Any = None  # the JSON (or Raw) answer
+
+
+def diff_lines(patch: str) -> dict[str, set[int]]:
+    """The lines a patch's hunks show: {"RIGHT": head line numbers, "LEFT": base line numbers}."""
+    out: dict[str, set[int]] = {"RIGHT": set(), "LEFT": set()}
+    old = new = 0
+    for line in patch.splitlines():
+        m = re.match(r"@@ -(\d+)(?:,\d+)? \+(\d+)(?:,\d+)? @@", line)
+        if m:
+            old, new = int(m.group(1)), int(m.group(2))
+        elif line.startswith("+"):
+            out["RIGHT"].add(new)
+            new += 1
+        elif line.startswith("-"):
+            out["LEFT"].add(old)
+            old += 1
+        elif not line.startswith("\\"):
+            out["RIGHT"].add(new)
+            out["LEFT"].add(old)
+            old, new = old + 1, new + 1
+    return out
 
 
 @dataclass
@@ -154,7 +195,8 @@ class PullRequest:
 
 class FakeGitHub(LoopbackServer):
     def __init__(self, *, app_id: int = 4242, installation_id: int = 77, repo: str = "octo-org/widgets",
-                 default_branch: str = "main", token_ttl_s: float = 3600.0) -> None:
+                 default_branch: str = "main", token_ttl_s: float = 3600.0,
+                 expect_violations: bool = False) -> None:
         self.app_id = app_id
         self.installation_id = installation_id
         self.repo = repo
@@ -164,13 +206,21 @@ class FakeGitHub(LoopbackServer):
         self.pulls: dict[int, PullRequest] = {}
         self.contents: dict[tuple[str, str], str] = {}  # (ref, path) → text
         self.check_runs: dict[int, dict[str, Any]] = {}
+        self.reviews: list[dict[str, Any]] = []  # pull request reviews posted, in order
         self.tokens: dict[str, tuple[int, float]] = {}
         self.token_requests = 0
         self.jwt_claims: list[dict[str, Any]] = []
         self.requests: list[Request] = []
         self.rejections: list[tuple[int, str]] = []  # (status, message) of 4xx answers given
         self.read_only_checks = False  # a token that may not write check runs (fork PRs)
+        self.contract = description()  # GitHub's OpenAPI description (the operations rtcbot uses)
+        self.violations: list[Violation] = []  # requests the description rejects
+        self.expect_violations = expect_violations  # a test that sends bad requests on purpose
+        self.max_json_bytes = 1024 * 1024  # the contents API's JSON form: larger, no content
+        self.max_raw_bytes = 100 * 1024 * 1024  # larger: 403 too_large, whatever the media type
         self._failures: list[tuple[int, float | None, str | None, float | None]] = []
+        self._chaos: list[tuple[float, tuple[int, ...], str | None, random.Random]] = []
+        self.injected: Counter[int] = Counter()  # random failures given, by status
         self._ids = itertools.count(1000)
         self._lock = threading.RLock()
 
@@ -214,10 +264,17 @@ class FakeGitHub(LoopbackServer):
             self.contents[(ref or self.default_branch, path)] = text
 
     def add_comment(self, number: int, path: str, line: int | None, body: str, user: str = "alice",
-                    user_type: str = "User") -> dict[str, Any]:
+                    user_type: str = "User", *, side: str = "RIGHT", start_line: int | None = None,
+                    start_side: str | None = None, original_line: int | None = None,
+                    subject_type: str = "line") -> dict[str, Any]:
+        """A review comment as GitHub lists it: `line` on `side` (LEFT: the base file's numbers),
+        a range from `start_line` on `start_side`; outdated: `line=None` with `original_line`."""
         pr = self.pulls[number]
         cid = next(self._ids)
-        c = {"id": cid, "path": path, "line": line, "original_line": line, "side": "RIGHT", "body": body,
+        c = {"id": cid, "path": path, "line": line, "original_line": line if original_line is None else original_line,
+             "side": side, "start_line": start_line, "original_start_line": start_line,
+             "start_side": start_side if start_side or start_line is None else side, "subject_type": subject_type,
+             "position": None if line is None else 1, "body": body,
              "commit_id": pr.head_sha, "user": {"login": user, "type": user_type},
              "url": f"{self.base_url}/repos/{self.repo}/pulls/comments/{cid}"}
         with self._lock:
@@ -235,6 +292,30 @@ class FakeGitHub(LoopbackServer):
         `reset_in`: as the primary rate limit, which resets that many seconds from now."""
         with self._lock:
             self._failures.extend([(status, retry_after, match, reset_in)] * count)
+
+    def chaos(self, rate: float, statuses: tuple[int, ...] = (500, 502, 429, 403), seed: int = 1,
+              match: str | None = None) -> None:
+        """Answer each request (whose "METHOD path" contains `match`) with one of `statuses`
+        at probability `rate`, from a seeded generator; `rate=0` ends every rule."""
+        with self._lock:
+            if rate <= 0:
+                self._chaos.clear()
+            else:
+                self._chaos.append((rate, statuses, match, random.Random(seed)))
+
+    def check_contract(self) -> None:
+        """AssertionError naming every request the description rejected (none expected)."""
+        with self._lock:
+            found = list(self.violations)
+        if found and not self.expect_violations:
+            raise AssertionError(f"the bot sent {len(found)} request(s) GitHub's OpenAPI description "
+                                 f"(@octokit/openapi {self.contract.version}) rejects:\n"
+                                 + "\n".join(str(v) for v in found))
+
+    def __exit__(self, *exc: Any) -> None:
+        self.stop()
+        if exc[0] is None:  # a failing test's own error comes first
+            self.check_contract()
 
     # -- webhook payloads -------------------------------------------------------------------
     def _fixture(self, event: str, name: str) -> dict[str, Any]:
@@ -326,10 +407,13 @@ class FakeGitHub(LoopbackServer):
             def _handle(self, method: str) -> None:
                 body = self._body() if method in ("POST", "PATCH", "PUT") else None
                 status, data, headers, inst = owner._dispatch(method, self.path, dict(self.headers), body)
+                if status < 300 and not isinstance(data, Raw):  # every field the description requires
+                    data = owner.contract.complete(method, self.path, status, data)
                 raw = data.encode() if isinstance(data, Raw) else json.dumps(data).encode()
                 with owner._lock:  # recorded before the answer goes out: a test reads it at once
                     owner.requests.append(Request(method, urlparse(self.path).path, status, time.time(), inst, body,
-                                                  {k.lower(): v for k, v in self.headers.items()}))
+                                                  {k.lower(): v for k, v in self.headers.items()},
+                                                  self.path, data))
                 self.send_response(status)
                 sent = {"Content-Type": "text/plain; charset=utf-8" if isinstance(data, Raw)
                         else "application/json; charset=utf-8",
@@ -350,23 +434,43 @@ class FakeGitHub(LoopbackServer):
             def do_PATCH(self) -> None:
                 self._handle("PATCH")
 
+            def do_PUT(self) -> None:
+                self._handle("PUT")
+
+            def do_DELETE(self) -> None:
+                self._handle("DELETE")
+
         return self._serve(Handler)
 
     # -- routing ----------------------------------------------------------------------------
 
-    def _error(self, status: int, message: str, errors: list[str] | None = None,
+    def _error(self, status: int, message: str, errors: list[Any] | None = None,
                headers: dict[str, str] | None = None, inst: int | None = None) -> Answer:
+        said = [e["message"] if isinstance(e, dict) else str(e) for e in errors or []]
         with self._lock:
-            self.rejections.append((status, message + (": " + "; ".join(errors) if errors else "")))
+            self.rejections.append((status, message + (": " + "; ".join(said) if said else "")))
         data: dict[str, Any] = {"message": message, "documentation_url": "https://docs.github.com/rest"}
         if errors:
             data["errors"] = errors
         return status, data, headers or {}, inst
 
+    def _invalid(self, problems: list[str]) -> Answer:
+        """GitHub's answer to a request its OpenAPI description rejects."""
+        return self._error(422, "Invalid request.\n\n" + "\n".join(problems))
+
+    def _app_json(self) -> dict[str, Any]:
+        app = self.contract.example("integration")
+        app.update(id=self.app_id, slug="rtcbot", name="rtcbot", html_url="https://github.com/apps/rtcbot")
+        return dict(app)
+
     def _dispatch(self, method: str, raw_path: str, headers: dict[str, str], body: Any) -> Answer:
         url = urlparse(raw_path)
         path = unquote(url.path)
         query = {k: v[-1] for k, v in parse_qs(url.query).items()}
+        problems = self.contract.request_problems(method, raw_path, body)
+        if problems:
+            with self._lock:
+                self.violations.append(Violation(method, raw_path, tuple(problems), body))
         with self._lock:
             for i, (status, retry_after, match, reset_in) in enumerate(self._failures):
                 if match is None or match in f"{method} {path}":
@@ -379,15 +483,27 @@ class FakeGitHub(LoopbackServer):
                                       "X-RateLimit-Reset": str(int(time.time() + reset_in))})
                         msg = f"API rate limit exceeded for installation ID {self.installation_id}."
                     return self._error(status, msg, headers=extra)
+            for rate, statuses, match, rng in self._chaos:
+                if (match is None or match in f"{method} {path}") and rng.random() < rate:
+                    status = rng.choice(statuses)
+                    self.injected[status] += 1
+                    if status == 422:
+                        return self._error(422, "Validation Failed", ["injected by chaos()"])
+                    return self._error(status, "You have exceeded a secondary rate limit." if status in (403, 429)
+                                       else "Server Error", headers={"Retry-After": "1"} if status in (403, 429) else {})
         auth = headers.get("Authorization") or headers.get("authorization") or ""
         m = re.fullmatch(r"/app/installations/(\d+)/access_tokens", path)
         if m and method == "POST":
-            return self._issue_token(auth, int(m.group(1)))
+            return self._issue_token(auth, int(m.group(1)), problems)
         if path.startswith("/app"):
             ok, why = self._check_jwt(auth)
             if not ok:
                 return self._error(401, why)
-            return 200, {"id": self.app_id, "slug": "rtcbot"}, {}, None
+            if (method, path) != ("GET", "/app"):
+                return self._error(404, "Not Found")
+            if problems:
+                return self._invalid(problems)
+            return 200, self._app_json(), {}, None
         inst = self._check_token(auth)
         if inst is None:
             return self._error(401, "Bad credentials")
@@ -399,6 +515,7 @@ class FakeGitHub(LoopbackServer):
             ("GET", r"/pulls/(\d+)", self._get_pull),
             ("GET", r"/pulls/(\d+)/files", self._get_files),
             ("GET", r"/pulls/(\d+)/comments", self._get_comments),
+            ("POST", r"/pulls/(\d+)/reviews", self._create_review),
             ("GET", r"/contents/(.+)", self._get_contents),
             ("GET", r"/commits/([0-9a-f]+)/check-runs", self._list_runs),
             ("POST", r"/check-runs", self._create_run),
@@ -409,6 +526,8 @@ class FakeGitHub(LoopbackServer):
         for verb, pattern, fn in handlers:
             mm = re.fullmatch(pattern, rest)
             if verb == method and mm:
+                if problems:  # GitHub checks a request against its description before it acts
+                    return (*self._invalid(problems)[:3], inst)
                 status, data, hdrs, _ = fn(*mm.groups(), query=query, body=body, headers=headers)
                 return status, data, hdrs, inst
         return self._error(404, "Not Found", inst=inst)
@@ -434,20 +553,25 @@ class FakeGitHub(LoopbackServer):
             return False, "'Expiration time' claim ('exp') is too far in the future"
         return True, ""
 
-    def _issue_token(self, auth: str, installation_id: int) -> Answer:
+    def _issue_token(self, auth: str, installation_id: int, problems: list[str]) -> Answer:
         ok, why = self._check_jwt(auth)
         if not ok:
             return self._error(401, why)
         if installation_id != self.installation_id:
             return self._error(404, "Not Found")
+        if problems:
+            return self._invalid(problems)
         token = "ghs_" + secrets.token_hex(18)
         expires = time.time() + self.token_ttl_s
         with self._lock:
             self.tokens[token] = (installation_id, expires)
             self.token_requests += 1
-        return 201, {"token": token, "expires_at": _iso(expires),
-                     "permissions": {"checks": "write", "pull_requests": "read", "contents": "read",
-                                     "metadata": "read"}, "repository_selection": "all"}, {}, None
+        answer = self.contract.example("installation-token")
+        answer.pop("repositories", None)  # an installation on all its repositories lists none
+        answer.update(token=token, expires_at=_iso(expires), repository_selection="all",
+                      permissions={"checks": "write", "pull_requests": "read", "contents": "read",
+                                   "metadata": "read"})
+        return 201, answer, {}, None
 
     def _check_token(self, auth: str) -> int | None:
         parts = auth.split(" ", 1)
@@ -498,21 +622,61 @@ class FakeGitHub(LoopbackServer):
             return self._error(404, "Not Found")
         return self._page(pr.comments, query, f"/pulls/{number}/comments")
 
+    def _create_review(self, number: str, body: Any, **_: Any) -> Answer:
+        """POST /pulls/{n}/reviews: one review, its comments each on lines a hunk of the diff
+        shows (RIGHT: the head's numbers, LEFT: the base's); 422 like GitHub otherwise."""
+        pr = self._pr(number)
+        if pr is None:
+            return self._error(404, "Not Found")
+        if not isinstance(body, dict) or body.get("event", "COMMENT") not in ("COMMENT", "APPROVE", "REQUEST_CHANGES"):
+            return self._error(422, "Validation Failed", [{"message": "event is invalid"}])
+        shown = {f["filename"]: diff_lines(f.get("patch") or "") for f in pr.files}
+        made = []
+        for c in body.get("comments") or []:
+            side = c.get("side", "RIGHT")
+            lines = shown.get(c.get("path", ""), {}).get(side, set())
+            first = c.get("start_line", c.get("line"))
+            if not isinstance(c.get("line"), int) or not isinstance(first, int) or first > c["line"] \
+                    or any(n not in lines for n in range(first, c["line"] + 1)):
+                return self._error(422, "Unprocessable Entity",
+                                   [{"message": "Line could not be resolved", "resource": "PullRequestReviewComment"}])
+            made.append(c)
+        with self._lock:
+            rid = next(self._ids)
+            review = {"id": rid, "body": body.get("body", ""), "commit_id": body.get("commit_id", pr.head_sha),
+                      "state": "COMMENTED", "user": {"login": "rtcbot[bot]", "type": "Bot"}, "comments": made}
+            self.reviews.append(review)
+        for c in made:
+            added = self.add_comment(pr.number, c["path"], c["line"], c["body"], user="rtcbot[bot]", user_type="Bot")
+            added.update({k: c[k] for k in ("side", "start_line", "start_side") if k in c},
+                         pull_request_review_id=rid, commit_id=review["commit_id"])
+        return 200, {k: v for k, v in review.items() if k != "comments"}, {}, None
+
     def _get_contents(self, path: str, query: dict[str, str], headers: dict[str, str], **_: Any) -> Answer:
         ref = query.get("ref", self.default_branch)
         text = self.contents.get((ref, path))
         if text is None:
             return self._error(404, "Not Found")
         accept = {k.lower(): v for k, v in headers.items()}.get("accept", "")
+        size = len(text.encode())
+        if size > self.max_raw_bytes:
+            status, data, hdrs, inst = self._error(403, "This API returns blobs up to 100 MB in size. The requested "
+                                                   "blob is too large to fetch via the API.")
+            data["errors"] = [{"resource": "Blob", "field": "data", "code": "too_large"}]
+            return status, data, hdrs, inst
         if "application/vnd.github.raw" in accept:
             return 200, Raw(text), {}, None
-        return 200, {"type": "file", "encoding": "base64", "path": path, "name": path.rsplit("/", 1)[-1],
-                     "content": base64.b64encode(text.encode()).decode(), "size": len(text)}, {}, None
+        inline = size <= self.max_json_bytes  # 1-100 MB: described, but `encoding: none`, no content
+        return 200, {"type": "file", "encoding": "base64" if inline else "none", "path": path,
+                     "name": path.rsplit("/", 1)[-1], "size": size,
+                     "content": base64.b64encode(text.encode()).decode() if inline else ""}, {}, None
 
     # -- check runs -------------------------------------------------------------------------
     def _run_json(self, run: dict[str, Any]) -> dict[str, Any]:
-        out = {k: v for k, v in run.items() if k not in ("annotations", "updates")}
-        out["output"] = {**run.get("output", {}), "annotations_count": len(run["annotations"])}
+        unset = {k: None for k in ("details_url", "started_at", "completed_at")}
+        out = {**unset, **{k: v for k, v in run.items() if k not in ("annotations", "updates")}}
+        out["output"] = {"title": None, "summary": None, "text": None, **run.get("output", {}),
+                         "annotations_count": len(run["annotations"]), "annotations_url": f"{run['url']}/annotations"}
         return out
 
     def _list_runs(self, sha: str, query: dict[str, str], **_: Any) -> Answer:
@@ -535,10 +699,13 @@ class FakeGitHub(LoopbackServer):
         run = self.check_runs.get(int(run_id))
         if run is None:
             return self._error(404, "Not Found")
-        return self._page(run["annotations"], query, f"/check-runs/{run_id}/annotations")
+        blob = f"https://github.com/{self.repo}/blob/{run['head_sha']}/"
+        listed = [{"start_column": None, "end_column": None, "title": None, "raw_details": None,
+                   "blob_href": blob + a["path"], **a} for a in run["annotations"]]
+        return self._page(listed, query, f"/check-runs/{run_id}/annotations")
 
-    def _validate(self, body: Any, creating: bool) -> list[str]:
-        errs: list[str] = []
+    def _validate(self, body: Any, creating: bool) -> list[Any]:
+        errs: list[Any] = []
         if not isinstance(body, dict):
             return ["Problems parsing JSON"]
         if creating:
@@ -566,8 +733,9 @@ class FakeGitHub(LoopbackServer):
                 errs.append("output needs a title and a summary")
                 return errs
             for k in ("summary", "text"):
-                if len(out.get(k) or "") > MAX_OUTPUT:
-                    errs.append(f"output.{k} is too long (maximum is {MAX_OUTPUT} characters)")
+                if _size(out.get(k)) > MAX_OUTPUT:  # GitHub's own error object
+                    errs.append({"resource": "CheckRun", "code": "custom", "field": k,
+                                 "message": f"{k} exceeds a maximum bytesize of {MAX_OUTPUT}"})
             anns = out.get("annotations") or []
             if len(anns) > 50:
                 errs.append("Only 50 annotations are allowed per request")
@@ -579,8 +747,11 @@ class FakeGitHub(LoopbackServer):
                     errs.append(f"annotation_level {a['annotation_level']!r} is not valid")
                 elif a["end_line"] < a["start_line"]:
                     errs.append("annotation end_line is before start_line")
-                if len(a.get("title") or "") > 255:
+                if _size(a.get("title")) > 255:
                     errs.append("annotation title is too long (maximum is 255 characters)")
+                for k in ("message", "raw_details"):
+                    if _size(a.get(k)) > MAX_ANNOTATION_DETAILS:
+                        errs.append(f"annotation {k} exceeds a maximum bytesize of {MAX_ANNOTATION_DETAILS}")
                 if ("start_column" in a or "end_column" in a) and a.get("start_line") != a.get("end_line"):
                     errs.append("columns only for single-line annotations")
         return errs
@@ -629,13 +800,20 @@ class FakeGitHub(LoopbackServer):
             return 200, self._run_json(run), {}, None
 
 
+def _size(text: Any) -> int:
+    """A field's size as GitHub counts it: UTF-8 bytes."""
+    return len(str(text or "").encode("utf-8"))
+
+
 def _iso(ts: float) -> str:
     return datetime.fromtimestamp(ts, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 @pytest.fixture
 def fake_github() -> Iterator[Callable[..., FakeGitHub]]:
-    """A factory: `fake_github(**kw)` → a started FakeGitHub (stopped after the test)."""
+    """A factory: `fake_github(**kw)` → a started FakeGitHub (stopped after the test). The
+    contract gate: the test fails (at teardown) when the bot sent any request GitHub's OpenAPI
+    description rejects, unless that fake was made with `expect_violations=True`."""
     servers: list[FakeGitHub] = []
 
     def make(**kw: Any) -> FakeGitHub:
@@ -646,3 +824,5 @@ def fake_github() -> Iterator[Callable[..., FakeGitHub]]:
     yield make
     for s in servers:
         s.stop()
+    for s in servers:
+        s.check_contract()

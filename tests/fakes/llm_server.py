@@ -7,6 +7,9 @@ under test goes through the real `openai` client. It can:
   choice), or a fixed text;
 - honour `n` or ignore it (one choice per request, as llama.cpp and Ollama do);
 - fail the next requests on demand (`fail_next(count, status, retry_after=None)`);
+- fail at random (`chaos(rate, kinds=("500", "hang", "garbage", "empty"), seed=1, hang_s=2.0)`):
+  a 500, a connection held `hang_s` then closed unanswered (a timed-out gateway), a 200 whose
+  body is not JSON, a 200 with an empty body; `injected` counts them by kind;
 - wait a fixed delay per request plus a delay per completion token (benchmarks);
 - count requests, tokens and record every request body.
 
@@ -17,8 +20,10 @@ under test goes through the real `openai` client. It can:
 from __future__ import annotations
 
 import json
+import random
 import threading
 import time
+from collections import Counter
 from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler
 from typing import Any
@@ -55,6 +60,8 @@ class ScriptedLLM(LoopbackServer):
         self.in_flight = 0
         self.max_in_flight = 0
         self._failures: list[tuple[int, float | None]] = []
+        self._chaos: tuple[float, tuple[str, ...], random.Random, float] | None = None
+        self.injected: Counter[str] = Counter()  # random failures given, by kind
         self._lock = threading.Lock()
 
     # -- control -------------------------------------------------------------------------
@@ -72,6 +79,12 @@ class ScriptedLLM(LoopbackServer):
     def fail_next(self, count: int, status: int = 500, retry_after: float | None = None) -> None:
         with self._lock:
             self._failures.extend([(status, retry_after)] * count)
+
+    def chaos(self, rate: float, kinds: tuple[str, ...] = ("500", "hang", "garbage", "empty"), seed: int = 1,
+              hang_s: float = 2.0) -> None:
+        """Fail each request at probability `rate` in one of `kinds` (seeded); `rate=0` stops."""
+        with self._lock:
+            self._chaos = (rate, kinds, random.Random(seed), hang_s) if rate > 0 else None
 
     @property
     def base_url(self) -> str:
@@ -120,6 +133,10 @@ class ScriptedLLM(LoopbackServer):
         with self._lock:
             self.requests.append(req)
             failure = self._failures.pop(0) if self._failures else None
+            kind = None
+            if failure is None and self._chaos is not None and self._chaos[2].random() < self._chaos[0]:
+                kind = self._chaos[2].choice(self._chaos[1])
+                self.injected[kind] += 1
             self.in_flight += 1
             self.max_in_flight = max(self.max_in_flight, self.in_flight)
         try:
@@ -127,6 +144,9 @@ class ScriptedLLM(LoopbackServer):
                 status, retry_after = failure
                 headers = {"Retry-After": str(retry_after)} if retry_after is not None else {}
                 h._send(status, {"error": {"message": f"scripted failure {status}", "type": "scripted"}}, headers)
+                return
+            if kind is not None:
+                self._misbehave(h, kind)
                 return
             if req.get("model") != self.model:
                 h._send(404, {"error": {"message": f"model {req.get('model')!r} not found", "code": "model_not_found"}})
@@ -158,6 +178,22 @@ class ScriptedLLM(LoopbackServer):
         finally:
             with self._lock:
                 self.in_flight -= 1
+
+
+    def _misbehave(self, h: Any, kind: str) -> None:
+        if kind == "500":
+            h._send(500, {"error": {"message": "injected failure", "type": "chaos"}})
+            return
+        if kind == "hang":
+            time.sleep(self._chaos[3] if self._chaos else 2.0)
+            h.close_connection = True  # closed without an answer
+            return
+        body = b"<html>502 Bad Gateway</html>" if kind == "garbage" else b""
+        h.send_response(200)
+        h.send_header("Content-Type", "application/json")
+        h.send_header("Content-Length", str(len(body)))
+        h.end_headers()
+        h.wfile.write(body)
 
 
 def varied(req: dict[str, Any]) -> list[str]:
