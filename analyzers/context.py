@@ -6,21 +6,76 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
+from analyzers.diff import DiffLine, Hunk
 from analyzers.llm import LLMClient
 from analyzers.options import OptionsT, validate
+
+Side = Literal["LEFT", "RIGHT"]
 
 
 @dataclass
 class ReviewComment:
-    """A review comment on a changed line, written by a person or a bot."""
+    """A review comment on a pull request's diff, written by a person or a bot.
+
+    `line` is numbered as GitHub numbers it: on `side` "RIGHT" a line of the head file (an
+    added or unchanged line), on "LEFT" a line of the base file (a removed or unchanged line);
+    `line` ≤ 0: the whole file. A multi-line comment runs from `start_line` on `start_side` to
+    `line` on `side` (GitHub keeps both ends in one hunk). `outdated`: GitHub no longer shows
+    the comment on the diff (its lines changed since it was written); it is placed nowhere."""
 
     path: str
     line: int
     body: str
     author: str = ""
     id: int | str | None = None
+    side: Side = "RIGHT"
+    start_line: int | None = None
+    start_side: Side | None = None
+    outdated: bool = False
+
+    def lines_in(self, hunk: Hunk) -> list[DiffLine]:
+        """The hunk's lines the comment is on, in diff order; [] when its line is not in this
+        hunk (or it is outdated, or about the whole file)."""
+        at = self._range(hunk)
+        return hunk.lines[at[0]:at[1] + 1] if at else []
+
+    def head_span(self, hunk: Hunk) -> tuple[int, int] | None:
+        """The head-file lines the comment covers in `hunk` (where an annotation about it goes):
+        the head numbers of its lines; a comment on removed lines only sits on the head line
+        where they were removed. None when the comment is not on this hunk."""
+        at = self._range(hunk)
+        if at is None:
+            return None
+        lo, hi = at
+        heads = [ln.new_no for ln in hunk.lines[lo:hi + 1] if ln.new_no is not None]
+        if not heads:  # removed lines only: the next head line of the hunk, else the one before
+            after = [ln.new_no for ln in hunk.lines[hi + 1:] if ln.new_no is not None]
+            before = [ln.new_no for ln in hunk.lines[:lo] if ln.new_no is not None]
+            heads = after[:1] or before[-1:] or [hunk.span[0]]
+        return min(heads), max(heads)
+
+    def _range(self, hunk: Hunk) -> tuple[int, int] | None:
+        """The first and last index in `hunk.lines` of the lines the comment is on."""
+        if self.outdated or self.line <= 0:
+            return None
+        end = _index(hunk, self.line, self.side)
+        if end is None:
+            return None
+        start = None
+        if self.start_line is not None and self.start_line > 0:
+            start = _index(hunk, self.start_line, self.start_side or self.side)
+        start = end if start is None else start
+        return min(start, end), max(start, end)
+
+
+def _index(hunk: Hunk, line: int, side: Side) -> int | None:
+    """Where line `line` of `side` ("LEFT": the base file, "RIGHT": the head) is in the hunk."""
+    for i, ln in enumerate(hunk.lines):
+        if (ln.old_no if side == "LEFT" else ln.new_no) == line:
+            return i
+    return None
 
 
 @dataclass(frozen=True)

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
+import httpx
 import openai
 from tenacity import (
     RetryCallState,
@@ -184,7 +185,13 @@ def shared_openai(base_url: str, api_key: str, timeout: float) -> openai.OpenAI:
         return client
 
 
+class _Malformed(Exception):
+    """A 200 whose body is not a chat completion (a gateway's HTML page, an empty body)."""
+
+
 def _retryable(exc: BaseException) -> bool:
+    if isinstance(exc, _Malformed):
+        return True
     if isinstance(exc, openai.APIStatusError):
         return exc.status_code == 429 or exc.status_code >= 500
     return isinstance(exc, openai.APIConnectionError | openai.APITimeoutError)
@@ -266,11 +273,13 @@ class LLMClient:
         return LLMError(f"LLM request to {where} failed: {exc}")
 
     def _stop(self, state: RetryCallState) -> bool:
-        """Give up after max_retries; after 2 tries when nothing listens (no point waiting)."""
+        """Give up after max_retries; after 2 tries when nothing listens (no point waiting). A
+        connection that was made and then dropped (a gateway restarting) gets every retry."""
         if state.attempt_number > self.settings.max_retries:
             return True
         exc = state.outcome.exception() if state.outcome else None
-        refused = isinstance(exc, openai.APIConnectionError) and not isinstance(exc, openai.APITimeoutError)
+        refused = (isinstance(exc, openai.APIConnectionError) and not isinstance(exc, openai.APITimeoutError)
+                   and isinstance(exc.__cause__, httpx.ConnectError))
         return refused and state.attempt_number >= 2
 
     def _wait(self, state: RetryCallState) -> float:
@@ -316,9 +325,17 @@ class LLMClient:
                 with attempt:
                     self._charge_request()
                     with self._slots:
-                        resp = self._client.chat.completions.create(**kwargs)
+                        try:
+                            resp = self._client.chat.completions.create(**kwargs)
+                        except (ValueError, openai.APIResponseValidationError) as e:  # JSONDecodeError too
+                            raise _Malformed(f"{type(e).__name__}: {str(e)[:200]}") from None
+                    if not isinstance(getattr(resp, "choices", None), list) or not resp.choices:
+                        raise _Malformed("no choices in the answer")
         except BudgetExceeded:
             raise
+        except _Malformed as e:
+            raise LLMError(f"the LLM endpoint {self.base_url} (model {self.model!r}) answered something that "
+                           f"is not a chat completion, {self.settings.max_retries} times ({e})") from None
         except openai.OpenAIError as e:
             raise self._describe(e) from None
         with self._lock:

@@ -35,6 +35,9 @@ NOTICE = (
     "Scores from a 135M model only show the pipeline working; point --llm-base-url at a "
     "capable model for meaningful scores."
 )
+# said in every report whose scores came from the embedded model
+SMALL_MODEL_NOTE = ("These scores come from the embedded 135M model, which only shows the pipeline working: "
+                    "point rtcbot at a larger model (llm-base-url) before trusting them.")
 _notice_shown = False
 _shared: EmbeddedServer | None = None
 _shared_lock = threading.Lock()

@@ -2,6 +2,9 @@
 
 pass@k (Chen et al. 2021), unbiased: with n samples of which c pass all tests,
     pass@k = 1 − C(n−c, k) / C(n, k)  (1 when n − c < k).
+It is defined only for k ≤ n: with fewer samples than k there is no k-subset to draw, and
+clamping k to n would report pass@10 = 1.000 from one correct sample. So pass@k and TCA@k are
+reported only for the k that every task's samples reach; the others are named as dropped.
 TCA@k (FixEval): the mean share of test cases passed over the first k samples.
 """
 
@@ -18,9 +21,8 @@ def pass_at_k(n: int, c: int, k: int) -> float:
     """Probability that at least one of k samples drawn from n (c correct) is correct."""
     if n < 0 or c < 0 or c > n or k < 1:
         raise ValueError(f"need 0 <= c <= n and k >= 1 (n={n}, c={c}, k={k})")
-    if n == 0:
-        return 0.0
-    k = min(k, n)  # fewer samples than k: the estimate for k = n
+    if k > n:
+        raise ValueError(f"pass@{k} is undefined with {n} sample(s): the estimator needs k <= n")
     if n - c < k:
         return 1.0
     # 1 - prod_{i=n-c+1}^{n} (1 - k/i): numerically stable, no big binomials
@@ -58,13 +60,22 @@ def histogram(verdicts: Iterable[str]) -> dict[str, int]:
     return out
 
 
+def split_ks(ks: Sequence[int], n: int) -> tuple[list[int], list[int]]:
+    """(the k that n samples per task can estimate, the k dropped because they exceed n)."""
+    return [k for k in ks if k <= n], [k for k in ks if k > n]
+
+
 def summarize(tasks: Mapping[str, Sequence[Sequence[str]]], ks: Sequence[int]) -> dict[str, object]:
-    """Figures over tasks: n_tasks, pass@k and tca@k (means over tasks), verdict histogram
-    over every (sample, case)."""
-    figures: dict[str, object] = {"n_tasks": len(tasks)}
-    for k in ks:
-        figures[f"pass@{k}"] = fmean(task_pass_at_k(s, k) for s in tasks.values()) if tasks else 0.0
-    for k in ks:
-        figures[f"tca@{k}"] = fmean(tca_at_k(s, k) for s in tasks.values()) if tasks else 0.0
+    """Figures over tasks: n_tasks, the fewest samples of a task (`samples`), pass@k and tca@k
+    (means over tasks) for each k up to that, the k left out (`dropped_k`, k > samples: see
+    above), and the verdict histogram over every (sample, case)."""
+    n = min((len(s) for s in tasks.values()), default=0)
+    kept, dropped = split_ks(ks, n)
+    figures: dict[str, object] = {"n_tasks": len(tasks), "samples": n}
+    for k in kept:
+        figures[f"pass@{k}"] = fmean(task_pass_at_k(s, k) for s in tasks.values())
+    for k in kept:
+        figures[f"tca@{k}"] = fmean(tca_at_k(s, k) for s in tasks.values())
+    figures["dropped_k"] = dropped
     figures["verdicts"] = histogram(v for samples in tasks.values() for s in samples for v in s)
     return figures

@@ -11,13 +11,15 @@ from __future__ import annotations
 import dataclasses
 import logging
 import threading
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 
 from analyzers import registry
 from analyzers.context import AnalysisContext
 from analyzers.diff import ChangeSet
 from analyzers.llm import LLMClient, LLMError
+from analyzers.local_llm import ALIAS as EMBEDDED_ALIAS
+from analyzers.local_llm import SMALL_MODEL_NOTE
 from analyzers.options import OptionsError
 from analyzers.report import AnalyzerReport, Skipped
 
@@ -38,6 +40,9 @@ def run_one(name: str, changes: ChangeSet, ctx: AnalysisContext) -> AnalyzerRepo
     if ctx.has_llm and not report.usage:
         spent = ctx.llm.usage.minus(before) if before else ctx.llm.usage
         report.usage = spent.as_dict()
+    if ctx.has_llm and ctx.llm.settings.model == EMBEDDED_ALIAS and report.usage.get("requests", 0) \
+            and SMALL_MODEL_NOTE not in report.notes:
+        report.notes.append(SMALL_MODEL_NOTE)
     for f in changes.skipped:
         if not any(s.item == f.path for s in report.skipped):
             report.skipped.append(Skipped(f.path, f.skipped or ""))
@@ -55,12 +60,21 @@ def scoped_context(ctx: AnalysisContext) -> AnalysisContext:
     return dataclasses.replace(ctx, llm_factory=view if has_llm else None, _llm=None, _lock=threading.Lock())
 
 
-def run_all(names: Sequence[str], changes: ChangeSet, ctx: AnalysisContext) -> list[AnalyzerReport]:
-    """Every analyzer in `names`, concurrently; the reports in the order of `names`."""
+def run_all(names: Sequence[str], changes: ChangeSet, ctx: AnalysisContext,
+            on_done: Callable[[AnalyzerReport], None] | None = None) -> list[AnalyzerReport]:
+    """Every analyzer in `names`, concurrently; the reports in the order of `names`.
+    `on_done(report)` is called as each ends (e.g. to show progress)."""
+
+    def one(name: str, c: AnalysisContext) -> AnalyzerReport:
+        report = run_one(name, changes, c)
+        if on_done is not None:
+            on_done(report)
+        return report
+
     if len(names) <= 1:
-        return [run_one(n, changes, ctx) for n in names]
+        return [one(n, ctx) for n in names]
     with ThreadPoolExecutor(max_workers=len(names), thread_name_prefix="analyzer") as ex:
-        futures = [ex.submit(run_one, n, changes, scoped_context(ctx)) for n in names]
+        futures = [ex.submit(one, n, scoped_context(ctx)) for n in names]
         return [f.result() for f in futures]
 
 

@@ -234,8 +234,9 @@ def humaneval_round_trips(llm: LLMClient, problems: Sequence[Problem], executor:
         trip.baseline_sims["pass"] = [float(next(verdicts)) for _ in trip.baseline]
         passed = [next(verdicts) for _ in plain]
         res = ProblemResult(p, trip, plain, passed)
+        # pass@1 needs at least one plain sample (undefined without: analyzers/passk.py)
         res.scores = {**trip.scores("pass", k=cfg.n_forward),
-                      "pass@1": pass_at_k(len(passed), sum(passed), 1) if passed else 0.0}
+                      **({"pass@1": pass_at_k(len(passed), sum(passed), 1)} if passed else {})}
         out.append(res)
     return out
 

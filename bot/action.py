@@ -22,7 +22,7 @@ runs the repository's tests in the sandbox.
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO
@@ -32,13 +32,20 @@ from analyzers.context import Tools
 from analyzers.llm import LLMClient
 from analyzers.pipeline import run_all
 from analyzers.report import AnalyzerReport
-from bot.context import build, changes_from_github, comments_from_github, head_files
+from bot.context import (
+    build,
+    changes_from_github,
+    comments_from_github,
+    head_files,
+    unlisted_files_note,
+)
 from bot.gate import judge
 from bot.github import GitHub, GitHubError, GitHubSettings, token_client
 from bot.workflow import ActionError, PullRequest, load_event, plan, read_inputs
 from reporters import check_run
-from reporters.base import Target, publish
-from reporters.check_run import CheckRunReporter
+from reporters.base import Sinks, Target, publish
+from reporters.base import build as build_reporters
+from reporters.check_run import CheckRunReporter, diff_lines
 from reporters.sarif import SarifReporter
 from reporters.step_summary import OutputsReporter, RunOutcome, StepSummaryReporter
 from reporters.workflow_commands import STEP_ANNOTATIONS_PER_LEVEL, WorkflowCommandsReporter
@@ -60,6 +67,7 @@ class ActionSettings:
     test_command: str = ""
     step_summary_path: str | None = None
     output_path: str | None = None
+    reporters: str = "pr-review"  # further outputs by name (input `reporters`)
     tools: Tools = field(default_factory=Tools)  # the operator's (RTCBOT_SEMGREP, ...)
     allowed_models: tuple[str, ...] = ()  # models the config may pick (RTCBOT_ALLOWED_MODELS)
     llm_for_model: Callable[[str], Callable[[], LLMClient]] | None = None  # the config's model
@@ -86,6 +94,27 @@ def _head_file(gh: GitHub, pr: PullRequest) -> Callable[[str], str | None]:
     return load
 
 
+def _run_links(pr: PullRequest, runs: dict[str, int]) -> dict[str, str]:
+    """Each analyzer's check run page, on the server of the pull request's page."""
+    server = pr.html_url.split(f"/{pr.full_name}/", 1)[0] if f"/{pr.full_name}/" in pr.html_url else ""
+    return {name: f"{server}/{pr.full_name}/runs/{rid}" for name, rid in runs.items()}
+
+
+def _extra_outputs(names: Sequence[str], sinks: Sinks, target: Target, titles: dict[str, str],
+                   reports: list[AnalyzerReport]) -> list[str]:
+    """Drive the further reporters by name, each through a finished run; what each did. One
+    that GitHub refuses (a fork's read-only token) is said, not fatal: the check runs and the
+    summary hold the same findings."""
+    said = []
+    for reporter in build_reporters(names, sinks):
+        try:
+            said.append(f"{reporter.name}: {publish(reporter, target, titles, reports)}")
+        except GitHubError as e:
+            said.append(f"{reporter.name}: GitHub refused it ({e.status}: {e.message}); "
+                        "the check runs and the summary hold the same findings")
+    return said
+
+
 def run_action(s: ActionSettings, *, log: IO[str] | None = None, stdout: IO[str] | None = None) -> ActionResult:
     log = log or sys.stderr
     stdout = stdout or sys.stdout
@@ -97,7 +126,7 @@ def run_action(s: ActionSettings, *, log: IO[str] | None = None, stdout: IO[str]
     if not s.token:
         raise ActionError("GITHUB_TOKEN is not set: pass `github-token` (default: the workflow's token)")
     inputs = read_inputs(s.event_name, analyzers=s.analyzers, fail_on=s.fail_on, config=s.config,
-                         test_command=s.test_command)  # a bad one is an error before any request
+                         test_command=s.test_command, reporters=s.reporters)  # bad: an error before any request
     gh = token_client(s.api_url, s.token, s.github)
     try:
         text = None
@@ -133,7 +162,14 @@ def run_action(s: ActionSettings, *, log: IO[str] | None = None, stdout: IO[str]
         model = p.selection.model
         llm = s.llm_for_model(model) if model and s.llm_for_model else s.llm_factory
         try:
-            changes = changes_from_github(gh.pr_files(pr.full_name, pr.number), loaded)
+            files = gh.pr_files(pr.full_name, pr.number)
+            changes = changes_from_github(files, loaded)
+            unlisted = unlisted_files_note(len(files), lambda: gh.changed_files(pr.full_name, pr.number))
+            if unlisted:  # said in every check run and in the step summary, as on the App
+                say(f"rtcbot: {unlisted}")
+                notes.append(unlisted)
+                checks.notes.append(unlisted)
+            checks.diff = diff_lines(changes)  # annotations only where the diff shows them
             ctx = build(loaded, p.selection, tools=s.tools, llm_factory=llm,
                         comments=lambda: comments_from_github(gh.review_comments(pr.full_name, pr.number)),
                         file_loader=head_files(p.checkout, _head_file(gh, pr)), repo_path=p.checkout)
@@ -159,6 +195,11 @@ def run_action(s: ActionSettings, *, log: IO[str] | None = None, stdout: IO[str]
                             f"{STEP_ANNOTATIONS_PER_LEVEL} per level and step)." if left else "."))
             say("rtcbot: " + mode_note.replace("**", ""))
 
+        sinks = Sinks(github=gh, stream=stdout, notes=tuple(notes), suggestions=loaded.config.suggestions)
+        for line in _extra_outputs(inputs.reporters, sinks,
+                                   target, titles, reports):
+            say(f"rtcbot: {line}")
+
         sarif_written = ""
         if s.sarif_file:
             from analyzers.paths import safe_join
@@ -173,7 +214,8 @@ def run_action(s: ActionSettings, *, log: IO[str] | None = None, stdout: IO[str]
 
         outcome = RunOutcome(mode=mode, mode_note=mode_note, conclusion=conclusion, gate=fail_on.text,
                              matched=tuple(matched), missing=tuple(missing), notes=tuple(notes),
-                             sarif_file=sarif_written)
+                             sarif_file=sarif_written, links=_run_links(pr, checks.runs if mode == "check-runs" else {}),
+                             conclusions={n: out.conclusion for n, out in checks.sent.items()})
         publish(StepSummaryReporter(Path(s.step_summary_path) if s.step_summary_path else None, stdout),
                 target, titles, reports, outcome)
         if s.output_path:

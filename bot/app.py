@@ -5,14 +5,18 @@ over 25 MB (413, chunked ones too, before anything else is done with them), veri
 `X-Hub-Signature-256` over the raw body (gidgethub.sansio), parse the JSON once with a bound on
 its nesting (400, never a 500, for anything malformed), route it to jobs (a pure function),
 record the delivery and its jobs in one database transaction (its `X-GitHub-Delivery` id makes a
-redelivery a no-op), enqueue the job ids and answer 202. The work happens in `rtcbot worker`.
-No static files are served.
+redelivery a no-op), enqueue the job ids and answer 202. A delivery that asks for nothing (an
+event or action not handled, one without an `installation`: a repository webhook's) is
+recorded and answered 200 with the reason, and queues nothing. The work happens in `rtcbot
+worker`. No static files are served.
 """
 
 from __future__ import annotations
 
+import hmac
 import json
 import logging
+import os
 import re
 import time
 import urllib.parse
@@ -26,11 +30,13 @@ from prometheus_client import CollectorRegistry, Counter, Histogram, generate_la
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 from prometheus_client.registry import Collector
 
+from bot import feedback
 from bot.jobs import Runtime
 from bot.queue import describe, ping
 from bot.settings import ServiceSettings, SettingsError, load_settings
 
 log = logging.getLogger(__name__)
+MULTIPROC_ENV = "PROMETHEUS_MULTIPROC_DIR"
 
 
 def verify_signature(body: bytes, signature: str | None, secret: str) -> bool:
@@ -165,6 +171,23 @@ class StoreCollector(Collector):
         yield hits
 
 
+def scrape_registry(own: CollectorRegistry, rt: Runtime) -> CollectorRegistry:
+    """What /metrics serves. Under `rtcbot serve` (gunicorn, several worker processes) each
+    worker's counters live in files of PROMETHEUS_MULTIPROC_DIR (set before prometheus_client
+    is imported, bot/commands/serve.py): every scrape, whichever worker answers, sums all of
+    them, so successive scrapes agree. In one process (tests, a WSGI server of your own): this
+    process's registry."""
+    path = os.environ.get(MULTIPROC_ENV)
+    if not path:
+        return own
+    from prometheus_client import multiprocess
+
+    merged = CollectorRegistry()
+    multiprocess.MultiProcessCollector(merged, path=path)
+    merged.register(StoreCollector(rt))
+    return merged
+
+
 def create_app(settings: ServiceSettings | None = None, *, runtime: Runtime | None = None) -> Flask:
     settings = settings or (runtime.settings if runtime else load_settings())
     if not settings.webhook_secret:
@@ -181,6 +204,7 @@ def create_app(settings: ServiceSettings | None = None, *, runtime: Runtime | No
     latency = Histogram("rtcbot_webhook_seconds", "Time to answer a webhook", registry=registry,
                         buckets=(0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10))
     registry.register(StoreCollector(rt))
+    scraped = scrape_registry(registry, rt)
 
     too_large_message = f"payload over {settings.max_body_bytes:,} bytes"
 
@@ -229,16 +253,23 @@ def create_app(settings: ServiceSettings | None = None, *, runtime: Runtime | No
         if not isinstance(payload, dict):
             return answer(400, "malformed body: expected a JSON object", event)
         try:
-            ids = rt.accept(delivery, event, payload, text)
+            accepted = rt.accept(delivery, event, payload, text)
         except Exception:
             log.exception("could not record delivery %s", delivery)
             return answer(503, "could not record the delivery; redeliver it", event, delivery=delivery)
-        if ids is None:
+        if accepted is None:
             return answer(200, "duplicate delivery: already received", event, delivery=delivery)
         latency.observe(time.perf_counter() - t0)
         if event == "ping":
             return answer(200, "pong", event, delivery=delivery)
-        return answer(202, "accepted", event, delivery=delivery, jobs=ids)
+        if accepted.nothing_to_do:
+            # received and recorded, but nothing to do: a 2xx (GitHub shows it as delivered; a
+            # redelivery would change nothing), with the reason
+            return answer(200, f"received; nothing queued: {accepted.note or 'nothing to do'}", event,
+                          delivery=delivery, jobs=[])
+        if accepted.note:  # its work joined the same work already queued or running
+            return answer(202, f"accepted: {accepted.note}", event, delivery=delivery, jobs=accepted.jobs)
+        return answer(202, "accepted", event, delivery=delivery, jobs=accepted.jobs)
 
     @app.get("/healthz")
     def healthz() -> Response:
@@ -257,9 +288,24 @@ def create_app(settings: ServiceSettings | None = None, *, runtime: Runtime | No
         resp.status_code = 200 if ok else 503
         return resp
 
+    @app.get("/stats")
+    def stats() -> Response:
+        """Acceptance of rtcbot's suggestions (bot/feedback.py), for `?repo=owner/name` or all;
+        only with the operator's RTCBOT_STATS_TOKEN (the figures name repositories)."""
+        if not settings.stats_token:
+            return answer(404, "not found: set RTCBOT_STATS_TOKEN to serve /stats")
+        given = request.headers.get("Authorization", "")
+        if not hmac.compare_digest(given.encode(), f"Bearer {settings.stats_token}".encode()):
+            return answer(401, "a bearer token is required (RTCBOT_STATS_TOKEN)")
+        repo = request.args.get("repo") or None
+        if repo is not None and (len(repo) > 200 or repo.count("/") != 1):
+            return answer(400, "repo: expected owner/name")
+        data = feedback.acceptance(feedback.rows(rt.store, repo))
+        return jsonify({**data, "repo": repo})
+
     @app.get("/metrics")
     def metrics() -> Response:
-        return Response(generate_latest(registry), mimetype="text/plain; version=0.0.4")
+        return Response(generate_latest(scraped), mimetype="text/plain; version=0.0.4")
 
     @app.errorhandler(413)
     def too_large(_e: Any) -> Response:

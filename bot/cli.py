@@ -11,13 +11,12 @@ import json
 import logging
 import os
 import pkgutil
-import shutil
 import subprocess
 import sys
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import click
 
@@ -28,13 +27,15 @@ from analyzers.llm import LLMError
 from analyzers.pipeline import run_all
 from analyzers.report import AnalyzerReport
 from analyzers.sandbox import SandboxUnavailable
-from analyzers.tooling import tool_env, workdir
-from bot import commands
+from bot import commands, logs
 from bot.commands._common import llm_factory, llm_options, pop_llm_settings
+from bot.commands._git import git as _git
+from bot.commands._git import run as git_run
 from bot.config import CONFIG_PATH, ConfigError, LoadedConfig, parse_config, read_file
 from bot.context import build, changes_from_diff, select
 from bot.gate import judge
-from bot.settings import SettingsError, load_tools
+from bot.progress import live
+from bot.settings import SettingsError, load_log_settings, load_tools
 from reporters import FORMATS
 
 MAX_PATCH_BYTES = 64 * 1024 * 1024
@@ -56,13 +57,28 @@ class Main(click.Group):
             sys.exit(0)
 
 
+SERVICES = ("serve", "worker")  # long-running: log at info by default
+
+
 @click.group(cls=Main)
 @click.version_option(package_name="rtcbot")
-@click.option("-v", "--verbose", count=True, help="More logging (-v info, -vv debug).")
-def main(verbose: int) -> None:
+@click.option("-v", "--verbose", count=True, help="More logging (-v info, -vv debug; default: LOG_LEVEL).")
+@click.pass_context
+def main(ctx: click.Context, verbose: int) -> None:
     """rtcbot: label-free trust scores for code changes and review comments."""
-    level = logging.WARNING - 10 * min(verbose, 2)
-    logging.basicConfig(level=level, format="%(levelname)s %(name)s: %(message)s")
+    try:
+        log_settings = load_log_settings()
+    except SettingsError as e:
+        settings_exit(e)
+    default = logging.INFO if ctx.invoked_subcommand in SERVICES else logging.WARNING
+    logs.configure(log_settings, verbose=verbose, default=default)
+
+
+def settings_exit(e: SettingsError) -> NoReturn:
+    """Bad settings: one line per problem, naming its environment variable; exit 2."""
+    for line in e.lines or [str(e)]:
+        click.echo(f"Error: {line}", err=True)
+    sys.exit(2)
 
 
 @main.group("eval", invoke_without_command=True)
@@ -96,38 +112,10 @@ def _read_patch(path: str) -> bytes:
     return p.read_bytes()
 
 
-# A checkout's own .git/config and .gitattributes must not run a program: no external diff,
-# no textconv filter, no fsmonitor hook, no pager; no user or system config, a clean environment.
-GIT_SAFE = ["--no-pager", "-c", "core.fsmonitor=false", "-c", "core.hooksPath=/dev/null",
-            "-c", "diff.external=", "-c", "core.pager=cat"]
-GIT_ENV = {"GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": "/dev/null", "GIT_TERMINAL_PROMPT": "0"}
-GIT_TIMEOUT_S = 300
-
-
-def _git_run(args: list[str], cwd: Path) -> subprocess.CompletedProcess[bytes]:
-    with workdir("rtcbot-git-") as home:
-        return subprocess.run([shutil.which("git") or "git", *GIT_SAFE, *args], cwd=cwd,
-                              env=tool_env(home, GIT_ENV), capture_output=True, check=False,
-                              stdin=subprocess.DEVNULL, timeout=GIT_TIMEOUT_S)
-
-
-def _git(args: list[str], cwd: Path) -> bytes:
-    try:
-        out = _git_run(args, cwd)
-    except FileNotFoundError:
-        raise click.ClickException("git is not installed") from None
-    except subprocess.TimeoutExpired:
-        raise click.ClickException(f"git {' '.join(args)} took longer than {GIT_TIMEOUT_S} s") from None
-    if out.returncode != 0:
-        msg = out.stderr.decode(errors="replace").strip().splitlines()
-        raise click.ClickException(f"git {' '.join(args)} failed: {msg[-1] if msg else out.returncode}")
-    return out.stdout
-
-
 def _git_loader(cwd: Path, head: str) -> Callable[[str], str | None]:
     def load(path: str) -> str | None:
         try:  # the blob as stored (`cat-file` applies no textconv filter)
-            out = _git_run(["cat-file", "blob", f"{head}:{path}"], cwd)
+            out = git_run(["cat-file", "blob", f"{head}:{path}"], cwd)
         except (OSError, subprocess.TimeoutExpired):
             return None
         return out.stdout.decode("utf-8", errors="replace") if out.returncode == 0 else None
@@ -202,15 +190,20 @@ def render(reports: list[AnalyzerReport], fmt: str) -> str:
               help="The Semgrep executable for AutoFix (default: RTCBOT_SEMGREP, else the one installed).")
 @click.option("--rules", "rules", multiple=True, type=click.Path(exists=True, path_type=Path),
               help="Extra local Semgrep rule file or folder for AutoFix (repeatable; default: RTCBOT_SEMGREP_RULES).")
+@click.option("-q", "--quiet", is_flag=True, help="No progress on stderr (it shows only on a terminal anyway).")
 @llm_options
 def review(patch: str | None, git_range: str | None, analyzer_spec: str | None, fmt: str,
            comments_file: Path | None, comment_text: str | None, comment_at: str | None,
            repo: Path | None, test_command: str | None, config_file: Path | None, ignores: tuple[str, ...],
-           out_file: Path | None, semgrep: str | None, rules: tuple[Path, ...], **kwargs: Any) -> None:
+           out_file: Path | None, semgrep: str | None, rules: tuple[Path, ...], quiet: bool,
+           **kwargs: Any) -> None:
     """Score a change's hunks and review comments.
 
     The change is PATCH_FILE (a git diff, git show -p or format-patch; '-' for stdin) or
-    --git BASE..HEAD in the checkout here (or at --repo)."""
+    --git BASE..HEAD in the checkout here (or at --repo).
+
+    Exit status: 0 done; 1 the config's fail_on matched, or every analyzer failed; 2 bad input;
+    3 the LLM budget (--max-requests, --max-tokens) ran out and cut work off (partial result)."""
     settings = pop_llm_settings(kwargs)
     if bool(patch) == bool(git_range):
         raise click.UsageError("give either a PATCH_FILE or --git BASE..HEAD")
@@ -255,15 +248,27 @@ def review(patch: str | None, git_range: str | None, analyzer_spec: str | None, 
             raise click.BadParameter(str(e), param_hint="--analyzers") from None
     defaults = ["editing_rtc"] + (registry.comment_readers() if comments else [])
     sel = select(loaded, defaults=defaults, explicit=explicit, test_command=test_command,
-                 allowed_models=_allowed_models(), config_name=str(config_file or CONFIG_PATH))
+                 allowed_models=_allowed_models(), config_name=str(config_file or CONFIG_PATH),
+                 checks_qualification=True)
     for note in sel.notes:
         click.echo(f"note: {note}", err=True)
     if sel.model:
         settings = replace(settings, model=sel.model)
     names = sel.names
-    ctx = build(loaded, sel, tools=tools, llm_factory=llm_factory(settings), comments=comments,
+    factory = llm_factory(settings)
+    if loaded.config.require_qualified:  # `rtcbot qualify`'s record (bot/commands/qualify.py)
+        from bot.commands.qualify import refusal, refusing_factory
+
+        if (why := refusal(settings, repo)) is not None:
+            click.echo(f"note: {why}", err=True)
+            factory = refusing_factory(why)
+    ctx = build(loaded, sel, tools=tools, llm_factory=factory, comments=comments,
                 file_loader=loader, repo_path=repo)
-    reports = run_all(names, changes, ctx)
+    hunks = sum(len(f.hunks) for f in changes.files)
+    with live(lambda: ctx.llm.usage if ctx.has_llm else None, quiet=quiet) as display:
+        done = display.step(f"{len(names)} analys{'es' if len(names) != 1 else 'is'} of {hunks} hunk"
+                            f"{'s' if hunks != 1 else ''}", total=len(names))
+        reports = run_all(names, changes, ctx, on_done=lambda _: done(1))
     text = render(reports, fmt)
     click.echo(text)
     if out_file:
@@ -275,9 +280,28 @@ def review(patch: str | None, git_range: str | None, analyzer_spec: str | None, 
     verdict = judge(loaded.config.gate(), reports)
     if verdict.missing:
         click.echo("note: fail_on: not measured in this run: " + ", ".join(verdict.missing), err=True)
+    cut = budget_cut_message(ctx.llm.budget_cut if ctx.has_llm else None, reports)
+    if cut:
+        click.echo(f"Error: {cut}", err=True)
     if verdict.matched:
         click.echo("fail_on matched: " + "; ".join(verdict.matched), err=True)
         sys.exit(1)
+    if cut:
+        sys.exit(EXIT_BUDGET)
+
+
+EXIT_BUDGET = 3  # the LLM budget (--max-requests, --max-tokens) cut work off: the result is partial
+
+
+def budget_cut_message(cut: str | None, reports: list[AnalyzerReport]) -> str | None:
+    """In words, what a spent LLM budget left undone (None: it cut nothing off)."""
+    if not cut:
+        return None
+    skipped = sum(1 for r in reports for s in r.skipped if "budget" in s.reason)
+    stopped = [r.title for r in reports if any("budget" in n for n in r.notes)]
+    done = "; ".join([*([f"{skipped} item{'s' if skipped != 1 else ''} skipped"] if skipped else []),
+                      *(f"{t} stopped early" for t in stopped)]) or "some work not done"
+    return f"the LLM budget ran out ({cut}): {done}; the result is partial (raise --max-requests/--max-tokens)"
 
 
 def _load_config(path: Path | None, tools: Tools) -> LoadedConfig:

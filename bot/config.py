@@ -34,7 +34,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import yaml
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, ValidationError, field_validator
@@ -70,6 +70,13 @@ class RepoConfig(BaseModel):
                                      validation_alias=AliasChoices("test_command", "test-command"))
     # validated per analyzer by parse_config (registry.validate_options), kept as given
     options: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    # AutoFix's fixes as committable suggestions (the pr-review reporter): only those verified
+    # by a clean Semgrep re-scan and Patched RTC, every proposed fix, or none
+    suggestions: Literal["off", "verified", "all"] = "verified"
+    # whether the App records what became of its suggestions (applied, resolved, reactions)
+    feedback: Literal["on", "off"] = "on"
+    # model-based scores only from a model that `rtcbot qualify` qualified (.rtcbot/qualification.json)
+    require_qualified: bool = Field(default=False, validation_alias=AliasChoices("require_qualified", "require-qualified"))
 
     @field_validator("analyzers", mode="before")
     @classmethod

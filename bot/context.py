@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from analyzers import registry
-from analyzers.context import AnalysisContext, ReviewComment, Tools
+from analyzers.context import AnalysisContext, ReviewComment, Side, Tools
 from analyzers.diff import DEFAULT_IGNORES, ChangeSet, parse_diff, parse_github_files
 from analyzers.llm import LLMClient
 from bot.config import CONFIG_PATH, SYNTHESIS, LoadedConfig
@@ -51,13 +51,16 @@ class Selection:
 
 def select(loaded: LoadedConfig, *, defaults: Sequence[str], explicit: Sequence[str] | None = None,
            test_command: str | None = None, runs_code: bool = True, no_code_note: str | None = "",
-           allowed_models: Sequence[str] = (), config_name: str = CONFIG_PATH) -> Selection:
+           allowed_models: Sequence[str] = (), config_name: str = CONFIG_PATH,
+           checks_qualification: bool = False) -> Selection:
     """The analyzers, test command, model and notes of a run.
 
     `explicit`: an operator's exact list (the Action's `analyzers` input, `--analyzers`),
     which wins over the file; `test_command`: the operator's (input or flag), which wins over
     the file's; `runs_code`: False on the App, which never runs a pull request's code, and
-    then `no_code_note` ("": the App's words; None: no note) says so when a command is set."""
+    then `no_code_note` ("": the App's words; None: no note) says so when a command is set;
+    `checks_qualification`: whether this surface reads `rtcbot qualify`'s record (the CLI),
+    else a file asking for it (`require_qualified`) is told that it is not read here."""
     notes = [loaded.message] if loaded.message else []
     cfg = loaded.config
     command = (test_command or cfg.test_command) if runs_code else None
@@ -70,6 +73,10 @@ def select(loaded: LoadedConfig, *, defaults: Sequence[str], explicit: Sequence[
     model, model_note = loaded.model(allowed_models)
     if model_note:
         notes.append(model_note.replace(CONFIG_PATH, config_name))
+    if cfg.require_qualified and not checks_qualification:
+        notes.append(f"`require_qualified` in {config_name} is honoured by `rtcbot review` only: here no "
+                     "qualification record is read, so the model's scores are published unchecked "
+                     "(see docs/qualify.md)")
     return Selection(names, command, model, notes)
 
 
@@ -82,6 +89,31 @@ def changes_from_github(files: Sequence[Mapping[str, Any]], loaded: LoadedConfig
     return parse_github_files(files, ignore=ignores(loaded))
 
 
+MAX_LISTED_FILES = 3000  # GitHub's "list pull request files" stops here
+
+
+def unlisted_files_note(listed: int, changed_files: Callable[[], int | None]) -> str | None:
+    """What a check run says when GitHub's list of a pull request's files stopped at its
+    3,000 (None when the list is not full). `changed_files`: the pull request's own count
+    (`changed_files` of GET /pulls/{n}), asked only for a full list; an error it raises is
+    said in the note."""
+    if listed < MAX_LISTED_FILES:
+        return None
+    try:
+        total = changed_files()
+    except Exception as e:  # the count is for the note only: the analysis goes on without it
+        total, why = None, f" (its file count could not be read: {e})"
+    else:
+        why = ""
+    if total is not None and total <= listed:
+        return None
+    if total is None:
+        return (f"GitHub lists at most {MAX_LISTED_FILES:,} files of a pull request and listed "
+                f"{listed:,} here: any files after those were not analysed{why}.")
+    return (f"This pull request changes {total:,} files, but GitHub lists at most "
+            f"{MAX_LISTED_FILES:,}: {total - listed:,} files were not analysed.")
+
+
 def changes_from_diff(data: bytes | str, loaded: LoadedConfig,
                       extra_ignores: Iterable[str] = ()) -> ChangeSet:
     """The change in a unified diff, minus ignored paths (DiffError when it is not a diff)."""
@@ -89,18 +121,43 @@ def changes_from_diff(data: bytes | str, loaded: LoadedConfig,
 
 
 def comments_from_github(raw: Iterable[Mapping[str, Any]]) -> list[ReviewComment]:
-    """Review comments from GitHub's pull-request comments. Outdated ones (no `line`: the line
-    is no longer in the diff) and ones without a path or a text body are left out."""
+    """Review comments from GitHub's pull-request comments, for the App and the Action alike.
+
+    Each keeps its side: `line` on `side` "LEFT" is a line of the base file (a removed line),
+    on "RIGHT" one of the head; a multi-line comment keeps `start_line` / `start_side`; a
+    comment on the file (`subject_type: file`) is about the whole file (line 0). An outdated
+    comment (`line` null: its lines changed since) keeps its `original_line` but is marked
+    `outdated` and placed nowhere: that number is a line of the commit it was written on, not
+    of this diff. Ones without a path or a text body are left out."""
     out = []
     for c in raw:
-        line, path, body = c.get("line"), c.get("path"), c.get("body")
-        if line is None or not path or not isinstance(body, str):
+        path, body = c.get("path"), c.get("body")
+        if not path or not isinstance(body, str):
             continue
         user = c.get("user") or {}
         login = str(user.get("login") or "") if isinstance(user, dict) else ""
-        out.append(ReviewComment(path=str(path), line=int(line), body=body, author=login,
-                                 id=c.get("id")))
+        whole_file = c.get("subject_type") == "file"
+        line, outdated = _int(c.get("line")), False
+        if whole_file:
+            line = 0
+        elif line is None:
+            line, outdated = _int(c.get("original_line")) or 0, True
+        start = _int(c.get("start_line") if not outdated else c.get("original_start_line"))
+        out.append(ReviewComment(path=str(path), line=line, body=body, author=login, id=c.get("id"),
+                                 side=_side(c.get("side")),
+                                 start_line=None if whole_file else start,
+                                 start_side=_side(c.get("start_side") or c.get("side"))
+                                 if start is not None else None,
+                                 outdated=outdated))
     return out
+
+
+def _int(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _side(value: Any) -> Side:
+    return "LEFT" if value == "LEFT" else "RIGHT"
 
 
 def git_head(workspace: Path) -> str | None:

@@ -9,6 +9,7 @@ Job kinds (each a frozen dataclass; stored as JSON in the jobs table, see `to_sp
   once (drafts stop there unless enabled).
 - `AnalyzeJob` (`analyze`): one analyzer on one head SHA: one check run "rtcbot / <title>".
 - `InstallationJob` (`installation`): remember an installation (created, deleted, suspended, …).
+- `FeedbackJob` (`feedback`): a pull request closed: what became of rtcbot's suggestions.
 """
 
 from __future__ import annotations
@@ -24,7 +25,8 @@ from reporters.check_run import CHECK_PREFIX, RERUN_ACTION, check_name, external
 
 PR_ACTIONS = frozenset({"opened", "synchronize", "reopened", "ready_for_review"})
 COMMENT_ACTIONS = frozenset({"created", "edited"})
-__all__ = ["CHECK_PREFIX", "RERUN_ACTION", "AnalyzeJob", "BadJob", "InstallationJob", "Job", "PRJob", "Routed",
+__all__ = ["CHECK_PREFIX", "RERUN_ACTION", "AnalyzeJob", "BadJob", "FeedbackJob", "InstallationJob", "Job", "PRJob",
+           "Routed",
            "check_name", "external_id", "from_spec", "parse_external_id", "route", "to_spec"]
 
 
@@ -85,7 +87,19 @@ class InstallationJob:
     action: str | None = None
 
 
-Job = PRJob | AnalyzeJob | InstallationJob
+@dataclass(frozen=True, kw_only=True)
+class FeedbackJob:
+    """A pull request closed: what became of rtcbot's suggestions on it (merged or not, the
+    reactions on its comments; bot/feedback.py)."""
+
+    kind: Literal["feedback"] = "feedback"
+    repo: str
+    installation_id: int | None = None
+    pr_number: int
+    merged: bool = False
+
+
+Job = PRJob | AnalyzeJob | InstallationJob | FeedbackJob
 
 _JOB: TypeAdapter[Job] = TypeAdapter(Annotated[Job, Field(discriminator="kind")])
 
@@ -165,7 +179,20 @@ def route(event: str, payload: Mapping[str, Any], *,
           comment_analyzers: Sequence[str] = ("crscore",),
           titles: Mapping[str, str] | None = None) -> Routed:
     """The jobs one delivery asks for. `titles` maps check titles ("EditingRTC") to analyzer
-    names, for check runs whose external_id does not say (created before it did)."""
+    names, for check runs whose external_id does not say (created before it did).
+
+    A delivery that names no installation (a repository or organization webhook, not the
+    App's) makes no job: every job acts through an installation's token, so it could only
+    fail; the note says why."""
+    routed = _route(event, payload, comment_analyzers=comment_analyzers, titles=titles)
+    if routed.jobs and _base(payload).installation_id is None:
+        return Routed(note=f"{event}: no installation in the payload (a repository or organization webhook, "
+                           "not the GitHub App's); rtcbot acts only on deliveries from an installation of its App")
+    return routed
+
+
+def _route(event: str, payload: Mapping[str, Any], *, comment_analyzers: Sequence[str],
+           titles: Mapping[str, str] | None) -> Routed:
     action = payload.get("action")
     if event == "ping":
         return Routed(note="pong")
@@ -174,6 +201,14 @@ def route(event: str, payload: Mapping[str, Any], *,
     b = _base(payload)
 
     if event == "pull_request":
+        if action == "closed":
+            pr = payload.get("pull_request") or {}
+            number = _number(pr.get("number"))
+            if number is None:
+                return Routed(note="pull_request.closed without a number")
+            return Routed([FeedbackJob(repo=b.repo, installation_id=b.installation_id, pr_number=number,
+                                       merged=bool(pr.get("merged")))],
+                          note="pull_request.closed: reading what became of rtcbot's suggestions")
         if action not in PR_ACTIONS:
             return Routed(note=f"pull_request.{action}: nothing to do")
         pr = payload.get("pull_request") or {}

@@ -29,7 +29,7 @@ import json
 import logging
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -41,7 +41,7 @@ from analyzers import registry
 from analyzers.context import ReviewComment
 from analyzers.llm import LLMClient
 from analyzers.pipeline import run_one
-from bot import budget, events
+from bot import budget, events, feedback
 from bot.config import CONFIG_PATH, LoadedConfig, parse_config
 from bot.context import (
     Selection,
@@ -50,15 +50,18 @@ from bot.context import (
     comments_from_github,
     head_files,
     select,
+    unlisted_files_note,
 )
-from bot.events import AnalyzeJob, InstallationJob, Job, PRJob
+from bot.events import AnalyzeJob, FeedbackJob, InstallationJob, Job, PRJob
 from bot.github import GitHub, GitHubError, installation_client
 from bot.lifecycle import CheckRuns
+from bot.logs import job_context
 from bot.publish import publish, record
 from bot.queue import make_huey
 from bot.settings import ServiceSettings
 from bot.store import JobRow, Store
-from bot.sweep import Sweeper
+from bot.sweep import Resender, Sweeper, why
+from reporters.check_run import diff_lines
 
 log = logging.getLogger(__name__)
 
@@ -68,6 +71,22 @@ Outcome = tuple[str, str, dict[str, int]]  # (status, result, LLM usage)
 
 class JobError(RuntimeError):
     pass
+
+
+@dataclass(frozen=True)
+class Accepted:
+    """What a new delivery made: the ids of the jobs sent for it (its new jobs, and any same
+    work still waiting for a message the queue refused), and why nothing was made, if so."""
+
+    jobs: list[int]
+    note: str = ""
+    asked: int = 0  # jobs the delivery asked for (some may have joined the same work queued)
+    routed: bool = True  # False: routing failed; the sweep routes the recorded delivery later
+
+    @property
+    def nothing_to_do(self) -> bool:
+        """Routed, and asked for no work (an event or action not handled, no installation)."""
+        return self.routed and self.asked == 0
 
 
 @dataclass
@@ -120,7 +139,8 @@ class Runtime:
         self._github = github or (lambda inst: installation_client(settings, inst))
         self.task = self.huey.task(name="rtcbot.run_job")(self.run_job)
         self.checks = CheckRuns(self.store)
-        self.sweep = Sweeper(self.store, settings, self.route_delivery, self.enqueue, self._fail_check_run)
+        self.resender = Resender(self.store, self.enqueue)
+        self.sweep = Sweeper(self.store, settings, self.route_delivery, self.send, self._fail_check_run)
         self._titles: dict[str, str] | None = None
 
     def warm_up(self) -> None:
@@ -147,28 +167,36 @@ class Runtime:
     def enqueue(self, job_id: int) -> None:
         self.task(job_id)
 
-    def send(self, job_ids: list[int]) -> None:
-        """Enqueue stored jobs. A message that cannot be sent (the queue is away) loses
-        nothing: the job stays queued in the store and the next sweep sends it."""
+    def send(self, job_ids: Sequence[int]) -> bool:
+        """Enqueue stored jobs; whether all went. A message that cannot be sent (the queue is
+        away) loses nothing: the job stays queued in the store, marked unsent, and this process
+        tries again within seconds (Resender); the sweep and a later delivery of the same work
+        send it too. One warning line, no traceback."""
         for n, job_id in enumerate(job_ids):
             try:
                 self.enqueue(job_id)
-            except Exception:
-                log.exception("could not enqueue job %s; the sweep will send it", job_id)
+            except Exception as e:
+                rest = list(job_ids[n:])
+                log.warning("could not send job(s) %s to the queue (%s); retrying in the background",
+                            ", ".join(map(str, rest)), why(e))
                 try:
-                    self.store.expedite(job_ids[n:])
-                except Exception:
-                    log.warning("could not mark jobs %s for the sweep", job_ids[n:], exc_info=True)
-                return
+                    self.store.expedite(rest)
+                except Exception as e2:  # the sweep still sends them, after RTCBOT_REQUEUE_AFTER_S
+                    log.warning("could not mark job(s) %s as unsent (%s)", ", ".join(map(str, rest)), why(e2))
+                self.resender.wake()
+                return False
+        return True
 
     def route(self, event: str, payload: dict[str, Any]) -> events.Routed:
         return events.route(event, payload, comment_analyzers=self.settings.comment_analyzers,
                             titles=self.titles() if event == "check_run" else None)
 
-    def accept(self, delivery_id: str, event: str, payload: dict[str, Any], body: bytes | str) -> list[int] | None:
+    def accept(self, delivery_id: str, event: str, payload: dict[str, Any], body: bytes | str) -> Accepted | None:
         """A verified delivery: route it (pure), then record it with its jobs in one transaction
-        and enqueue them; the new jobs' ids, or None for a redelivery (nothing done). A routing
-        failure still records the delivery, unrouted, for the sweep to route later."""
+        and enqueue them; what it made, or None for a redelivery (nothing done). A routing
+        failure still records the delivery, unrouted, for the sweep to route later. Work that
+        is already queued is not made again, but when its message never went out (the queue
+        refused it) this delivery sends it."""
         try:
             routed: events.Routed | None = self.route(event, payload)
         except Exception:
@@ -179,9 +207,37 @@ class Runtime:
                                          None if routed is None else [events.to_spec(j) for j in routed.jobs],
                                          (routed.note or None) if routed is not None else None,
                                          force_window_s=self.settings.force_debounce_s)
+        if ids is None:
+            return None
+        if event == "pull_request_review_thread":
+            try:
+                self.thread(payload)
+            except Exception:  # a record only: the delivery is kept either way
+                log.warning("could not record review thread of delivery %s", delivery_id, exc_info=True)
+        if routed is None:
+            return Accepted([], "routing failed; it is retried", routed=False)
         if ids:
             self.send(ids)
-        return ids
+        if len(ids) < len(routed.jobs):  # some merged into work already there
+            ids = ids + self._resend_like([events.to_spec(j) for j in routed.jobs], skip=ids)
+        note = routed.note or ("the same work is already queued or running, or was re-run within "
+                               "RTCBOT_FORCE_DEBOUNCE_S" if routed.jobs and not ids else "")
+        return Accepted(ids, note, asked=len(routed.jobs))
+
+    def _resend_like(self, specs: list[dict[str, Any]], skip: Sequence[int] = ()) -> list[int]:
+        """Send again the queued jobs (but `skip`) doing the work of `specs` whose message never
+        went out; their ids."""
+        try:
+            unsent = [i for i in self.store.unsent_like(specs) if i not in skip]
+        except Exception as e:
+            log.warning("could not look for unsent jobs (%s)", why(e))
+            return []
+        if unsent and self.send(unsent):
+            try:
+                self.store.mark_sent(unsent)
+            except Exception as e:  # the sweep sends them once more: harmless
+                log.warning("could not mark job(s) %s as sent (%s)", unsent, why(e))
+        return unsent
 
     def route_delivery(self, delivery_id: str, event: str, payload: dict[str, Any]) -> list[int]:
         """Route a delivery that was recorded but not routed (the sweep); [] when another
@@ -205,6 +261,16 @@ class Runtime:
         row = self.store.start_job(job_id)
         if row is None:
             return self.store.job_status(job_id) or "missing"
+        # every line logged while it runs names the job: repo#PR, head, analyzer, id, seconds in
+        with job_context(job_id, repo=row.repo, pr=row.pr_number, head=row.head_sha, analyzer=row.analyzer):
+            log.info("%s job started (attempt %s)", row.kind, row.attempts)
+            status = self._run_started(row, inputs)
+            log.info("%s job ended: %s", row.kind, status)
+            return status
+
+    def _run_started(self, row: JobRow, inputs: PRInputs | None) -> str:
+        """run_job's work, for a job this attempt has started."""
+        job_id = row.id
         t0 = time.monotonic()
         usage: dict[str, int] = {}
         with heartbeat(self.store, job_id, self.settings.heartbeat_s):
@@ -226,11 +292,13 @@ class Runtime:
             if job.installation_id:
                 self.store.save_installation(job.installation_id, job.account, job.active)
             return "done", f"installation {job.action}", {}
+        if isinstance(job, FeedbackJob):
+            return self._closed(job)
         if isinstance(job, PRJob):
             return (*self._fan_out(row, job), {})
         return self._analyze(row, job, inputs)
 
-    def _gh(self, job: PRJob | AnalyzeJob) -> GitHub:
+    def _gh(self, job: PRJob | AnalyzeJob | FeedbackJob) -> GitHub:
         if not job.installation_id:
             raise JobError("the delivery names no installation")
         return self._github(job.installation_id)
@@ -263,6 +331,8 @@ class Runtime:
             newer = self.store.newer_head(job.repo, job.pr_number, job.head_sha, row.id)
             if newer is not None:
                 return "cancelled", f"superseded by {newer}"
+            if job.action == "synchronize" and cfg.config.feedback != "off":
+                self._applied(gh, job)
             for old in self.store.cancel_older(job.repo, job.pr_number, job.head_sha, row.id):
                 if old.kind == "analyze":
                     self.checks.cancel(gh, old.repo, old.analyzer, old.head_sha, job.head_sha)
@@ -309,7 +379,9 @@ class Runtime:
             if done:
                 return "skipped", f"{check} for {job.head_sha[:12]} is already complete", {}
             started = io.submit(self.checks.start, gh, job, analyzer.title, existing)
-            changes = changes_from_github(inputs.files.result(), cfg)
+            files = inputs.files.result()
+            changes = changes_from_github(files, cfg)
+            unlisted = unlisted_files_note(len(files), lambda: gh.changed_files(job.repo, job.pr_number))
             ctx = build(cfg, dataclasses.replace(sel, names=[job.analyzer]), tools=self.settings.tools(),
                         llm_factory=self.llm_factory(sel.model, job.installation_id),
                         comments=inputs.comments.result,  # only for an analyzer that reads them
@@ -323,10 +395,50 @@ class Runtime:
             cr_id = started.result()
         if self.store.job_status(row.id) == "cancelled":
             return "cancelled", "superseded while running", report.usage
-        out = publish(gh, job, cr_id, report, fail_on=cfg.config.gate(), notes=sel.notes)
+        out = publish(gh, job, cr_id, report, fail_on=cfg.config.gate(),
+                      notes=[*sel.notes, *([unlisted] if unlisted else [])],
+                      extra=self.settings.reporters, diff=diff_lines(changes),
+                      suggestions=cfg.config.suggestions,
+                      on_published=None if cfg.config.feedback == "off" else self._recorder(job))
         record(self.store, job, check, cr_id, out, report)
         return "done", json.dumps({"check_run": cr_id, "findings": len(report.findings),
                                    "error": report.error}), dict(report.usage)
+
+    def _closed(self, job: FeedbackJob) -> Outcome:
+        """A pull request closed: merged or not, and the reactions on the bot's suggestions."""
+        if not feedback.rows(self.store, job.repo, job.pr_number):
+            return "done", "nothing of rtcbot's to follow on this pull request", {}
+        comments = self._gh(job).review_comments(job.repo, job.pr_number)
+        n = feedback.mark_closed(self.store, job.repo, job.pr_number, job.merged, comments)
+        return "done", f"{n} suggestion(s) followed to the end ({'merged' if job.merged else 'closed'})", {}
+
+    def _applied(self, gh: GitHub, job: PRJob) -> None:
+        """A new head: the pending suggestions whose lines it now holds were taken."""
+        try:
+            n = feedback.check_applied(self.store, job.repo, job.pr_number,
+                                       lambda path: gh.file_text(job.repo, path, job.head_sha))
+            if n:
+                log.info("%s#%s at %s: %d suggestion(s) applied", job.repo, job.pr_number, job.head_sha[:12], n)
+        except Exception:  # a record, never a reason to hold the analyses back
+            log.warning("could not check which suggestions %s#%s applied", job.repo, job.pr_number, exc_info=True)
+
+    def thread(self, payload: dict[str, Any]) -> int:
+        """A review thread resolved or unresolved: the suggestions in it follow (no GitHub call)."""
+        thread = payload.get("thread") or {}
+        keys = feedback.keys_in(c.get("body") for c in thread.get("comments") or [] if isinstance(c, dict))
+        pr = payload.get("pull_request") or {}
+        repo = (payload.get("repository") or {}).get("full_name")
+        if not keys or not isinstance(pr.get("number"), int) or not isinstance(repo, str):
+            return 0
+        return feedback.mark_resolved(self.store, repo, pr["number"], keys, payload.get("action") == "resolved")
+
+    def _recorder(self, job: AnalyzeJob) -> Callable[[list[dict[str, Any]]], int]:
+        """Records what a reporter published on the job's pull request (bot/feedback.py)."""
+        def record_items(items: list[dict[str, Any]]) -> int:
+            return feedback.record(self.store, job.installation_id, job.repo, job.pr_number or 0, job.head_sha,
+                                   [feedback.Item(**i) for i in items])
+
+        return record_items
 
     def _fail_check_run(self, row: JobRow, why: str) -> None:
         """Complete the check run of a failed (or abandoned) analysis as neutral, saying why."""

@@ -1,10 +1,13 @@
 """A check run's life, on GitHub and in the store: one per (check name, head SHA), updated in
-place. Found (in the store, else on GitHub) or created in progress with its external_id;
+place, re-runs and review comments included (GitHub appends a re-run's annotations to those
+already there). Found (in the store, else on GitHub) or created in progress with its external_id;
 cancelled when a newer push supersedes its head; completed as neutral with the reason when its
 job fails. What it says when it completes normally is bot/publish.py's.
 """
 
 from __future__ import annotations
+
+import time
 
 from analyzers import registry
 from bot import events
@@ -13,6 +16,8 @@ from bot.github import GitHub
 from bot.store import Store
 from reporters.base import Target
 from reporters.check_run import abandon_body, create_body
+
+CLAIM_WAIT_S = 10.0  # how long a job waits for the check run another job is creating
 
 
 def check_name_of(analyzer: str) -> str | None:
@@ -30,29 +35,29 @@ class CheckRuns:
         self.store = store
 
     def existing(self, gh: GitHub, job: AnalyzeJob, name: str) -> tuple[int | None, bool]:
-        """(the check run to use, None for a new one; whether the work is already done). A
-        forced job redoes completed work in a new check run."""
+        """(the check run to use, None for a new one; whether the work is already done). The
+        check run of (analysis, head) is found in the store, else on GitHub (made by this App),
+        and reused whatever its state: a forced job (a re-run, a review comment) redoes
+        completed work in it, in place; any other job finds completed work done."""
         row = self.store.check_run(job.repo, name, job.head_sha)
         if row is not None and row.github_id is not None:
-            if row.status != "completed":
-                return row.github_id, False
-            if not job.force:
-                return row.github_id, True
-        elif row is None:
-            found = gh.find_check_run(job.repo, job.head_sha, name)
-            if found is not None:
-                done = found.get("status") == "completed"
-                self.store.save_check_run(job.repo, name, job.head_sha, github_id=int(found["id"]),
-                                          status=found.get("status"), conclusion=found.get("conclusion"),
-                                          pr_number=job.pr_number)
-                if not done or not job.force:
-                    return int(found["id"]), done
-        return None, False
+            return row.github_id, row.status == "completed" and not job.force
+        found = gh.find_check_run(job.repo, job.head_sha, name)
+        if found is None:
+            return None, False
+        self.store.save_check_run(job.repo, name, job.head_sha, github_id=int(found["id"]),
+                                  status=found.get("status"), conclusion=found.get("conclusion"),
+                                  pr_number=job.pr_number)
+        return int(found["id"]), found.get("status") == "completed" and not job.force
 
     def start(self, gh: GitHub, job: AnalyzeJob, title: str, cr_id: int | None) -> int:
         """The check run of the analyzer titled `title` (created when `cr_id` is None), marked
-        in progress; its id."""
+        in progress; its id. Creating it claims its row in the store first: a job that finds
+        the row claimed (the same analysis of the same head running at once) waits for the
+        other's check run and updates it instead of making a second one."""
         name, ext = events.check_name(title), events.external_id(job.pr_number, job.analyzer)
+        if cr_id is None and not self.store.claim_check_run(job.repo, name, job.head_sha, job.pr_number):
+            cr_id = self._claimed_id(job.repo, name, job.head_sha)
         if cr_id is None:  # created in progress, with its external_id: nothing to update
             # the same body as the Action's (reporters/check_run.py)
             body = create_body(Target(repo=job.repo, number=job.pr_number, head_sha=job.head_sha), job.analyzer,
@@ -64,6 +69,18 @@ class CheckRuns:
         self.store.save_check_run(job.repo, name, job.head_sha, github_id=cr_id, status="in_progress",
                                   conclusion=None, pr_number=job.pr_number)
         return cr_id
+
+    def _claimed_id(self, repo: str, name: str, head_sha: str) -> int | None:
+        """The GitHub id of a check run another job claimed, once it has one (None after
+        CLAIM_WAIT_S: its creator died; this job creates it)."""
+        deadline = time.monotonic() + CLAIM_WAIT_S
+        while True:
+            row = self.store.check_run(repo, name, head_sha)
+            if row is not None and row.github_id is not None:
+                return row.github_id
+            if time.monotonic() >= deadline:
+                return None
+            time.sleep(0.05)
 
     def cancel(self, gh: GitHub, repo: str, analyzer: str | None, head_sha: str | None, newer: str) -> None:
         """Complete the check run of a superseded analysis (if it has one still open) as cancelled."""

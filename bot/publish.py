@@ -7,15 +7,20 @@ with the report's findings.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Sequence
+from typing import Any
 
 from analyzers.report import AnalyzerReport
 from bot.events import AnalyzeJob
 from bot.gate import FailOn, judge
 from bot.github import GitHub
 from bot.store import Store
-from reporters.base import Target
-from reporters.check_run import CheckOutput, CheckRunReporter
+from reporters.base import Sinks, Target, build
+from reporters.base import publish as drive
+from reporters.check_run import CheckOutput, CheckRunReporter, DiffLines
+
+log = logging.getLogger(__name__)
 
 Gate = Callable[[AnalyzerReport], tuple[str, list[str]]]
 
@@ -30,14 +35,31 @@ def gate_for(fail_on: FailOn) -> Gate:
 
 
 def publish(gh: GitHub, job: AnalyzeJob, cr_id: int, report: AnalyzerReport, *,
-            fail_on: FailOn, notes: Sequence[str] = ()) -> CheckOutput:
-    """Complete check run `cr_id` (the job's, already open) with the report; what was sent."""
-    reporter = CheckRunReporter(gh, runs={job.analyzer: cr_id}, gate=gate_for(fail_on), notes=notes)
-    reporter.start(Target(repo=job.repo, number=job.pr_number, head_sha=job.head_sha), {})
+            fail_on: FailOn, notes: Sequence[str] = (), extra: Sequence[str] = (),
+            diff: DiffLines | None = None, suggestions: str = "verified",
+            on_published: Callable[[list[dict[str, Any]]], object] | None = None) -> CheckOutput:
+    """Complete check run `cr_id` (the job's, already open) with the report, then drive the
+    further reporters `extra` (RTCBOT_REPORTERS) by name; what the check run was sent.
+    `diff`: the lines the PR's diff shows (`check_run.diff_lines`), the only ones annotated."""
+    target = Target(repo=job.repo, number=job.pr_number, head_sha=job.head_sha)
+    reporter = CheckRunReporter(gh, runs={job.analyzer: cr_id}, gate=gate_for(fail_on), notes=notes,
+                                diff=diff, shown=(lambda rid: gh.check_run_annotations(job.repo, rid))
+                                if job.force else None)  # a re-run completes the same run again
+    reporter.start(target, {})
     out = reporter.publish(report)
     reporter.flush()
     if out is None:  # the report is another analyzer's: a bug, never a silent no-op
         raise RuntimeError(f"the report of {report.name!r} is not {job.analyzer!r}'s")
+    for further in build(extra, Sinks(github=gh, notes=tuple(notes), suggestions=suggestions)):
+        try:  # the check run is out: a further output that fails is logged, never undoes it
+            done = drive(further, target, {job.analyzer: report.title}, [report])
+            log.info("%s for %s@%s: %s", further.name, job.repo, job.head_sha[:12], done)
+            published = getattr(further, "published", None)
+            if on_published is not None and published is not None:
+                on_published(published())
+        except Exception as e:
+            log.warning("the %s reporter failed for %s#%s at %s: %s", further.name, job.repo, job.pr_number,
+                        job.head_sha[:12], e)
     return out
 
 

@@ -13,6 +13,7 @@ wait for an fsync, which on a busy disk takes from a fraction of a millisecond t
 from __future__ import annotations
 
 import sqlite3
+import urllib.parse
 
 from huey import Huey, RedisHuey, SqliteHuey
 from huey.storage import SqliteStorage
@@ -52,3 +53,32 @@ def ping(huey: Huey) -> int:
     """The number of waiting messages; raises when the queue's storage is unreachable."""
     return int(huey.pending_count())
 
+
+
+class QueueUnavailable(RuntimeError):
+    """The queue does not answer; the message names the setting to check."""
+
+
+def safe_url(url: str) -> str:
+    """`url` without its password."""
+    parts = urllib.parse.urlsplit(url)
+    if parts.password is None:
+        return url
+    host = parts.hostname or ""
+    netloc = f"{parts.username or ''}:***@{host}" + (f":{parts.port}" if parts.port else "")
+    return urllib.parse.urlunsplit(parts._replace(netloc=netloc))
+
+
+def check(huey: Huey, settings: ServiceSettings) -> None:
+    """Raise QueueUnavailable, in one line naming REDIS_URL (or RTCBOT_DATA_DIR), when the
+    queue does not answer."""
+    try:
+        ping(huey)
+    except Exception as e:
+        text = str(e).strip().splitlines()
+        reason = f"{type(e).__name__}: {text[0]}" if text else type(e).__name__
+        if settings.redis_url:
+            where = f"the Redis queue at REDIS_URL={safe_url(settings.redis_url)}"
+        else:
+            where = f"the SQLite queue in RTCBOT_DATA_DIR={settings.data_dir}"
+        raise QueueUnavailable(f"cannot reach {where} ({reason})") from None

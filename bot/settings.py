@@ -29,14 +29,55 @@ def _default_data_dir() -> Path:
 
 
 class SettingsError(ValueError):
-    """A service setting is missing or wrong (one clear line)."""
+    """Service settings missing or wrong: one clear line per problem, each naming its
+    environment variable (`lines`)."""
+
+    def __init__(self, *lines: str) -> None:
+        super().__init__("\n".join(lines))
+        self.lines = list(lines)
+
+
+LOG_LEVELS = ("debug", "info", "warning", "error", "critical")
+
+
+class LogSettings(BaseSettings):
+    """How every command logs (bot/logs.py): LOG_LEVEL or RTCBOT_LOG_LEVEL (debug, info,
+    warning, error, critical; default: warning for the command line, info for `serve` and
+    `worker`), RTCBOT_LOG_FORMAT (text, or json: one object per line)."""
+
+    model_config = SettingsConfigDict(env_prefix="RTCBOT_", extra="ignore", populate_by_name=True)
+
+    log_level: str | None = Field(default=None, validation_alias=AliasChoices("LOG_LEVEL", "RTCBOT_LOG_LEVEL"))
+    log_format: Literal["text", "json"] = "text"
+
+    @field_validator("log_level", mode="before")
+    @classmethod
+    def _level(cls, v: Any) -> Any:
+        if isinstance(v, str):
+            v = v.strip().lower() or None
+            if v == "warn":
+                v = "warning"
+            if v is not None and v not in LOG_LEVELS:
+                raise ValueError("must be one of " + ", ".join(LOG_LEVELS))
+        return v
+
+
+def load_log_settings() -> LogSettings:
+    """The logging settings from the environment (SettingsError: one line per bad value)."""
+    try:
+        return LogSettings()
+    except ValidationError as e:
+        raise SettingsError(*error_lines(e, LogSettings)) from None
 
 
 def _split_list(v: Any) -> Any:
     """A list setting from the environment: a JSON list, or comma-separated."""
     if isinstance(v, str):
         if v.strip().startswith("["):
-            return json.loads(v)
+            try:
+                return json.loads(v)
+            except json.JSONDecodeError:
+                raise ValueError("must be a JSON list or comma-separated names") from None
         return [x.strip() for x in v.split(",") if x.strip()]
     return v
 
@@ -74,16 +115,78 @@ def load_tools(**overrides: Any) -> Tools:
 
 def _one_line(e: Exception) -> str:
     if isinstance(e, ValidationError):
-        err = e.errors()[0]
-        name = "RTCBOT_" + "_".join(str(x) for x in err["loc"]).upper()
-        return f"{name}: {err['msg']}"
+        return error_lines(e, ToolSettings)[0]
     return str(e).splitlines()[0] if str(e) else type(e).__name__
 
 
-class ServiceSettings(ToolSettings, GitHubSettings):
+def env_name(model: type[BaseSettings], field: str) -> str:
+    """The environment variable a settings field is read from (its first alias, else
+    RTCBOT_<FIELD>)."""
+    info = model.model_fields.get(field)
+    alias = info.validation_alias if info is not None else None
+    if isinstance(alias, AliasChoices):
+        return str(alias.choices[0])
+    if isinstance(alias, str):
+        return alias
+    return "RTCBOT_" + field.upper()
+
+
+_PLAIN_WORDS = {
+    "int_parsing": "must be an integer", "int_type": "must be an integer", "int_from_float": "must be an integer",
+    "float_parsing": "must be a number", "float_type": "must be a number",
+    "bool_parsing": "must be true or false", "bool_type": "must be true or false",
+    "json_invalid": "must be valid JSON", "list_type": "must be a list",
+}
+
+
+def _words(err: Any) -> str:
+    ctx = err.get("ctx") or {}
+    kind = err["type"]
+    if kind in _PLAIN_WORDS:
+        return _PLAIN_WORDS[kind]
+    bounds = {"greater_than_equal": ("at least", "ge"), "greater_than": ("more than", "gt"),
+              "less_than_equal": ("at most", "le"), "less_than": ("less than", "lt")}
+    if kind in bounds:
+        words, key = bounds[kind]
+        return f"must be {words} {ctx.get(key)}"
+    if kind == "literal_error":
+        return f"must be {ctx.get('expected')}"
+    if kind == "value_error":
+        return str(ctx.get("error") or err["msg"])
+    return str(err["msg"])
+
+
+def _set_name(model: type[BaseSettings], name: str) -> str:
+    """Of a field read from several variables (DATABASE_URL or RTCBOT_DATABASE_URL), the one
+    that is set: the one whose value is wrong."""
+    env = {k.upper() for k in os.environ}
+    for info in model.model_fields.values():
+        alias = info.validation_alias
+        if isinstance(alias, AliasChoices) and name in alias.choices:
+            return next((str(c) for c in alias.choices if str(c).upper() in env), name)
+    return name
+
+
+def error_lines(e: ValidationError, model: type[BaseSettings]) -> list[str]:
+    """One line per error: `ENV_VAR: what is wrong` (never the field name or pydantic's dump)."""
+    out = []
+    for err in e.errors():
+        loc = [str(x) for x in err["loc"]]
+        first = loc[0] if loc else ""
+        name = _set_name(model, env_name(model, first) if first in model.model_fields else first)
+        where = f"{name}[{']['.join(loc[1:])}]" if len(loc) > 1 else name
+        words = _words(err)
+        out.append(f"{where}: {words.removeprefix(where + ': ')}")
+    return list(dict.fromkeys(out))
+
+
+class ServiceSettings(ToolSettings, GitHubSettings, LogSettings):
     model_config = SettingsConfigDict(env_prefix="RTCBOT_", extra="ignore", populate_by_name=True)
 
     webhook_secret: str | None = None
+    # GET /stats (acceptance of rtcbot's suggestions) answers only `Authorization: Bearer <this>`;
+    # unset: the endpoint is off (404)
+    stats_token: str | None = Field(default=None, min_length=16)
     app_id: int | None = None
     private_key: str | None = None
     private_key_path: Path | None = None
@@ -101,6 +204,7 @@ class ServiceSettings(ToolSettings, GitHubSettings):
     # LLM budgets (cut-off work is listed as skipped in the check run): per job, and per
     # installation per UTC day (counted in the store; jobs running at once may pass it by
     # at most one job's budget each)
+    llm_timeout_s: float = Field(default=120.0, gt=0, le=600)  # one LLM request, before it is retried
     llm_max_requests: int = Field(default=1000, ge=1)  # per job, retries included
     llm_max_tokens: int = Field(default=2_000_000, ge=1)  # per job, prompt + completion
     llm_daily_requests: int = Field(default=20_000, ge=1)  # per installation per day
@@ -110,6 +214,9 @@ class ServiceSettings(ToolSettings, GitHubSettings):
     # behaviour
     analyzers: Annotated[list[str], NoDecode] = Field(default_factory=lambda: list(DEFAULT_ANALYZERS))
     comment_analyzers: Annotated[list[str], NoDecode] = Field(default_factory=lambda: ["crscore"])
+    # further outputs of every analysis after its check run, by name (reporters.REPORTERS):
+    # e.g. pr-review (AutoFix's verified fixes as suggestions; the App needs pull_requests: write)
+    reporters: Annotated[list[str], NoDecode] = Field(default_factory=lambda: ["pr-review"])
     process_drafts: bool = False
     max_body_bytes: int = MAX_BODY_BYTES
 
@@ -128,14 +235,31 @@ class ServiceSettings(ToolSettings, GitHubSettings):
     force_debounce_s: float = Field(default=30.0, ge=0)
     payload_retention_s: float = Field(default=7 * 24 * 3600.0, ge=0)
 
-    @field_validator("allowed_models", "analyzers", "comment_analyzers", mode="before")
+    @field_validator("allowed_models", "analyzers", "comment_analyzers", "reporters", mode="before")
     @classmethod
     def _split(cls, v: Any) -> Any:
-        if isinstance(v, str):
-            if v.strip().startswith("["):
-                return json.loads(v)
-            return [x.strip() for x in v.split(",") if x.strip()]
-        return v
+        return _split_list(v)
+
+    @field_validator("reporters")
+    @classmethod
+    def _app_reporters(cls, v: list[str]) -> list[str]:
+        """Known reporters that write through GitHub alone (the App has no stream or files);
+        the check runs are always published."""
+        from reporters.base import (
+            ReporterError,
+            Sinks,
+            UnknownReporter,
+            check_names,
+            reporter_class,
+        )
+
+        try:
+            names = [n for n in check_names(v) if n != "check-runs"]
+            for n in names:
+                reporter_class(n).from_sinks(Sinks(github=object()))
+        except (UnknownReporter, ReporterError) as e:
+            raise ValueError(f"RTCBOT_REPORTERS: {e}") from None
+        return names
 
     # -- derived ----------------------------------------------------------------------------
     def database(self) -> str:
@@ -171,9 +295,68 @@ class ServiceSettings(ToolSettings, GitHubSettings):
             max_concurrency=self.llm_concurrency,
             max_requests=self.llm_max_requests,
             max_tokens_total=self.llm_max_tokens,
+            timeout=self.llm_timeout_s,
             cache_path=None,  # the store is the cache
         )
 
 
 def load_settings(**overrides: Any) -> ServiceSettings:
-    return ServiceSettings(**overrides)
+    """The service settings from the environment (SettingsError: one line per bad value)."""
+    try:
+        return ServiceSettings(**overrides)
+    except ValidationError as e:
+        raise SettingsError(*error_lines(e, ServiceSettings)) from None
+
+
+def private_key_problem(pem: str) -> str | None:
+    """Why `pem` is not a usable GitHub App key (a PEM RSA private key), or None."""
+    from cryptography.exceptions import UnsupportedAlgorithm
+    from cryptography.hazmat.primitives.asymmetric.rsa import RSAPrivateKey
+    from cryptography.hazmat.primitives.serialization import load_pem_private_key
+
+    try:
+        key = load_pem_private_key(pem.encode("utf-8", errors="replace"), password=None)
+    except TypeError:
+        return "the private key is encrypted; GitHub App keys are not (use the .pem GitHub gave you)"
+    except (ValueError, UnsupportedAlgorithm):
+        return "not a PEM RSA private key (expected the .pem file GitHub gave you)"
+    if not isinstance(key, RSAPrivateKey):
+        return f"a {type(key).__name__.removeprefix('_').replace('PrivateKey', '')} key, not RSA (GitHub App keys are RSA)"
+    return None
+
+
+def check_service(settings: ServiceSettings, *, webhooks: bool = False, app: bool = False) -> list[str]:
+    """What stops a service from starting, one line per problem naming its variable:
+    `webhooks` (rtcbot serve) needs the webhook secret, `app` (rtcbot worker) the App's id and
+    private key; a private key that is set is parsed either way."""
+    problems: list[str] = []
+    if webhooks and not settings.webhook_secret:
+        problems.append("RTCBOT_WEBHOOK_SECRET: not set (the secret you gave GitHub when registering "
+                        "the app; unsigned deliveries are never accepted)")
+    if app and not settings.app_id:
+        problems.append("RTCBOT_APP_ID: not set (the GitHub App's id)")
+    source = ("RTCBOT_PRIVATE_KEY" if settings.private_key
+              else "RTCBOT_PRIVATE_KEY_PATH" if settings.private_key_path else None)
+    if source is None:
+        if app:
+            problems.append("RTCBOT_PRIVATE_KEY: not set (the App's private key; or RTCBOT_PRIVATE_KEY_PATH, its file)")
+        return problems
+    try:
+        pem = settings.private_key_pem()
+    except SettingsError as e:
+        problems.append(f"{source}: {str(e).removeprefix('cannot read RTCBOT_PRIVATE_KEY_PATH ')}")
+        return problems
+    why = private_key_problem(pem)
+    if why:
+        problems.append(f"{source}: {why}")
+    return problems
+
+
+def service_settings(*, webhooks: bool = False, app: bool = False) -> ServiceSettings:
+    """The settings `rtcbot serve` (webhooks) and `rtcbot worker` (app) start with, all of them
+    checked first (SettingsError: every problem, one line each)."""
+    settings = load_settings()
+    problems = check_service(settings, webhooks=webhooks, app=app)
+    if problems:
+        raise SettingsError(*problems)
+    return settings

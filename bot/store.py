@@ -53,6 +53,7 @@ from analyzers.paths import private_file
 from analyzers.report import Finding
 
 ACTIVE = ("queued", "running")
+UNSENT = 0.0  # a queued job's updated_at while its queue message could not be sent
 CACHE_FLUSH_S = 0.2  # LLM answers are written behind, at most this long after they arrive
 
 log = logging.getLogger(__name__)
@@ -153,6 +154,36 @@ class Installation(Base):
     updated_at: Mapped[float] = mapped_column(Float, default=time.time)
 
 
+class PublishedRow(Base):
+    """Something rtcbot published that a person can take or leave (a committable suggestion),
+    and what became of it: applied by a later push, its review thread resolved, reactions, the
+    pull request merged (bot/feedback.py). One per repository, pull request and marker key."""
+
+    __tablename__ = "published"
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    installation_id: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    repo: Mapped[str] = mapped_column(String(300))
+    pr_number: Mapped[int] = mapped_column(Integer)
+    head_sha: Mapped[str] = mapped_column(String(64))  # the head it was posted on
+    analyzer: Mapped[str] = mapped_column(String(100))
+    kind: Mapped[str] = mapped_column(String(20))  # suggestion | comment
+    key: Mapped[str] = mapped_column(String(64))  # the marker in the comment's body
+    path: Mapped[str] = mapped_column(Text)
+    start_line: Mapped[int] = mapped_column(Integer)
+    end_line: Mapped[int] = mapped_column(Integer)
+    replacement: Mapped[str] = mapped_column(Text, default="")
+    rtc: Mapped[str | None] = mapped_column(String(10), nullable=True)  # pass | fail (Patched RTC)
+    band: Mapped[str | None] = mapped_column(String(20), nullable=True)  # CRScore band of a comment
+    created_at: Mapped[float] = mapped_column(Float, default=time.time)
+    applied_at: Mapped[float | None] = mapped_column(Float, nullable=True)
+    resolved: Mapped[bool | None] = mapped_column(Boolean, nullable=True)
+    thumbs_up: Mapped[int] = mapped_column(Integer, default=0)
+    thumbs_down: Mapped[int] = mapped_column(Integer, default=0)
+    merged: Mapped[bool | None] = mapped_column(Boolean, nullable=True)
+
+    __table_args__ = (UniqueConstraint("repo", "pr_number", "key", name="uq_published"),)
+
+
 def _sqlite_pragmas(dbapi_conn: Any, _record: Any) -> None:
     cur = dbapi_conn.cursor()
     cur.execute("PRAGMA journal_mode=WAL")
@@ -188,6 +219,13 @@ def _debounce_statement(null_keys: tuple[str, ...]) -> Any:
     forced = JobRow.spec["force"].as_boolean().is_(True)
     return select(JobRow.id).where(*_job_conditions(null_keys), or_(
         JobRow.status == "queued", and_(JobRow.created_at >= bindparam("since"), forced))).limit(1)
+
+
+@functools.cache
+def _unsent_statement(null_keys: tuple[str, ...]) -> Any:
+    """SELECT a queued job doing the same work whose queue message could not be sent."""
+    return select(JobRow.id).where(*_job_conditions(null_keys), JobRow.status == "queued",
+                                   JobRow.updated_at == UNSENT).limit(1)
 
 
 @functools.cache
@@ -390,6 +428,14 @@ class Store:
 
     # -- jobs -------------------------------------------------------------------------------
     @staticmethod
+    def _job_keys(spec: dict[str, Any]) -> tuple[tuple[str, ...], dict[str, Any]]:
+        """(the keys of `spec` that are None, the others' values): what identifies its work."""
+        keys = {"kind": spec["kind"], "repo": spec["repo"], "head_sha": spec.get("head_sha"),
+                "analyzer": spec.get("analyzer"), "pr_number": spec.get("pr_number")}
+        return (tuple(k for k in _NULLABLE_KEYS if keys[k] is None),
+                {k: v for k, v in keys.items() if v is not None})
+
+    @staticmethod
     def _insert_job(c: Connection, spec: dict[str, Any], delivery_id: str | None, now: float,
                     force_window_s: float = 0.0) -> int | None:
         """Insert a queued job inside the caller's transaction; None when the same work is
@@ -422,12 +468,39 @@ class Store:
             return self._insert_job(c, spec, delivery_id, time.time(), force_window_s)
 
     def expedite(self, job_ids: Sequence[int]) -> None:
-        """Queued jobs whose message could not be sent: make them look stale, so the next sweep
-        sends them instead of the one after `requeue_after_s`."""
+        """Mark queued jobs whose message could not be sent as unsent (updated_at = UNSENT):
+        the sending process retries them within seconds (bot/sweep.py `Resender`), the next
+        sweep sends them (they look older than `requeue_after_s`), and a later delivery of the
+        same work sends them (`unsent_like`) instead of being taken as a duplicate."""
         if job_ids:
             with self.writing() as c:
                 c.execute(update(JobRow).where(JobRow.id.in_(list(job_ids)), JobRow.status == "queued")
-                          .values(updated_at=0.0))
+                          .values(updated_at=UNSENT))
+
+    def mark_sent(self, job_ids: Sequence[int]) -> None:
+        """The messages of these unsent jobs went out: clear the mark."""
+        if job_ids:
+            with self.writing() as c:
+                c.execute(update(JobRow).where(JobRow.id.in_(list(job_ids)), JobRow.status == "queued",
+                                               JobRow.updated_at == UNSENT).values(updated_at=time.time()))
+
+    def unsent_jobs(self, limit: int = 500) -> list[int]:
+        """Ids of queued jobs marked unsent, oldest first."""
+        with self.engine.connect() as c:
+            return [int(i) for i in c.scalars(select(JobRow.id).where(
+                JobRow.status == "queued", JobRow.updated_at == UNSENT).order_by(JobRow.id).limit(limit))]
+
+    def unsent_like(self, specs: Sequence[dict[str, Any]]) -> list[int]:
+        """Ids of the queued, unsent jobs doing the work of `specs` (a delivery merged into
+        them: it sends them again)."""
+        out: list[int] = []
+        with self.engine.connect() as c:
+            for spec in specs:
+                shape, params = self._job_keys(spec)
+                found = c.scalar(_unsent_statement(shape), params)
+                if found is not None and int(found) not in out:
+                    out.append(int(found))
+        return out
 
     def job(self, job_id: int) -> JobRow | None:
         with self.session() as s:
@@ -538,6 +611,17 @@ class Store:
         with self.session() as s:
             return s.scalars(select(CheckRunRow).where(
                 CheckRunRow.repo == repo, CheckRunRow.name == name, CheckRunRow.head_sha == head_sha)).first()
+
+    def claim_check_run(self, repo: str, name: str, head_sha: str, pr_number: int | None = None) -> bool:
+        """Insert the row of (repo, check name, head) without a GitHub id, before creating its
+        check run; False when the row is there already (another job has it or is creating it)."""
+        try:
+            with self.session() as s:
+                s.add(CheckRunRow(repo=repo, name=name, head_sha=head_sha, status="queued", pr_number=pr_number,
+                                  updated_at=time.time()))
+        except IntegrityError:
+            return False
+        return True
 
     def save_check_run(self, repo: str, name: str, head_sha: str, **values: Any) -> CheckRunRow:
         values["updated_at"] = time.time()

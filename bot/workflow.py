@@ -20,6 +20,7 @@ from analyzers.context import Tools
 from bot.config import CONFIG_PATH, LoadedConfig, parse_config
 from bot.context import EXECUTING_ANALYZERS, Selection, git_head, select
 from bot.gate import FailOn, FailOnError, parse_fail_on
+from reporters.base import UnknownReporter, check_names
 
 PR_EVENTS = ("pull_request", "pull_request_target")
 TRUSTED_EVENT = "pull_request_target"  # runs with secrets: the PR's code never executes
@@ -94,10 +95,11 @@ class Inputs:
     config: str | None  # the settings file's path, or None: none
     test_command: str | None
     trusted_event: bool  # pull_request_target: nothing from the pull request runs
+    reporters: tuple[str, ...] = ()  # further outputs by name (reporters.REPORTERS), e.g. pr-review
 
 
 def read_inputs(event_name: str | None, *, analyzers: str, fail_on: str, config: str,
-                test_command: str) -> Inputs:
+                test_command: str, reporters: str = "") -> Inputs:
     """The inputs, or ActionError with one line."""
     trusted = event_name == TRUSTED_EVENT
     if test_command and trusted:
@@ -111,8 +113,12 @@ def read_inputs(event_name: str | None, *, analyzers: str, fail_on: str, config:
         gate = parse_fail_on(fail_on) if fail_on.strip() else None
     except FailOnError as e:
         raise ActionError(str(e)) from None
+    try:
+        extra = check_names([n.strip() for n in reporters.split(",") if n.strip()])
+    except UnknownReporter as e:
+        raise ActionError(f"reporters: {e}") from None
     return Inputs(wanted, gate, config_path(config) if config.strip() else None,
-                  test_command or None, trusted)
+                  test_command or None, trusted, tuple(extra))
 
 
 # -- the plan -----------------------------------------------------------------------------

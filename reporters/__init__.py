@@ -8,11 +8,16 @@ from reporters.base import (
     FORMATS,
     REPORTERS,
     Reporter,
+    ReporterError,
+    Sinks,
     Target,
     UnknownReporter,
+    build,
+    check_names,
     publish,
     render,
     reporter_class,
 )
 
-__all__ = ["FORMATS", "REPORTERS", "Reporter", "Target", "UnknownReporter", "publish", "render", "reporter_class"]
+__all__ = ["FORMATS", "REPORTERS", "Reporter", "ReporterError", "Sinks", "Target", "UnknownReporter", "build",
+           "check_names", "publish", "render", "reporter_class"]

@@ -7,9 +7,11 @@ summary, SARIF, text / JSON / Markdown). Every surface drives reporters the same
     reporter.publish(report)                          # once per AnalyzerReport, as each ends
     reporter.flush()                                  # after the last (write files, print)
 
-A new output is one module here, one line in REPORTERS and its test. Reporters import no web or
-queue code (import-linter holds them to it); what they write to — a GitHub client, a stream, a
-path — is handed to their constructor.
+A new output is one module here, one line in REPORTERS and its test: every surface builds its
+reporters by name (`build(names, sinks)`; the App's RTCBOT_REPORTERS, the Action's `reporters`
+input, `rtcbot review --format`), handing them the same `Sinks` — the GitHub client, the
+stream, the files — of which each takes what it needs in `from_sinks`. Reporters import no web
+or queue code (import-linter holds them to it).
 """
 
 from __future__ import annotations
@@ -17,7 +19,8 @@ from __future__ import annotations
 import importlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from pathlib import Path
+from typing import IO, Any, Protocol
 
 from analyzers.report import AnalyzerReport
 
@@ -34,8 +37,26 @@ class Target:
     fork: bool = False
 
 
+@dataclass(frozen=True)
+class Sinks:
+    """What a surface can hand its reporters to write to; each reporter takes what it needs
+    (`from_sinks`) and says which setting gives what it lacks."""
+
+    github: Any = None  # a GitHub client (bot.github's): check runs, reviews, comments
+    stream: IO[str] | None = None  # the terminal, or the workflow's log
+    step_summary: Path | None = None  # GITHUB_STEP_SUMMARY
+    outputs: Path | None = None  # GITHUB_OUTPUT
+    sarif: Path | None = None  # the SARIF file to write
+    notes: tuple[str, ...] = ()  # said at the top of every report (e.g. settings not honoured)
+    suggestions: str = "verified"  # the repository's `suggestions`: off | verified | all
+
+
 class Reporter(Protocol):
     name: str  # its key in REPORTERS
+
+    @classmethod
+    def from_sinks(cls, sinks: Sinks) -> Reporter:
+        """The reporter on what it needs of `sinks` (ReporterError names what is missing)."""
 
     def start(self, target: Target, analyzers: Mapping[str, str]) -> None:
         """Before the analyses: `analyzers` maps each name to its display title."""
@@ -54,6 +75,7 @@ REPORTERS: dict[str, str] = {
     "step-summary": "reporters.step_summary:StepSummaryReporter",
     "outputs": "reporters.step_summary:OutputsReporter",
     "sarif": "reporters.sarif:SarifReporter",
+    "pr-review": "reporters.pr_review:PullRequestReviewReporter",
     "text": "reporters.markdown:TextReporter",
     "json": "reporters.markdown:JsonReporter",
     "markdown": "reporters.markdown:MarkdownReporter",
@@ -65,6 +87,7 @@ FORMATS: dict[str, str] = {
     "json": "reporters.markdown:render_json",
     "markdown": "reporters.markdown:render_markdown",
     "sarif": "reporters.sarif:render_sarif",
+    "github-review": "reporters.pr_review:render_review",
 }
 
 
@@ -105,6 +128,17 @@ class UnknownReporter(ValueError):
     pass
 
 
+class ReporterError(ValueError):
+    """A reporter lacks what it writes to (e.g. the SARIF reporter without a path)."""
+
+
+def need(value: Any, reporter: str, what: str) -> Any:
+    """`value`, or ReporterError saying that `reporter` needs `what`."""
+    if value is None:
+        raise ReporterError(f"the {reporter} reporter needs {what}")
+    return value
+
+
 def _load(target: str) -> Any:
     module, attr = target.split(":")
     return getattr(importlib.import_module(module), attr)
@@ -117,6 +151,18 @@ def reporter_class(name: str) -> type[Reporter]:
         raise UnknownReporter(f"unknown reporter {name!r} (known: {', '.join(REPORTERS)})")
     cls: type[Reporter] = _load(target)
     return cls
+
+
+def check_names(names: Sequence[str]) -> list[str]:
+    """`names` without repeats, each a known reporter (UnknownReporter otherwise)."""
+    for name in names:
+        reporter_class(name)
+    return list(dict.fromkeys(names))
+
+
+def build(names: Sequence[str], sinks: Sinks) -> list[Reporter]:
+    """The reporters `names`, in order, each on what it needs of `sinks`."""
+    return [reporter_class(name).from_sinks(sinks) for name in check_names(names)]
 
 
 def render(reports: list[AnalyzerReport], fmt: str) -> str:

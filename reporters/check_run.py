@@ -7,10 +7,19 @@ bodies (name, head SHA, external id, status; then one PATCH per batch of at most
 annotations, the conclusion and the Re-run button with the last). `CheckRunReporter` sends
 them through any client with `create_check_run` / `update_check_run` (bot.github's).
 
-GitHub's limits: `summary` and `text` ≤ 65,535 bytes (cut here at a line, closing any open
-code block or <details>, with a note); ≤ 50 annotations per request (the rest go in further
-updates); annotation `title` ≤ 255 characters, `message` and `raw_details` ≤ 64 KB; at most 3
-actions. Fork pull requests: a check run's `pull_requests` is empty, so the PR number rides in
+GitHub's limits, counted in UTF-8 bytes (GitHub's docs say "characters"; GitHub answers 422
+"summary exceeds a maximum bytesize of 65535"): `summary` and `text` ≤ 65,535 bytes (cut here
+at a line, closing any open code block or <details>, with a note of the bytes and lines left
+out); annotation `message` and `raw_details` ≤ 64 KB (cut with a note), annotation `title` ≤ 255
+(bytes here: the stricter reading); ≤ 50 annotations per request (the rest go in further
+updates); at most 3 actions. No cut ever splits a UTF-8 sequence.
+
+Annotations go only where the pull request's diff shows them: a finding whose lines overlap
+the RIGHT side of a hunk (`diff_lines`) is annotated on that overlap; the others, which GitHub
+would file under "Unchanged files with check annotations", are listed in the summary with a
+link to their lines at the head. Without a diff (`diff=None`) every finding is annotated.
+
+Fork pull requests: a check run's `pull_requests` is empty, so the PR number rides in
 `external_id` ("<pr>:<analyzer>").
 """
 
@@ -19,20 +28,32 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
+from urllib.parse import quote
 
+from analyzers.diff import ChangeSet
 from analyzers.report import AnalyzerReport, Finding
-from reporters.base import Target
-from reporters.markdown import render_evidence_markdown, render_markdown_report
+from reporters import readable
+from reporters.base import Sinks, Target, need
+from reporters.markdown import (
+    figures_table,
+    location,
+    md_cell,
+    render_evidence_markdown,
+    render_markdown_report,
+)
 
 MAX_OUTPUT_BYTES = 65_535
 MAX_OUTPUT_CHARS = MAX_OUTPUT_BYTES  # kept for callers that spoke in characters
 MAX_ANNOTATIONS_PER_REQUEST = 50
-MAX_ANNOTATION_TITLE = 255
+MAX_ANNOTATION_TITLE = 255  # bytes
 MAX_ANNOTATION_BYTES = 60_000  # message / raw_details: 64 KB, with room to spare
 LOWEST_SHOWN = 5
+OUTSIDE_SHOWN = 50  # findings outside the diff listed in the summary; the rest are counted
 PUBLIC_USAGE = ("requests", "tokens")  # of report.usage; cache hits go to /metrics only
 CHECK_PREFIX = "rtcbot / "
 RERUN_ACTION = "rerun"
+
+DiffLines = Mapping[str, Sequence[tuple[int, int]]]  # path → its hunks' RIGHT-side line ranges
 
 
 def check_name(title: str) -> str:
@@ -75,32 +96,103 @@ def _bytes(text: str) -> int:
 
 def clip(text: str, limit: int) -> str:
     """`text` in at most `limit` UTF-8 bytes (cut at a character, no note)."""
-    if _bytes(text) <= limit:
+    data = text.encode("utf-8")
+    if len(data) <= limit:
         return text
-    return text.encode("utf-8")[:limit].decode("utf-8", errors="ignore")
+    return data[:limit].decode("utf-8", errors="ignore")  # drops only a split last character
+
+
+def clip_noted(text: str, limit: int) -> str:
+    """`text` in at most `limit` UTF-8 bytes; when cut, a note says how many bytes were left out."""
+    size = _bytes(text)
+    if size <= limit:
+        return text
+    template = "\n… cut to fit GitHub's limit: {n:,} bytes left out."
+    head = clip(text, max(0, limit - _bytes(template.format(n=size))))
+    return head + template.format(n=size - _bytes(head))  # n ≤ size: the note is no longer
 
 
 def cut(text: str, limit: int = MAX_OUTPUT_BYTES) -> str:
-    """`text` within `limit` UTF-8 bytes, cut at a line, open blocks closed, with a note."""
-    if _bytes(text) <= limit:
+    """`text` within `limit` UTF-8 bytes, cut at a line, open blocks closed, with a note of
+    the bytes and lines left out."""
+    size = _bytes(text)
+    if size <= limit:
         return text
-    note = f"\n\n> … cut to fit GitHub's {limit:,}-byte limit ({{n:,}} characters left out)."
-    budget = limit - _bytes(note) - 40  # room for closing tags and the count
-    head = clip(text, budget)
-    nl = head.rfind("\n")
-    if nl > len(head) // 2:
-        head = head[:nl]
-    closing = ""
-    if head.count("```") % 2:
-        closing += "\n```"
-    opened = head.count("<details>") - head.count("</details>")
-    closing += "\n</details>" * max(0, opened)
-    return clip(head + closing + note.format(n=len(text) - len(head)), limit)
+    template = "\n\n> … cut to fit GitHub's {limit:,}-byte limit: {b:,} bytes ({n:,} lines) left out."
+    budget = limit - _bytes(template.format(limit=limit, b=size, n=text.count("\n") + 1))
+    while True:
+        head = clip(text, max(0, budget))
+        nl = head.rfind("\n")
+        if nl > len(head) // 2:
+            head = head[:nl]
+        closing = "\n```" if head.count("```") % 2 else ""
+        closing += "\n</details>" * max(0, head.count("<details>") - head.count("</details>"))
+        left = text[len(head):]
+        out = head + closing + template.format(limit=limit, b=_bytes(left),
+                                               n=len(left.lstrip("\n").splitlines()))
+        if _bytes(out) <= limit or budget <= 0:
+            return out if _bytes(out) <= limit else clip(out, limit)
+        budget -= _bytes(out) - limit  # the closing tags took the room: cut that much more
 
 
 def batches(items: Sequence[dict[str, Any]],
             size: int = MAX_ANNOTATIONS_PER_REQUEST) -> list[list[dict[str, Any]]]:
     return [list(items[i:i + size]) for i in range(0, len(items), size)]
+
+
+def diff_lines(changes: ChangeSet) -> dict[str, list[tuple[int, int]]]:
+    """Each changed file's lines the pull request's diff shows on its RIGHT side (the head):
+    one (first, last) range per hunk, context lines included."""
+    out: dict[str, list[tuple[int, int]]] = {}
+    for f in changes.files:
+        ranges = [(h.new_start, h.new_start + h.new_count - 1) for h in f.hunks if h.new_count > 0]
+        if ranges:
+            out[f.path] = ranges
+    return out
+
+
+def in_diff(ann: dict[str, Any], diff: DiffLines) -> dict[str, Any] | None:
+    """The annotation on the lines of its finding that the diff shows (the first hunk its
+    lines overlap, cut to that overlap); None when the diff shows none of them."""
+    for first, last in diff.get(ann["path"], ()):
+        start, end = max(first, ann["start_line"]), min(last, ann["end_line"])
+        if start <= end:
+            return ann if (start, end) == (ann["start_line"], ann["end_line"]) \
+                else {**ann, "start_line": start, "end_line": end}
+    return None
+
+
+def line_link(target: Target, path: str, start: int, end: int) -> str:
+    """A root-relative link to lines of a file at the head (github.com and GitHub Enterprise
+    alike: the check run is shown on the same host)."""
+    lines = f"L{start}" if end == start else f"L{start}-L{end}"
+    return f"/{target.repo}/blob/{target.head_sha}/{quote(path, safe='/')}#{lines}"
+
+
+def _link_text(text: str) -> str:
+    return md_cell(text).replace("[", "\\[").replace("]", "\\]")
+
+
+def outside_lines(findings: Sequence[Finding], target: Target | None) -> list[str]:
+    """The summary's section for findings the diff does not show: a short list with links."""
+    if not findings:
+        return []
+    n = len(findings)
+    they = "findings are on lines this pull request does not change; they are" if n != 1 \
+        else "finding is on lines this pull request does not change; it is"
+    lines = ["### Outside the diff", "", f"{n} {they} not annotated:", ""]
+    for f in findings[:OUTSIDE_SHOWN]:
+        start = f.start_line or 1
+        end = f.end_line if f.end_line and f.end_line >= start else start
+        where = _link_text(location(f))
+        if target is not None and f.path:
+            where = f"[{where}]({line_link(target, f.path, start, end)})"
+        scores = readable.figures(f.scores)
+        lines.append(f"- {where} {_link_text(clip(f.title or f.analyzer, 200))}"
+                     + (f" ({scores})" if scores else ""))
+    if n > OUTSIDE_SHOWN:
+        lines.append(f"- … and {n - OUTSIDE_SHOWN} more (every finding is in the details below).")
+    return [*lines, ""]
 
 
 def _fmt(v: float) -> str:
@@ -111,9 +203,8 @@ def title_of(report: AnalyzerReport) -> str:
     if report.error:
         return f"{report.title}: could not run"
     n = len(report.findings)
-    figures = [f"{k} {_fmt(v)}" for k, v in list(report.scores.items())[:3]]
-    items = f"{n} finding{'s' if n != 1 else ''}" if n else "no findings"
-    return (f"{report.title}: " + ", ".join(figures + [items]))[:MAX_ANNOTATION_TITLE]
+    items = f"{n:,} finding{'s' if n != 1 else ''}" if n else "no findings"
+    return clip(f"{report.title}: {readable.headline(report)} · {items}", MAX_ANNOTATION_TITLE)
 
 
 def conclusion_of(report: AnalyzerReport,
@@ -135,22 +226,26 @@ def _primary_score(report: AnalyzerReport) -> str | None:
     return None
 
 
-def summary_of(report: AnalyzerReport, crossed: Sequence[str] = (), notes: Sequence[str] = ()) -> str:
+def summary_of(report: AnalyzerReport, crossed: Sequence[str] = (), notes: Sequence[str] = (),
+               outside: Sequence[Finding] = (), target: Target | None = None) -> str:
+    """The summary: notes, error, thresholds crossed, figures, findings outside the diff
+    (`outside`, linked at `target`'s head), the lowest findings, skipped items, usage."""
     lines: list[str] = []
+    if readable.SMALL_MODEL_WARNING in report.notes:
+        lines += [f"> **Warning:** {readable.SMALL_MODEL_WARNING}", ""]
     for n in notes:
         lines += [f"> **Note:** {n}", ""]
     if report.error:
         lines += [f"**{report.title} could not run:** {report.error}", ""]
     for c in crossed:
         lines += [f"**Threshold crossed:** {c}", ""]
-    if report.scores:
-        lines += ["| figure | value |", "|---|---|"]
-        lines += [f"| {k} | {_fmt(v)} |" for k, v in report.scores.items()]
-        lines.append("")
+    lines += [f"**{readable.headline(report)}**", ""] if not report.error else []
+    lines += figures_table(report.scores)
+    lines += outside_lines(outside, target)  # before the evidence: a cut never takes it
     score = _primary_score(report)
     lowest = report.lowest(score, LOWEST_SHOWN) if score else []
     if lowest:
-        lines += [f"### Lowest {score}", ""]
+        lines += [f"### Lowest {readable.label(str(score))}", ""]
         for f in lowest:
             lines += [render_evidence_markdown(f, max_chars=2000), ""]
     elif not report.findings and not report.error:
@@ -158,10 +253,11 @@ def summary_of(report: AnalyzerReport, crossed: Sequence[str] = (), notes: Seque
     if report.skipped:
         lines += ["### Skipped", ""] + [f"- `{s.item}`: {s.reason}" for s in report.skipped] + [""]
     for note in report.notes:
-        lines.append(f"> {note}")
+        if note != readable.SMALL_MODEL_WARNING:
+            lines.append(f"> {note}")
     public = {k: v for k, v in report.usage.items() if k in PUBLIC_USAGE}
     if public:  # never cache figures: they would tell one tenant what another's PRs hold
-        lines += ["", "LLM usage: " + ", ".join(f"{k} {v}" for k, v in public.items())]
+        lines += ["", "LLM usage: " + ", ".join(f"{v:,} {k}" for k, v in public.items())]
     return cut("\n".join(lines).strip() + "\n")
 
 
@@ -169,7 +265,7 @@ def annotation_of(f: Finding) -> dict[str, Any] | None:
     if not f.path or f.start_line is None or f.start_line < 1:
         return None
     end = f.end_line if f.end_line and f.end_line >= f.start_line else f.start_line
-    scores = ", ".join(f"{k} {_fmt(v)}" for k, v in f.scores.items())
+    scores = readable.figures(f.scores)
     message = f.message or f.title
     if scores and scores not in message:
         message = f"{message}\n({scores})"
@@ -180,26 +276,40 @@ def annotation_of(f: Finding) -> dict[str, Any] | None:
         "start_line": f.start_line,
         "end_line": end,
         "annotation_level": f.level if f.level in ("notice", "warning", "failure") else "notice",
-        "title": (f.title or f.analyzer)[:MAX_ANNOTATION_TITLE],
-        "message": clip(message, MAX_ANNOTATION_BYTES),
+        "title": clip(f.title or f.analyzer, MAX_ANNOTATION_TITLE),
+        "message": clip_noted(message, MAX_ANNOTATION_BYTES),
     }
     if f.evidence:
-        ann["raw_details"] = clip(render_evidence_markdown(f, max_chars=4000), MAX_ANNOTATION_BYTES)
+        ann["raw_details"] = clip_noted(render_evidence_markdown(f, max_chars=4000), MAX_ANNOTATION_BYTES)
     return ann
 
 
 def render(report: AnalyzerReport, *, conclusion: str | None = None, crossed: Sequence[str] = (),
-           thresholds: Mapping[str, float] | None = None, notes: Sequence[str] = ()) -> CheckOutput:
+           thresholds: Mapping[str, float] | None = None, notes: Sequence[str] = (),
+           diff: DiffLines | None = None, target: Target | None = None) -> CheckOutput:
     """The check run of `report`. The gate decides: `conclusion` and the conditions that hold
-    (`crossed`, shown in the summary); without them, `thresholds` (per-score minimums) do."""
+    (`crossed`, shown in the summary); without them, `thresholds` (per-score minimums) do.
+    `diff` (see `diff_lines`): annotate only what the diff shows, list the rest in the summary
+    with links to `target`'s head; None: annotate every finding."""
     if conclusion is None:
         conclusion, reasons = conclusion_of(report, thresholds)
         crossed = [*crossed, *reasons]
-    annotations = [a for a in (annotation_of(f) for f in report.findings) if a is not None]
+    annotations: list[dict[str, Any]] = []
+    outside: list[Finding] = []
+    for f in report.findings:
+        ann = annotation_of(f)
+        if ann is None:
+            continue
+        placed = ann if diff is None else in_diff(ann, diff)
+        if placed is None:
+            outside.append(f)
+        else:
+            annotations.append(placed)
     return CheckOutput(
         title=title_of(report),
-        summary=summary_of(report, crossed, notes),
-        text=cut(render_markdown_report(report)),
+        summary=summary_of(report, crossed, notes, outside, target),
+        text=cut(render_markdown_report(report, repo=target.repo if target else "",
+                                        head_sha=target.head_sha if target else "")),
         conclusion=conclusion,
         annotations=annotations,
     )
@@ -209,6 +319,12 @@ def create_body(target: Target, analyzer: str, title: str) -> dict[str, Any]:
     """The POST body that opens an analyzer's check run, in progress."""
     return {"name": check_name(title), "head_sha": target.head_sha,
             "external_id": external_id(target.number, analyzer), "status": "in_progress"}
+
+
+def _same(a: Mapping[str, Any]) -> tuple[Any, ...]:
+    """What makes two annotations the same one (as sent, or as GitHub lists it)."""
+    return (a.get("path"), a.get("start_line"), a.get("end_line"), a.get("annotation_level"),
+            a.get("title"), a.get("message"))
 
 
 def update_bodies(out: CheckOutput) -> list[dict[str, Any]]:
@@ -245,14 +361,26 @@ class CheckRunReporter:
 
     `runs`: check runs already open (the App's lifecycle finds or reuses them), by analyzer
     name; `start` opens the others. `gate(report)` → (conclusion, conditions that hold);
-    `notes(report)` → notes shown at the top of its summary.
+    `notes` → notes shown at the top of every summary; `diff` (see `diff_lines`): the lines the
+    pull request's diff shows, the only ones annotated (None: every finding's).
     """
 
     name = "check-runs"
 
+    @classmethod
+    def from_sinks(cls, sinks: Sinks) -> CheckRunReporter:
+        return cls(need(sinks.github, cls.name, "a GitHub client (the App, or the Action's token)"),
+                   notes=sinks.notes)
+
     def __init__(self, client: CheckRunAPI, *, runs: Mapping[str, int] | None = None,
-                 gate: Gate | None = None, notes: Sequence[str] = ()) -> None:
+                 gate: Gate | None = None, notes: Sequence[str] = (),
+                 diff: DiffLines | None = None,
+                 shown: Callable[[int], Sequence[Mapping[str, Any]]] | None = None) -> None:
         self.client = client
+        self.diff = diff
+        # a run completed before and now done again in place (a re-run): the annotations it
+        # already shows, by run id (GitHub appends annotations and never removes them)
+        self.shown = shown
         self.runs: dict[str, int] = dict(runs or {})
         self.gate = gate
         self.notes = list(notes)
@@ -277,7 +405,11 @@ class CheckRunReporter:
         if run_id is None:
             return None
         conclusion, crossed = self.gate(report) if self.gate is not None else (None, ())
-        out = render(report, conclusion=conclusion, crossed=crossed, notes=self.notes)
+        out = render(report, conclusion=conclusion, crossed=crossed, notes=self.notes, diff=self.diff,
+                     target=self.target)
+        if self.shown is not None:  # post only what the run does not show yet
+            there = {_same(a) for a in self.shown(run_id)}
+            out.annotations = [a for a in out.annotations if _same(a) not in there]
         for body in update_bodies(out):
             self.client.update_check_run(self.target.repo, run_id, **body)
         self.sent[report.name] = out

@@ -7,11 +7,12 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import IO
 
 from analyzers.report import AnalyzerReport, Finding
-from reporters.base import Collecting
+from reporters import readable
+from reporters.base import Collecting, Sinks
 
 
 def _fmt(value: float | int | None) -> str:
@@ -22,15 +23,7 @@ def _fmt(value: float | int | None) -> str:
     return str(value)
 
 
-def location(f: Finding) -> str:
-    """"path", "path:line" or "path:start-end" ("" without a path)."""
-    if not f.path:
-        return ""
-    if f.start_line is None:
-        return f.path
-    if f.end_line and f.end_line != f.start_line:
-        return f"{f.path}:{f.start_line}-{f.end_line}"
-    return f"{f.path}:{f.start_line}"
+location = readable.where  # "path", "path:line" or "path:start-end" ("" without a path)
 
 
 def score_columns(findings: Iterable[Finding]) -> list[str]:
@@ -58,17 +51,16 @@ def render_text(reports: Sequence[AnalyzerReport], width: int = 120) -> str:
     console = Console(file=buf, width=width, force_terminal=False, color_system=None)
     for report in reports:
         console.rule(f"{report.title}")
-        if report.error:
-            console.print(f"error: {report.error}")
+        console.print(readable.headline(report) if not report.error else f"error: {report.error}")
         cols = score_columns(report.findings)
         if report.findings:
             table = Table(show_lines=False)
             table.add_column("location")
             table.add_column("item")
             for c in cols:
-                table.add_column(c, justify="right")
+                table.add_column(readable.label(c), justify="right")
             for f in report.findings:
-                table.add_row(location(f), f.title, *(_fmt(f.scores.get(c)) for c in cols))
+                table.add_row(location(f), f.title, *(readable.value(c, f.scores.get(c)) for c in cols))
             console.print(table)
             for f in report.findings:
                 if f.message:
@@ -76,7 +68,7 @@ def render_text(reports: Sequence[AnalyzerReport], width: int = 120) -> str:
         elif not report.error:
             console.print("no findings")
         if report.scores:
-            console.print("overall: " + ", ".join(f"{k}={_fmt(v)}" for k, v in report.scores.items()))
+            console.print("overall: " + readable.figures(report.scores))
         for s in report.skipped:
             console.print(f"skipped {s.item}: {s.reason}")
         for note in report.notes:
@@ -90,49 +82,63 @@ def md_cell(text: str) -> str:
     return text.replace("|", "\\|").replace("\n", " ")
 
 
-def render_markdown_report(report: AnalyzerReport, *, max_items: int | None = None) -> str:
-    lines = [f"## {report.title}", ""]
-    if report.error:
-        lines += [f"**Could not run:** {report.error}", ""]
-    if report.scores:
-        lines += ["| figure | value |", "|---|---|"]
-        lines += [f"| {k} | {_fmt(v)} |" for k, v in report.scores.items()]
-        lines.append("")
-    cols = score_columns(report.findings)
+def figures_table(scores: Mapping[str, float]) -> list[str]:
+    """The report's figures, named and formatted for a reader (counts whole)."""
+    if not scores:
+        return []
+    return ["| figure | value |", "|---|---|",
+            *[f"| {readable.label(k)} | {readable.value(k, v)} |" for k, v in scores.items()], ""]
+
+
+def render_markdown_report(report: AnalyzerReport, *, max_items: int | None = None, repo: str = "",
+                           head_sha: str = "", skipped: bool = True, notes: bool = True) -> str:
+    """One analyzer: its headline in words, figures, findings (message, link to the line at
+    the head when `repo` and `head_sha` are given), skipped items (unless the caller lists
+    them once for every analyzer) and notes."""
+    lines = [f"## {report.title}", "", f"**{md_cell(readable.headline(report))}**", ""]
+    lines += figures_table(report.scores)
     findings = report.findings if max_items is None else report.findings[:max_items]
+    lines += [readable.finding_line(f, repo, head_sha) for f in findings]
+    if max_items is not None and len(report.findings) > max_items:
+        lines.append(f"- … and {len(report.findings) - max_items:,} more (in the check run)")
     if findings:
-        lines.append("| location | item | " + " | ".join(cols) + " |")
-        lines.append("|---|---|" + "---|" * len(cols))
-        for f in findings:
-            cells = [md_cell(location(f)), md_cell(f.title)] + [_fmt(f.scores.get(c)) for c in cols]
-            lines.append("| " + " | ".join(cells) + " |")
-        if max_items is not None and len(report.findings) > max_items:
-            lines.append(f"\n… and {len(report.findings) - max_items} more.")
         lines.append("")
     elif not report.error:
         lines += ["No findings.", ""]
-    if report.skipped:
+    if skipped and report.skipped:
         lines += ["**Skipped**", ""] + [f"- `{s.item}`: {s.reason}" for s in report.skipped] + [""]
-    for note in report.notes:
-        lines.append(f"> {note}")
+    if notes:
+        lines += [f"> {n}" for n in report.notes if n != readable.SMALL_MODEL_WARNING]
     return "\n".join(lines).rstrip() + "\n"
 
 
+def render_reports_markdown(reports: Sequence[AnalyzerReport], *, repo: str = "", head_sha: str = "",
+                            max_items: int | None = None, conclusions: Mapping[str, str] | None = None,
+                            links: Mapping[str, str] | None = None) -> str:
+    """Every report behind one overview: the small-model warning when it applies, the overview
+    table, each analyzer, then the skipped items once."""
+    lines: list[str] = []
+    if readable.small_model_ran(reports):
+        lines += [f"> **Warning:** {readable.SMALL_MODEL_WARNING}", ""]
+    lines += [*readable.overview(reports, conclusions, links), ""]
+    body = [render_markdown_report(r, max_items=max_items, repo=repo, head_sha=head_sha, skipped=False)
+            for r in reports]
+    skipped = readable.skipped_once(reports)
+    tail = ["## Skipped", "", *skipped, ""] if skipped else []
+    return "\n".join(lines) + "\n" + "\n".join(body) + ("\n" + "\n".join(tail) if tail else "")
+
+
 def render_markdown(reports: Sequence[AnalyzerReport]) -> str:
-    return "\n".join(render_markdown_report(r) for r in reports)
+    return render_reports_markdown(reports)
 
 
 def render_evidence_markdown(f: Finding, max_chars: int = 4000) -> str:
-    """A finding's evidence as Markdown (collapsed code blocks), bounded in size."""
+    """A finding's evidence as readable Markdown (collapsed; lists as items, code as code,
+    never a JSON dump), bounded in size."""
     parts = [f"**{md_cell(f.title)}** {location(f)}", ""]
     if f.message:
         parts += [f.message, ""]
-    for k, v in f.evidence.items():
-        text = v if isinstance(v, str) else json.dumps(v, indent=1, ensure_ascii=False)
-        if len(text) > max_chars:
-            text = text[:max_chars] + "\n… (cut)"
-        parts += [f"<details><summary>{k}</summary>", "", "```", text.replace("```", "ʼʼʼ"), "```",
-                  "</details>", ""]
+    parts.append(readable.evidence_markdown(f, max_chars))
     return "\n".join(parts)
 
 
@@ -142,6 +148,10 @@ class _Printing(Collecting):
     def __init__(self, stream: IO[str] | None = None) -> None:
         super().__init__()
         self.stream = stream
+
+    @classmethod
+    def from_sinks(cls, sinks: Sinks) -> _Printing:
+        return cls(sinks.stream)
 
     def rendered(self) -> str:
         raise NotImplementedError

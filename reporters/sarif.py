@@ -25,7 +25,7 @@ from typing import Any
 
 from analyzers import registry
 from analyzers.report import AnalyzerReport, Finding, Fix, Skipped
-from reporters.base import Collecting
+from reporters.base import Collecting, Sinks, need
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 SARIF_VERSION = "2.1.0"
@@ -219,6 +219,10 @@ class SarifReporter(Collecting):
     """Writes one SARIF log of every report to `path` when flushed."""
 
     name = "sarif"
+
+    @classmethod
+    def from_sinks(cls, sinks: Sinks) -> SarifReporter:
+        return cls(need(sinks.sarif, cls.name, "a path to write (the Action's `sarif-file`, the CLI's --output)"))
 
     def __init__(self, path: Path) -> None:
         super().__init__()

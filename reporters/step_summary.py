@@ -17,9 +17,9 @@ from pathlib import Path
 from typing import IO
 
 from analyzers.report import AnalyzerReport
-from reporters.base import Collecting, Target
+from reporters.base import Collecting, Sinks, Target, need
 from reporters.check_run import cut
-from reporters.markdown import render_markdown_report
+from reporters.markdown import render_reports_markdown
 
 STEP_SUMMARY_BYTES = 1024 * 1024
 MAX_ITEMS = 50  # findings listed per analyzer
@@ -38,6 +38,8 @@ class RunOutcome:
     notes: tuple[str, ...] = ()
     sarif_file: str = ""
     extra: dict[str, str] = field(default_factory=dict)
+    links: dict[str, str] = field(default_factory=dict)  # analyzer → its check run's page
+    conclusions: dict[str, str] = field(default_factory=dict)  # analyzer → its check run's conclusion
 
 
 def step_summary(target: Target, reports: Sequence[AnalyzerReport], outcome: RunOutcome) -> str:
@@ -55,7 +57,8 @@ def step_summary(target: Target, reports: Sequence[AnalyzerReport], outcome: Run
             lines += ["Not measured in this run (those comparisons count as false): "
                       + ", ".join(f"`{m}`" for m in outcome.missing), ""]
     lines += [f"> {n}" for n in outcome.notes] + ([""] if outcome.notes else [])
-    body = "\n".join(render_markdown_report(r, max_items=MAX_ITEMS) for r in reports)
+    body = render_reports_markdown(reports, repo=target.repo, head_sha=target.head_sha, max_items=MAX_ITEMS,
+                                   conclusions=outcome.conclusions, links=outcome.links)
     return cut("\n".join(lines) + "\n" + body, STEP_SUMMARY_BYTES)
 
 
@@ -101,6 +104,10 @@ class StepSummaryReporter(_AtTheEnd):
 
     name = "step-summary"
 
+    @classmethod
+    def from_sinks(cls, sinks: Sinks) -> StepSummaryReporter:
+        return cls(sinks.step_summary, sinks.stream)
+
     def __init__(self, path: Path | None = None, stream: IO[str] | None = None) -> None:
         super().__init__()
         self.path, self.stream = path, stream
@@ -119,6 +126,10 @@ class OutputsReporter(_AtTheEnd):
     """Appends the step's outputs to `path` (GITHUB_OUTPUT)."""
 
     name = "outputs"
+
+    @classmethod
+    def from_sinks(cls, sinks: Sinks) -> OutputsReporter:
+        return cls(need(sinks.outputs, cls.name, "a file for the step's outputs (GITHUB_OUTPUT)"))
 
     def __init__(self, path: Path) -> None:
         super().__init__()

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from typing import IO
 
 from analyzers.report import AnalyzerReport, Finding
-from reporters.base import Collecting
+from reporters.base import Collecting, Sinks
 
 STEP_ANNOTATIONS_PER_LEVEL = 10  # 10 error, 10 warning, 10 notice per step
 JOB_ANNOTATIONS = 50
@@ -63,6 +63,10 @@ class WorkflowCommandsReporter(Collecting):
     """Prints the annotations to the runner's stdout when flushed; (shown, left out)."""
 
     name = "workflow-commands"
+
+    @classmethod
+    def from_sinks(cls, sinks: Sinks) -> WorkflowCommandsReporter:
+        return cls(sinks.stream)
 
     def __init__(self, stream: IO[str] | None = None) -> None:
         super().__init__()

@@ -1,11 +1,15 @@
 """The CRScore check: Con / Comp / Rel for every review comment on a pull request.
 
-For each comment (`ctx.comments`): find the hunk it sits on (its path and a new-side line in
-the hunk's range; a comment with no line — line ≤ 0 — is about the whole file), build that
+For each comment (`ctx.comments`): find the hunk it sits on (its path and its line on its side:
+a base-file line for GitHub's `side: LEFT`, a head-file line otherwise; a comment with no line —
+line ≤ 0 — is about the whole file; an outdated one is skipped, with the reason), build that
 unit's pseudo-references once (LLM claims, cached by the LLM client, plus code smells on the
 changed lines, detected on the post-change file when `ctx.file_at_head` has it, on the hunk's
 new code otherwise), then score every comment in one embedding pass. Each finding carries
 the matched and the missed pseudo-references, so a reviewer sees what the comment left out.
+The report's notes list what nobody reviewed (`unreviewed`): the claims and smells of the
+commented hunks that no comment matched, smells first, with their lines, and the changed
+hunks that have no comment at all.
 
 The work that needs no LLM runs while the claims requests are out: the smell detectors (one
 run per language for all the files and hunks), then the embeddings of the comments and the
@@ -20,6 +24,7 @@ default: the model's calibrated τ from tau.json), `claims` (default True).
 from __future__ import annotations
 
 import hashlib
+import re
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
@@ -28,7 +33,7 @@ from pydantic import Field, ValidationInfo, field_validator
 
 from analyzers.context import AnalysisContext, ReviewComment
 from analyzers.crscore import score as crs
-from analyzers.crscore.claims import generate_claims
+from analyzers.crscore.claims import Claims, generate_claims
 from analyzers.crscore.smells import (
     SmellReport,
     Source,
@@ -60,6 +65,7 @@ class Unit:
     key: str
     claims: list[str] = field(default_factory=list)
     smells: list[str] = field(default_factory=list)
+    implications: list[str] = field(default_factory=list)  # the claims about consequences
 
     @property
     def pseudo_refs(self) -> list[str]:
@@ -77,10 +83,12 @@ def locate(changes: ChangeSet, comment: ReviewComment) -> tuple[FileChange, list
         return "file not in the diff"
     if fc.skipped:
         return f"file not analysed ({fc.skipped})"
+    if comment.outdated:
+        return "outdated: GitHub no longer shows it on the diff"
     if not comment.line or comment.line <= 0:
         return (fc, list(fc.hunks)) if fc.hunks else "file has no hunks"
     for h in fc.hunks:
-        if h.new_start <= comment.line <= h.new_start + max(h.new_count, 1) - 1:
+        if comment.lines_in(h):  # its line on its side: LEFT the base file's, RIGHT the head's
             return fc, [h]
     return "line outside the diff"
 
@@ -139,6 +147,44 @@ def warm_up() -> None:
 
     shared_embedder().embed(["warm up"])
     pmd.warm_up()
+
+
+MAX_UNREVIEWED = 10  # pseudo-references listed as unreviewed per report; more are counted
+_SMELL_LINE = re.compile(r"\bline (\d+)\b")
+
+
+def unreviewed(changes: ChangeSet, placed: list[tuple[ReviewComment, Unit]], results: list[crs.Scores]
+               ) -> list[str]:
+    """What no review comment covered: the pseudo-references of the commented hunks that no
+    comment on them matched (above τ; soft scores: above 0.5) — smells first (a tool's finding
+    on a line), then implications, then the summary claims — with their lines; and the changed
+    hunks nobody commented on."""
+    covered: dict[str, set[str]] = {}
+    units: dict[str, Unit] = {}
+    for (_, unit), s in zip(placed, results, strict=True):
+        units[unit.key] = unit
+        covered.setdefault(unit.key, set()).update(m.pseudo_ref for m in s.matched)
+    ranked: list[tuple[int, int, str]] = []
+    for unit in units.values():
+        lo, hi = unit.hunks[0].span[0], unit.hunks[-1].span[1]
+        refs = [(0, r) for r in unit.smells] + [(1, r) for r in unit.implications] + \
+               [(2, r) for r in unit.claims if r not in unit.implications]
+        for rank, ref in refs:
+            if ref.strip() and ref.strip() not in covered[unit.key]:
+                m = _SMELL_LINE.search(ref) if rank == 0 else None
+                where = f"{unit.file.path}:{m.group(1)}" if m else f"{unit.file.path}:{lo}-{hi}"
+                ranked.append((rank, len(ranked), f"{where} — {ref.strip()}"))
+    ranked.sort()
+    notes = [f"not covered by any review comment: {text}" for _, _, text in ranked[:MAX_UNREVIEWED]]
+    if len(ranked) > MAX_UNREVIEWED:
+        notes.append(f"{len(ranked) - MAX_UNREVIEWED} more claims or smells not covered by any review comment")
+    seen = {id(h) for u in units.values() for h in u.hunks}
+    silent = [f"{fc.path}:{h.span[0]}-{h.span[1]}" for fc, h in changes.hunks() if id(h) not in seen]
+    if silent:
+        shown = ", ".join(silent[:MAX_UNREVIEWED]) + (f" and {len(silent) - MAX_UNREVIEWED} more"
+                                                     if len(silent) > MAX_UNREVIEWED else "")
+        notes.append(f"{len(silent)} changed hunk(s) have no review comment: {shown}")
+    return notes
 
 
 def comment_key(unit_key: str, body: str) -> str:
@@ -222,9 +268,20 @@ class CRScoreAnalyzer:
                              for k in ("con", "comp", "rel")}
         variant = "threshold-free (soft)" if soft else f"thresholded at τ = {tau}"
         report.notes.append(f"{variant} scores with {embedder.model_name} ({pooling} pooling)")
+        report.notes += unreviewed(changes, placed, results)
         return report
 
     # -- pseudo-references ----------------------------------------------------------------
+    def pseudo_references(self, units: list[Unit], ctx: AnalysisContext, report: AnalyzerReport,
+                          claims: bool = True) -> None:
+        """Set each unit's claims and smells (the smells are detected while the claims
+        requests are out); what could not be looked at goes to `report.notes`. For other
+        analyzers that score text against a change (analyzers/review.py)."""
+        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="crscore-local") as ex:
+            local = ex.submit(self._smells, units, ctx)
+            self._claims(units, ctx, report, claims)
+            report.notes += local.result()
+
     def _claims(self, units: list[Unit], ctx: AnalysisContext, report: AnalyzerReport, enabled: bool) -> None:
         if not enabled:
             return
@@ -235,15 +292,15 @@ class CRScoreAnalyzer:
             return
         before = llm.usage.copy()
 
-        def one(unit: Unit) -> list[str]:
+        def one(unit: Unit) -> Claims:
             diff = "".join(h.body for h in unit.hunks)  # no @@ line numbers: a shifted hunk reuses its claims
             removed = "".join(h.removed_code for h in unit.hunks)
             added = "".join(h.added_code for h in unit.hunks)
-            return generate_claims(llm, diff, removed, added).all
+            return generate_claims(llm, diff, removed, added)
 
         try:
             for unit, claims in zip(units, llm.map(one, units), strict=True):
-                unit.claims = claims
+                unit.claims, unit.implications = claims.all, claims.implications
         except LLMError as e:
             report.notes.append(f"LLM claims stopped: {e}")
         report.usage = llm.usage.minus(before).as_dict()
@@ -279,13 +336,15 @@ class CRScoreAnalyzer:
         elif missed:
             message += f"; missed: {missed}"
         first_line = c.body.strip().splitlines()[0] if c.body.strip() else "(empty comment)"
+        # on the head file: a comment on the base side (LEFT) sits where its lines were removed
+        span = c.head_span(unit.hunks[0]) or (unit.hunks[0].span[0], unit.hunks[-1].span[1])
         return Finding(
             analyzer=self.name,
             title=f"comment{who}: {first_line[:80]}",
             message=message,
             path=c.path,
-            start_line=c.line if c.line and c.line > 0 else unit.hunks[0].span[0],
-            end_line=c.line if c.line and c.line > 0 else unit.hunks[-1].span[1],
+            start_line=span[0],
+            end_line=span[1],
             level="notice",
             scores=s.as_dict(),
             evidence={"comment": c.body, "pseudo_references": unit.pseudo_refs, **s.evidence()},

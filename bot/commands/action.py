@@ -50,6 +50,9 @@ def _inp(name: str, *more: str) -> list[str]:
 @click.option("--fail-on", envvar=_inp("fail-on"), default="", metavar="EXPR",
               help='Exit 1 when e.g. "editing_rtc.rtc<0.2 || autofix.findings>0" holds.')
 @click.option("--sarif-file", envvar=_inp("sarif-file"), default="", help="Also write SARIF 2.1.0 here.")
+@click.option("--reporters", envvar=_inp("reporters"), default="pr-review", show_default=True, metavar="LIST",
+              help="Further outputs by name, comma-separated (empty: none): pr-review (AutoFix's verified "
+                   "fixes as committable suggestions; needs `pull-requests: write`).")
 @click.option("--test-command", envvar=_inp("test-command"), default="",
               help="Runs the repository's tests: turns SynthesisRTC on (wins over the config's "
                    "test_command; needs a checkout at the head).")
@@ -66,7 +69,7 @@ def _inp(name: str, *more: str) -> list[str]:
 @click.option("--allowed-models", envvar="RTCBOT_ALLOWED_MODELS", default="", metavar="LIST",
               help="Models the config's `model:` may pick (comma-separated; env RTCBOT_ALLOWED_MODELS).")
 def command(event_path: str | None, event_name: str | None, api_url: str, token: str | None, workspace: Path,
-            analyzers: str, config: str, fail_on: str, sarif_file: str, test_command: str,
+            analyzers: str, config: str, fail_on: str, sarif_file: str, reporters: str, test_command: str,
             step_summary: str | None, output_path: str | None, llm_base_url: str | None, model: str | None,
             api_key: str | None, max_requests: int | None, allowed_models: str) -> None:
     """Run rtcbot on the pull request of a GitHub Actions event and publish check runs."""
@@ -83,7 +86,7 @@ def command(event_path: str | None, event_name: str | None, api_url: str, token:
     s = ActionSettings(
         event_path=event_path, event_name=event_name, api_url=api_url, token=token, workspace=workspace,
         llm_factory=llm_factory(settings), analyzers=analyzers, config=config, fail_on=fail_on,
-        sarif_file=sarif_file, test_command=test_command, step_summary_path=step_summary,
+        sarif_file=sarif_file, reporters=reporters, test_command=test_command, step_summary_path=step_summary,
         output_path=output_path, tools=tools, github=github,
         allowed_models=tuple(m.strip() for m in allowed_models.split(",") if m.strip()),
         llm_for_model=lambda m: llm_factory(dataclasses.replace(settings, model=m)),

@@ -17,7 +17,6 @@ from typing import Any
 
 import click
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from analyzers.autofix import Options, Target, apply_all, fix_all, table
@@ -26,6 +25,7 @@ from analyzers.diff import language_of
 from analyzers.llm import LLMError
 from analyzers.semgrep.scan import SemgrepFailed, SemgrepUnavailable, scan
 from bot.commands._common import llm_factory, llm_options, pop_llm_settings
+from bot.progress import live
 
 GROUP = "eval"
 LANGS = {"python", "javascript", "typescript", "java"}
@@ -80,7 +80,6 @@ def command(paths: tuple[Path, ...], as_json: bool, extra_rules: tuple[str, ...]
         raise click.ClickException("no Python, JavaScript or Java files in the given paths")
     opts = Options(rtc=not no_rtc, rtc_match=rtc_match)  # type: ignore[arg-type]
     tools = Tools(extra_rules=tuple(extra_rules))  # the person at the terminal is the operator
-    err = Console(stderr=True)
     texts = {name: f.read_text(encoding="utf-8", errors="replace") for name, f in files.items()}
     try:
         with tempfile.TemporaryDirectory(prefix="rtcbot-eval-autofix-") as tmp:
@@ -100,10 +99,9 @@ def command(paths: tuple[Path, ...], as_json: bool, extra_rules: tuple[str, ...]
         findings = findings[:max_findings] if max_findings else findings
         targets = [Target(f, language_of(f.path) or "", texts[f.path]) for f in findings]
         llm = llm_factory(settings)()
-        with Progress(TextColumn("fixing"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                      console=err, transient=True) as bar:
-            task = bar.add_task("fix", total=len(targets))
-            outcomes = fix_all(targets, llm, opts, progress=lambda: bar.advance(task), tools=tools)
+        with live(lambda: llm.usage) as display:
+            advance = display.step("fixing findings", total=len(targets))
+            outcomes = fix_all(targets, llm, opts, progress=lambda: advance(1), tools=tools)
         patched = apply_all(outcomes)
         with tempfile.TemporaryDirectory(prefix="rtcbot-eval-autofix-") as tmp:
             root = Path(tmp)

@@ -23,6 +23,7 @@ from analyzers.crscore.sts import DEFAULT_MODEL, POOLINGS, Embedder, EmbeddingEr
 from analyzers.llm import LLMError, LLMSettings
 from bot.commands._common import llm_factory, read_jsonl
 from bot.commands._datasets import DatasetArgument
+from bot.progress import live
 
 GROUP = "eval"
 SOURCES = ("magicoder", "gpt4o", "human_verified", "generate")
@@ -65,13 +66,12 @@ def generated_refs(rows: list[dict[str, Any]], settings: LLMSettings) -> dict[st
             refs += [s.sentence() for s in detect_in_hunk(lang, hunk).smells]
         return diff, refs
 
-    with Progress(TextColumn("claims"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
-                  console=Console(stderr=True), transient=True) as bar:
-        task = bar.add_task("diffs", total=len(diffs))
+    with live(lambda: llm.usage) as display:
+        advance = display.step("claims of diffs", total=len(diffs))
 
         def tracked(item: tuple[str, str]) -> tuple[str, list[str]]:
             out = one(item)
-            bar.advance(task)
+            advance(1)
             return out
 
         return dict(llm.map(tracked, list(diffs.items())))

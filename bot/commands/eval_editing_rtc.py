@@ -13,7 +13,6 @@ from typing import Any
 
 import click
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.table import Table
 
 from analyzers.diff import DiffError, parse_github_files
@@ -23,6 +22,7 @@ from analyzers.local_llm import ALIAS
 from analyzers.rtc import aggregate
 from bot.commands._common import llm_factory, llm_options, pop_llm_settings, read_jsonl
 from bot.commands._datasets import DatasetArgument
+from bot.progress import live
 
 GROUP = "eval"
 
@@ -91,7 +91,6 @@ def command(data: Path, limit: int | None, out: Path | None, **kwargs: Any) -> N
     out.parent.mkdir(parents=True, exist_ok=True)
     done = load_done(out)
     todo = [it for it in items if it[0] not in done]
-    console = Console(stderr=True)
     llm = llm_factory(settings)() if todo else None
     analyzer = EditingRTC()
     lock = threading.Lock()
@@ -109,13 +108,13 @@ def command(data: Path, limit: int | None, out: Path | None, **kwargs: Any) -> N
             done[key] = rec
 
     if todo and llm is not None:
-        with Progress(TextColumn("EditingRTC"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
-                      console=console, transient=not console.is_terminal) as bar:
-            task = bar.add_task("items", total=len(todo))
+        client = llm
+        with live(lambda: client.usage) as display:
+            advance = display.step("EditingRTC items", total=len(todo))
             with ThreadPoolExecutor(max_workers=max(1, min(settings.max_concurrency, 8))) as ex:
                 futures = [ex.submit(one, it) for it in todo]
                 for f in futures:
-                    f.add_done_callback(lambda _f: bar.advance(task))
+                    f.add_done_callback(lambda _f: advance(1))
                 finished, _ = wait(futures, return_when=FIRST_EXCEPTION)
                 for f in finished:
                     exc = f.exception()

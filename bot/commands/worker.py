@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 import click
 
 from bot.hardening import make_non_dumpable
-from bot.settings import SettingsError, load_settings
+from bot.settings import SettingsError, service_settings
 
 if TYPE_CHECKING:
     from huey.consumer import Consumer
@@ -57,20 +57,26 @@ def command(workers: int | None) -> None:
     A periodic sweep re-enqueues jobs whose worker died and routes deliveries that were
     recorded but never enqueued; see docs/github-app.md."""
     make_non_dumpable()  # a same-user process cannot read our secrets from /proc
-    try:
-        settings = load_settings()
-        settings.require_app()
+    from bot.cli import settings_exit
+
+    try:  # every setting checked (the private key parsed) before anything starts: exit 2
+        settings = service_settings(app=True)
     except SettingsError as e:
-        raise click.ClickException(str(e)) from None
-    except Exception as e:
-        raise click.ClickException(f"bad service settings: {e}") from None
+        settings_exit(e)
     from bot.jobs import Runtime
 
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    # logging: configured once by the command line (bot/logs.py), at info for the worker
     try:
         runtime = Runtime(settings)
     except Exception as e:
         raise click.ClickException(f"cannot start: {type(e).__name__}: {e}") from None
+    from bot.queue import QueueUnavailable, check
+
+    try:  # refuse to start on a queue that does not answer, rather than log its errors in a loop
+        check(runtime.huey, settings)
+    except QueueUnavailable as e:
+        runtime.store.close()
+        raise click.ClickException(f"cannot start: {e}") from None
     threading.Thread(target=runtime.warm_up, name="warm-up", daemon=True).start()
     stop = threading.Event()
     threading.Thread(target=_sweeper, args=(runtime, settings.sweep_interval_s, stop),

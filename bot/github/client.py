@@ -36,13 +36,22 @@ PER_PAGE = 100
 MAX_FILES = 3000  # GitHub lists at most 3,000 files of a pull request
 MAX_COMMENTS = 10_000
 MAX_CONFIG_BYTES = 1024 * 1024
+MAX_ANNOTATIONS_READ = 10_000  # of one check run, when a re-run completes it again
 
 
 class GitHubError(RuntimeError):
     """GitHub refused a request (after the retries the policy allows), or could not be reached
     (status 0). One line: "GitHub answered 404: Not Found"."""
 
-    def __init__(self, status: int, message: str, *, method: str = "", path: str = "") -> None:
+    def __init__(
+        self,
+        status: int,
+        message: str,
+        *,
+        method: str = "",
+        path: str = "",
+        codes: tuple[str, ...] = (),
+    ) -> None:
         text = (
             f"GitHub answered {status}: {message}"
             if status
@@ -53,6 +62,7 @@ class GitHubError(RuntimeError):
         self.message = message
         self.method = method
         self.path = path
+        self.codes = codes  # the `errors[].code`s of GitHub's answer ("too_large", ...)
 
 
 class _WriteThrottle:
@@ -109,6 +119,17 @@ def _message(r: httpx.Response) -> str:
     if isinstance(data, dict) and data.get("message"):
         return str(data["message"])[:500]
     return r.text[:200] or r.reason_phrase
+
+
+def _codes(r: httpx.Response) -> tuple[str, ...]:
+    """The `code`s of a refusal's `errors` list (GitHub's machine-readable reasons)."""
+    try:
+        errors = r.json().get("errors")
+    except (ValueError, AttributeError):
+        return ()
+    if not isinstance(errors, list):
+        return ()
+    return tuple(str(e["code"]) for e in errors if isinstance(e, dict) and e.get("code"))
 
 
 class GitHubClient:
@@ -214,7 +235,7 @@ class GitHubClient:
                 continue
             if isinstance(step, GiveUp):
                 message = f"{message} (rtcbot gave up: {step.why})"
-            raise GitHubError(r.status_code, message, method=method, path=url)
+            raise GitHubError(r.status_code, message, method=method, path=url, codes=_codes(r))
 
     def _json(self, method: str, url: str, **kw: Any) -> Any:
         r = self.request(method, url, **kw)
@@ -260,18 +281,28 @@ class GitHubClient:
         """The PR's files, 100 per page, at most 3,000 (GitHub's limit)."""
         return list(self._pages(f"/repos/{repo}/pulls/{number}/files", MAX_FILES))
 
+    def changed_files(self, repo: str, number: int) -> int | None:
+        """How many files the PR changes (its `changed_files`; the files list stops at 3,000)."""
+        value = self._json("GET", f"/repos/{repo}/pulls/{number}").get("changed_files")
+        return value if isinstance(value, int) else None
+
     def review_comments(self, repo: str, number: int) -> list[dict[str, Any]]:
         return list(self._pages(f"/repos/{repo}/pulls/{number}/comments", MAX_COMMENTS))
 
     def file_text(self, repo: str, path: str, ref: str) -> str | None:
-        """A file's text at `ref` (the raw media type: files of 1-100 MB too), or None when
-        there is no such file (or it is a folder); other failures raise GitHubError."""
+        """A file's text at `ref` (the raw media type: files of 1-100 MB too, which the JSON
+        form answers with `encoding: none` and no content), or None when there is no such file,
+        it is a folder, or it is over GitHub's 100 MB (`too_large`); other failures raise
+        GitHubError. The path is percent-encoded (`#`, `?`, `%`, spaces, non-ASCII)."""
         try:
             r = self.request(
                 "GET", f"/repos/{repo}/contents/{quote(path)}", params={"ref": ref}, accept=RAW
             )
         except GitHubError as e:
             if e.status == 404:
+                return None
+            if e.status == 403 and "too_large" in e.codes:
+                log.warning("GitHub will not serve %s at %s: %s", path, ref[:12], e.message)
                 return None
             raise
         if r.headers.get("content-type", "").startswith("application/json"):
@@ -356,3 +387,12 @@ class GitHubClient:
         return dict(
             self._json("PATCH", f"/repos/{repo}/check-runs/{check_run_id}", json=body) or {}
         )
+
+    # -- reviews ----------------------------------------------------------------------------
+    def create_review(self, repo: str, number: int, body: dict[str, Any]) -> dict[str, Any]:
+        """POST a pull request review (event, body, commit_id, comments) as it is given."""
+        return dict(self._json("POST", f"/repos/{repo}/pulls/{number}/reviews", json=body) or {})
+
+    def check_run_annotations(self, repo: str, check_run_id: int) -> list[dict[str, Any]]:
+        """The annotations a check run shows (GitHub appends them on every update)."""
+        return list(self._pages(f"/repos/{repo}/check-runs/{check_run_id}/annotations", MAX_ANNOTATIONS_READ))

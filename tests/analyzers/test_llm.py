@@ -57,6 +57,29 @@ def test_retries_give_up_with_one_clear_line(scripted_llm: Callable[..., Scripte
     assert srv.request_count == 3
 
 
+@pytest.mark.parametrize("kind", ["garbage", "empty"])
+def test_an_answer_that_is_not_a_completion_is_retried_then_one_clear_line(
+        scripted_llm: Callable[..., ScriptedLLM], kind: str) -> None:
+    srv = scripted_llm("fine")
+    srv.chaos(1.0, kinds=(kind,))  # a gateway's HTML page, or an empty 200
+    c = client_for(srv, max_retries=2)
+    with pytest.raises(LLMError) as e:
+        c.sample(MSG)
+    assert "not a chat completion" in str(e.value) and srv.base_url in str(e.value)
+    assert "\n" not in str(e.value) and srv.request_count == 3 and c.usage.retries == 2
+    srv.chaos(0.0)
+    assert c.sample(MSG) == ["fine"]
+
+
+def test_a_dropped_connection_gets_every_retry_unlike_a_refused_one(scripted_llm: Callable[..., ScriptedLLM]) -> None:
+    srv = scripted_llm("fine")
+    srv.chaos(1.0, kinds=("hang",), hang_s=0.05)  # the connection is made, then closed unanswered
+    c = client_for(srv, max_retries=3)
+    with pytest.raises(LLMError):
+        c.sample(MSG)
+    assert srv.request_count == 4  # a refused connection stops after 2 (test_unreachable_endpoint_...)
+
+
 def test_request_budget_counts_retries(scripted_llm: Callable[..., ScriptedLLM]) -> None:
     srv = scripted_llm("x")
     srv.fail_next(2, 500)

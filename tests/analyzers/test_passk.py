@@ -52,8 +52,7 @@ def test_pass_at_k_bounds_and_monotone_in_k_and_c(nck: tuple[int, int, int]) -> 
 
 def test_pass_at_k_edge_cases() -> None:
     assert pass_at_k(10, 10, 1) == 1.0
-    assert pass_at_k(0, 0, 1) == 0.0
-    assert pass_at_k(2, 1, 5) == pass_at_k(2, 1, 2) == 1.0  # k > n: the estimate at k = n
+    assert pass_at_k(2, 1, 2) == 1.0
     with pytest.raises(ValueError):
         pass_at_k(3, 4, 1)
     with pytest.raises(ValueError):
@@ -70,6 +69,8 @@ def test_tca_is_a_mean_share_and_task_pass_agrees(samples: list[list[str]], k: i
     first = samples[:k]
     assert tca == pytest.approx(sum(s.count("AC") / len(s) for s in first) / len(first))
     assert 0.0 <= tca <= 1.0
+    if k > len(samples):
+        return
     p = task_pass_at_k(samples, k)
     if any(all(v == "AC" for v in s) for s in samples):
         assert p > 0
@@ -98,3 +99,19 @@ def test_summarize_over_tasks() -> None:
     assert fig["tca@1"] == pytest.approx((1.0 + 0) / 2)
     assert fig["tca@3"] == pytest.approx(((1 + 0.5 + 0) / 3 + 0) / 2)
     assert fig["verdicts"] == {"AC": 3, "WA": 1, "TLE": 2, "MLE": 0, "RE": 0, "CE": 3}
+
+
+@pytest.mark.parametrize(("n", "c", "k"), [(1, 1, 10), (2, 1, 5), (0, 0, 1), (3, 0, 4)])
+def test_pass_at_k_is_undefined_beyond_the_samples(n: int, c: int, k: int) -> None:
+    with pytest.raises(ValueError, match=f"pass@{k} is undefined with {n} sample"):
+        pass_at_k(n, c, k)
+
+
+def test_summarize_drops_the_k_a_task_has_too_few_samples_for() -> None:
+    tasks = {"a": [["AC"]], "b": [["WA"], ["AC"], ["AC"]]}  # the fewest samples: 1
+    fig = summarize(tasks, [1, 3, 10])
+    assert fig["samples"] == 1 and fig["dropped_k"] == [3, 10]
+    assert [key for key in fig if "@" in key] == ["pass@1", "tca@1"]
+    assert fig["pass@1"] == pytest.approx((1.0 + 2 / 3) / 2)
+    assert summarize({}, [1]) == {"n_tasks": 0, "samples": 0, "dropped_k": [1],
+                                  "verdicts": histogram([])}

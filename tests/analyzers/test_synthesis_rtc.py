@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Callable
 from pathlib import Path
@@ -11,6 +12,7 @@ from analyzers.diff import parse_diff
 from analyzers.execution import Case, Executor, Limits, Program, Sandbox
 from analyzers.synthesis_rtc import (
     BASELINE,
+    SynthesisConfig,
     SynthesisRTCAnalyzer,
     assemble,
     candidate_regions,
@@ -101,6 +103,17 @@ def test_humaneval_round_trips_scores(problems, scripted_llm: Callable[..., Scri
     fig = overall(res)
     assert fig["rtc"] == 0.5 and fig["lift"] == 0.5 and fig["rtc@3"] == 0.5 and fig["pass@1"] == 1.0
     assert res[0].trip.forward == [f"describe {four[0].entry_point} #{i}" for i in range(3)]
+
+
+def test_pass_at_1_is_left_out_without_a_plain_sample(problems, scripted_llm: Callable[..., ScriptedLLM],  # type: ignore[no-untyped-def]
+                                                      tmp_path: Path) -> None:
+    one = problems[:1]
+    srv = scripted_llm(scripted_round_trip(one))
+    cfg = dataclasses.replace(SynthesisConfig(), plain_samples=0)
+    res = humaneval_round_trips(client_for(srv, tmp_path), one, Executor(LIMITS, workers=1), cfg)
+    assert not any("Complete the function" in last_user_text(r) for r in srv.requests)
+    assert "pass@1" not in res[0].scores and "pass@1" not in overall(res)  # undefined, not 0.0
+    assert res[0].scores["rtc"] == 1.0
 
 
 # -- review mode ---------------------------------------------------------------------------

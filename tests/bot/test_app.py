@@ -3,7 +3,15 @@
 from __future__ import annotations
 
 import json
+import logging
+import os
+import shutil
+import socket
+import subprocess
+import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import httpx
@@ -14,7 +22,7 @@ from bot.jobs import Runtime
 from bot.settings import SettingsError
 from tests.bot.app_support import SECRET, deliver, make_settings, serve
 from tests.bot.conftest import Backend
-from tests.support import FIXTURES
+from tests.support import FIXTURES, ROOT, require
 
 HOOKS = FIXTURES / "github" / "webhooks"
 
@@ -99,9 +107,27 @@ def test_malformed_body_is_400(app_url) -> None:  # type: ignore[no-untyped-def]
 def test_unknown_event_is_acknowledged_and_ignored(app_url) -> None:  # type: ignore[no-untyped-def]
     url, rt = app_url
     r = deliver(url, "issue_comment", payload("issue_comment", "created.payload.json"), delivery="ic")
-    assert r.status_code == 202 and r.json()["jobs"] == []
+    assert r.status_code == 200 and r.json()["jobs"] == []
+    assert r.json()["message"] == "received; nothing queued: event 'issue_comment' is not handled"
     assert rt.store.delivery("ic").status == "ignored"  # type: ignore[union-attr]
     assert rt.store.jobs() == []
+
+
+def test_a_delivery_without_an_installation_is_recorded_and_queues_nothing(app_url) -> None:  # type: ignore[no-untyped-def]
+    url, rt = app_url
+    # GitHub's example payload is a repository webhook's: no `installation`, so no token to act with
+    p = payload("pull_request", "ready_for_review.payload.json")
+    assert "installation" not in p
+    r = deliver(url, "pull_request", p, delivery="repo-hook")
+    assert r.status_code == 200, r.text  # received: a redelivery would change nothing
+    assert r.json()["jobs"] == [] and "no installation in the payload" in r.json()["message"]
+    d = rt.store.delivery("repo-hook")
+    assert d is not None and (d.status, d.jobs) == ("ignored", 0) and "no installation" in (d.note or "")
+    assert rt.store.jobs() == [] and rt.huey.pending_count() == 0
+    # the same from an installation of the App is work
+    r = deliver(url, "pull_request", {**p, "installation": {"id": 77}}, delivery="app-hook")
+    assert r.status_code == 202 and len(r.json()["jobs"]) == 1
+    assert rt.huey.pending_count() == 1
 
 
 def test_ping_is_pong(app_url) -> None:  # type: ignore[no-untyped-def]
@@ -180,18 +206,110 @@ def test_a_delivery_recorded_but_not_routed_is_routed_once_by_the_sweep(tmp_path
         rt.store.close()
 
 
-def test_a_queue_that_is_away_loses_no_job(tmp_path: Path) -> None:
+def test_a_queue_that_is_away_loses_no_job(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
     settings = make_settings(tmp_path, redis_url="redis://127.0.0.1:1/0")  # nothing listens there
     rt = Runtime(settings)
-    with serve(create_app(settings, runtime=rt)) as url:
+    rt.resender.stop()  # its retries are the next test's
+    with caplog.at_level(logging.WARNING), serve(create_app(settings, runtime=rt)) as url:
         r = deliver(url, "pull_request", payload("pull_request", "opened.payload.json"), delivery="q-away")
     assert r.status_code == 202, r.text  # the delivery and its job are stored: GitHub need not resend
+    [warning] = [rec for rec in caplog.records if rec.name == "bot.jobs"]
+    assert warning.levelno == logging.WARNING and warning.exc_info is None  # one line, no traceback
+    assert "could not send job(s)" in warning.getMessage() and "Connection refused" in warning.getMessage()
     job = rt.store.jobs()[0]
-    assert (job.status, job.updated_at) == ("queued", 0.0)  # marked for the next sweep
+    assert (job.status, job.updated_at) == ("queued", 0.0)  # marked unsent
     later = Runtime(make_settings(tmp_path, requeue_after_s=600.0))  # the queue is back (SQLite here)
     try:
-        assert later.sweep()["resent"] == 1
+        assert later.sweep()["resent"] == 1  # at once, not after RTCBOT_REQUEUE_AFTER_S
         assert later.huey.pending_count() == 1
     finally:
         later.store.close()
         rt.store.close()
+
+
+def test_a_later_delivery_of_the_same_work_sends_the_unsent_job(tmp_path: Path, backend: Backend) -> None:
+    """The queue refused a job's message; a fresh delivery for the same head is not taken as
+    a duplicate that runs nothing: it sends the queued job's message again."""
+    dead = Runtime(make_settings(tmp_path, database_url=backend.database_url, redis_url="redis://127.0.0.1:1/0"))
+    dead.resender.stop()
+    live = Runtime(make_settings(tmp_path, database_url=backend.database_url, redis_url=backend.redis_url))
+    live.resender.stop()
+    try:
+        p = payload("pull_request", "opened.payload.json")
+        with serve(create_app(dead.settings, runtime=dead)) as url:
+            assert deliver(url, "pull_request", p, delivery="first").status_code == 202
+        [job] = live.store.jobs()
+        assert (job.status, job.updated_at) == ("queued", 0.0) and live.huey.pending_count() == 0
+        with serve(create_app(live.settings, runtime=live)) as url:  # the queue is back
+            r = deliver(url, "pull_request", {**p, "action": "reopened"}, delivery="second")
+        assert r.status_code == 202 and r.json()["jobs"] == [job.id], r.text
+        assert live.huey.pending_count() == 1  # sent now, not after RTCBOT_REQUEUE_AFTER_S
+        [again] = live.store.jobs()
+        assert again.status == "queued" and again.updated_at > 0.0  # no longer marked unsent
+    finally:
+        live.store.close()
+        dead.store.close()
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@contextmanager
+def redis_server(port: int) -> Iterator[subprocess.Popen[bytes]]:
+    proc = subprocess.Popen(["redis-server", "--port", str(port), "--bind", "127.0.0.1", "--save", "",
+                             "--appendonly", "no"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            with socket.socket() as s:
+                if s.connect_ex(("127.0.0.1", port)) == 0:
+                    break
+            time.sleep(0.05)
+        yield proc
+    finally:
+        proc.terminate()
+        proc.wait(10)
+
+
+def test_the_sending_process_retries_a_refused_message_within_seconds(tmp_path: Path) -> None:
+    require(shutil.which("redis-server"), "redis-server is not installed")
+    port = _free_port()
+    rt = Runtime(make_settings(tmp_path, redis_url=f"redis://127.0.0.1:{port}/0"))  # Redis is down
+    try:
+        with serve(create_app(rt.settings, runtime=rt)) as url:
+            r = deliver(url, "pull_request", payload("pull_request", "opened.payload.json"))
+        assert r.status_code == 202, r.text
+        [job] = rt.store.jobs()
+        assert job.updated_at == 0.0  # unsent
+        time.sleep(1.5)  # a retry or two fail meanwhile
+        with redis_server(port):  # Redis is back: no sweep runs here, no delivery comes
+            deadline = time.monotonic() + 15
+            while rt.huey.pending_count() == 0 and time.monotonic() < deadline:
+                time.sleep(0.1)
+            assert rt.huey.pending_count() == 1
+            assert rt.store.unsent_jobs() == []
+    finally:
+        rt.resender.stop()
+        rt.store.close()
+
+
+def test_worker_refuses_to_start_when_the_queue_is_unreachable(tmp_path: Path) -> None:
+    from cryptography.hazmat.primitives import serialization
+
+    from tests.fakes.github_server import app_key
+
+    pem = app_key().private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                                  serialization.NoEncryption()).decode()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("RTCBOT_") and k not in ("DATABASE_URL", "REDIS_URL")}
+    env.update({"RTCBOT_APP_ID": "1", "RTCBOT_PRIVATE_KEY": pem, "RTCBOT_DATA_DIR": str(tmp_path / "data"),
+                "REDIS_URL": "redis://:hunter2@127.0.0.1:1/0", "PYTHONPATH": str(ROOT)})
+    done = subprocess.run([sys.executable, "-m", "bot.cli", "worker"], cwd=ROOT, env=env, capture_output=True,
+                          text=True, timeout=60)
+    assert done.returncode != 0
+    assert "Traceback" not in done.stderr + done.stdout
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and "REDIS_URL=redis://:***@127.0.0.1:1/0" in lines[0], done.stderr
+    assert "cannot reach the Redis queue" in lines[0] and "hunter2" not in done.stderr

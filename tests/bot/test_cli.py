@@ -205,3 +205,27 @@ def test_review_refuses_an_invalid_config(tmp_path: Path) -> None:
     assert p.stderr.startswith(f"Error: {cfg} is invalid: thresholds.editing_rtc.rtc: ")
     missing = rtcbot("review", str(patch), "--config", str(tmp_path / "nope.yml"))
     assert missing.returncode == 2 and missing.stderr.strip() == f"Error: {tmp_path / 'nope.yml'}: no such file"
+
+
+def test_a_spent_budget_that_skipped_work_exits_3_saying_how_much(scripted_llm: Callable[..., ScriptedLLM]) -> None:
+    srv = scripted_llm("```\nx\n```")
+    r = CliRunner().invoke(main, ["review", "samples/demo.diff", "--format", "json", "--max-requests", "3",
+                                  *llm_args(srv)])
+    rep = json.loads(r.stdout)["reports"][0]
+    skipped = [s for s in rep["skipped"] if "budget" in s["reason"]]
+    assert rep["findings"] == [] and skipped  # every hunk cut off: "no findings" is not the answer
+    assert r.exit_code == 3, r.output
+    assert f"the LLM budget ran out (request budget of 3 spent): {len(skipped)} items skipped" in r.stderr
+    assert srv.request_count <= 3
+    # the same change with room to finish: exit 0, no budget message
+    r = CliRunner().invoke(main, ["review", "samples/demo.diff", "--format", "json", *llm_args(srv)])
+    assert r.exit_code == 0 and "budget" not in r.stderr
+
+
+def test_bad_log_settings_are_one_line_naming_the_variable(tmp_path: Path) -> None:
+    env = {**os.environ, "RTCBOT_LOG_FORMAT": "xml", "LOG_LEVEL": "loud"}
+    p = subprocess.run([sys.executable, "-m", "bot.cli", "config", "validate", str(tmp_path / "none.yml")],
+                       cwd=ROOT, capture_output=True, text=True, env=env, timeout=120)
+    assert p.returncode == 2 and "Traceback" not in p.stderr
+    assert p.stderr.splitlines() == ["Error: LOG_LEVEL: must be one of debug, info, warning, error, critical",
+                                     "Error: RTCBOT_LOG_FORMAT: must be 'text' or 'json'"]

@@ -306,3 +306,13 @@ def test_the_app_gates_on_fail_on_and_runs_no_test_command(
     assert "editing_rtc.findings>0" in summary
     assert app_runs_no_code() in summary
     assert not (tmp_path / "MARKER").exists()
+
+
+def test_a_surface_that_reads_no_qualification_record_says_so() -> None:
+    from bot.context import select
+
+    loaded = parse_config("require_qualified: true\n", Tools())
+    notes = select(loaded, defaults=["editing_rtc"], runs_code=False).notes
+    assert any("`require_qualified`" in n and "published unchecked" in n for n in notes)
+    assert not any("require_qualified" in n for n in select(loaded, defaults=["editing_rtc"],
+                                                             checks_qualification=True).notes)

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from bot import events
-from bot.events import AnalyzeJob, BadJob, InstallationJob, PRJob
+from bot.events import AnalyzeJob, BadJob, FeedbackJob, InstallationJob, PRJob
 from tests.support import FIXTURES
 
 HOOKS = FIXTURES / "github" / "webhooks"
@@ -20,7 +20,7 @@ def load(event: str, name: str) -> dict[str, Any]:
 
 
 @pytest.mark.parametrize("name", ["opened.payload.json", "synchronize.payload.json", "reopened.payload.json",
-                                  "ready_for_review.payload.json", "opened.with-organization.payload.json"])
+                                  "opened.with-organization.payload.json"])  # ready_for_review: below
 def test_pull_request_actions_make_one_pr_job(name: str) -> None:
     p = load("pull_request", name)
     routed = events.route("pull_request", p)
@@ -35,12 +35,20 @@ def test_pull_request_actions_make_one_pr_job(name: str) -> None:
     assert job.installation_id == (p.get("installation") or {}).get("id")
 
 
-@pytest.mark.parametrize("name", ["closed.payload.json", "labeled.payload.json", "assigned.payload.json",
+@pytest.mark.parametrize("name", ["labeled.payload.json", "assigned.payload.json",
                                   "converted_to_draft.payload.json", "review_requested.payload.json"])
 def test_other_pull_request_actions_make_nothing(name: str) -> None:
     routed = events.route("pull_request", load("pull_request", name))
     assert routed.jobs == []
     assert routed.note
+
+
+def test_a_closed_pull_request_makes_one_feedback_job() -> None:
+    p = load("pull_request", "closed.payload.json")
+    p["installation"] = {"id": 5}
+    [job] = events.route("pull_request", p).jobs
+    assert isinstance(job, FeedbackJob) and job.pr_number == p["pull_request"]["number"]
+    assert job.merged is bool(p["pull_request"].get("merged")) and events.from_spec(events.to_spec(job)) == job
 
 
 def test_draft_flag_travels_with_the_job() -> None:
@@ -191,3 +199,29 @@ def test_a_pull_request_without_number_or_head_makes_no_job(broken: str) -> None
         p["pull_request"]["head"]["sha"] = ""
     routed = events.route("pull_request", p)
     assert routed.jobs == [] and "without a number or head SHA" in routed.note
+
+
+def test_a_delivery_without_an_installation_makes_no_job_and_says_why() -> None:
+    # GitHub's example ready_for_review payload is a repository webhook's: no `installation`
+    p = load("pull_request", "ready_for_review.payload.json")
+    assert "installation" not in p
+    routed = events.route("pull_request", p)
+    assert routed.jobs == []
+    assert "no installation" in routed.note and "repository or organization webhook" in routed.note
+    # the same delivery from an installation of the App is a PR job
+    routed = events.route("pull_request", {**p, "installation": {"id": 42}})
+    [job] = routed.jobs
+    assert isinstance(job, PRJob) and (job.action, job.installation_id, job.pr_number) == (
+        "ready_for_review", 42, p["pull_request"]["number"])
+    # every other event that makes jobs, stripped of its installation
+    for event, name in (("pull_request", "opened.payload.json"), ("check_run", "rerequested.payload.json"),
+                        ("check_suite", "rerequested.payload.json"),
+                        ("pull_request_review_comment", "created.payload.json"),
+                        ("installation", "created.payload.json")):
+        full = load(event, name)
+        if event == "check_run":
+            full["check_run"]["external_id"] = "12:editing_rtc"  # one of ours
+        assert events.route(event, full, titles={"EditingRTC": "editing_rtc"}).jobs, (event, name)
+        bare = {k: v for k, v in full.items() if k != "installation"}
+        routed = events.route(event, bare, titles={"EditingRTC": "editing_rtc"})
+        assert routed.jobs == [] and "no installation" in routed.note, (event, name)

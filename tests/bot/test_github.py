@@ -316,3 +316,61 @@ def test_the_action_rides_out_a_secondary_limit_without_retry_after(
     posts = [r for r in gh.requests if r.method == "POST" and r.path.endswith("/check-runs")]
     assert [r.status for r in posts] == [403, 201] and posts[1].at - posts[0].at >= 0.5
     assert {r.headers.get("x-github-api-version") for r in gh.requests} == {API_VERSION}
+
+
+# ============================================================================ file contents
+@pytest.mark.parametrize("surface", SURFACES)
+def test_a_file_over_a_megabyte_comes_whole(gh: FakeGitHub, surface: str) -> None:
+    """GitHub's contents API describes a file of 1-100 MB in its JSON form with `encoding:
+    none` and empty `content`: read that way it was an empty file. The raw media type brings
+    it whole, on both surfaces."""
+    text = "".join(f"value_{i} = {i}  # a generated table\n" for i in range(40_000))
+    assert len(text.encode()) > gh.max_json_bytes
+    gh.set_file("src/table.py", text, ref="abc123")
+    c = client(gh, surface)
+    described = c.request("GET", "/repos/" + gh.repo + "/contents/src/table.py",
+                          params={"ref": "abc123"}).json()
+    assert (described["encoding"], described["content"]) == ("none", "")  # the fake is GitHub
+    assert c.file_text(gh.repo, "src/table.py", "abc123") == text
+    (read,) = [r for r in calls(gh, "/contents/") if r.status == 200][1:]
+    assert read.headers["accept"] == "application/vnd.github.raw+json"
+
+
+@pytest.mark.parametrize("surface", SURFACES)
+def test_a_file_github_will_not_serve_is_not_available(gh: FakeGitHub, surface: str) -> None:
+    """Over 100 MB GitHub answers 403 `too_large` (no rate limit): the file is not available
+    (the analyzers fall back to the hunks), asked once; it never fails the run."""
+    gh.max_raw_bytes = 4096  # GitHub's 100 MB, small for the test
+    gh.set_file("data/huge.py", "x = 1\n" * 1000, ref="abc123")
+    c = client(gh, surface)
+    t0 = time.monotonic()
+    assert c.file_text(gh.repo, "data/huge.py", "abc123") is None
+    assert time.monotonic() - t0 < 1.0
+    assert [r.status for r in calls(gh, "/contents/")] == [403]
+    gh.fail_next(1, status=403, retry_after=None, match="/contents/")  # a rate limit still raises
+    with pytest.raises(GitHubError):
+        client(gh, surface, http_retries=0, max_retry_wait_s=0.1).file_text(
+            gh.repo, "src/many.py", "abc123")
+
+
+ODD_PATHS = ["src/a#b.py", "src/a b.py", "src/what?.py", "src/100%.py", "src/100%25.py",
+             "src/ünïcødé.py", "src/a+b.py", "src/semi;colon&amp=1.py"]
+
+
+@pytest.mark.parametrize("surface", SURFACES)
+def test_paths_are_percent_encoded(gh: FakeGitHub, surface: str) -> None:
+    """`src/a#b.py` fetched `src/a` (the rest was a URL fragment); `?`, `%`, spaces and
+    non-ASCII names went wrong the same way. Every path now travels percent-encoded."""
+    gh.set_file("src/a", "decoy: the path cut at '#'\n", ref="abc123")
+    gh.set_file("src/what", "decoy: the path cut at '?'\n", ref="abc123")
+    for i, path in enumerate(ODD_PATHS):
+        gh.set_file(path, f"file {i}: {path}\n", ref="abc123")
+        gh.set_file(path, f"config {i}\n")
+    c = client(gh, surface)
+    for i, path in enumerate(ODD_PATHS):
+        assert c.file_text(gh.repo, path, "abc123") == f"file {i}: {path}\n", path
+        assert c.config_text(gh.repo, path, gh.default_branch) == f"config {i}\n", path
+    wire = [r.path for r in calls(gh, "/contents/")]
+    assert "/repos/octo-org/widgets/contents/src/a%23b.py" in wire
+    assert "/repos/octo-org/widgets/contents/src/%C3%BCn%C3%AFc%C3%B8d%C3%A9.py" in wire
+    assert all(r.status == 200 for r in calls(gh, "/contents/"))

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -141,15 +142,23 @@ def test_check_run_rerequested_reruns(world: Callable[..., World]) -> None:
     w.deliver("pull_request", w.gh.pr_event("opened", 4))
     w.run()
     first = finished(w, sha=pr.head_sha)
+    shown = sorted(json.dumps(a, sort_keys=True) for a in first["annotations"])
+    assert shown
     w.deliver("check_run", w.gh.check_run_event(first["id"], "rerequested"))
     assert w.run() == 1
-    runs = w.gh.runs(EDITING, pr.head_sha)
-    assert len(runs) == 2 and all(r["status"] == "completed" for r in runs)
-    assert len(runs[1]["annotations"]) == len(first["annotations"])
+    # one check run per (analysis, head): the re-run updates it in place
+    [run] = w.gh.runs(EDITING, pr.head_sha)
+    assert run["id"] == first["id"] and run["status"] == "completed" and run["external_id"] == "4:editing_rtc"
+    statuses = [u.get("status") for u in run["updates"] if u.get("status")]
+    assert statuses == ["in_progress", "completed", "in_progress", "completed"]
     # the Re-run button does the same
-    w.deliver("check_run", w.gh.check_run_event(runs[1]["id"], "requested_action"))
+    w.deliver("check_run", w.gh.check_run_event(run["id"], "requested_action"))
     w.run()
-    assert len(w.gh.runs(EDITING, pr.head_sha)) == 3
+    [run] = w.gh.runs(EDITING, pr.head_sha)
+    assert [u.get("status") for u in run["updates"] if u.get("status")].count("completed") == 3
+    assert [j.status for j in w.rt.store.jobs(kind="analyze", head_sha=pr.head_sha)] == ["done"] * 3
+    # GitHub appends annotations: the re-runs add none that the run already shows
+    assert sorted(json.dumps(a, sort_keys=True) for a in run["annotations"]) == shown
 
 
 def test_synchronize_with_unchanged_hunks_makes_no_llm_requests(world: Callable[..., World]) -> None:
@@ -185,6 +194,42 @@ def test_review_comment_gets_a_crscore_annotation_on_its_line(world: Callable[..
     lines = [(a["path"], a["start_line"]) for a in run["annotations"]]
     assert lines == [("src/calc.py", 13)]
     assert "comment" in run["annotations"][0]["title"]
+
+
+def test_review_comments_update_the_one_crscore_check_run_of_the_head(world: Callable[..., World]) -> None:
+    w = world(force_debounce_s=0.0)
+    pr = w.gh.add_pr(8, diff_text=many_hunks_diff("src/calc.py", hunks=2))
+    c = w.gh.add_comment(8, "src/calc.py", 13, "This now multiplies instead of adding; callers expecting a sum break.")
+    w.deliver("pull_request_review_comment", w.gh.review_comment_event(8, c))
+    w.run()
+    first = finished(w, "rtcbot / CRScore")
+    d = w.gh.add_comment(8, "src/calc.py", 13, "Please add a test for the product.", user="bob")
+    w.deliver("pull_request_review_comment", w.gh.review_comment_event(8, d))
+    w.run()
+    w.deliver("pull_request_review_comment", w.gh.review_comment_event(8, c, action="edited"))
+    w.run()
+    [run] = w.gh.runs("rtcbot / CRScore", pr.head_sha)  # not one per comment delivery
+    assert run["id"] == first["id"] and run["status"] == "completed" and run["external_id"] == "8:crscore"
+    assert [u.get("status") for u in run["updates"] if u.get("status")].count("completed") == 3
+    assert "Please add a test" in json.dumps(run["annotations"])  # the second comment was scored in it
+    row = w.rt.store.check_run(w.gh.repo, "rtcbot / CRScore", pr.head_sha)
+    assert row is not None and (row.github_id, row.status) == (first["id"], "completed")
+
+
+def test_an_analysis_run_twice_at_once_makes_one_check_run(world: Callable[..., World]) -> None:
+    w = world(force_debounce_s=0.0)
+    pr = w.gh.add_pr(22, fixture="more-itertools-d992be0de9.diff")
+    job = AnalyzeJob(repo=w.gh.repo, installation_id=w.gh.installation_id, pr_number=22, head_sha=pr.head_sha,
+                     analyzer="editing_rtc", force=True, reason="check_run.rerequested")
+    first = w.rt.store.add_job(events.to_spec(job))
+    assert first is not None and w.rt.store.start_job(first) is not None
+    second = w.rt.store.add_job(events.to_spec(job))  # asked for while the first runs: made
+    assert second is not None and w.rt.store.requeue(first, expect="running")
+    ids = [first, second]
+    with ThreadPoolExecutor(2) as ex:  # two workers run the same analysis of the same head at once
+        assert list(ex.map(w.rt.run_job, ids)) == ["done", "done"]
+    [run] = w.gh.runs(EDITING, pr.head_sha)
+    assert run["status"] == "completed"
 
 
 def test_draft_is_skipped_unless_configured(world: Callable[..., World]) -> None:
@@ -358,7 +403,8 @@ def test_huge_pr_pages_files_and_cuts_the_summary(world: Callable[..., World]) -
     w.deliver("pull_request", w.gh.pr_event("opened", 30))
     w.run()
     run = finished(w, sha=pr.head_sha)
-    assert len(run["output"]["summary"]) <= 65_535 and "characters left out" in run["output"]["summary"]
+    summary = run["output"]["summary"]
+    assert len(summary.encode("utf-8")) <= 65_535 and "lines) left out." in summary
     pages = [r for r in w.gh.requests if r.path.endswith("/pulls/30/files")]
     assert len(pages) == 26  # 2,501 files, 100 per page
     assert [r for r in w.gh.rejections if r[0] == 422] == []

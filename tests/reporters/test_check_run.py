@@ -32,8 +32,10 @@ def test_render_maps_findings_to_annotations_and_a_summary() -> None:
     assert [(a["path"], a["start_line"], a["end_line"]) for a in out.annotations] == [
         ("a.py", 1, 3), ("a.py", 11, 13), ("a.py", 21, 23)]
     assert all(a["annotation_level"] == "notice" for a in out.annotations)
-    assert out.title == "EditingRTC: rtc 0.40, 3 findings"
-    assert "`logo.png`: binary file" in out.summary and "### Lowest rtc" in out.summary
+    assert out.title == "EditingRTC: RTC 0.40 — 2 of 3 hunks re-created · 3 findings"
+    assert "`logo.png`: binary file" in out.summary and "### Lowest RTC" in out.summary
+    assert out.summary.startswith("**RTC 0.40 — 2 of 3 hunks re-created**")
+    assert "| RTC | 0.40 |" in out.summary and "[\"" not in out.summary  # evidence as Markdown, not JSON
     assert out.text.startswith("## EditingRTC")
 
 
@@ -60,12 +62,12 @@ def test_summary_is_cut_cleanly_under_the_byte_limit() -> None:
     big.skipped = [Skipped(f"vendor/fïlé{i}.bin", "binäre Datei ✓") for i in range(5000)]
     out = check_run.render(big)
     assert len(out.summary.encode("utf-8")) <= check_run.MAX_OUTPUT_BYTES
-    assert "characters left out" in out.summary
+    assert "lines) left out." in out.summary
     assert out.summary.count("```") % 2 == 0
     assert out.summary.count("<details>") == out.summary.count("</details>")
     wide = "ünïcødé ✓ line\n" * 10_000  # ~190 KB in UTF-8, 150,000 characters
     cut = check_run.cut(wide)
-    assert len(cut.encode("utf-8")) <= 65_535 and cut.endswith("left out).") and "line\nünï" in cut
+    assert len(cut.encode("utf-8")) <= 65_535 and cut.endswith("(6,884 lines) left out.") and "line\nünï" in cut
     assert check_run.cut("short") == "short"
 
 
@@ -94,7 +96,7 @@ def test_no_cache_figures_in_the_summary() -> None:
     r = report()
     r.usage = {"requests": 5, "tokens": 900, "cache_hits": 3}
     summary = check_run.render(r).summary
-    assert "requests 5, tokens 900" in summary and "cache" not in summary
+    assert "5 requests, 900 tokens" in summary and "cache" not in summary
 
 
 def test_reporter_opens_completes_and_abandons_runs_on_the_fake_github(

@@ -126,7 +126,9 @@ def test_text_json_markdown() -> None:
         ("editing_rtc", "EditingRTC"), ("autofix", "AutoFix"), ("crscore", "CRScore")]
     assert data["reports"][0]["findings"][0]["cwe"] == [] and "comment_id" in data["reports"][0]["findings"][0]
     md = render(rs, "markdown")
-    assert "## EditingRTC" in md and "| a.py:3 | h \\| pipe |" in md and "**Could not run:** LLM down" in md
+    assert "## EditingRTC" in md and "`a.py:3` **h \\| pipe**" in md and "**could not run: LLM down**" in md
+    assert md.startswith("| analysis | in words | findings | conclusion |")
+    assert md.count("`logo.png`: binary file") == 1  # skipped once, not under every analyzer
     text = render(rs, "text")
     assert "EditingRTC" in text and "error: LLM down" in text and "skipped logo.png: binary file" in text
     assert json.loads(render(rs, "sarif"))["version"] == "2.1.0"
@@ -135,12 +137,46 @@ def test_text_json_markdown() -> None:
 
 
 def test_every_registered_reporter_keeps_the_protocol() -> None:
-    assert set(FORMATS) == {"text", "json", "markdown", "sarif"}
+    assert set(FORMATS) == {"text", "json", "markdown", "sarif", "github-review"}
     for name in REPORTERS:
         cls = reporter_class(name)
         assert cls.name == name
-        for method in ("start", "publish", "flush"):
+        for method in ("from_sinks", "start", "publish", "flush"):
             assert callable(getattr(cls, method, None)), f"{name} lacks {method}"
         assert list(inspect.signature(cls.start).parameters) == ["self", "target", "analyzers"]
-    with pytest.raises(UnknownReporter, match="unknown reporter 'pr-review'"):
-        reporter_class("pr-review")
+    with pytest.raises(UnknownReporter, match="unknown reporter 'pr-reviews'"):
+        reporter_class("pr-reviews")
+
+
+def test_one_report_reads_the_same_in_the_check_run_the_step_summary_and_markdown(tmp_path: Path) -> None:
+    from reporters.check_run import render as check_run_render
+    from reporters.readable import headline
+
+    report = AnalyzerReport(
+        "autofix", "AutoFix", scores={"findings": 2.0, "fixed": 1.0, "fix_pct": 50.0},
+        findings=[Finding("autofix", "python-code-injection", "eval() on input runs any code", "src/app.py", 7, 7,
+                          level="warning", scores={"fixed": 1.0, "rtc_pass": 1.0},
+                          evidence={"description": "Use ast.literal_eval.", "regenerated": ["a", "b"]},
+                          fix=Fix("src/app.py", 7, 7, "    return ast.literal_eval(expr)\n")),
+                  Finding("autofix", "python-weak-hash", "md5 is weak", "src/h.py", 3, 3, scores={"fixed": 0.0})])
+    target = Target(repo="o/r", number=4, head_sha="c" * 40, url="https://github.com/o/r/pull/4")
+    words = headline(report)
+    assert words == "1 of 2 Semgrep findings on changed lines fixed, 1 verified by Patched RTC"
+    run = check_run_render(report, target=target)
+    summary = StepSummaryReporter(tmp_path / "s.md")
+    summary.start(target, {})
+    summary.publish(report)
+    summary.conclude(RunOutcome(links={"autofix": "https://github.com/o/r/runs/9"},
+                                conclusions={"autofix": "neutral"}))
+    step = summary.flush()
+    md = render([report], "markdown")
+    link = f"/o/r/blob/{'c' * 40}/src/app.py#L7"
+    for text in (run.summary + run.text, step, md):
+        assert words in text
+        assert "| findings | 2 |" in text and "| fixed % | 50% |" in text  # counts whole, names read
+        assert "2.000" not in text and "fix_pct" not in text
+        assert "eval() on input runs any code" in text or "eval() on input runs any code" in json.dumps(
+            run.annotations)
+    assert link in run.text and link in step
+    assert "[AutoFix](https://github.com/o/r/runs/9)" in step and "| neutral |" in step
+    assert '["a", "b"]' not in run.summary and "1. a" in run.summary  # evidence as items, not JSON

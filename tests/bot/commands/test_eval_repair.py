@@ -27,7 +27,10 @@ def test_reference_programs_are_ac_on_every_case() -> None:
     lines = out.strip().splitlines()
     assert len(lines) == 1
     fig = json.loads(lines[0])
-    assert list(fig) == ["n_tasks", "pass@1", "pass@3", "tca@1", "tca@3", "verdicts"]
+    # one program per task: pass@3 is undefined, so it is dropped and said so, not clamped to pass@1
+    assert list(fig) == ["n_tasks", "samples", "pass@1", "tca@1", "dropped_k", "verdicts"]
+    assert fig["samples"] == 1 and fig["dropped_k"] == [3]
+    assert "not reported for k = 3: 1 sample(s) per task" in err
     n_cases = sum(len(r["tests"]) for r in ROWS)
     assert fig["n_tasks"] == len(ROWS) == 19
     assert fig["pass@1"] == fig["tca@1"] == 1.0
@@ -70,9 +73,23 @@ def test_model_samples_through_a_scripted_endpoint(scripted_llm: Callable[..., S
     assert code == 0 and "pass@3" in out and "overall: pass@1=0.667" in out
     assert srv.request_count == 3  # answers came from the LLM cache
     # without --k: the default ks that 3 samples can estimate (1 and 3, not 5 or 10)
-    code, out, _ = run(str(data), "--samples", "3", "--json", "--timeout", "2",
-                       "--llm-base-url", srv.base_url, "--model", srv.model)
+    code, out, err = run(str(data), "--samples", "3", "--json", "--timeout", "2",
+                         "--llm-base-url", srv.base_url, "--model", srv.model)
     assert code == 0 and [k for k in json.loads(out) if "@" in k] == ["pass@1", "pass@3", "tca@1", "tca@3"]
+    assert "not reported" not in err
+
+
+def test_a_table_of_one_sample_per_task_shows_no_pass_at_k_beyond_it() -> None:
+    code, out, err = run(str(QUIX), "--use-reference", "--limit", "2", "--timeout", "5")  # default k 1,3,5,10
+    assert code == 0, err
+    assert "pass@1" in out and "pass@3" not in out and "pass@10" not in out and "TCA@1" in out
+    assert "overall: pass@1=1.000, tca@1=1.000" in out
+    assert "not reported for k = 3, 5, 10: 1 sample(s) per task" in err
+
+
+def test_every_k_beyond_the_samples_is_a_usage_error() -> None:
+    code, _, err = run(str(QUIX), "--samples", "2", "--k", "3,5", "--llm-base-url", "http://127.0.0.1:9/v1")
+    assert code == 2 and "every k exceeds --samples 2" in err and "Traceback" not in err
 
 
 def test_bad_input_is_one_clear_line(tmp_path: Path) -> None:

@@ -9,9 +9,12 @@ import socket
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
+import pytest
 
 from tests.bot.app_support import SECRET
 from tests.fakes.github_server import sign
@@ -45,33 +48,83 @@ def test_worker_refuses_to_start_without_an_app_id(tmp_path: Path) -> None:
     assert r.returncode != 0 and "RTCBOT_APP_ID" in r.stderr and "Traceback" not in r.stderr
 
 
-def test_serve_answers_over_http_under_gunicorn(tmp_path: Path) -> None:
+@dataclass
+class Served:
+    url: str
+    metrics: Path  # the workers' metric files
+    stale: Path  # a file left in it before the start
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
+    """`rtcbot serve` with two gunicorn workers (started once for this module's tests)."""
+    tmp_path = tmp_path_factory.mktemp("serve")
     port = _port()
-    p = subprocess.Popen([*RTCBOT, "serve", "--host", "127.0.0.1", "--port", str(port), "--workers", "1"],
+    metrics = tmp_path / "data" / f"metrics-{port}"
+    metrics.mkdir(parents=True)
+    stale = metrics / "counter_1.db"
+    stale.write_bytes(b"left by an earlier run")
+    p = subprocess.Popen([*RTCBOT, "serve", "--host", "127.0.0.1", "--port", str(port), "--workers", "2"],
                          env=_env(tmp_path, RTCBOT_WEBHOOK_SECRET=SECRET), cwd=ROOT,
                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     try:
         url = f"http://127.0.0.1:{port}"
-        deadline = time.monotonic() + 60
+        deadline = time.monotonic() + 90
         while True:
             try:
-                h = httpx.get(f"{url}/healthz", timeout=5)
+                httpx.get(f"{url}/healthz", timeout=5)
                 break
             except httpx.TransportError:
                 assert p.poll() is None, p.stdout.read().decode() if p.stdout else ""
                 assert time.monotonic() < deadline, "serve did not come up"
                 time.sleep(0.2)
-        assert h.status_code == 200 and h.json()["database"] == "ok"
-        body = json.dumps({"zen": "Keep it logically awesome.", "hook_id": 1}).encode()
-        r = httpx.post(f"{url}/webhook", content=body, headers={
-            "Content-Type": "application/json", "X-GitHub-Event": "ping", "X-GitHub-Delivery": "p1",
-            "X-Hub-Signature-256": sign(body, SECRET)})
-        assert r.status_code == 200 and r.json()["message"] == "pong"
-        bad = httpx.post(f"{url}/webhook", content=body, headers={
-            "Content-Type": "application/json", "X-GitHub-Event": "ping", "X-GitHub-Delivery": "p2",
-            "X-Hub-Signature-256": sign(body, "wrong")})
-        assert bad.status_code == 401
-        assert "gunicorn" in (r.headers.get("server", "") + h.headers.get("server", "")).lower()
+        yield Served(url, metrics, stale)
     finally:
         p.send_signal(signal.SIGTERM)
-        p.wait(30)
+        p.wait(60)
+
+
+def _ping(url: str, delivery: str, secret: str = SECRET) -> httpx.Response:
+    body = json.dumps({"zen": "Keep it logically awesome.", "hook_id": 1}).encode()
+    return httpx.post(f"{url}/webhook", content=body, headers={
+        "Content-Type": "application/json", "X-GitHub-Event": "ping", "X-GitHub-Delivery": delivery,
+        "X-Hub-Signature-256": sign(body, secret)})
+
+
+def test_serve_answers_over_http_under_gunicorn(served: Served) -> None:
+    url = served.url
+    h = httpx.get(f"{url}/healthz", timeout=5)
+    assert h.status_code == 200 and h.json()["database"] == "ok"
+    r = _ping(url, "p1")
+    assert r.status_code == 200 and r.json()["message"] == "pong"
+    bad = _ping(url, "p2", "wrong")
+    assert bad.status_code == 401
+    assert "gunicorn" in (r.headers.get("server", "") + h.headers.get("server", "")).lower()
+
+
+def _scrape(url: str) -> dict[str, float]:
+    """The webhook counters of one /metrics answer, by their labels."""
+    out: dict[str, float] = {}
+    for line in httpx.get(f"{url}/metrics", timeout=10).text.splitlines():
+        if line.startswith(("rtcbot_webhook_requests_total{", "rtcbot_webhook_seconds_count")):
+            name, value = line.rsplit(" ", 1)
+            out[name] = float(value)
+    return out
+
+
+def test_metrics_agree_across_gunicorn_workers(served: Served) -> None:
+    url = served.url
+    before = _scrape(url)
+    assert all(_scrape(url) == before for _ in range(10))
+    for i in range(30):  # a new connection each: gunicorn's workers share them out
+        r = _ping(url, f"m{i}", SECRET if i % 3 else "wrong")
+        assert r.status_code == (200 if i % 3 else 401)
+    ok, refused = 'rtcbot_webhook_requests_total{event="ping",status="200"}', \
+        'rtcbot_webhook_requests_total{event="ping",status="401"}'
+    want = {ok: before.get(ok, 0) + 20, refused: before.get(refused, 0) + 10,
+            "rtcbot_webhook_seconds_count": before.get("rtcbot_webhook_seconds_count", 0) + 20}
+    for _ in range(20):  # whichever worker answers: every worker's counts, summed
+        assert _scrape(url) == want
+    assert not served.stale.exists()  # an earlier run's files were cleared at start
+    pids = {f.stem.rsplit("_", 1)[-1] for f in served.metrics.glob("*.db")}
+    assert len(pids) >= 3, pids  # files per process: the start-up check and both workers

@@ -1,0 +1,196 @@
+"""A record of what people did with what rtcbot published, and acceptance rates from it.
+
+Every committable suggestion the pr-review reporter posts is recorded (store table
+`published`, keyed by repository, pull request and the marker its comment carries). What
+became of it is read from GitHub's own signals, never asked of anyone:
+
+- **applied**: a later head holds the suggested lines (a `synchronize` re-reads the files of
+  the suggestions still pending; `is_applied` is pure);
+- **resolved**: its review thread was resolved (`pull_request_review_thread` events);
+- **reactions**: 👍 / 👎 on the bot's comment, read once when the pull request closes;
+- **merged**: whether the pull request was merged.
+
+`acceptance` turns the rows into rates by analyzer, by Patched RTC outcome and by CRScore band,
+with Wilson score intervals: the live version of Patched RTC's table ("are RTC-pass fixes taken
+more often than RTC-fail ones?"). A repository that sets `feedback: off` is not recorded.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import select, update
+
+from bot.store import PublishedRow, Store
+
+MARKER_RE = re.compile(r"<!-- rtcbot:suggestion:([0-9a-f]{8,64}) -->")
+
+
+@dataclass(frozen=True)
+class Item:
+    """One thing a reporter published (reporters/pr_review.py `published()`)."""
+
+    analyzer: str
+    kind: str  # suggestion | comment
+    key: str
+    path: str
+    start_line: int
+    end_line: int
+    replacement: str = ""
+    rtc: str | None = None  # pass | fail
+    band: str | None = None
+
+
+# ------------------------------------------------------------------------------ pure
+def keys_in(bodies: Iterable[str | None]) -> list[str]:
+    """The markers in comment bodies, in order, once each."""
+    out: dict[str, None] = {}
+    for body in bodies:
+        for m in MARKER_RE.finditer(body or ""):
+            out[m.group(1)] = None
+    return list(out)
+
+
+def _lines(text: str) -> list[str]:
+    return [line.rstrip() for line in text.splitlines()]
+
+
+def is_applied(replacement: str, text: str | None, near: int | None = None, window: int = 200) -> bool:
+    """Whether `text` (a file at a later head) holds the suggested lines as a run — near line
+    `near` when given (a push may move them by a few lines, not to another function)."""
+    want = _lines(replacement)
+    if text is None or not want or not any(w.strip() for w in want):
+        return False
+    have = _lines(text)
+    lo, hi = 0, len(have)
+    if near is not None:
+        lo, hi = max(0, near - 1 - window), min(len(have), near - 1 + window + len(want))
+    return any(have[i:i + len(want)] == want for i in range(lo, max(lo, hi - len(want) + 1)))
+
+
+def wilson(k: int, n: int, z: float = 1.96) -> tuple[float, float] | None:
+    """The Wilson score interval of k successes in n (None for n = 0)."""
+    if n <= 0:
+        return None
+    p = k / n
+    d = 1 + z * z / n
+    c = p + z * z / (2 * n)
+    r = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n))
+    return (round((c - r) / d, 4), round((c + r) / d, 4))
+
+
+def _rate(rows: Sequence[Any], took: Callable[[Any], bool]) -> dict[str, Any]:
+    n, k = len(rows), sum(1 for r in rows if took(r))
+    interval = wilson(k, n)
+    return {"n": n, "accepted": k, "rate": round(k / n, 4) if n else None,
+            "interval": list(interval) if interval else None}
+
+
+def accepted(row: Any) -> bool:
+    """Taken: applied by a push (the only signal that the code changed because of it)."""
+    return row.applied_at is not None
+
+
+def acceptance(rows: Sequence[Any]) -> dict[str, Any]:
+    """Acceptance rates with 95% Wilson intervals: overall, by analyzer, by Patched RTC
+    outcome, by CRScore band; plus the other signals, as counts."""
+    def by(attr: str) -> dict[str, Any]:
+        groups: dict[str, list[Any]] = {}
+        for r in rows:
+            value = getattr(r, attr)
+            if value is not None:
+                groups.setdefault(str(value), []).append(r)
+        return {k: _rate(v, accepted) for k, v in sorted(groups.items())}
+
+    return {
+        "published": len(rows),
+        "overall": _rate(rows, accepted),
+        "by_analyzer": by("analyzer"),
+        "by_rtc": by("rtc"),
+        "by_band": by("band"),
+        "resolved": sum(1 for r in rows if r.resolved),
+        "thumbs_up": sum(r.thumbs_up for r in rows),
+        "thumbs_down": sum(r.thumbs_down for r in rows),
+        "merged_prs": len({(r.repo, r.pr_number) for r in rows if r.merged}),
+    }
+
+
+# ------------------------------------------------------------------------------ the store
+def record(store: Store, installation_id: int | None, repo: str, pr_number: int, head_sha: str,
+           items: Sequence[Item]) -> int:
+    """Record published items (one row per marker: a re-post changes nothing); how many are new."""
+    new = 0
+    with store.session() as s:
+        known = set(s.scalars(select(PublishedRow.key).where(PublishedRow.repo == repo,
+                                                             PublishedRow.pr_number == pr_number)))
+        for it in items:
+            if it.key in known:
+                continue
+            s.add(PublishedRow(installation_id=installation_id, repo=repo, pr_number=pr_number, head_sha=head_sha,
+                               analyzer=it.analyzer, kind=it.kind, key=it.key, path=it.path,
+                               start_line=it.start_line, end_line=it.end_line, replacement=it.replacement,
+                               rtc=it.rtc, band=it.band, created_at=time.time()))
+            known.add(it.key)
+            new += 1
+    return new
+
+
+def rows(store: Store, repo: str | None = None, pr_number: int | None = None) -> list[PublishedRow]:
+    with store.session() as s:
+        q = select(PublishedRow).order_by(PublishedRow.id)
+        if repo is not None:
+            q = q.where(PublishedRow.repo == repo)
+        if pr_number is not None:
+            q = q.where(PublishedRow.pr_number == pr_number)
+        return list(s.scalars(q))
+
+
+def check_applied(store: Store, repo: str, pr_number: int, file_text: Callable[[str], str | None]) -> int:
+    """Mark the pending suggestions of a pull request whose lines a later head holds;
+    `file_text(path)` reads a file at that head. How many were marked."""
+    pending = [r for r in rows(store, repo, pr_number) if r.kind == "suggestion" and r.applied_at is None]
+    texts: dict[str, str | None] = {}
+    done = []
+    for r in pending:
+        if r.path not in texts:
+            texts[r.path] = file_text(r.path)
+        if is_applied(r.replacement, texts[r.path], near=r.start_line):
+            done.append(r.id)
+    if done:
+        with store.session() as s:
+            s.execute(update(PublishedRow).where(PublishedRow.id.in_(done)).values(applied_at=time.time()))
+    return len(done)
+
+
+def mark_resolved(store: Store, repo: str, pr_number: int, keys: Sequence[str], resolved: bool) -> int:
+    if not keys:
+        return 0
+    with store.session() as s:
+        res = s.execute(update(PublishedRow).where(PublishedRow.repo == repo, PublishedRow.pr_number == pr_number,
+                                                   PublishedRow.key.in_(list(keys))).values(resolved=resolved))
+        return int(res.rowcount or 0)  # type: ignore[attr-defined]
+
+
+def mark_closed(store: Store, repo: str, pr_number: int, merged: bool,
+                comments: Sequence[Mapping[str, Any]]) -> int:
+    """The pull request closed: merged or not, and the reactions on the bot's comments
+    (`comments`: its review comments as GitHub lists them, with their `reactions`)."""
+    reactions: dict[str, tuple[int, int]] = {}
+    for c in comments:
+        r = c.get("reactions") or {}
+        for key in keys_in([c.get("body")]):
+            reactions[key] = (int(r.get("+1") or 0), int(r.get("-1") or 0))
+    n = 0
+    with store.session() as s:
+        for row in s.scalars(select(PublishedRow).where(PublishedRow.repo == repo,
+                                                        PublishedRow.pr_number == pr_number)):
+            row.merged = merged
+            if row.key in reactions:
+                row.thumbs_up, row.thumbs_down = reactions[row.key]
+            n += 1
+    return n

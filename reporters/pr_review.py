@@ -1,0 +1,259 @@
+"""Committable suggestions and rtcbot's own review comments, as one pull request review.
+
+A fix is *verified* when Semgrep's re-scan of the fixed file is clean (AutoFix proposes no fix
+otherwise) and Patched RTC passed (`rtc_pass` 1). Each becomes a review comment with a GitHub
+`suggestion` block on the flagged lines — one line or several, always lines a hunk of the diff
+shows on the head's side (GitHub refuses others; those stay in the check run). All of one
+publish go in ONE review on the head SHA. The repository's `suggestions` (.github/rtcbot.yml)
+chooses: `verified` (the default), `all` (unverified fixes too, marked so) or `off`.
+
+Nothing is posted twice: every comment carries a marker made of the file, the rule and the
+fix (the lines it replaces and its replacement, not their numbers), and a suggestion whose
+marker is already among the pull request's review comments is not posted again — after a
+re-run, or a push that moved or left its lines alone. A push that changed the flagged lines
+gives another fix, hence a new suggestion; GitHub marks the old one outdated.
+
+The `review` analyzer's findings (rtcbot's own comments, kept by CRScore) go in the same
+review as plain comments on their line, each with its CRScore and a marker made of the file
+and the comment's text, so that a re-run or a push posts none of them twice. They are posted
+whatever `suggestions` says (that setting is about fixes; the comments come only when the
+`review` analyzer is on).
+
+The reporter reads the pull request's files and review comments and posts through any client
+with `pr_files`, `review_comments` and `create_review` (bot.github's).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal, Protocol
+
+from analyzers.diff import parse_github_files
+from analyzers.report import AnalyzerReport, Finding
+from reporters.base import ReporterError, Sinks, Target, need
+
+Mode = Literal["off", "verified", "all"]
+MARKER = "<!-- rtcbot:suggestion:{key} -->"
+REVIEW_ANALYZER = "review"  # its findings are review comments, not fixes
+MAX_COMMENT_BYTES = 60_000  # GitHub's review comment body limit is 65,536 characters
+
+
+class ReviewAPI(Protocol):
+    def pr_files(self, repo: str, number: int) -> list[dict[str, Any]]: ...
+
+    def review_comments(self, repo: str, number: int) -> list[dict[str, Any]]: ...
+
+    def create_review(self, repo: str, number: int, body: dict[str, Any]) -> dict[str, Any]: ...
+
+
+@dataclass(frozen=True)
+class Suggestion:
+    finding: Finding
+    key: str
+
+    @property
+    def is_comment(self) -> bool:
+        """A review comment of the `review` analyzer (no fix, no suggestion block)."""
+        return self.finding.fix is None
+
+    @property
+    def path(self) -> str:
+        f = self.finding
+        return f.fix.path if f.fix is not None else str(f.path)
+
+    @property
+    def lines(self) -> tuple[int, int]:
+        """The head's lines the comment sits on (first, last)."""
+        f = self.finding
+        if f.fix is not None:
+            return f.fix.start_line, f.fix.end_line
+        end = f.end_line or f.start_line or 0
+        return f.start_line or end, end
+
+
+def verified(f: Finding) -> bool:
+    return f.fix is not None and f.scores.get("rtc_pass") == 1.0
+
+
+def is_review_comment(f: Finding) -> bool:
+    return f.analyzer == REVIEW_ANALYZER and f.fix is None and bool(f.path) and bool(f.start_line)
+
+
+def key_of(f: Finding) -> str:
+    """The fix's identity across re-runs and pushes: file, rule, the lines it replaces (its
+    diff) and its replacement — not the line numbers, which a push above it moves. A review
+    comment's: its file and its text."""
+    if f.fix is None:
+        parts = [str(f.path), f.analyzer, f.message]
+        return hashlib.sha256("\0".join(parts).encode()).hexdigest()[:20]
+    parts = [f.fix.path, f.rule_id or f.analyzer, f.fix.diff, f.fix.replacement]
+    return hashlib.sha256("\0".join(parts).encode()).hexdigest()[:20]
+
+
+def candidates(reports: Sequence[AnalyzerReport], mode: Mode = "verified") -> list[Suggestion]:
+    """The fixes to suggest (as `mode` says) and the review comments to post, once each, in
+    report order."""
+    out: dict[str, Suggestion] = {}
+    for report in reports:
+        for f in report.findings:
+            if f.fix is None:
+                if not is_review_comment(f):
+                    continue
+            elif mode == "off" or (mode == "verified" and not verified(f)):
+                continue
+            key = key_of(f)
+            out.setdefault(key, Suggestion(f, key))
+    return list(out.values())
+
+
+def shown_lines(files: Sequence[Mapping[str, Any]]) -> dict[str, set[int]]:
+    """Path → the head's line numbers that the diff's hunks show (added or context)."""
+    out: dict[str, set[int]] = {}
+    for fc in parse_github_files(files, ignore=()).files:
+        lines = out.setdefault(fc.path, set())
+        for h in fc.hunks:
+            lines.update(dl.new_no for dl in h.lines if dl.new_no is not None)
+    return out
+
+
+def review_comment_body(s: Suggestion) -> str:
+    f = s.finding
+    figures = ", ".join(f"{k.capitalize()} {f.scores[k]:.2f}" for k in ("rel", "con", "comp") if k in f.scores)
+    matched = [str(m.get("pseudo_ref", "")) for m in f.evidence.get("matched", []) if isinstance(m, dict)]
+    note = f"rtcbot review · CRScore {figures}" if figures else "rtcbot review"
+    if matched:
+        note += " · about: " + "; ".join(m[:120] for m in matched[:2])
+    marker = MARKER.format(key=s.key)
+    text = f.message.strip()
+    room = MAX_COMMENT_BYTES - len(marker.encode()) - len(note.encode()) - 16
+    if len(text.encode()) > room:
+        text = text.encode()[:room].decode(errors="ignore") + " …"
+    return f"{text}\n\n<sub>{note}</sub>\n{marker}"
+
+
+def comment_body(s: Suggestion) -> str:
+    if s.is_comment:
+        return review_comment_body(s)
+    f, fix = s.finding, s.finding.fix
+    assert fix is not None
+    rule = f" (`{f.rule_id}`)" if f.rule_id else ""
+    proof = ("Verified: Semgrep's re-scan of the fixed file is clean and the fix passed Patched RTC."
+             if verified(f) else "Not verified by Patched RTC: read it closely before you commit it.")
+    body = "\n\n".join(x for x in (f"**{f.title}**{rule}", f.message, fix.suggestion, proof) if x)
+    marker = MARKER.format(key=s.key)
+    room = MAX_COMMENT_BYTES - len(marker.encode()) - 1
+    if len(body.encode()) > room:  # a suggestion cut short would commit broken code: none then
+        body = f"**{f.title}**{rule}\n\nThe proposed fix is too long for a review comment; see the check run."
+    return f"{body}\n{marker}"
+
+
+def comment_of(s: Suggestion) -> dict[str, Any]:
+    start, end = s.lines
+    c: dict[str, Any] = {"path": s.path, "line": end, "side": "RIGHT", "body": comment_body(s)}
+    if start < end:
+        c.update(start_line=start, start_side="RIGHT")
+    return c
+
+
+def review_body(posted: int, outside: int, comments: int = 0) -> str:
+    if not posted:
+        return (f"rtcbot review: {comments} comment{'s' if comments != 1 else ''}, each the best of several "
+                "drafts by CRScore against the change's claims and code smells.")
+    text = (f"rtcbot AutoFix: {posted} fix{'es' if posted != 1 else ''} you can commit from this review, "
+            "each checked by a Semgrep re-scan and Patched RTC.")
+    if comments:
+        text += (f" And {comments} review comment{'s' if comments != 1 else ''} by rtcbot, each the best "
+                 "of several drafts by CRScore.")
+    if outside:
+        text += (f" {outside} more touch lines this pull request does not change, so GitHub cannot take "
+                 "them as suggestions: they are in the AutoFix check run.")
+    return text
+
+
+def plan(target: Target, suggestions: Sequence[Suggestion], files: Sequence[Mapping[str, Any]],
+         existing: Sequence[Mapping[str, Any]]) -> tuple[dict[str, Any] | None, int, int]:
+    """(the review request body, or None when there is nothing new; suggestions left out as
+    already posted; suggestions left out as outside the diff)."""
+    posted = "\n".join(str(c.get("body") or "") for c in existing)
+    shown = shown_lines(files)
+    comments, old, outside, remarks = [], 0, 0, 0
+    for s in suggestions:
+        start, end = s.lines
+        if MARKER.format(key=s.key) in posted:
+            old += 1
+        elif start < 1 or not set(range(start, end + 1)) <= shown.get(s.path, set()):
+            outside += 1
+        else:
+            comments.append(comment_of(s))
+            remarks += s.is_comment
+    if not comments:
+        return None, old, outside
+    body = review_body(len(comments) - remarks, outside, remarks)
+    return ({"commit_id": target.head_sha, "event": "COMMENT", "body": body, "comments": comments}, old, outside)
+
+
+def render_review(reports: list[AnalyzerReport]) -> str:
+    """The review request body the reporter would post for `reports` (verified fixes), as
+    JSON, for a dry run (`rtcbot review --format github-review`): no head SHA, and no check
+    that the lines are in a pull request's diff (GitHub refuses comments on lines outside it)."""
+    comments = [comment_of(s) for s in candidates(reports)]
+    return json.dumps({"event": "COMMENT", "body": review_body(len(comments), 0), "comments": comments},
+                      indent=2, ensure_ascii=False)
+
+
+class PullRequestReviewReporter:
+    """Posts the verified fixes and the review comments of the reports it is given as one
+    review when flushed; the number of comments posted."""
+
+    name = "pr-review"
+
+    def __init__(self, client: ReviewAPI, *, mode: Mode = "verified") -> None:
+        self.client, self.mode = client, mode
+        self.target = Target()
+        self.reports: list[AnalyzerReport] = []
+        self.sent: dict[str, Any] | None = None  # the last review request body
+        self.posted: list[Suggestion] = []  # what that review suggested
+
+    @classmethod
+    def from_sinks(cls, sinks: Sinks) -> PullRequestReviewReporter:
+        mode = sinks.suggestions
+        if mode not in ("off", "verified", "all"):
+            raise ReporterError(f"suggestions: {mode!r} is not one of off, verified, all")
+        return cls(need(sinks.github, cls.name, "a GitHub client (the App, or the Action's token)"),
+                   mode=mode)  # type: ignore[arg-type]
+
+    def start(self, target: Target, analyzers: Mapping[str, str]) -> None:
+        self.target, self.reports = target, []
+
+    def publish(self, report: AnalyzerReport) -> None:
+        self.reports.append(report)
+
+    def flush(self) -> int:
+        suggestions = candidates(self.reports, self.mode)
+        t = self.target
+        if not suggestions or not t.repo or t.number is None:
+            return 0
+        body, _, _ = plan(t, suggestions, self.client.pr_files(t.repo, t.number),
+                          self.client.review_comments(t.repo, t.number))
+        if body is None:
+            return 0
+        self.client.create_review(t.repo, t.number, body)
+        self.sent = body
+        posted = {c["body"] for c in body["comments"]}
+        self.posted = [s for s in suggestions if comment_body(s) in posted]
+        return len(body["comments"])
+
+    def published(self) -> list[dict[str, Any]]:
+        """What the last review suggested, for the record of what people took (bot/feedback.py)."""
+        out = []
+        for s in self.posted:
+            f, fix = s.finding, s.finding.fix
+            assert fix is not None
+            rtc = f.scores.get("rtc_pass")
+            out.append({"analyzer": f.analyzer, "kind": "suggestion", "key": s.key, "path": fix.path,
+                        "start_line": fix.start_line, "end_line": fix.end_line, "replacement": fix.replacement,
+                        "rtc": None if rtc is None else ("pass" if rtc == 1.0 else "fail")})
+        return out

@@ -1,0 +1,194 @@
+"""Words people read, for every surface: metric names, values, a headline per analyzer, links
+to lines at the head, and evidence as Markdown (never raw JSON). Pure.
+
+Counts print as integers ("12", never "12.000"), percentages as "50%", fractions with two
+decimals. Every renderer (check runs, the step summary, `--format markdown`/`text`) takes its
+wording from here, so the surfaces say the same thing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+from urllib.parse import quote
+
+from analyzers.local_llm import SMALL_MODEL_NOTE
+from analyzers.report import AnalyzerReport, Finding
+
+# score key → what a reader calls it (keys not here: underscores become spaces)
+LABELS: dict[str, str] = {
+    "rtc": "RTC", "rtc@3": "RTC@3", "lift": "lift over the baseline", "baseline": "baseline RTC",
+    "hunks": "hunks", "rel": "relevance", "con": "conciseness", "comp": "comprehensiveness",
+    "findings": "findings", "fixed": "fixed", "fix_pct": "fixed %", "rtc_pass_pct": "RTC pass %",
+    "fix_pct_rtc_pass": "fixed % when RTC passes", "fix_pct_rtc_fail": "fixed % when RTC fails",
+    "fixes_proposed": "fixes proposed", "not_vulnerable": "answered not vulnerable",
+    "semgrep_findings_total": "Semgrep findings (all lines)", "no_fix": "no fix proposed",
+    "no_code": "answers without code", "unparsable": "unparsable fixes", "rtc_pass": "RTC pass",
+    "rtc_exact": "RTC exact", "rtc_normalised": "RTC normalised", "candidates": "candidates",
+    "kept": "kept", "duplicates": "near-duplicates dropped", "unparsed": "unparsed answers",
+    "similarity": "similarity", "best_similarity": "best similarity", "regions": "regions",
+    "n_tasks": "tasks", "comments": "review comments",
+}
+# scores that count things: shown as integers
+COUNTS = frozenset({"hunks", "findings", "fixed", "fixes_proposed", "not_vulnerable", "semgrep_findings_total",
+                    "no_fix", "no_code", "unparsable", "candidates", "kept", "duplicates", "unparsed",
+                    "regions", "n_tasks", "comments"})
+SMALL_MODEL_WARNING = SMALL_MODEL_NOTE  # a note of every report the embedded model scored
+
+
+def label(key: str) -> str:
+    return LABELS.get(key, key.replace("_", " "))
+
+
+def value(key: str, v: float | int | None) -> str:
+    """A score as a reader expects it: counts whole, percentages with %, fractions 0.00."""
+    if v is None:
+        return "–"
+    if key in COUNTS or key.startswith(("n_", "num_")):
+        return f"{int(round(v)):,}"
+    if key.endswith(("_pct", "%")):
+        return f"{v:.0f}%"
+    if isinstance(v, int) and not isinstance(v, bool):
+        return f"{v:,}"
+    return f"{v:.2f}"
+
+
+def figures(scores: Mapping[str, float]) -> str:
+    """ "RTC 0.42 · lift over the baseline 0.10 · hunks 12" """
+    return " · ".join(f"{label(k)} {value(k, v)}" for k, v in scores.items())
+
+
+def _count(report: AnalyzerReport, key: str) -> int | None:
+    v = report.scores.get(key)
+    return None if v is None else int(round(v))
+
+
+def headline(report: AnalyzerReport) -> str:
+    """One sentence with the analyzer's main figure, in words."""
+    if report.error:
+        return f"could not run: {report.error}"
+    s, name = report.scores, report.name
+    if name == "editing_rtc" and "rtc" in s:
+        total = len(report.findings) or _count(report, "hunks") or 0  # one finding per scored hunk
+        made = sum(1 for f in report.findings if f.scores.get("rtc", 0) > 0)
+        return f"RTC {value('rtc', s['rtc'])} — {made} of {total} hunk{'s' if total != 1 else ''} re-created"
+    if name == "crscore" and "rel" in s:
+        n = len(report.findings)
+        return (f"relevance {value('rel', s['rel'])}, conciseness {value('con', s.get('con'))}, "
+                f"comprehensiveness {value('comp', s.get('comp'))} over {n} review comment{'s' if n != 1 else ''}")
+    if name == "autofix" and "findings" in s:
+        n, fixed = _count(report, "findings") or 0, _count(report, "fixed") or 0
+        passing = sum(1 for f in report.findings if f.fix is not None and f.scores.get("rtc_pass") == 1.0)
+        return (f"{fixed} of {n} Semgrep finding{'s' if n != 1 else ''} on changed lines fixed, "
+                f"{passing} verified by Patched RTC")
+    if not s:
+        n = len(report.findings)
+        return f"{n} finding{'s' if n != 1 else ''}"
+    first = next(iter(s))
+    return f"{label(first)} {value(first, s[first])}"
+
+
+def head_url(repo: str, head_sha: str, path: str, start: int | None = None, end: int | None = None,
+             server: str = "") -> str:
+    """A link to `path` (lines `start`–`end`) at the head; root-relative without `server`, so
+    it works on github.com and on GitHub Enterprise alike."""
+    url = f"{server}/{repo}/blob/{head_sha}/{quote(path)}"
+    if start:
+        url += f"#L{start}" + (f"-L{end}" if end and end != start else "")
+    return url
+
+
+def where(f: Finding) -> str:
+    if not f.path:
+        return ""
+    if f.start_line is None:
+        return f.path
+    if f.end_line and f.end_line != f.start_line:
+        return f"{f.path}:{f.start_line}-{f.end_line}"
+    return f"{f.path}:{f.start_line}"
+
+
+def cell(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def finding_line(f: Finding, repo: str = "", head_sha: str = "") -> str:
+    """ "- [`a.py:3-5`](link) **title** — message (RTC 0.00 · lift −0.30)" """
+    loc = where(f)
+    if loc and repo and head_sha and f.path:
+        loc = f"[`{loc}`]({head_url(repo, head_sha, f.path, f.start_line, f.end_line)})"
+    elif loc:
+        loc = f"`{loc}`"
+    text = f"**{cell(f.title)}**"
+    if f.message and f.message != f.title:
+        text += f" — {cell(f.message)}"
+    if f.scores:
+        text += f" ({figures(f.scores)})"
+    return f"- {loc} {text}".replace("-  ", "- ")
+
+
+def _evidence_value(v: Any, max_chars: int) -> list[str]:
+    """One evidence value as Markdown lines: text as a code block when it looks like code,
+    lists as numbered items, numbers as figures; never a JSON dump."""
+    def clip(text: str) -> str:
+        return text if len(text) <= max_chars else text[:max_chars] + " … (cut)"
+
+    if isinstance(v, bool) or v is None:
+        return ["yes" if v else "no"]
+    if isinstance(v, int | float):
+        return [value("", v)]
+    if isinstance(v, str):
+        if "\n" in v.strip():
+            return ["```", clip(v).replace("```", "ʼʼʼ").rstrip(), "```"]
+        return [clip(v)]
+    if isinstance(v, Mapping):
+        return [f"- {label(str(k))}: {' '.join(_evidence_value(x, max_chars // 4 or 1))}" for k, x in v.items()]
+    if isinstance(v, Sequence):
+        items = list(v)
+        if all(isinstance(x, int | float) and not isinstance(x, bool) for x in items):
+            return [", ".join(value("", x) for x in items) or "none"]
+        out: list[str] = []
+        for i, x in enumerate(items, 1):
+            sub = _evidence_value(x, max(1, max_chars // max(1, len(items))))
+            if len(sub) == 1:
+                out.append(f"{i}. {sub[0]}")
+            else:
+                out += [f"{i}."] + [f"   {line}" for line in sub]
+        return out or ["none"]
+    return [clip(str(v))]
+
+
+def evidence_markdown(f: Finding, max_chars: int = 4000) -> str:
+    """A finding's evidence as readable, collapsed Markdown, bounded in size."""
+    parts: list[str] = []
+    for k, v in f.evidence.items():
+        parts += [f"<details><summary>{cell(label(str(k)))}</summary>", "", *_evidence_value(v, max_chars), "",
+                  "</details>", ""]
+    return "\n".join(parts)
+
+
+def overview(reports: Sequence[AnalyzerReport], conclusions: Mapping[str, str] | None = None,
+             links: Mapping[str, str] | None = None) -> list[str]:
+    """The table every report opens with: per analyzer its headline, findings, conclusion and
+    (where there is one) a link to its check run."""
+    rows = ["| analysis | in words | findings | conclusion |", "|---|---|---|---|"]
+    for r in reports:
+        name = f"[{r.title}]({links[r.name]})" if links and r.name in links else r.title
+        concl = (conclusions or {}).get(r.name, "error" if r.error else "—")
+        rows.append(f"| {name} | {cell(headline(r))} | {len(r.findings):,} | {concl} |")
+    return rows
+
+
+def skipped_once(reports: Sequence[AnalyzerReport]) -> list[str]:
+    """Every skipped item once, with its reasons (reports skip the same files)."""
+    seen: dict[str, list[str]] = {}
+    for r in reports:
+        for s in r.skipped:
+            reasons = seen.setdefault(s.item, [])
+            if s.reason not in reasons:
+                reasons.append(s.reason)
+    return [f"- `{item}`: {'; '.join(reasons)}" for item, reasons in seen.items()]
+
+
+def small_model_ran(reports: Sequence[AnalyzerReport]) -> bool:
+    return any(n == SMALL_MODEL_WARNING for r in reports for n in r.notes)

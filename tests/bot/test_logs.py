@@ -1,0 +1,120 @@
+"""Logging (bot/logs.py): timestamps, the job's context on every line a job logs, JSON on
+request, and `rtcbot worker` logging at info with timestamps."""
+
+from __future__ import annotations
+
+import io
+import json
+import logging
+import os
+import re
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from bot.app import create_app
+from bot.jobs import Runtime
+from bot.logs import configure, job_context
+from bot.settings import LogSettings
+from tests.bot.app_support import deliver, drain, make_settings, serve
+from tests.fakes.github_server import FakeGitHub, app_key
+from tests.fakes.llm_server import ScriptedLLM, varied
+from tests.support import ROOT
+
+STAMP = r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3}"
+
+
+@pytest.fixture
+def captured() -> Iterator[Callable[[str], io.StringIO]]:
+    """configure() onto a buffer; the root logger restored afterwards."""
+    root = logging.getLogger()
+    handlers, level = list(root.handlers), root.level
+
+    def make(fmt: str = "text") -> io.StringIO:
+        buf = io.StringIO()
+        configure(LogSettings(log_format=fmt), default=logging.INFO, stream=buf)  # type: ignore[arg-type]
+        return buf
+
+    yield make
+    root.handlers[:] = handlers
+    root.setLevel(level)
+
+
+def test_text_lines_have_a_timestamp_and_the_jobs_context(captured: Callable[[str], io.StringIO]) -> None:
+    buf = captured("text")
+    log = logging.getLogger("rtcbot.test")
+    log.info("outside")
+    with job_context(7, repo="octo/hello", pr=12, head="a" * 40, analyzer="crscore"):
+        log.warning("inside %s", "a job")
+    first, second = buf.getvalue().splitlines()
+    assert re.fullmatch(rf"{STAMP} INFO rtcbot.test: outside", first), first
+    assert re.fullmatch(rf"{STAMP} WARNING rtcbot.test: inside a job "
+                        rf"\[octo/hello#12 head={'a' * 12} analyzer=crscore job=7 t=\d+\.\d\ds\]", second), second
+
+
+def test_json_lines_carry_the_same_fields(captured: Callable[[str], io.StringIO]) -> None:
+    buf = captured("json")
+    with job_context(3, repo="octo/hello", pr=1, head="b" * 40, analyzer="editing_rtc"):
+        try:
+            raise ValueError("boom")
+        except ValueError:
+            logging.getLogger("rtcbot.test").exception("failed")
+    rec = json.loads(buf.getvalue())
+    assert rec["level"] == "error" and rec["logger"] == "rtcbot.test" and rec["message"] == "failed"
+    assert (rec["repo"], rec["pr"], rec["head"], rec["analyzer"], rec["job"]) == (
+        "octo/hello", 1, "b" * 12, "editing_rtc", 3)
+    assert rec["elapsed_s"] >= 0 and "ValueError: boom" in rec["exception"]
+    assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}", rec["time"])
+
+
+def test_every_line_a_job_logs_names_it(captured: Callable[[str], io.StringIO], tmp_path: Path,
+                                        fake_github: Callable[..., FakeGitHub],
+                                        scripted_llm: Callable[..., ScriptedLLM]) -> None:
+    gh, llm = fake_github(), scripted_llm(varied)
+    settings = make_settings(tmp_path, gh, llm)
+    rt = Runtime(settings)
+    try:
+        pr = gh.add_pr(5, fixture="more-itertools-d992be0de9.diff")
+        with serve(create_app(settings, runtime=rt)) as url:
+            assert deliver(url, "pull_request", gh.pr_event("opened", 5)).status_code == 202
+        buf = captured("json")
+        drain(rt)
+    finally:
+        rt.store.close()
+    records = [json.loads(ln) for ln in buf.getvalue().splitlines()]
+    jobs = [r for r in records if r["logger"] == "bot.jobs"]
+    assert {r["message"] for r in jobs} >= {"pr job started (attempt 1)", "analyze job started (attempt 1)",
+                                           "pr job ended: done", "analyze job ended: done"}
+    for r in jobs:
+        assert (r["repo"], r["pr"], r["head"]) == (gh.repo, 5, pr.head_sha[:12]), r
+        assert isinstance(r["job"], int) and r["elapsed_s"] >= 0
+    assert {r.get("analyzer") for r in jobs if r["message"].startswith("analyze")} == {"editing_rtc"}
+
+
+def test_the_worker_logs_at_info_with_timestamps(tmp_path: Path) -> None:
+    from cryptography.hazmat.primitives import serialization
+
+    pem = app_key().private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                                  serialization.NoEncryption()).decode()
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith("RTCBOT_") and k not in ("DATABASE_URL", "REDIS_URL", "LOG_LEVEL")}
+    env.update({"RTCBOT_DATA_DIR": str(tmp_path / "data"), "PYTHONPATH": str(ROOT), "RTCBOT_APP_ID": "1",
+                "RTCBOT_PRIVATE_KEY": pem, "RTCBOT_WORKERS": "1", "RTCBOT_LLM_BASE_URL": "http://127.0.0.1:9/v1",
+                "RTCBOT_ANALYZERS": "editing_rtc"})
+    log = tmp_path / "worker.log"
+    with log.open("wb") as out:
+        p = subprocess.Popen([sys.executable, "-m", "bot.cli", "worker"], cwd=ROOT, env=env, stdout=out,
+                             stderr=subprocess.STDOUT)
+    try:
+        deadline = time.monotonic() + 90
+        while not re.search(rf"^{STAMP} INFO huey", log.read_text(), re.M):
+            assert p.poll() is None, log.read_text()
+            assert time.monotonic() < deadline, log.read_text()
+            time.sleep(0.2)
+    finally:
+        p.terminate()
+        p.wait(30)
