@@ -1,0 +1,349 @@
+"""`rtcbot qualify`: which models re-create this repository's own edits (EditingRTC)?
+
+The hunks of the last N first-parent commits (or of BASE..HEAD) are sampled — stratified by
+language and hunk size, seeded, at most `--max-hunks` — and scored with EditingRTC by each
+`--model`. Each model gets RTC, RTC@3, baseline, lift with a bootstrap interval over hunks,
+requests, tokens, wall time, cost (with `--price-per-1k`) and a verdict; the cheapest model
+that qualifies is named, and the whole result is written as the repository's qualification
+record (`--output`, default `.rtcbot/qualification.json` in the checkout), which `rtcbot
+review` reads under `require_qualified: true`. Re-runs draw the same hunks and send the same
+requests, so they are served from the LLM cache.
+
+Git runs with a clean environment and a private HOME (analyzers/tooling.py), never through a
+shell, with the checkout's path as its working directory (never an argument) and the range
+after `--end-of-options`; the checkout's config cannot start a program (see bot/commands/_git.py).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import sys
+import time
+from collections.abc import Callable
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import click
+from rich.console import Console
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TaskID,
+    TextColumn,
+    TimeRemainingColumn,
+)
+from rich.table import Table
+
+from analyzers.diff import CODE_LANGUAGES, DEFAULT_IGNORES, DiffError, parse_diff
+from analyzers.editing_rtc import EditingRTC, EditingRTCConfig
+from analyzers.llm import BudgetExceeded, LLMClient, LLMError, LLMSettings
+from analyzers.qualify import (
+    Candidate,
+    ModelResult,
+    RecordError,
+    Thresholds,
+    judge,
+    qualified_models,
+    record,
+    stratified_sample,
+    summarise,
+)
+from bot.commands._git import git as _git
+
+GROUP = "main"
+RECORD_PATH = Path(".rtcbot") / "qualification.json"
+DIFF_FLAGS = ["--no-color", "--no-ext-diff", "--no-textconv"]
+
+
+# -- git -------------------------------------------------------------------------------------
+def git(args: list[str], repo: Path) -> str:
+    return _git(args, repo).decode("utf-8", errors="replace")
+
+
+def commits(repo: Path, git_range: str | None, last: int) -> list[list[str]]:
+    """[commit, parents…] of each first-parent commit, newest first."""
+    if git_range is not None:
+        if ".." not in git_range or git_range.startswith("-"):
+            raise click.BadParameter("expected BASE..HEAD", param_hint="--git")
+        args = ["rev-list", "--first-parent", "--parents", "--end-of-options", git_range]
+    else:
+        args = ["rev-list", "--first-parent", "--parents", "-n", str(last), "--end-of-options", "HEAD"]
+    return [line.split() for line in git(args, repo).splitlines() if line.strip()]
+
+
+def candidates(repo: Path, history: list[list[str]], max_hunk_chars: int) -> list[Candidate]:
+    """Every hunk of the history that EditingRTC would score (code, changed, not too long)."""
+    out: list[Candidate] = []
+    for commit, *parents in reversed(history):  # oldest first
+        if parents:
+            data = git(["diff", *DIFF_FLAGS, parents[0], commit, "--"], repo)
+        else:
+            data = git(["diff-tree", "-p", "--root", "--no-commit-id", *DIFF_FLAGS, commit, "--"], repo)
+        if not data.strip():
+            continue
+        try:
+            changes = parse_diff(data, ignore=DEFAULT_IGNORES)
+        except DiffError:
+            continue
+        for fc, h in changes.hunks():
+            changed = len(h.added_lines) + len(h.removed_lines)
+            if (fc.language not in CODE_LANGUAGES or not changed
+                    or len(h.old_code) + len(h.new_code) > max_hunk_chars):
+                continue
+            out.append(Candidate(commit[:12], fc.path, fc.language or "", changed, h.old_code, h.new_code, h.header))
+    return out
+
+
+def repository_name(repo: Path) -> str:
+    """The origin's URL without credentials, else the folder's name (never a local path)."""
+    try:
+        url = git(["config", "--get", "remote.origin.url"], repo).strip()
+    except click.ClickException:
+        url = ""
+    return re.sub(r"//[^/@]*@", "//", url) if url else repo.resolve().name
+
+
+# -- models ------------------------------------------------------------------------------------
+def parse_model(spec: str, base_url: str | None) -> tuple[str | None, str]:
+    """`NAME` (at --llm-base-url) or `URL#NAME` → (base URL, name)."""
+    url, sep, name = spec.rpartition("#")
+    if sep and url.startswith(("http://", "https://")):
+        if not name:
+            raise click.BadParameter(f"{spec!r}: no model name after '#'", param_hint="--model")
+        return url, name
+    if not spec.strip():
+        raise click.BadParameter("empty model name", param_hint="--model")
+    return base_url, spec
+
+
+def parse_prices(specs: tuple[str, ...]) -> tuple[float | None, dict[str, float]]:
+    """`PRICE` (every model) and `MODEL=PRICE` → (the default, per model)."""
+    default: float | None = None
+    per: dict[str, float] = {}
+    for spec in specs:
+        name, sep, value = spec.rpartition("=")
+        try:
+            price = float(value)
+        except ValueError:
+            raise click.BadParameter(f"expected PRICE or MODEL=PRICE, got {spec!r}", param_hint="--price-per-1k") from None
+        if price < 0 or price != price:
+            raise click.BadParameter(f"{spec!r}: a price must be a non-negative number", param_hint="--price-per-1k")
+        if sep:
+            per[name] = price
+        else:
+            default = price
+    return default, per
+
+
+def qualify_model(llm: LLMClient, sample: list[Candidate], analyzer: EditingRTC,
+                  on_hunk: Callable[[], None]) -> tuple[list[dict[str, float]], int]:
+    """Per-hunk scores of the sample, and how many hunks a budget cut off."""
+
+    def one(c: Candidate) -> dict[str, float] | None:
+        try:
+            return analyzer.score(llm, c.old, c.new, c.language)[1]
+        except BudgetExceeded:
+            return None
+        finally:
+            on_hunk()
+
+    res = llm.map(one, sample)
+    return [r for r in res if r is not None], sum(r is None for r in res)
+
+
+# -- output --------------------------------------------------------------------------------------
+def _ci(r: ModelResult) -> str:
+    return f"[{r.lift_low:+.3f}, {r.lift_high:+.3f}]"
+
+
+def _fmt_share(r: ModelResult) -> str:
+    return "n/a" if r.format_share is None else f"{r.format_share:.0%}"
+
+
+def _verdict(r: ModelResult) -> str:
+    return "qualified" if r.qualified else "not qualified: " + "; ".join(r.reasons)
+
+
+COLUMNS = ("model", "hunks", "RTC", "RTC@3", "baseline", "lift", "lift 95% CI", "format", "requests",
+           "tokens", "wall s", "cost", "qualified")
+
+
+def _row(r: ModelResult) -> list[str]:
+    return [r.model, str(r.hunks), f"{r.rtc:.3f}", f"{r.rtc_at_3:.3f}", f"{r.baseline:.3f}", f"{r.lift:+.3f}", _ci(r),
+            _fmt_share(r), str(r.requests), str(r.tokens), f"{r.wall_s:.1f}",
+            "" if r.cost is None else f"{r.cost:.4f}", "yes" if r.qualified else "no"]
+
+
+def _summary(rec: dict[str, Any]) -> str:
+    best = rec["cheapest_qualified"]
+    return f"cheapest qualified model: {best}" if best else "no model qualified"
+
+
+def markdown(rec: dict[str, Any], results: list[ModelResult]) -> str:
+    lines = [f"### rtcbot qualify: {rec['repository']} ({rec['revisions']}, "
+             f"{results[0].hunks + results[0].not_scored if results else 0} of {rec['hunks_available']} hunks)", "",
+             "| " + " | ".join(COLUMNS) + " |", "|" + "---|" * len(COLUMNS)]
+    lines += ["| " + " | ".join(c.replace("|", "\\|") for c in _row(r)) + " |" for r in results]
+    lines += [""] + [f"- {r.model}: {_verdict(r)}" for r in results]
+    lines += ["", f"**{_summary(rec)}**",
+              "", "format: EditingRTC does not expose its raw answers, so the share in the expected format is not measured."]
+    return "\n".join(lines)
+
+
+def table(rec: dict[str, Any], results: list[ModelResult]) -> Table:
+    t = Table(title=f"rtcbot qualify: {rec['repository']} ({rec['revisions']})",
+              caption=_summary(rec) + " · format: not exposed by EditingRTC")
+    for col in COLUMNS:
+        t.add_column(col, justify="left" if col == "model" else "right", no_wrap=col != "model")
+    for r in results:
+        t.add_row(*_row(r))
+    return t
+
+
+# -- the command -------------------------------------------------------------------------------------
+@click.command("qualify")
+@click.option("--git", "git_range", metavar="BASE..HEAD", default=None, help="The commits to sample (first parents).")
+@click.option("--last", type=click.IntRange(min=1), default=None,
+              help="The last N first-parent commits of HEAD (default 100 when --git is not given).")
+@click.option("--repo", type=click.Path(file_okay=False, path_type=Path), default=Path("."), show_default=True,
+              help="The git checkout.")
+@click.option("--model", "models", multiple=True, metavar="NAME|URL#NAME",
+              help="A model to qualify (repeatable): NAME at --llm-base-url, or URL#NAME. "
+                   "Default: RTCBOT_LLM_MODEL, else the embedded model.")
+@click.option("--llm-base-url", envvar="RTCBOT_LLM_BASE_URL", default=None, metavar="URL",
+              help="OpenAI-compatible endpoint of the NAME models.")
+@click.option("--api-key", envvar=["RTCBOT_LLM_API_KEY", "OPENAI_API_KEY"], default=None, show_envvar=False,
+              help="API key (env RTCBOT_LLM_API_KEY or OPENAI_API_KEY).")
+@click.option("--max-hunks", type=click.IntRange(min=1), default=200, show_default=True,
+              help="Hunks sampled (stratified by language and hunk size).")
+@click.option("--seed", type=click.IntRange(min=0), default=1234, show_default=True, help="Sampling and bootstrap seed.")
+@click.option("--min-lift-lower", type=float, default=0.0, show_default=True,
+              help="A model qualifies when lift's 95% lower bound is above this.")
+@click.option("--min-rtc", type=click.FloatRange(0, 1), default=None, help="…and its mean RTC is at least this.")
+@click.option("--price-per-1k", "prices", multiple=True, metavar="PRICE|MODEL=PRICE",
+              help="Price per 1000 tokens, for every model or one (repeatable): adds cost.")
+@click.option("--max-requests", type=click.IntRange(min=1), default=None, help="Request budget per model.")
+@click.option("--max-tokens", "max_tokens_total", type=click.IntRange(min=1), default=None, help="Token budget per model.")
+@click.option("--concurrency", type=click.IntRange(min=1, max=64), default=4, show_default=True)
+@click.option("--no-cache", is_flag=True, help="Do not read or write the LLM cache.")
+@click.option("--format", "fmt", type=click.Choice(["text", "json", "markdown"]), default="text", show_default=True)
+@click.option("--json", "as_json", is_flag=True, help="Same as --format json (one line).")
+@click.option("--output", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="The qualification record (default: .rtcbot/qualification.json in --repo).")
+def command(git_range: str | None, last: int | None, repo: Path, models: tuple[str, ...], llm_base_url: str | None,
+            api_key: str | None, max_hunks: int, seed: int, min_lift_lower: float, min_rtc: float | None,
+            prices: tuple[str, ...], max_requests: int | None, max_tokens_total: int | None, concurrency: int,
+            no_cache: bool, fmt: str, as_json: bool, output: Path | None) -> None:
+    """Qualify models on this repository's own history with EditingRTC.
+
+    Exit 0 when at least one model qualifies, 1 when none does."""
+    if git_range is not None and last is not None:
+        raise click.UsageError("give either --git BASE..HEAD or --last N")
+    if not repo.is_dir():
+        raise click.ClickException(f"--repo {repo}: no such directory")
+    fmt = "json" if as_json else fmt
+    default_price, prices_by_model = parse_prices(prices)
+    specs: list[tuple[str | None, str | None]] = [parse_model(m, llm_base_url) for m in models] or [(llm_base_url, None)]
+    thresholds = Thresholds(min_lift_lower=min_lift_lower, min_rtc=min_rtc)
+    cfg = EditingRTCConfig()
+
+    history = commits(repo, git_range, last or 100)
+    if not history:
+        raise click.ClickException(f"no commits in {git_range or 'HEAD'}")
+    pool = candidates(repo, history, cfg.max_hunk_chars)
+    if not pool:
+        raise click.ClickException(f"no code hunks to score in {len(history)} commit(s)")
+    sample = stratified_sample(pool, max_hunks, seed)
+    revisions = git_range or f"last {len(history)} first-parent commits of {history[0][0][:12]}"
+
+    err = Console(stderr=True)
+    results: list[ModelResult] = []
+    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
+                  console=err, disable=not err.is_terminal, transient=True) as bar:
+        for url, name in specs:
+            settings = LLMSettings.from_env(base_url=url, model=name, api_key=api_key, max_requests=max_requests,
+                                            max_tokens_total=max_tokens_total, max_concurrency=concurrency)
+            if no_cache:
+                settings.cache_path = None
+            label = name or settings.model or "embedded"
+            task = bar.add_task(label, total=len(sample))
+
+            def advance(t: TaskID = task) -> None:
+                bar.advance(t)
+
+            t0 = time.monotonic()
+            try:
+                from analyzers.local_llm import client_from_settings
+
+                llm = client_from_settings(settings)
+                label = name or llm.model
+                scores, cut = qualify_model(llm, sample, EditingRTC(cfg), advance)
+            except LLMError as e:
+                res = ModelResult(label, url)
+                res.reasons = [str(e)]
+                results.append(res)
+                continue
+            price = prices_by_model.get(label, default_price)
+            res = summarise(label, llm.base_url if url else None, scores, seed=seed,
+                            requests=llm.usage.requests, tokens=llm.usage.tokens,
+                            cache_hits=llm.usage.cache_hits, wall_s=time.monotonic() - t0,
+                            price_per_1k=price, not_scored=cut)
+            results.append(judge(res, thresholds))
+
+    rec = record(results, repository=repository_name(repo), revisions=revisions,
+                 date=datetime.now(UTC).isoformat(timespec="seconds"), hunks_available=len(pool),
+                 thresholds=thresholds, seed=seed)
+    target = output or repo / RECORD_PATH
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(json.dumps(rec, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    except OSError as e:
+        raise click.ClickException(f"cannot write {target}: {e.strerror}") from None
+    if fmt == "json":
+        click.echo(json.dumps(rec, ensure_ascii=False))
+    elif fmt == "markdown":
+        click.echo(markdown(rec, results))
+    else:
+        out = Console()
+        out.print(table(rec, results))
+        for r in results:
+            out.print(f"{r.model}: {_verdict(r)}", markup=False, highlight=False)
+    for r in results:
+        if r.not_scored:
+            click.echo(f"note: {r.model}: {r.not_scored} sampled hunk(s) not scored (budget spent)", err=True)
+    click.echo(f"record: {target}", err=True)
+    sys.exit(0 if rec["cheapest_qualified"] else 1)
+
+
+# -- `require_qualified` for `rtcbot review` ------------------------------------------------------------
+def refusal(settings: LLMSettings, repo: Path | None) -> str | None:
+    """Why the model `settings` names may not score this repository (None: it may), for a
+    config with `require_qualified: true`; the record is .rtcbot/qualification.json in `repo`."""
+    from analyzers.local_llm import ALIAS
+
+    model = settings.model or (ALIAS if not settings.base_url else "")
+    path = (repo or Path(os.curdir)) / RECORD_PATH
+    try:
+        ok = qualified_models(path)
+    except RecordError as e:
+        return (f"model {model!r} is not qualified for this repository (require_qualified: true): {e}; "
+                "its scores are not published")
+    if model in ok:
+        return None
+    return (f"model {model!r} is not qualified for this repository (require_qualified: true; "
+            f"qualified in {path}: {', '.join(sorted(ok)) or 'none'}); its scores are not published")
+
+
+def refusing_factory(reason: str) -> Callable[[], LLMClient]:
+    """An LLM factory that refuses: analyzers that need the model report `reason` as their
+    error; their findings without a model still publish."""
+
+    def make() -> LLMClient:
+        raise LLMError(reason)
+
+    return make
+
