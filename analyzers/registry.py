@@ -28,6 +28,7 @@ ANALYZERS: dict[str, str] = {
     "crscore": "analyzers.crscore.analyzer:CRScoreAnalyzer",
     "autofix": "analyzers.autofix:AutoFix",
     "synthesis_rtc": "analyzers.synthesis_rtc:SynthesisRTCAnalyzer",
+    "review": "analyzers.review:ReviewAnalyzer",
 }
 DEFAULT_ANALYZERS: tuple[str, ...] = ("editing_rtc", "crscore", "autofix")
 

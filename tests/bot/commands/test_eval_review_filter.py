@@ -1,0 +1,64 @@
+"""`rtcbot eval review-filter` on a slice of the real CRScore human ratings, and its arithmetic
+on hand-made diffs."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from bot.commands.eval_review_filter import command, group_by_diff, per_diff, summarise
+from tests.support import DATA, require
+
+DEV = DATA / "crscore-human" / "dev.jsonl"
+
+
+@pytest.fixture(scope="module")
+def small(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    require(DEV.exists(), f"{DEV} is missing")
+    lines = DEV.read_text(encoding="utf-8").splitlines()[:40]  # 4 diffs × 10 systems
+    out = tmp_path_factory.mktemp("rf") / "small.jsonl"
+    out.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return out
+
+
+def test_json_on_a_slice_of_the_dev_split(small: Path) -> None:
+    res = CliRunner().invoke(command, [str(small), "--json", "--bootstrap", "200"])
+    assert res.exit_code == 0, res.output
+    out = json.loads(res.output.strip().splitlines()[-1])
+    assert {"picked_rel", "all_rel", "best_rel", "gain_captured", "top1_is_best", "n_diffs"} <= set(out)
+    assert out["n_diffs"] == 4 and out["n_reviews"] == 36  # the msg (human) rows are not candidates
+    for d in ("rel", "con", "comp"):
+        assert 1 <= out[f"all_{d}"] <= out[f"best_{d}"] <= 5 and out[f"picked_{d}"] <= out[f"best_{d}"]
+    assert out["picked_rel"] > out["all_rel"]  # CRScore's pick beats a random one even on 4 diffs
+    assert out["gain_captured"] == pytest.approx(
+        (out["picked_rel"] - out["all_rel"]) / (out["best_rel"] - out["all_rel"]), abs=1e-3)
+    lo, hi = out["ci95"]["top1_is_best"]
+    assert 0 <= lo <= out["top1_is_best"] <= hi <= 1
+
+
+def test_the_pick_follows_crscore_and_gain_is_measured_against_the_best_pick() -> None:
+    def row(diff: str, crs: float, rel: float) -> tuple[dict[str, object], float]:
+        return {"diff": diff, "index": diff, "human": {"rel": rel, "con": rel, "comp": rel}}, crs
+
+    pairs = [row("a", 0.9, 5), row("a", 0.1, 1), row("a", 0.5, 3),   # picks the best: gain 1 here
+             row("b", 0.9, 1), row("b", 0.2, 3),                      # picks the worst
+             row("c", 0.4, 2)]                                        # one review: nothing to pick
+    groups = group_by_diff([r for r, _ in pairs], [s for _, s in pairs])
+    assert [len(g) for g in groups] == [3, 2]
+    out = summarise(per_diff(groups), 200, 0)
+    assert out["n_diffs"] == 2 and out["top1_is_best"] == 0.5 and out["top1_chance"] == pytest.approx(0.4167, abs=1e-4)
+    assert (out["picked_rel"], out["all_rel"], out["best_rel"]) == (3.0, 2.5, 4.0)
+    assert out["gain_captured"] == pytest.approx(1 / 3, abs=1e-3) and out["half_rel"] == 2.5  # (5+3)/2, 1
+
+
+def test_bad_input_is_one_clear_line(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"review": "x", "system": "a", "diff": "d", "human": {"rel": 3, "con": "high"}}\n',
+                   encoding="utf-8")
+    res = CliRunner().invoke(command, [str(bad)])
+    assert res.exit_code != 0 and "needs numbers for con, comp" in res.output and "Traceback" not in res.output
+    res = CliRunner().invoke(command, [str(tmp_path / "missing.jsonl")])
+    assert res.exit_code == 2 and "neither a file nor a bundled dataset" in res.output
