@@ -3,7 +3,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: setup demo test lint typecheck unit bench clean
+.PHONY: setup demo test lint typecheck unit bench chaos clean
 
 setup: $(STAMP)
 
@@ -34,6 +34,10 @@ test: lint typecheck unit
 
 bench: setup
 	$(BIN)/python -m bench.run_all
+
+# the long fault-injection suite (the short one runs in `make test`); rewrites docs/reliability.md
+chaos: setup
+	$(BIN)/python -m tests.reliability.run
 
 clean:
 	rm -rf $(VENV) node_modules .rtcbot .pytest_cache .mypy_cache .ruff_cache

@@ -29,6 +29,7 @@ BENCHMARKS: tuple[str, ...] = (
     "incremental",
     "crscore_throughput",
     "webhook_load",
+    "workers",
     "semgrep_scope",
     "sandbox_startup",
 )
