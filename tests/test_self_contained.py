@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import re
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -41,7 +42,8 @@ def machine_paths(root: Path) -> list[str]:
     """Absolute paths of this machine that must not be written down: where the checkout lies
     and the home folder (each with a trailing slash, so `/work` in `-w /work` is fine)."""
     paths = {str(root) + os.sep, str(root.parent) + os.sep, str(Path.home()) + os.sep}
-    return sorted(p for p in paths if len(Path(p).parts) > 1)  # never "/" alone
+    shared = {tempfile.gettempdir() + os.sep, "/tmp/", "/var/tmp/"}  # a clone may lie there; /tmp is no secret
+    return sorted(p for p in paths if len(Path(p).parts) > 1 and p not in shared)  # never "/" alone
 
 
 def project_files(root: Path) -> Iterator[Path]:
