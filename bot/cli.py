@@ -32,7 +32,7 @@ from bot.commands._common import llm_factory, llm_options, pop_llm_settings
 from bot.commands._git import git as _git
 from bot.commands._git import run as git_run
 from bot.config import CONFIG_PATH, ConfigError, LoadedConfig, parse_config, read_file
-from bot.context import build, changes_from_diff, select
+from bot.context import build, changes_from_diff, comments_from_github, select
 from bot.gate import judge
 from bot.progress import live
 from bot.settings import SettingsError, load_log_settings, load_tools
@@ -131,7 +131,9 @@ def _parse_at(at: str) -> tuple[str, int]:
 
 
 def load_comments(path: Path) -> list[ReviewComment]:
-    """A JSON list of {path, line, body, author}."""
+    """A JSON list of {path, line, body, author}, or of GitHub's pull-request review comments
+    as its API lists them (they carry `side`, `original_line` or `user`): those are read the
+    way the App and the Action read them (by side and line; outdated ones placed nowhere)."""
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except OSError as e:
@@ -140,6 +142,9 @@ def load_comments(path: Path) -> list[ReviewComment]:
         raise click.ClickException(f"{path}: not JSON ({e.msg} at line {e.lineno})") from None
     if not isinstance(data, list):
         raise click.ClickException(f"{path}: expected a JSON list of comments")
+    if data and all(isinstance(c, dict) for c in data) and any(
+            k in c for c in data for k in ("side", "original_line", "user", "subject_type")):
+        return comments_from_github(data)
     out = []
     for i, c in enumerate(data):
         if not isinstance(c, dict) or not isinstance(c.get("body"), str) or not c.get("path"):
