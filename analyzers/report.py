@@ -9,6 +9,7 @@ new shape. What other code reads is a typed field (`comment_id`, `cwe`, `tags`, 
 
 from __future__ import annotations
 
+import re
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
@@ -28,9 +29,11 @@ class Fix:
 
     @property
     def suggestion(self) -> str:
-        """The fix as a GitHub suggestion block."""
+        """The fix as a GitHub suggestion block, fenced longer than any backtick run in the
+        (model-written) replacement, so that its text can never close the block early."""
         body = self.replacement if self.replacement.endswith("\n") or not self.replacement else self.replacement + "\n"
-        return f"```suggestion\n{body}```"
+        fence = "`" * max(3, 1 + max((len(m) for m in re.findall(r"`+", body)), default=0))
+        return f"{fence}suggestion\n{body}{fence}"
 
 
 @dataclass

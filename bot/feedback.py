@@ -56,6 +56,13 @@ def keys_in(bodies: Iterable[str | None]) -> list[str]:
     return list(out)
 
 
+def by_a_bot(comment: Mapping[str, Any]) -> bool:
+    """Whether GitHub says a bot wrote the comment: only the bot's own comments carry
+    markers that count (a person could paste one into theirs)."""
+    user = comment.get("user")
+    return isinstance(user, Mapping) and user.get("type") == "Bot"
+
+
 def _lines(text: str) -> list[str]:
     return [line.rstrip() for line in text.splitlines()]
 
@@ -182,6 +189,8 @@ def mark_closed(store: Store, repo: str, pr_number: int, merged: bool,
     (`comments`: its review comments as GitHub lists them, with their `reactions`)."""
     reactions: dict[str, tuple[int, int]] = {}
     for c in comments:
+        if not by_a_bot(c):
+            continue
         r = c.get("reactions") or {}
         for key in keys_in([c.get("body")]):
             reactions[key] = (int(r.get("+1") or 0), int(r.get("-1") or 0))

@@ -425,7 +425,8 @@ class Runtime:
     def thread(self, payload: dict[str, Any]) -> int:
         """A review thread resolved or unresolved: the suggestions in it follow (no GitHub call)."""
         thread = payload.get("thread") or {}
-        keys = feedback.keys_in(c.get("body") for c in thread.get("comments") or [] if isinstance(c, dict))
+        keys = feedback.keys_in(c.get("body") for c in thread.get("comments") or []
+                                if isinstance(c, dict) and feedback.by_a_bot(c))
         pr = payload.get("pull_request") or {}
         repo = (payload.get("repository") or {}).get("full_name")
         if not keys or not isinstance(pr.get("number"), int) or not isinstance(repo, str):

@@ -28,7 +28,6 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
-from urllib.parse import quote
 
 from analyzers.diff import ChangeSet
 from analyzers.report import AnalyzerReport, Finding
@@ -165,8 +164,7 @@ def in_diff(ann: dict[str, Any], diff: DiffLines) -> dict[str, Any] | None:
 def line_link(target: Target, path: str, start: int, end: int) -> str:
     """A root-relative link to lines of a file at the head (github.com and GitHub Enterprise
     alike: the check run is shown on the same host)."""
-    lines = f"L{start}" if end == start else f"L{start}-L{end}"
-    return f"/{target.repo}/blob/{target.head_sha}/{quote(path, safe='/')}#{lines}"
+    return readable.head_url(target.repo, target.head_sha, path, start, end)
 
 
 def _link_text(text: str) -> str:

@@ -177,7 +177,9 @@ def plan(target: Target, suggestions: Sequence[Suggestion], files: Sequence[Mapp
          existing: Sequence[Mapping[str, Any]]) -> tuple[dict[str, Any] | None, int, int]:
     """(the review request body, or None when there is nothing new; suggestions left out as
     already posted; suggestions left out as outside the diff)."""
-    posted = "\n".join(str(c.get("body") or "") for c in existing)
+    # only the bot's own comments count: a person could paste a marker into theirs
+    posted = "\n".join(str(c.get("body") or "") for c in existing
+                       if isinstance(c.get("user"), Mapping) and c["user"].get("type") == "Bot")
     shown = shown_lines(files)
     comments, old, outside, remarks = [], 0, 0, 0
     for s in suggestions:

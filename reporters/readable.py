@@ -92,7 +92,7 @@ def head_url(repo: str, head_sha: str, path: str, start: int | None = None, end:
              server: str = "") -> str:
     """A link to `path` (lines `start`–`end`) at the head; root-relative without `server`, so
     it works on github.com and on GitHub Enterprise alike."""
-    url = f"{server}/{repo}/blob/{head_sha}/{quote(path)}"
+    url = f"{server}/{repo}/blob/{head_sha}/{quote(path, safe='/')}"
     if start:
         url += f"#L{start}" + (f"-L{end}" if end and end != start else "")
     return url

@@ -79,7 +79,8 @@ def test_a_fix_already_posted_is_not_posted_again_even_where_its_lines_moved() -
     assert first is not None
     moved = fixed(3, new="    v2 = ast.literal_eval(x)\n")  # a push above it: same fix, next line
     moved.fix = Fix("m.py", 3, 3, "    v2 = ast.literal_eval(x)\n", fixed(2).fix.diff)  # type: ignore[union-attr]
-    body, old, _ = plan(HEAD, candidates([report(moved)]), FILES, first["comments"])
+    as_posted = [{**c, "user": {"login": "rtcbot[bot]", "type": "Bot"}} for c in first["comments"]]
+    body, old, _ = plan(HEAD, candidates([report(moved)]), FILES, as_posted)
     assert body is None and old == 1
 
 
@@ -152,7 +153,7 @@ def test_review_comments_join_the_fixes_in_one_review_with_their_scores() -> Non
     assert "1 fix you can commit" in both["body"] and "1 review comment by rtcbot" in both["body"]
     # posted once: a re-run, or the same comment a line further down after a push, is not posted again
     again, old, _ = plan(HEAD, candidates([AnalyzerReport("review", "Review", findings=[remark(2)])]), FILES,
-                         both["comments"])
+                         [{**c, "user": {"login": "rtcbot[bot]", "type": "Bot"}} for c in both["comments"]])
     assert again is None and old == 1
 
 
