@@ -315,6 +315,9 @@ def create_app(settings: ServiceSettings | None = None, *, runtime: Runtime | No
     def bad_request(_e: Any) -> Response:
         return answer(400, "malformed request")
 
+    from bot.dashboard import register_dashboard
+
+    register_dashboard(app, settings, rt.store)  # /dashboard, sign-in with GitHub (docs/dashboard.md)
     return app
 
 

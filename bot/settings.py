@@ -11,6 +11,7 @@ import json
 import os
 from pathlib import Path
 from typing import Annotated, Any, Literal
+from urllib.parse import urlsplit
 
 from pydantic import AliasChoices, Field, ValidationError, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
@@ -187,6 +188,14 @@ class ServiceSettings(ToolSettings, GitHubSettings, LogSettings):
     # GET /stats (acceptance of rtcbot's suggestions) answers only `Authorization: Bearer <this>`;
     # unset: the endpoint is off (404)
     stats_token: str | None = Field(default=None, min_length=16)
+    # /dashboard with "Sign in with GitHub" (bot/dashboard, docs/dashboard.md): on only when the
+    # App's OAuth client id and secret and a session secret are set; otherwise 404
+    oauth_client_id: str | None = None
+    oauth_client_secret: str | None = None
+    session_secret: str | None = Field(default=None, min_length=32)
+    github_url: str = "https://github.com"  # GitHub's web base (GitHub Enterprise: its host)
+    public_url: str | None = None  # the App's public base URL (the OAuth callback is under it)
+    session_lifetime_s: float = Field(default=8 * 3600.0, gt=0, le=30 * 24 * 3600.0)
     app_id: int | None = None
     private_key: str | None = None
     private_key_path: Path | None = None
@@ -325,6 +334,25 @@ def private_key_problem(pem: str) -> str | None:
     return None
 
 
+DASHBOARD_SETTINGS = ("RTCBOT_OAUTH_CLIENT_ID", "RTCBOT_OAUTH_CLIENT_SECRET", "RTCBOT_SESSION_SECRET")
+
+
+def dashboard_problems(settings: ServiceSettings) -> list[str]:
+    """/dashboard is on with all three of its settings and off with none: some of them set is a
+    mistake, never a dashboard silently off. Its URLs must be http(s) addresses."""
+    values = (settings.oauth_client_id, settings.oauth_client_secret, settings.session_secret)
+    problems = []
+    if any(values) and not all(values):
+        given = [n for n, v in zip(DASHBOARD_SETTINGS, values, strict=True) if v]
+        problems += [f"{n}: not set, while {', '.join(given)} is: the dashboard needs all of "
+                     f"{', '.join(DASHBOARD_SETTINGS)} (docs/dashboard.md)"
+                     for n, v in zip(DASHBOARD_SETTINGS, values, strict=True) if not v]
+    for name, url in (("RTCBOT_GITHUB_URL", settings.github_url), ("RTCBOT_PUBLIC_URL", settings.public_url)):
+        if url is not None and (urlsplit(url).scheme not in ("http", "https") or not urlsplit(url).hostname):
+            problems.append(f"{name}: must be an http(s) address such as https://github.com, not {url[:80]!r}")
+    return problems
+
+
 def check_service(settings: ServiceSettings, *, webhooks: bool = False, app: bool = False) -> list[str]:
     """What stops a service from starting, one line per problem naming its variable:
     `webhooks` (rtcbot serve) needs the webhook secret, `app` (rtcbot worker) the App's id and
@@ -335,6 +363,7 @@ def check_service(settings: ServiceSettings, *, webhooks: bool = False, app: boo
                         "the app; unsigned deliveries are never accepted)")
     if app and not settings.app_id:
         problems.append("RTCBOT_APP_ID: not set (the GitHub App's id)")
+    problems += dashboard_problems(settings)
     source = ("RTCBOT_PRIVATE_KEY" if settings.private_key
               else "RTCBOT_PRIVATE_KEY_PATH" if settings.private_key_path else None)
     if source is None:

@@ -68,7 +68,19 @@ if ! command -v bwrap >/dev/null 2>&1; then
   fi
 fi
 
-# PMD and JSHint for the smell detectors (package.json pins them; no install scripts run).
+# Chromium: the dashboard's browser test drives Debian's build through Playwright (whose own
+# browser download is not reachable here). Installed when we can; the test skips without it.
+if ! command -v chromium >/dev/null 2>&1; then
+  if [ "$(id -u)" = "0" ] && command -v apt-get >/dev/null 2>&1; then
+    step "chromium (apt-get)"
+    { apt-get install -y -qq chromium >/dev/null 2>&1 \
+      || { apt-get update -qq >/dev/null 2>&1 && apt-get install -y -qq chromium >/dev/null 2>&1; }; } \
+      || echo "warning: could not install chromium; the dashboard's browser test will skip" >&2
+  else
+    echo "warning: chromium is not installed: the dashboard's browser test will skip (Debian: apt-get install chromium)" >&2
+  fi
+fi
+
 if [ -f package.json ]; then
   if command -v npm >/dev/null 2>&1; then
     step "node packages"

@@ -21,6 +21,7 @@ from bot.settings import (
     env_name,
     load_settings,
     private_key_problem,
+    service_settings,
 )
 from tests.fakes.github_server import app_key
 from tests.support import ROOT
@@ -144,3 +145,25 @@ def test_every_service_setting_is_in_the_settings_table() -> None:
     missing = sorted(fields - documented)
     assert not missing, f"settings not documented in {DOC.name}'s settings table: {missing}"
     assert "RTCBOT_APP_ID" in fields and "DATABASE_URL" in fields and "LOG_LEVEL" in fields
+
+
+def test_dashboard_settings_are_all_or_none(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """Some of the dashboard's settings set is a mistake said at start, never a dashboard silently off."""
+    clean_env(monkeypatch, tmp_path)
+    monkeypatch.setenv("RTCBOT_WEBHOOK_SECRET", "s" * 20)
+    monkeypatch.setenv("RTCBOT_OAUTH_CLIENT_ID", "Iv1.abc")
+    monkeypatch.setenv("RTCBOT_PUBLIC_URL", "javascript:alert(1)")
+    with pytest.raises(SettingsError) as e:
+        service_settings(webhooks=True)
+    lines = e.value.lines
+    assert any(x.startswith("RTCBOT_OAUTH_CLIENT_SECRET: not set, while RTCBOT_OAUTH_CLIENT_ID is") for x in lines)
+    assert any(x.startswith("RTCBOT_SESSION_SECRET: not set") for x in lines)
+    assert any(x.startswith("RTCBOT_PUBLIC_URL: must be an http(s) address") for x in lines)
+    assert not any(x.startswith("RTCBOT_OAUTH_CLIENT_ID") for x in lines)
+    monkeypatch.setenv("RTCBOT_OAUTH_CLIENT_SECRET", "secret")
+    monkeypatch.setenv("RTCBOT_SESSION_SECRET", "x" * 32)
+    monkeypatch.setenv("RTCBOT_PUBLIC_URL", "https://rtcbot.example.com")
+    assert service_settings(webhooks=True).oauth_client_id == "Iv1.abc"
+    for k in ("RTCBOT_OAUTH_CLIENT_ID", "RTCBOT_OAUTH_CLIENT_SECRET", "RTCBOT_SESSION_SECRET"):
+        monkeypatch.delenv(k)
+    assert service_settings(webhooks=True).oauth_client_id is None  # none set: the dashboard is off

@@ -62,7 +62,7 @@ from datetime import UTC, datetime
 from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
-from urllib.parse import parse_qs, unquote, urlparse
+from urllib.parse import parse_qs, unquote, urlencode, urlparse
 
 import jwt
 import pytest
@@ -223,6 +223,15 @@ class FakeGitHub(LoopbackServer):
         self.injected: Counter[int] = Counter()  # random failures given, by status
         self._ids = itertools.count(1000)
         self._lock = threading.RLock()
+        # the dashboard's "Sign in with GitHub" (the App's OAuth web flow, bot/dashboard/oauth.py):
+        # /login/oauth/authorize sends the browser straight back with a code for `user`, and
+        # user-to-server tokens reach `user_installations` (installation id → repositories)
+        self.oauth_client_id = "Iv1.fake0a1b2c3d4e5f"
+        self.oauth_client_secret = "fake-oauth-client-secret-0123456789"
+        self.user = "octocat"
+        self.user_installations: dict[int, list[str]] = {installation_id: [repo]}
+        self.oauth_codes: dict[str, tuple[str, str]] = {}  # code → (redirect_uri, login)
+        self.user_tokens: dict[str, str] = {}  # user-to-server token → login
 
     # -- setup ------------------------------------------------------------------------------
     @property
@@ -467,6 +476,9 @@ class FakeGitHub(LoopbackServer):
         url = urlparse(raw_path)
         path = unquote(url.path)
         query = {k: v[-1] for k, v in parse_qs(url.query).items()}
+        if path.startswith("/login/oauth/"):
+            # GitHub's OAuth web flow is not part of the REST description: no contract check
+            return self._oauth(method, path, query, body)
         problems = self.contract.request_problems(method, raw_path, body)
         if problems:
             with self._lock:
@@ -504,6 +516,8 @@ class FakeGitHub(LoopbackServer):
             if problems:
                 return self._invalid(problems)
             return 200, self._app_json(), {}, None
+        if path == "/user" or path.startswith("/user/"):
+            return self._user_api(method, path, query, auth, problems)
         inst = self._check_token(auth)
         if inst is None:
             return self._error(401, "Bad credentials")
@@ -582,6 +596,72 @@ class FakeGitHub(LoopbackServer):
         if entry is None or entry[1] < time.time():
             return None
         return entry[0]
+
+    # -- sign in with GitHub (OAuth web flow, user-to-server tokens) -------------------------
+    def _oauth(self, method: str, path: str, query: dict[str, str], body: Any) -> Answer:
+        if method == "GET" and path == "/login/oauth/authorize":
+            if query.get("client_id") != self.oauth_client_id or not query.get("redirect_uri"):
+                return self._error(404, "Not Found")
+            code = secrets.token_hex(10)
+            with self._lock:
+                self.oauth_codes[code] = (query["redirect_uri"], self.user)
+            back = query["redirect_uri"]
+            back += ("&" if "?" in back else "?") + urlencode({"code": code, "state": query.get("state", "")})
+            return 302, Raw(""), {"Location": back}, None
+        if method == "POST" and path == "/login/oauth/access_token":
+            form = dict(query)
+            if isinstance(body, dict) and "__invalid__" in body:  # form-encoded, as clients send it
+                form.update({k: v[-1] for k, v in parse_qs(body["__invalid__"]).items()})
+            elif isinstance(body, dict):
+                form.update({k: str(v) for k, v in body.items()})
+            if form.get("client_id") != self.oauth_client_id or form.get("client_secret") != self.oauth_client_secret:
+                return 200, {"error": "incorrect_client_credentials",
+                             "error_description": "The client_id and/or client_secret passed are incorrect."}, {}, None
+            with self._lock:
+                grant = self.oauth_codes.pop(form.get("code", ""), None)
+            if grant is None or ("redirect_uri" in form and form["redirect_uri"] != grant[0]):
+                return 200, {"error": "bad_verification_code",
+                             "error_description": "The code passed is incorrect or expired."}, {}, None
+            token = "ghu_" + secrets.token_hex(18)
+            with self._lock:
+                self.user_tokens[token] = grant[1]
+            return 200, {"access_token": token, "token_type": "bearer", "scope": ""}, {}, None
+        return self._error(404, "Not Found")
+
+    def _user_api(self, method: str, path: str, query: dict[str, str], auth: str, problems: list[str]) -> Answer:
+        parts = auth.split(" ", 1)
+        with self._lock:
+            login = self.user_tokens.get(parts[1]) if len(parts) == 2 else None
+        if login is None:
+            return self._error(401, "Bad credentials")
+        if method != "GET":
+            return self._error(404, "Not Found")
+        if problems:
+            return self._invalid(problems)
+        per_page = max(1, min(100, int(query.get("per_page", 30))))
+        page = max(1, int(query.get("page", 1)))
+
+        def paged(key: str, items: list[dict[str, Any]]) -> Answer:
+            chunk = items[(page - 1) * per_page: page * per_page]
+            links = []
+            if page * per_page < len(items):
+                links.append(f'<{self.base_url}{path}?per_page={per_page}&page={page + 1}>; rel="next"')
+            return 200, {"total_count": len(items), key: chunk}, ({"Link": ", ".join(links)} if links else {}), None
+
+        if path == "/user":
+            return 200, {"login": login, "id": 583231, "type": "User"}, {}, None
+        if path == "/user/installations":
+            return paged("installations", [
+                {"id": i, "app_id": self.app_id, "app_slug": "rtcbot", "target_type": "Organization",
+                 "account": {"login": (names[0] if names else "octo-org").split("/")[0]}}
+                for i, names in sorted(self.user_installations.items())])
+        m = re.fullmatch(r"/user/installations/(\d+)/repositories", path)
+        if m and int(m.group(1)) in self.user_installations:
+            names = self.user_installations[int(m.group(1))]
+            return paged("repositories", [
+                {"id": 10_000 + n, "name": full.split("/")[1], "full_name": full, "private": True,
+                 "owner": {"login": full.split("/")[0]}} for n, full in enumerate(names)])
+        return self._error(404, "Not Found")
 
     # -- reads ------------------------------------------------------------------------------
     def _pr(self, number: str) -> PullRequest | None:

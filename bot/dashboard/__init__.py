@@ -1,0 +1,44 @@
+"""/dashboard: the App's scores per installation and repository, server-rendered (Flask
+templates, charts as inline SVG), behind "Sign in with GitHub" (docs/dashboard.md).
+
+`register_dashboard(app, settings, store)` is all bot/app.py calls: with the OAuth settings it
+adds the routes (views.py); without them /dashboard answers 404 naming the settings."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from flask import Flask, Response, jsonify
+
+from bot.settings import DASHBOARD_SETTINGS
+
+if TYPE_CHECKING:
+    from bot.settings import ServiceSettings
+    from bot.store import Store
+
+
+
+def missing_settings(settings: ServiceSettings) -> list[str]:
+    """The settings the dashboard needs that are not set."""
+    values = (settings.oauth_client_id, settings.oauth_client_secret, settings.session_secret)
+    return [name for name, v in zip(DASHBOARD_SETTINGS, values, strict=True) if not v]
+
+
+def register_dashboard(app: Flask, settings: ServiceSettings, store: Store) -> None:
+    missing = missing_settings(settings)
+    if missing:
+        message = ("not found: the dashboard is off; set " + ", ".join(missing)
+                   + " to serve it (docs/dashboard.md)")
+
+        def off(rest: str = "") -> Response:
+            resp = jsonify({"message": message})
+            resp.status_code = 404
+            return resp
+
+        for rule in ("/dashboard", "/dashboard/<path:rest>", "/login", "/oauth/callback"):
+            app.add_url_rule(rule, endpoint=f"dashboard_off:{rule}", view_func=off)
+        return
+    from bot.dashboard.views import blueprint, configure
+
+    configure(app, settings)
+    app.register_blueprint(blueprint(settings, store))

@@ -1,0 +1,100 @@
+"""The dashboard's test data and set-up: a store filled with analysed pull requests (real rows,
+written through the store's own tables), the App signed in through the fake GitHub."""
+
+from __future__ import annotations
+
+import random
+import socket
+import time
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+import httpx
+from flask.testing import FlaskClient
+
+from bot.dashboard.figures import AUTOFIX, CRSCORE, EDITING_RTC
+from bot.settings import ServiceSettings
+from bot.store import CheckRunRow, FindingRow, JobRow, PublishedRow, Store
+from tests.bot.app_support import make_settings
+from tests.fakes.github_server import FakeGitHub
+
+DAY = 86400.0
+SESSION_SECRET = "s3cr3t-" + "x" * 40
+
+
+def dashboard_settings(tmp_path: Path, gh: FakeGitHub, public_url: str = "http://127.0.0.1:5000",
+                       **kw: Any) -> ServiceSettings:
+    return make_settings(tmp_path, gh, oauth_client_id=gh.oauth_client_id,
+                         oauth_client_secret=gh.oauth_client_secret, session_secret=SESSION_SECRET,
+                         github_url=gh.base_url, public_url=public_url, **kw)
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def seed(store: Store, repo: str, prs: int = 30, *, now: float | None = None, seed_: int = 7) -> None:
+    """`prs` analysed pull requests of `repo`, one every ~2.3 days back from `now` (about ten
+    weeks): EditingRTC with 2-4 scored hunks each, CRScore with 1-3 scored review comments,
+    AutoFix on every third with a published suggestion (every other one applied), and the
+    jobs' LLM usage."""
+    rng = random.Random(seed_)
+    now = time.time() if now is None else now
+    with store.session() as s:
+        for i in range(1, prs + 1):
+            at = now - (prs - i) * 2.3 * DAY - 3600
+            sha = f"{i:040x}"
+            hunks = []
+            for _ in range(rng.randint(2, 4)):
+                rtc = rng.choice([0.0, 1 / 3, 2 / 3, 1.0])
+                base = rng.choice([0.0, 0.0, 1 / 3])
+                hunks.append({"rtc": rtc, "lift": rtc - base, "rtc_at_3": min(1.0, rtc + 1 / 3)})
+            rtc = sum(x["rtc"] for x in hunks) / len(hunks)
+            lift = sum(x["lift"] for x in hunks) / len(hunks)
+            run = CheckRunRow(repo=repo, name=EDITING_RTC, head_sha=sha, github_id=5000 + i, pr_number=i,
+                              status="completed", conclusion="success",
+                              scores={"rtc": rtc, "lift": lift, "hunks": float(len(hunks))}, updated_at=at)
+            s.add(run)
+            s.flush()
+            for h, sc in enumerate(hunks):
+                s.add(FindingRow(check_run_id=run.id, analyzer="editing_rtc", path=f"src/mod_{i % 5}.py",
+                                 start_line=10 * h + 1, end_line=10 * h + 4, key=f"h{h}", scores=sc,
+                                 data={"title": f"def f{h}"}))
+            cr = CheckRunRow(repo=repo, name=CRSCORE, head_sha=sha, github_id=6000 + i, pr_number=i,
+                             status="completed", conclusion="neutral", scores={}, updated_at=at + 60)
+            s.add(cr)
+            s.flush()
+            for c in range(rng.randint(1, 3)):
+                con, comp = rng.random(), rng.random()
+                s.add(FindingRow(check_run_id=cr.id, analyzer="crscore", path=f"src/mod_{i % 5}.py", start_line=3,
+                                 end_line=3, key=f"c{c}", comment_id=str(100 * i + c),
+                                 scores={"con": con, "comp": comp, "rel": 2 * con * comp / (con + comp or 1)},
+                                 data={"title": f"comment by alice: nit {c}"}))
+            requests = len(hunks) * 5 + 4
+            if i % 3 == 0:
+                s.add(CheckRunRow(repo=repo, name=AUTOFIX, head_sha=sha, github_id=7000 + i, pr_number=i,
+                                  status="completed", conclusion="neutral", updated_at=at + 120,
+                                  scores={"findings": 2.0, "fixes_proposed": 2.0, "fixed": float(rng.randint(0, 2))}))
+                s.add(PublishedRow(installation_id=77, repo=repo, pr_number=i, head_sha=sha, analyzer="autofix",
+                                   kind="suggestion", key=f"k{i}", path="src/db.py", start_line=4, end_line=4,
+                                   replacement="x = 1\n", rtc="pass", created_at=at + 130,
+                                   applied_at=at + DAY if i % 2 == 0 else None))
+                requests += 6
+            s.add(JobRow(kind="analyze", repo=repo, pr_number=i, head_sha=sha, analyzer="editing_rtc", spec={},
+                         status="done", created_at=at - 30, updated_at=at, llm_requests=requests,
+                         llm_tokens=requests * 410))
+
+
+def sign_in(client: FlaskClient, gh: FakeGitHub, next_path: str = "/dashboard") -> Any:
+    """Sign in through the fake GitHub with Flask's test client; the callback's answer."""
+    start = client.get(f"/login?next={next_path}")
+    assert start.status_code == 302, start.data
+    authorize = start.headers["Location"]
+    assert authorize.startswith(gh.base_url + "/login/oauth/authorize?")
+    back = httpx.get(authorize, follow_redirects=False, timeout=10)
+    assert back.status_code == 302
+    target = urlsplit(back.headers["location"])
+    return client.get(f"{target.path}?{target.query}")

@@ -1,0 +1,102 @@
+"""The dashboard's figures (store rows → numbers) and charts (numbers → accessible SVG)."""
+
+from __future__ import annotations
+
+import calendar
+from pathlib import Path
+
+import pytest
+
+from bot.dashboard import charts, figures
+from bot.dashboard.data import load, repos_with_data
+from bot.dashboard.figures import AUTOFIX, CRSCORE, EDITING_RTC, Item, Job, Run, Suggestion
+from bot.store import Store
+from tests.bot.dashboard.support import seed
+
+T0 = calendar.timegm((2026, 11, 25, 12, 0, 0))  # a Wednesday
+DAY = 86400.0
+
+
+def run(id_: int, name: str, pr: int, at: float, **scores: float) -> Run:
+    return Run(id=id_, name=name, head_sha=f"{id_:040x}", pr_number=pr, scores=scores, github_id=900 + id_,
+               updated_at=at)
+
+
+def test_week_is_the_iso_weeks_monday() -> None:
+    assert figures.week(T0) == "2026-11-23"
+    assert figures.week(T0 - 2 * DAY) == "2026-11-23"  # Monday itself
+    assert figures.week(T0 - 3 * DAY) == "2026-11-16"  # the Sunday before
+
+
+def test_a_pull_request_counts_once_with_its_newest_head() -> None:
+    runs = [run(1, EDITING_RTC, 7, T0 - DAY, rtc=0.2, lift=0.1), run(2, EDITING_RTC, 7, T0, rtc=0.8, lift=0.5),
+            run(3, EDITING_RTC, 8, T0 - 8 * DAY, rtc=0.4, lift=-0.2), run(4, CRSCORE, 7, T0)]
+    per_pr = figures.rtc_per_pr(runs)
+    assert per_pr == [{"pr": 7, "week": "2026-11-23", "rtc": 0.8, "lift": 0.5},
+                      {"pr": 8, "week": "2026-11-16", "rtc": 0.4, "lift": -0.2}]
+    weekly = figures.rtc_per_week(per_pr + [{"pr": 9, "week": "2026-11-23", "rtc": 0.4, "lift": 0.1}])
+    assert {(r["week"], r["metric"]): r["value"] for r in weekly} == {
+        ("2026-11-16", "rtc"): 0.4, ("2026-11-16", "lift"): -0.2,
+        ("2026-11-23", "rtc"): 0.6, ("2026-11-23", "lift"): 0.3}
+
+
+def test_crscore_rows_per_comment_of_the_newest_head_only() -> None:
+    runs = [run(1, CRSCORE, 3, T0 - DAY), run(2, CRSCORE, 3, T0)]
+    items = [Item(1, "a.py", 1, 1, {"con": 0.1, "comp": 0.1, "rel": 0.1}),  # an older head: left out
+             Item(2, "a.py", 1, 1, {"con": 0.5, "comp": 0.25, "rel": 1 / 3})]
+    rows = figures.crscore(runs, items)
+    assert sorted((r["metric"], r["value"]) for r in rows) == [("Comp", 0.25), ("Con", 0.5), ("Rel", 1 / 3)]
+
+
+def test_autofix_counts_findings_fixes_and_applied_suggestions() -> None:
+    runs = [run(1, AUTOFIX, 1, T0, findings=3, fixes_proposed=2, fixed=1),
+            run(2, AUTOFIX, 2, T0, findings=1, fixes_proposed=1, fixed=1)]
+    sugg = [Suggestion("autofix", T0, True), Suggestion("autofix", T0, False), Suggestion("review", T0, True)]
+    got = {r["what"]: r["count"] for r in figures.autofix(runs, sugg)}
+    assert got == {"findings": 4, "fixes proposed": 3, "fixes verified": 2, "suggested": 2, "applied": 1}
+
+
+def test_lowest_hunks_link_to_their_lines_and_check_run() -> None:
+    runs = [run(1, EDITING_RTC, 4, T0, rtc=0.5)]
+    items = [Item(1, "src/a b.py", 10, 12, {"rtc": 0.7}), Item(1, "src/c.py", 5, 5, {"rtc": 0.0}),
+             Item(1, None, None, None, {"lift": 0.0})]
+    low = figures.lowest_hunks("o/r", runs, items, "https://ghe.example.com/")
+    assert [h["path"] for h in low] == ["src/c.py", "src/a b.py"]
+    assert low[0]["line_url"] == f"https://ghe.example.com/o/r/blob/{1:040x}/src/c.py#L5"
+    assert low[1]["line_url"].endswith("/src/a%20b.py#L10-L12")
+    assert low[0]["run_url"] == "https://ghe.example.com/o/r/runs/901"
+
+
+def test_llm_sums_per_week() -> None:
+    jobs = [Job(1, 5, 100, T0), Job(2, 7, 300, T0 - DAY), Job(3, 1, 10, T0 - 7 * DAY)]
+    assert figures.llm(jobs) == [{"week": "2026-11-16", "requests": 1, "tokens": 10},
+                                 {"week": "2026-11-23", "requests": 12, "tokens": 400}]
+
+
+def test_accessible_names_the_svg() -> None:
+    out = charts.accessible('<svg xmlns="http://www.w3.org/2000/svg" width="2"><g/></svg>', 'RTC "per" PR <1>')
+    assert out.startswith('<svg role="img" aria-label="RTC &quot;per&quot; PR &lt;1&gt;" xmlns=')
+    assert '<title>RTC &quot;per&quot; PR &lt;1&gt;</title><g/>' in out
+    with pytest.raises(ValueError):
+        charts.accessible("<html/>", "x")
+
+
+def test_a_seeded_store_gives_every_figure_and_chart(tmp_path: Path) -> None:
+    store = Store(f"sqlite:///{tmp_path / 'db.sqlite3'}")
+    seed(store, "o/r", prs=30, now=T0)
+    seed(store, "o/other", prs=3, now=T0)
+    assert repos_with_data(store) == {"o/r", "o/other"}
+    f = load(store, "o/r", "https://github.com", now=T0)
+    assert f.totals["prs"] == 30 and len(f.rtc_per_pr) == 30
+    assert len({r["week"] for r in f.rtc_per_week}) >= 9  # ~10 weeks of pull requests
+    assert {r["metric"] for r in f.crscore} == {"Rel", "Con", "Comp"}
+    assert {r["what"] for r in f.autofix} == {"findings", "fixes proposed", "fixes verified", "suggested", "applied"}
+    assert f.totals["suggested"] == 10 and f.totals["applied"] == 5
+    assert f.totals["llm_tokens"] == sum(r["tokens"] for r in f.llm) > 0
+    assert [p["rtc"] for p in f.lowest_prs] == sorted(p["rtc"] for p in f.lowest_prs)
+    assert len(f.lowest_hunks) == figures.LOWEST
+    drawn = charts.charts(f)
+    assert [c.key for c in drawn] == ["rtc-per-pr", "rtc-per-week", "crscore", "autofix", "llm"]
+    for c in drawn:
+        assert c.svg.startswith('<svg role="img" aria-label="') and "<title>" in c.svg, c.key
+    assert load(store, "o/nothing", "https://github.com", now=T0).empty
