@@ -17,7 +17,6 @@ more often than RTC-fail ones?"). A repository that sets `feedback: off` is not 
 
 from __future__ import annotations
 
-import math
 import re
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -26,6 +25,7 @@ from typing import Any
 
 from sqlalchemy import select, update
 
+from analyzers.intervals import wilson
 from bot.store import PublishedRow, Store
 
 MARKER_RE = re.compile(r"<!-- rtcbot:suggestion:([0-9a-f]{8,64}) -->")
@@ -78,17 +78,6 @@ def is_applied(replacement: str, text: str | None, near: int | None = None, wind
     if near is not None:
         lo, hi = max(0, near - 1 - window), min(len(have), near - 1 + window + len(want))
     return any(have[i:i + len(want)] == want for i in range(lo, max(lo, hi - len(want) + 1)))
-
-
-def wilson(k: int, n: int, z: float = 1.96) -> tuple[float, float] | None:
-    """The Wilson score interval of k successes in n (None for n = 0)."""
-    if n <= 0:
-        return None
-    p = k / n
-    d = 1 + z * z / n
-    c = p + z * z / (2 * n)
-    r = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n))
-    return (round((c - r) / d, 4), round((c + r) / d, 4))
 
 
 def _rate(rows: Sequence[Any], took: Callable[[Any], bool]) -> dict[str, Any]:

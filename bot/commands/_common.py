@@ -36,6 +36,33 @@ def llm_options(fn: F) -> F:
     return fn
 
 
+def _check_plot(ctx: click.Context, param: click.Parameter, value: str | None) -> Path | None:
+    """The --plot path, checked before any work: a known extension and a writable folder."""
+    if value is None:
+        return None
+    import os
+
+    from reporters.plots import PlotError, check_path
+
+    try:
+        path = check_path(value)
+    except PlotError as e:
+        raise click.BadParameter(str(e)) from None
+    folder = path.parent if str(path.parent) else Path(".")
+    existing = folder
+    while not existing.exists() and existing != existing.parent:
+        existing = existing.parent
+    if not existing.is_dir() or not os.access(existing, os.W_OK):
+        raise click.BadParameter(f"{path}: cannot write to the folder {folder}")
+    return path
+
+
+def plot_option(fn: F) -> F:
+    """--plot FILE (.svg or .png): the evaluation's figure, checked before the run starts."""
+    return click.option("--plot", "plot", default=None, metavar="FILE", callback=_check_plot,
+                        help="Also write the evaluation's figure to FILE (.svg or .png).")(fn)
+
+
 LLM_KEYS = ("llm_base_url", "model", "api_key", "max_requests", "max_tokens_total", "concurrency", "no_cache")
 
 

@@ -19,12 +19,12 @@ import click
 from rich.console import Console
 from rich.table import Table
 
-from analyzers.autofix import Options, Target, apply_all, fix_all, table
+from analyzers.autofix import Options, Outcome, Target, apply_all, fix_all, table
 from analyzers.context import Tools
 from analyzers.diff import language_of
 from analyzers.llm import LLMError
 from analyzers.semgrep.scan import SemgrepFailed, SemgrepUnavailable, scan
-from bot.commands._common import llm_factory, llm_options, pop_llm_settings
+from bot.commands._common import llm_factory, llm_options, plot_option, pop_llm_settings
 from bot.progress import live
 
 GROUP = "eval"
@@ -57,6 +57,23 @@ def _row_label(key: str) -> str:
     }.get(key, key)
 
 
+def fix_groups(outcomes: list[Outcome], opts: Options) -> list[tuple[str, int, int, tuple[float, float] | None]]:
+    """(label, fixed, of, 95 % Wilson interval) for all findings and, with Patched RTC, for the
+    fixes that passed it and those that failed it: the table's Fix % rows as counts."""
+    from analyzers.intervals import wilson
+
+    def group(label: str, among: list[Outcome]) -> tuple[str, int, int, tuple[float, float] | None]:
+        k = sum(o.fixed for o in among)
+        return label, k, len(among), wilson(k, len(among))
+
+    out = [group("all findings", outcomes)]
+    if opts.rtc:
+        known = [o for o in outcomes if o.has_fix and opts.rtc_pass(o) is not None]
+        out += [group("RTC pass", [o for o in known if opts.rtc_pass(o)]),
+                group("RTC fail", [o for o in known if not opts.rtc_pass(o)])]
+    return out
+
+
 @click.command("autofix")
 @click.argument("paths", nargs=-1, required=True,
                 type=click.Path(exists=True, path_type=Path))
@@ -70,9 +87,11 @@ def _row_label(key: str) -> str:
 @click.option("--no-rtc", is_flag=True, help="Skip Patched RTC (oracle only).")
 @click.option("--rtc-match", type=click.Choice(["exact", "normalised"]), default="exact",
               show_default=True, help="When a regenerated fix counts as the same.")
+@plot_option
 @llm_options
 def command(paths: tuple[Path, ...], as_json: bool, extra_rules: tuple[str, ...],
-            max_findings: int | None, per_file: int | None, no_rtc: bool, rtc_match: str, **kw: Any) -> None:
+            max_findings: int | None, per_file: int | None, no_rtc: bool, rtc_match: str,
+            plot: Path | None, **kw: Any) -> None:
     """Fix every Semgrep finding in FILES_OR_DIRS and print the Patched RTC table."""
     settings = pop_llm_settings(kw)
     files = collect(paths)
@@ -117,6 +136,12 @@ def command(paths: tuple[Path, ...], as_json: bool, extra_rules: tuple[str, ...]
     n_before = sum(1 for f in before.findings if f.path in patched)
     figures["file_fix_pct"] = round(100.0 * (n_before - len(after.findings)) / n_before, 1) if n_before else 0.0
     usage = llm.usage.as_dict()
+    if plot is not None:
+        from reporters.eval_plots import autofix_chart
+        from reporters.plots import save
+
+        save(autofix_chart(fix_groups(outcomes, opts), f"AutoFix + Patched RTC with {llm.model}" if opts.rtc
+                           else f"AutoFix with {llm.model}, Patched RTC not run"), plot)
     if as_json:
         click.echo(json.dumps({
             "figures": figures, "usage": usage, "model": llm.model,

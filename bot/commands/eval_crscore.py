@@ -21,7 +21,7 @@ from scipy.stats import kendalltau, spearmanr
 from analyzers.crscore import score as crs
 from analyzers.crscore.sts import DEFAULT_MODEL, POOLINGS, Embedder, EmbeddingError
 from analyzers.llm import LLMError, LLMSettings
-from bot.commands._common import llm_factory, read_jsonl
+from bot.commands._common import llm_factory, plot_option, read_jsonl
 from bot.commands._datasets import DatasetArgument
 from bot.progress import live
 
@@ -126,9 +126,10 @@ def _score_all(embedder: Embedder, items: list[tuple[str, list[str]]], tau: floa
 @click.option("--llm-base-url", envvar="RTCBOT_LLM_BASE_URL", default=None, metavar="URL",
               help="For --pseudo-refs generate: OpenAI-compatible endpoint (default: embedded model).")
 @click.option("--llm-model", envvar="RTCBOT_LLM_MODEL", default=None, help="For --pseudo-refs generate.")
+@plot_option
 def command(data: Path, source: str, model: str, pooling: str, tau_opt: str, soft: bool | None,
             calibrate: bool, as_json: bool, limit: int | None, llm_base_url: str | None,
-            llm_model: str | None) -> None:
+            llm_model: str | None, plot: Path | None) -> None:
     """Spearman / Kendall of CRScore against the human ratings in DATASET (rows with system != msg).
 
     DATASET: a JSON-lines file, or the bundled `crscore-dev` (see `rtcbot eval --list`)."""
@@ -187,6 +188,12 @@ def command(data: Path, source: str, model: str, pooling: str, tau_opt: str, sof
             out[dim] = corr
     out.update({"tau": None if tau is None else round(tau, 4), "soft": soft, "model": embedder.model_name,
                 "pooling": pooling, "pseudo_refs": source})
+    if plot is not None:
+        from reporters.eval_plots import crscore_chart
+        from reporters.plots import save
+
+        save(crscore_chart([s.rel for s in results], [float(r["human"]["rel"]) for r in scored],
+                           out["spearman"], out["kendall"], data.name), plot)
     if as_json:
         click.echo(json.dumps(out))
         return

@@ -20,7 +20,7 @@ from analyzers.editing_rtc import EditingRTC
 from analyzers.llm import BudgetExceeded
 from analyzers.local_llm import ALIAS
 from analyzers.rtc import aggregate
-from bot.commands._common import llm_factory, llm_options, pop_llm_settings, read_jsonl
+from bot.commands._common import llm_factory, llm_options, plot_option, pop_llm_settings, read_jsonl
 from bot.commands._datasets import DatasetArgument
 from bot.progress import live
 
@@ -69,8 +69,9 @@ def load_done(out: Path) -> dict[str, dict[str, Any]]:
 @click.option("--limit", type=click.IntRange(min=1), default=None, help="Only the first N usable items.")
 @click.option("--out", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Results file (JSONL); a re-run skips the items already in it.")
+@plot_option
 @llm_options
-def command(data: Path, limit: int | None, out: Path | None, **kwargs: Any) -> None:
+def command(data: Path, limit: int | None, out: Path | None, plot: Path | None, **kwargs: Any) -> None:
     """EditingRTC over DATASET (fields code_before_edit/code_after_edit, or code_change).
 
     DATASET: a JSON-lines file, or the bundled `codereviewer-validation` (see `rtcbot eval --list`)."""
@@ -129,6 +130,12 @@ def command(data: Path, limit: int | None, out: Path | None, **kwargs: Any) -> N
     results = [done[k] for k, *_ in items if k in done]
     agg = aggregate([r["scores"] for r in results])
     usage = llm.usage if llm is not None else None
+    if plot is not None:
+        from reporters.eval_plots import rtc_lift_chart
+        from reporters.plots import save
+
+        save(rtc_lift_chart([(str(r["id"]), r["scores"]["rtc"], r["scores"]["baseline"]) for r in results],
+                            f"{data.name} with {settings.model or ALIAS}", "RTC"), plot)
     table = Table(title=f"EditingRTC on {data.name}")
     table.add_column("figure")
     table.add_column("value", justify="right")

@@ -24,7 +24,14 @@ from analyzers.repair import (
     sample_fixes,
     task_from_json,
 )
-from bot.commands._common import llm_factory, llm_options, parse_ks, pop_llm_settings, read_jsonl
+from bot.commands._common import (
+    llm_factory,
+    llm_options,
+    parse_ks,
+    plot_option,
+    pop_llm_settings,
+    read_jsonl,
+)
 from bot.commands._datasets import DatasetArgument
 
 GROUP = "eval"
@@ -48,6 +55,11 @@ def figures(results: list[TaskResult], ks: list[int]) -> dict[str, Any]:
     return summarize({f"{i}:{r.task.id}": r.verdicts for i, r in enumerate(results)}, ks)
 
 
+def task_verdicts(r: TaskResult) -> dict[str, int]:
+    """The verdict histogram of one task over every (sample, test case)."""
+    return histogram(x for s in r.verdicts for x in s)
+
+
 def print_table(results: list[TaskResult], ks: list[int], fig: dict[str, Any], title: str) -> None:
     table = Table(title=title)
     table.add_column("task", no_wrap=True)
@@ -62,7 +74,7 @@ def print_table(results: list[TaskResult], ks: list[int], fig: dict[str, Any], t
     table.add_column("verdicts")
     for r in results:
         v = r.verdicts
-        hist = histogram(x for s in v for x in s)
+        hist = task_verdicts(r)
         table.add_row(r.task.id, str(len(v)), str(sum(all(x == "AC" for x in s) for s in v)),
                       *(f"{task_pass_at_k(v, k):.3f}" for k in ks), *(f"{tca_at_k(v, k):.3f}" for k in tca),
                       " ".join(f"{n}:{c}" for n, c in hist.items() if c))
@@ -107,10 +119,11 @@ DEFAULT_KS = (1, 3, 5, 10)
 @click.option("--workers", type=click.IntRange(min=1, max=256), default=None,
               help="Parallel runs (default: one per core).")
 @click.option("--json", "as_json", is_flag=True, help="Print the figures as one JSON line.")
+@plot_option
 @llm_options
 def command(data: Path, samples: int, k_spec: str | None, temperature: float, use_reference: bool, use_buggy: bool,
             limit: int | None, wall_s: float, memory_mb: int, workers: int | None, as_json: bool,
-            **kwargs: Any) -> None:
+            plot: Path | None, **kwargs: Any) -> None:
     """Ask the model to fix each buggy program, run the fixes, print pass@k / TCA@k / verdicts.
 
     DATASET: a JSON-lines file, or the bundled `quixbugs-dev` (see `rtcbot eval --list`)."""
@@ -167,6 +180,12 @@ def command(data: Path, samples: int, k_spec: str | None, temperature: float, us
         click.echo(f"note: {n}", err=True)
     if (dropped := dropped_note(fig)) is not None:
         click.echo(f"note: {dropped}", err=True)
+    if plot is not None:
+        from reporters.eval_plots import repair_chart
+        from reporters.plots import save
+
+        save(repair_chart([(r.task.id, task_verdicts(r)) for r in results],
+                          {k: fig[f"pass@{k}"] for k in ks if f"pass@{k}" in fig}, title), plot)
     if as_json:
         click.echo(json.dumps(fig))
     else:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import sys
 from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 import click
@@ -15,7 +16,7 @@ from rich.table import Table
 from analyzers.execution import Executor, Limits
 from analyzers.llm import BudgetExceeded
 from analyzers.synthesis_rtc import SynthesisConfig, humaneval_round_trips, load_humaneval, overall
-from bot.commands._common import llm_factory, llm_options, pop_llm_settings
+from bot.commands._common import llm_factory, llm_options, plot_option, pop_llm_settings
 
 GROUP = "eval"
 
@@ -34,9 +35,10 @@ def _fmt(value: float | None) -> str:
               help="Seconds per test run.")
 @click.option("--workers", type=click.IntRange(min=1, max=256), default=None, help="Parallel test runs.")
 @click.option("--json", "as_json", is_flag=True, help="Print the overall figures as one JSON line.")
+@plot_option
 @llm_options
 def command(humaneval: bool, limit: int | None, forward_samples: int, wall_s: float, workers: int | None,
-            as_json: bool, **kwargs: Any) -> None:
+            as_json: bool, plot: Path | None, **kwargs: Any) -> None:
     """RTC_pass, RTC@k, baseline, lift and plain pass@1 per problem and overall (paper Table 2)."""
     if not humaneval:
         raise click.UsageError("choose a benchmark: --humaneval")
@@ -59,6 +61,12 @@ def command(humaneval: bool, limit: int | None, forward_samples: int, wall_s: fl
             sys.exit(3)
     fig = overall(results)
     k = cfg.n_forward
+    if plot is not None:
+        from reporters.eval_plots import rtc_lift_chart
+        from reporters.plots import save
+
+        save(rtc_lift_chart([(r.problem.task_id, r.scores["rtc"], r.scores["baseline"]) for r in results],
+                            f"HumanEval with {llm.model}", "RTC_pass", "problem"), plot)
     if as_json:
         click.echo(json.dumps({"n_problems": len(results),
                                **({"pass@1": fig["pass@1"]} if "pass@1" in fig else {}),

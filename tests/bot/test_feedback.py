@@ -38,10 +38,7 @@ def test_applied_means_the_suggested_lines_are_there_near_where_they_were() -> N
     assert not feedback.is_applied("\n", text) and not feedback.is_applied("x\n", None)
 
 
-def test_wilson_intervals_and_rates_by_group() -> None:
-    assert feedback.wilson(0, 0) is None
-    lo, hi = feedback.wilson(8, 10)  # type: ignore[misc]
-    assert 0.49 < lo < 0.5 and 0.94 < hi < 0.95
+def test_acceptance_rates_by_group() -> None:
     def row(analyzer: str, rtc: str, applied: bool) -> SimpleNamespace:
         return SimpleNamespace(analyzer=analyzer, rtc=rtc, band=None, applied_at=1.0 if applied else None,
                                resolved=applied, thumbs_up=1, thumbs_down=0, merged=False, repo="o/r", pr_number=1)
