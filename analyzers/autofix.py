@@ -32,10 +32,10 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import Field
 
-from analyzers import similarity
+from analyzers import pyparse, similarity
 from analyzers.context import AnalysisContext, Tools
 from analyzers.diff import ChangeSet, FileChange
-from analyzers.llm import LLMClient, Message
+from analyzers.llm import LLMClient, LLMError, Message
 from analyzers.options import AnalyzerOptions, validate
 from analyzers.paths import write_inside
 from analyzers.pipeline import files_at_head
@@ -51,7 +51,7 @@ from analyzers.semgrep.scan import (
 SCANNED_LANGUAGES = frozenset({"python", "javascript", "typescript", "java"})
 MAX_FUNCTION_LINES = 60
 
-AnswerKind = Literal["code", "not_vulnerable", "no_fix", "no_code"]
+AnswerKind = Literal["code", "not_vulnerable", "no_fix", "no_code", "no_model"]  # no_model: never asked
 Verdict = Literal["fixed", "not fixed", "unparsable", "not applicable"]
 
 
@@ -194,7 +194,7 @@ def context_of(text: str, language: str, start: int, end: int, window: int) -> t
     """The enclosing Python function when short enough, else `window` lines either side."""
     if language == "python":
         try:
-            tree = ast.parse(text)
+            tree = pyparse.parse(text)
         except (SyntaxError, ValueError):
             tree = None
         best: ast.AST | None = None
@@ -215,7 +215,7 @@ def context_of(text: str, language: str, start: int, end: int, window: int) -> t
 
 def python_parses(text: str) -> bool:
     try:
-        ast.parse(text)
+        pyparse.parse(text)
     except (SyntaxError, ValueError):
         return False
     return True
@@ -509,6 +509,7 @@ def to_finding(o: Outcome, opts: Options) -> Finding:
         "not_vulnerable": "model says not vulnerable",
         "no_fix": "model says no fix is possible",
         "no_code": "no usable fix in the answer",
+        "no_model": "no fix proposed (no model)",
     }.get(o.answer.kind, f"fix {o.verdict}" + ("" if rtc is None else f", RTC {'pass' if rtc else 'fail'}"))
     evidence: dict[str, Any] = {
         "rule": f.rule_id, "cwe": list(f.cwe), "finding": f.message,
@@ -612,7 +613,13 @@ class AutoFix:
             return report
         targets = [Target(f, by_path[f.path].language or "", texts[f.path]) for f in on_changed]
         try:
-            outcomes = fix_all(targets, ctx.llm, opts, tools=ctx.tools)
+            llm = ctx.llm
+        except (RuntimeError, LLMError) as e:  # no model (none set, or one refused): Semgrep's findings stand
+            report.notes.append(f"no fixes proposed: {e}; the Semgrep findings are listed without a fix")
+            report.findings = [to_finding(Outcome(t, FixAnswer("no_model")), opts) for t in targets]
+            return report
+        try:
+            outcomes = fix_all(targets, llm, opts, tools=ctx.tools)
         except SemgrepFailed as e:
             report.error = f"oracle scan failed: {e}"
             return report

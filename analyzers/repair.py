@@ -8,12 +8,12 @@ the parsing are pure; `sample_fixes` talks to the model; `evaluate` runs the pro
 
 from __future__ import annotations
 
-import ast
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from analyzers import pyparse
 from analyzers.execution import Case, CaseResult, Executor, Program, Tolerance
 from analyzers.llm import LLMClient, Message
 
@@ -101,7 +101,7 @@ def code_blocks(text: str) -> list[str]:
 
 def _parses(code: str) -> bool:
     try:
-        ast.parse(code)
+        pyparse.parse(code)
     except Exception:  # SyntaxError, and the parser's own limits (RecursionError, MemoryError)
         return False
     return True

@@ -29,6 +29,7 @@ from pathlib import Path
 
 from pydantic import Field
 
+from analyzers import pyparse
 from analyzers.context import AnalysisContext
 from analyzers.diff import ChangeSet
 from analyzers.execution import Case, Executor, Limits, Program
@@ -108,7 +109,7 @@ def load_humaneval(path: Path | None = None, limit: int | None = None) -> list[P
 
 def strip_docstring(prompt: str, entry_point: str) -> str:
     """The prompt without the entry point's docstring (signature, imports, helpers kept)."""
-    tree = ast.parse(prompt + "    pass\n")
+    tree = pyparse.parse(prompt + "    pass\n")
     lines = prompt.splitlines(keepends=True)
     for node in ast.walk(tree):
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.name == entry_point:
@@ -273,7 +274,7 @@ def candidate_regions(source: str, path: str, changed: set[int], min_chars: int 
     min..max characters; weight = characters / (1 + enclosing candidate statements), so a
     region counts in proportion to its size and inversely to how many others contain it."""
     try:
-        tree = ast.parse(source)
+        tree = pyparse.parse(source)
     except SyntaxError:
         return []
     lines = source.splitlines(keepends=True)

@@ -3,6 +3,13 @@ one check-run reporter (reporters/check_run.py), so a report gives the same requ
 in the Action: output, annotations in batches of 50, and with the last batch the conclusion the
 gate (bot/gate.py) gives and the Re-run button. Then the check run is completed in the store,
 with the report's findings.
+
+Publishing again into the same check run (a forced re-run; or the sweep's new attempt at a job
+whose check run GitHub already shows completed, its record in the store lost to a database
+outage) sends only the annotations the run does not show yet: GitHub appends annotations on
+every update and never removes one. Recording retries for a while when the database is away
+(RECORD_RETRY_S), so that a database restart does not leave a published run for the sweep to
+do again.
 """
 
 from __future__ import annotations
@@ -10,6 +17,15 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Sequence
 from typing import Any
+
+from sqlalchemy.exc import DBAPIError, InterfaceError, OperationalError
+from tenacity import (
+    RetryCallState,
+    Retrying,
+    retry_if_exception,
+    stop_after_delay,
+    wait_exponential_jitter,
+)
 
 from analyzers.report import AnalyzerReport
 from bot.events import AnalyzeJob
@@ -21,6 +37,8 @@ from reporters.base import publish as drive
 from reporters.check_run import CheckOutput, CheckRunReporter, DiffLines
 
 log = logging.getLogger(__name__)
+
+RECORD_RETRY_S = 20.0  # recording waits this long for the database (well under stale_after_s)
 
 Gate = Callable[[AnalyzerReport], tuple[str, list[str]]]
 
@@ -39,12 +57,14 @@ def publish(gh: GitHub, job: AnalyzeJob, cr_id: int, report: AnalyzerReport, *,
             diff: DiffLines | None = None, suggestions: str = "verified",
             on_published: Callable[[list[dict[str, Any]]], object] | None = None) -> CheckOutput:
     """Complete check run `cr_id` (the job's, already open) with the report, then drive the
-    further reporters `extra` (RTCBOT_REPORTERS) by name; what the check run was sent.
+    further reporters `extra` (RTCBOT_REPORTERS) by name; the check run's output (every annotation
+    of the report, those the run showed already included).
     `diff`: the lines the PR's diff shows (`check_run.diff_lines`), the only ones annotated."""
     target = Target(repo=job.repo, number=job.pr_number, head_sha=job.head_sha)
+    # the run may show an earlier publish's annotations, forced re-run or not (the sweep's new
+    # attempt after a lost record): only the others are sent
     reporter = CheckRunReporter(gh, runs={job.analyzer: cr_id}, gate=gate_for(fail_on), notes=notes,
-                                diff=diff, shown=(lambda rid: gh.check_run_annotations(job.repo, rid))
-                                if job.force else None)  # a re-run completes the same run again
+                                diff=diff, shown=lambda rid: gh.check_run_annotations(job.repo, rid))
     reporter.start(target, {})
     out = reporter.publish(report)
     reporter.flush()
@@ -63,10 +83,25 @@ def publish(gh: GitHub, job: AnalyzeJob, cr_id: int, report: AnalyzerReport, *,
     return out
 
 
+def database_away(e: BaseException) -> bool:
+    """The database did not answer (down, restarting, its connection dropped): worth another try."""
+    return isinstance(e, OperationalError | InterfaceError) or (isinstance(e, DBAPIError) and e.connection_invalidated)
+
+
 def record(store: Store, job: AnalyzeJob, name: str, cr_id: int, out: CheckOutput,
-           report: AnalyzerReport) -> None:
-    """The published check run, completed in the store, with the report's findings."""
-    cr = store.save_check_run(job.repo, name, job.head_sha, github_id=cr_id, status="completed",
-                              conclusion=out.conclusion, scores=dict(report.scores), pr_number=job.pr_number,
-                              annotations=len(out.annotations))
-    store.save_findings(cr.id, report.findings)
+           report: AnalyzerReport, *, retry_s: float = RECORD_RETRY_S) -> None:
+    """The published check run, completed in the store, with the report's findings; tried again
+    for up to `retry_s` seconds while the database is away (both writes are idempotent)."""
+    def warn(state: RetryCallState) -> None:
+        e = state.outcome.exception() if state.outcome else None
+        log.warning("could not record check run %s of %s@%s (%s); trying again", cr_id, job.repo,
+                    job.head_sha[:12], type(e).__name__)
+
+    for attempt in Retrying(retry=retry_if_exception(database_away), stop=stop_after_delay(retry_s),
+                            wait=wait_exponential_jitter(multiplier=0.25, max=4.0, jitter=0.25),
+                            before_sleep=warn, reraise=True):
+        with attempt:
+            cr = store.save_check_run(job.repo, name, job.head_sha, github_id=cr_id, status="completed",
+                                      conclusion=out.conclusion, scores=dict(report.scores),
+                                      pr_number=job.pr_number, annotations=len(out.annotations))
+            store.save_findings(cr.id, report.findings)

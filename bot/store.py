@@ -294,6 +294,22 @@ def make_engine(url: str) -> Engine:
     return create_engine(url, pool_pre_ping=True, pool_size=5, max_overflow=10)
 
 
+class QualificationRow(Base):
+    """`rtcbot qualify --database`'s verdict on one model for one repository (bot/qualification.py):
+    the App reads the latest per (repo, model) under `require_qualified: true`."""
+
+    __tablename__ = "qualifications"
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    repo: Mapped[str] = mapped_column(String(300))  # owner/name
+    model: Mapped[str] = mapped_column(String(300))
+    base_url: Mapped[str | None] = mapped_column(Text, nullable=True)  # the endpoint it ran at
+    qualified: Mapped[bool] = mapped_column(Boolean)
+    created_at: Mapped[float] = mapped_column(Float, default=time.time)
+    figures: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)  # RTC, lift, CI, reasons...
+
+    __table_args__ = (Index("ix_qualifications_repo_model", "repo", "model", "created_at"),)
+
+
 class Store:
     def __init__(self, url: str, *, create: bool = True) -> None:
         self.url = url
@@ -599,11 +615,15 @@ class Store:
             return list(s.scalars(select(JobRow).where(JobRow.status == "queued",
                                                        JobRow.updated_at < cutoff)))
 
-    def requeue(self, job_id: int, expect: str) -> bool:
-        """Put a job back to queued (from `expect`), atomically."""
+    def requeue(self, job_id: int, expect: str, attempts: int | None = None) -> bool:
+        """Put a job back to queued (from `expect`), atomically. `attempts`: only while it is
+        still the attempt the caller saw (a sweep that saw attempt N stale must not requeue
+        attempt N + 1, which another sweep's requeue already started: it would run twice)."""
+        where = [JobRow.id == job_id, JobRow.status == expect]
+        if attempts is not None:
+            where.append(JobRow.attempts == attempts)
         with self.session() as s:
-            res = s.execute(update(JobRow).where(JobRow.id == job_id, JobRow.status == expect)
-                            .values(status="queued", updated_at=time.time()))
+            res = s.execute(update(JobRow).where(*where).values(status="queued", updated_at=time.time()))
             return res.rowcount == 1  # type: ignore[attr-defined,no-any-return]
 
     # -- check runs -------------------------------------------------------------------------
@@ -693,6 +713,24 @@ class Store:
     def installation(self, installation_id: int) -> Installation | None:
         with self.session() as s:
             return s.get(Installation, installation_id)
+
+    # -- qualification records (`rtcbot qualify --database`) ---------------------------------
+    def save_qualification(self, repo: str, model: str, qualified: bool, figures: dict[str, Any], *,
+                           base_url: str | None = None, at: float | None = None) -> int:
+        with self.session() as s:
+            row = QualificationRow(repo=repo, model=model, base_url=base_url, qualified=qualified,
+                                   figures=figures, created_at=time.time() if at is None else at)
+            s.add(row)
+            s.flush()
+            return row.id
+
+    def latest_qualification(self, repo: str, model: str) -> QualificationRow | None:
+        """The newest record of `model` on `repo` (None: never qualified there)."""
+        with self.session() as s:
+            return s.scalars(select(QualificationRow)
+                             .where(QualificationRow.repo == repo, QualificationRow.model == model)
+                             .order_by(QualificationRow.created_at.desc(), QualificationRow.id.desc())
+                             .limit(1)).first()
 
     # -- LLM cache --------------------------------------------------------------------------
     # Answers are written behind: `cache_put` buffers them, a writer thread stores the buffer

@@ -123,7 +123,7 @@ class Sweeper:
                 self.fail(job, f"The worker running this analysis stopped {job.attempts} times "
                                "(killed or out of memory); rtcbot gave up. Re-run it to try again.")
                 counts["abandoned"] += 1
-            elif store.requeue(job.id, expect="running"):
+            elif store.requeue(job.id, expect="running", attempts=job.attempts):
                 self.send([job.id])
                 counts["requeued"] += 1
         for job in store.stale_queued(s.requeue_after_s):

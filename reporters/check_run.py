@@ -26,7 +26,7 @@ Fork pull requests: a check run's `pull_requests` is empty, so the PR number rid
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 from analyzers.diff import ChangeSet
@@ -405,10 +405,11 @@ class CheckRunReporter:
         conclusion, crossed = self.gate(report) if self.gate is not None else (None, ())
         out = render(report, conclusion=conclusion, crossed=crossed, notes=self.notes, diff=self.diff,
                      target=self.target)
+        sending = out  # `out`: the report's whole output; `sending`: without what the run shows
         if self.shown is not None:  # post only what the run does not show yet
             there = {_same(a) for a in self.shown(run_id)}
-            out.annotations = [a for a in out.annotations if _same(a) not in there]
-        for body in update_bodies(out):
+            sending = replace(out, annotations=[a for a in out.annotations if _same(a) not in there])
+        for body in update_bodies(sending):
             self.client.update_check_run(self.target.repo, run_id, **body)
         self.sent[report.name] = out
         return out

@@ -52,6 +52,25 @@ def test_the_writer_thread_stores_answers_without_a_flush(backend: Backend, tmp_
     store.close()
 
 
+def test_two_sweeps_that_saw_the_same_stale_attempt_requeue_it_once(backend: Backend, tmp_path: Path) -> None:
+    """Both workers' sweeps read attempt 1 as stale; one requeues it and attempt 2 starts; the
+    other's requeue must not put attempt 2 back (it would run a third time beside it)."""
+    store = Store(_url(backend, tmp_path))
+    job_id = store.add_job({"kind": "analyze", "repo": "o/r", "head_sha": "b" * 40, "analyzer": "editing_rtc",
+                            "pr_number": 1})
+    assert job_id is not None
+    first = store.start_job(job_id)
+    assert first is not None
+    seen = first.attempts  # what both sweeps read
+    assert store.requeue(job_id, expect="running", attempts=seen)
+    second = store.start_job(job_id)
+    assert second is not None and second.attempts == seen + 1
+    assert not store.requeue(job_id, expect="running", attempts=seen)
+    row = store.job(job_id)
+    assert row is not None and (row.status, row.attempts) == ("running", seen + 1)
+    store.close()
+
+
 def test_an_attempt_the_sweep_replaced_cannot_overwrite_the_next_ones_end(backend: Backend, tmp_path: Path) -> None:
     store = Store(_url(backend, tmp_path))
     job_id = store.add_job({"kind": "analyze", "repo": "o/r", "head_sha": "a" * 40, "analyzer": "editing_rtc",

@@ -26,6 +26,7 @@ import textwrap
 from collections.abc import Mapping
 from pathlib import Path
 
+from analyzers import pyparse
 from analyzers.crscore.smells import TOOL_TIMEOUT_S, Smell, SmellReport
 from analyzers.tooling import python_argv, run, workdir
 
@@ -75,7 +76,7 @@ def parseable(code: str) -> str | None:
     """The code as given, or dedented, if it parses; else None."""
     for candidate in (code, textwrap.dedent(code)):
         try:
-            ast.parse(candidate)
+            pyparse.parse(candidate)
             return candidate
         except (SyntaxError, ValueError):
             continue
@@ -83,10 +84,10 @@ def parseable(code: str) -> str | None:
 
 
 def radon_smells(code: str) -> list[Smell]:
-    from radon.complexity import cc_rank, cc_visit
+    from radon.complexity import cc_rank, cc_visit_ast
 
     out = []
-    for block in cc_visit(code):
+    for block in cc_visit_ast(pyparse.parse(code)):  # radon's own cc_visit parses unlocked
         rank = cc_rank(block.complexity)
         if rank >= MIN_CC_RANK:
             out.append(Smell("pyscent", block.lineno, "complex-function", "", text=(
@@ -113,7 +114,7 @@ def _call_name(call: ast.Call) -> str | None:
 
 
 def ast_smells(code: str) -> list[Smell]:
-    tree = ast.parse(code)
+    tree = pyparse.parse(code)
     out: list[Smell] = []
 
     def src(node: ast.AST) -> str:
