@@ -210,15 +210,25 @@ def record(results: Sequence[ModelResult], *, repository: str, revisions: str, d
 def qualified_models(path: Path) -> set[str]:
     """The names of the models a record at `path` qualifies (RecordError when unreadable)."""
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
         raise RecordError(f"{path}: no qualification record (run `rtcbot qualify`)") from None
     except OSError as e:
         raise RecordError(f"cannot read {path}: {e.strerror}") from None
-    except (json.JSONDecodeError, UnicodeDecodeError) as e:
+    except UnicodeDecodeError as e:
         raise RecordError(f"{path}: not JSON ({e})") from None
+    return qualified_in(text, str(path))
+
+
+def qualified_in(text: str, where: str) -> set[str]:
+    """The names of the models a record's JSON `text` qualifies (RecordError when it is not one);
+    `where` names it in the error."""
+    try:
+        data = json.loads(text)
+    except (json.JSONDecodeError, RecursionError) as e:
+        raise RecordError(f"{where}: not JSON ({e})") from None
     models = data.get("models") if isinstance(data, dict) else None
     if not isinstance(models, list):
-        raise RecordError(f"{path}: not a qualification record (no 'models' list)")
+        raise RecordError(f"{where}: not a qualification record (no 'models' list)")
     return {str(m["model"]) for m in models
             if isinstance(m, dict) and m.get("qualified") is True and isinstance(m.get("model"), str)}

@@ -32,6 +32,7 @@ from analyzers.context import Tools
 from analyzers.llm import LLMClient
 from analyzers.pipeline import run_all
 from analyzers.report import AnalyzerReport
+from bot.config import LoadedConfig
 from bot.context import (
     build,
     changes_from_github,
@@ -41,6 +42,7 @@ from bot.context import (
 )
 from bot.gate import judge
 from bot.github import GitHub, GitHubError, GitHubSettings, token_client
+from bot.qualification import RECORD_PATH, not_qualified, refusal_from_text, refusing_factory
 from bot.workflow import ActionError, PullRequest, load_event, plan, read_inputs
 from reporters import check_run
 from reporters.base import Sinks, Target, publish
@@ -72,6 +74,7 @@ class ActionSettings:
     allowed_models: tuple[str, ...] = ()  # models the config may pick (RTCBOT_ALLOWED_MODELS)
     llm_for_model: Callable[[str], Callable[[], LLMClient]] | None = None  # the config's model
     github: GitHubSettings | None = None  # retries, rate-limit waits (RTCBOT_*; bot/github)
+    model_name: str | None = None  # the model llm_factory reaches (require_qualified; None: embedded)
 
 
 @dataclass
@@ -115,6 +118,24 @@ def _extra_outputs(names: Sequence[str], sinks: Sinks, target: Target, titles: d
     return said
 
 
+def _qualification(gh: GitHub, pr: PullRequest, loaded: LoadedConfig, s: ActionSettings,
+                   model: str | None) -> str | None:
+    """Under `require_qualified: true`, why the model may not score this repository (None: it
+    may): the record is `rtcbot qualify`'s .rtcbot/qualification.json at the base commit, as
+    the config is; the pull request's own copy never counts (bot/qualification.py)."""
+    if not loaded.config.require_qualified:
+        return None
+    from analyzers.local_llm import ALIAS
+
+    name = model or s.model_name or ALIAS
+    where = f"{RECORD_PATH.as_posix()} at the base commit {pr.base_sha[:12]}"
+    try:
+        text = gh.config_text(pr.full_name, RECORD_PATH.as_posix(), pr.base_sha)
+    except GitHubError as e:
+        return not_qualified(name, pr.full_name, f"{where} could not be read ({e.status}: {e.message})")
+    return refusal_from_text(name, text, where, pr.full_name)
+
+
 def run_action(s: ActionSettings, *, log: IO[str] | None = None, stdout: IO[str] | None = None) -> ActionResult:
     log = log or sys.stderr
     stdout = stdout or sys.stdout
@@ -137,6 +158,9 @@ def run_action(s: ActionSettings, *, log: IO[str] | None = None, stdout: IO[str]
                 else f"rtcbot: no {inputs.config} at the base commit {pr.base_sha[:12]}: the defaults apply")
         p = plan(inputs, pr, text, workspace=s.workspace, tools=s.tools, allowed_models=s.allowed_models)
         loaded, names, notes, fail_on = p.loaded, p.names, p.notes, p.gate
+        refused = _qualification(gh, pr, loaded, s, p.selection.model)
+        if refused is not None:
+            notes.append(refused)
         for n in notes:
             say(f"rtcbot: {n}")
         titles = {n: registry.get(n).title for n in names}
@@ -161,6 +185,8 @@ def run_action(s: ActionSettings, *, log: IO[str] | None = None, stdout: IO[str]
         say(f"rtcbot: {pr.full_name}#{pr.number} at {pr.head_sha[:12]}: {', '.join(names)}")
         model = p.selection.model
         llm = s.llm_for_model(model) if model and s.llm_for_model else s.llm_factory
+        if refused is not None:
+            llm = refusing_factory(refused)
         try:
             files = gh.pr_files(pr.full_name, pr.number)
             changes = changes_from_github(files, loaded)

@@ -253,18 +253,17 @@ def review(patch: str | None, git_range: str | None, analyzer_spec: str | None, 
             raise click.BadParameter(str(e), param_hint="--analyzers") from None
     defaults = ["editing_rtc"] + (registry.comment_readers() if comments else [])
     sel = select(loaded, defaults=defaults, explicit=explicit, test_command=test_command,
-                 allowed_models=_allowed_models(), config_name=str(config_file or CONFIG_PATH),
-                 checks_qualification=True)
+                 allowed_models=_allowed_models(), config_name=str(config_file or CONFIG_PATH))
     for note in sel.notes:
         click.echo(f"note: {note}", err=True)
     if sel.model:
         settings = replace(settings, model=sel.model)
     names = sel.names
     factory = llm_factory(settings)
-    if loaded.config.require_qualified:  # `rtcbot qualify`'s record (bot/commands/qualify.py)
-        from bot.commands.qualify import refusal, refusing_factory
+    if loaded.config.require_qualified:  # `rtcbot qualify`'s record (bot/qualification.py)
+        from bot.qualification import model_name, refusal_from_file, refusing_factory
 
-        if (why := refusal(settings, repo)) is not None:
+        if (why := refusal_from_file(model_name(settings), repo)) is not None:
             click.echo(f"note: {why}", err=True)
             factory = refusing_factory(why)
     ctx = build(loaded, sel, tools=tools, llm_factory=factory, comments=comments,

@@ -51,16 +51,14 @@ class Selection:
 
 def select(loaded: LoadedConfig, *, defaults: Sequence[str], explicit: Sequence[str] | None = None,
            test_command: str | None = None, runs_code: bool = True, no_code_note: str | None = "",
-           allowed_models: Sequence[str] = (), config_name: str = CONFIG_PATH,
-           checks_qualification: bool = False) -> Selection:
+           allowed_models: Sequence[str] = (), config_name: str = CONFIG_PATH) -> Selection:
     """The analyzers, test command, model and notes of a run.
 
     `explicit`: an operator's exact list (the Action's `analyzers` input, `--analyzers`),
     which wins over the file; `test_command`: the operator's (input or flag), which wins over
     the file's; `runs_code`: False on the App, which never runs a pull request's code, and
-    then `no_code_note` ("": the App's words; None: no note) says so when a command is set;
-    `checks_qualification`: whether this surface reads `rtcbot qualify`'s record (the CLI),
-    else a file asking for it (`require_qualified`) is told that it is not read here."""
+    then `no_code_note` ("": the App's words; None: no note) says so when a command is set.
+    `require_qualified` is each surface's to check, where it trusts the record (bot/qualification.py)."""
     notes = [loaded.message] if loaded.message else []
     cfg = loaded.config
     command = (test_command or cfg.test_command) if runs_code else None
@@ -73,10 +71,6 @@ def select(loaded: LoadedConfig, *, defaults: Sequence[str], explicit: Sequence[
     model, model_note = loaded.model(allowed_models)
     if model_note:
         notes.append(model_note.replace(CONFIG_PATH, config_name))
-    if cfg.require_qualified and not checks_qualification:
-        notes.append(f"`require_qualified` in {config_name} is honoured by `rtcbot review` only: here no "
-                     "qualification record is read, so the model's scores are published unchecked "
-                     "(see docs/qualify.md)")
     return Selection(names, command, model, notes)
 
 

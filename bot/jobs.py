@@ -41,7 +41,7 @@ from analyzers import registry
 from analyzers.context import ReviewComment
 from analyzers.llm import LLMClient
 from analyzers.pipeline import run_one
-from bot import budget, events, feedback
+from bot import budget, events, feedback, qualification
 from bot.config import CONFIG_PATH, LoadedConfig, parse_config
 from bot.context import (
     Selection,
@@ -379,11 +379,12 @@ class Runtime:
             if done:
                 return "skipped", f"{check} for {job.head_sha[:12]} is already complete", {}
             started = io.submit(self.checks.start, gh, job, analyzer.title, existing)
+            factory, qual_notes = self._qualified_llm(job, cfg, sel.model)
             files = inputs.files.result()
             changes = changes_from_github(files, cfg)
             unlisted = unlisted_files_note(len(files), lambda: gh.changed_files(job.repo, job.pr_number))
             ctx = build(cfg, dataclasses.replace(sel, names=[job.analyzer]), tools=self.settings.tools(),
-                        llm_factory=self.llm_factory(sel.model, job.installation_id),
+                        llm_factory=factory,
                         comments=inputs.comments.result,  # only for an analyzer that reads them
                         file_loader=head_files(None, lambda path: gh.file_text(job.repo, path, job.head_sha)))
             report = run_one(job.analyzer, changes, ctx)
@@ -396,13 +397,25 @@ class Runtime:
         if self.store.job_status(row.id) == "cancelled":
             return "cancelled", "superseded while running", report.usage
         out = publish(gh, job, cr_id, report, fail_on=cfg.config.gate(),
-                      notes=[*sel.notes, *([unlisted] if unlisted else [])],
+                      notes=[*sel.notes, *qual_notes, *([unlisted] if unlisted else [])],
                       extra=self.settings.reporters, diff=diff_lines(changes),
                       suggestions=cfg.config.suggestions,
                       on_published=None if cfg.config.feedback == "off" else self._recorder(job))
         record(self.store, job, check, cr_id, out, report)
         return "done", json.dumps({"check_run": cr_id, "findings": len(report.findings),
                                    "error": report.error}), dict(report.usage)
+
+    def _qualified_llm(self, job: AnalyzeJob, cfg: LoadedConfig,
+                       model: str | None) -> tuple[Callable[[], LLMClient], list[str]]:
+        """The analysis's LLM factory and its note: under `require_qualified: true` a model that
+        the App's database does not record as qualified for the repository is refused
+        (bot/qualification.py), and the check run says so."""
+        factory = self.llm_factory(model, job.installation_id)
+        if not cfg.config.require_qualified:
+            return factory, []
+        name = qualification.model_name(self.settings.llm_settings(model))
+        why = qualification.refusal_from_store(self.store, job.repo, name)
+        return (factory, []) if why is None else (qualification.refusing_factory(why), [why])
 
     def _closed(self, job: FeedbackJob) -> Outcome:
         """A pull request closed: merged or not, and the reactions on the bot's suggestions."""

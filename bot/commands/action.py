@@ -19,6 +19,7 @@ from analyzers.llm import LLMSettings
 from bot.action import ActionSettings, run_action
 from bot.commands._common import llm_factory
 from bot.github import GitHubError, load_github_settings
+from bot.qualification import model_name
 from bot.settings import SettingsError, load_tools
 from bot.workflow import ActionError
 
@@ -90,6 +91,7 @@ def command(event_path: str | None, event_name: str | None, api_url: str, token:
         output_path=output_path, tools=tools, github=github,
         allowed_models=tuple(m.strip() for m in allowed_models.split(",") if m.strip()),
         llm_for_model=lambda m: llm_factory(dataclasses.replace(settings, model=m)),
+        model_name=model_name(settings),
     )
     try:
         result = run_action(s)

@@ -17,14 +17,13 @@ after `--end-of-options`; the checkout's config cannot start a program (see bot/
 from __future__ import annotations
 
 import json
-import os
 import re
 import sys
 import time
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 from rich.console import Console
@@ -44,18 +43,19 @@ from analyzers.llm import BudgetExceeded, LLMClient, LLMError, LLMSettings
 from analyzers.qualify import (
     Candidate,
     ModelResult,
-    RecordError,
     Thresholds,
     judge,
-    qualified_models,
     record,
     stratified_sample,
     summarise,
 )
 from bot.commands._git import git as _git
 
+if TYPE_CHECKING:
+    from bot.store import Store
+
 GROUP = "main"
-RECORD_PATH = Path(".rtcbot") / "qualification.json"
+RECORD_PATH = Path(".rtcbot") / "qualification.json"  # bot/qualification.py reads it
 DIFF_FLAGS = ["--no-color", "--no-ext-diff", "--no-textconv"]
 
 
@@ -105,6 +105,59 @@ def repository_name(repo: Path) -> str:
     except click.ClickException:
         url = ""
     return re.sub(r"//[^/@]*@", "//", url) if url else repo.resolve().name
+
+
+OWNER_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9-]{0,38}/(?!\.\.?$)[A-Za-z0-9_.-]{1,100}")  # GitHub's rules
+
+
+def github_name(url: str) -> str | None:
+    """OWNER/NAME of a GitHub remote URL (https, ssh or scp-like), None when it is not one."""
+    m = re.search(r"github\.com[:/]+([A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+?)(?:\.git)?/?$", url)
+    return m.group(1) if m else None
+
+
+# -- the App's database ------------------------------------------------------------------------
+def app_database(url: str) -> str:
+    """`app`: the App's database URL from its settings; else `url` itself."""
+    if url != "app":
+        return url
+    from pydantic import ValidationError
+
+    from bot.settings import ServiceSettings, error_lines
+
+    try:
+        return ServiceSettings().database()
+    except ValidationError as e:
+        raise click.ClickException("the App's settings: " + "; ".join(error_lines(e, ServiceSettings))) from None
+
+
+def open_store(url: str) -> Store:
+    """The App's store, opened before any model runs (a bad URL fails first, not last)."""
+    from sqlalchemy.exc import ArgumentError, SQLAlchemyError
+
+    from bot.store import Store
+
+    try:
+        return Store(url)
+    except (ArgumentError, ValueError) as e:  # the URL itself may hold a password: never echoed
+        raise click.ClickException(f"--database: not a database URL ({type(e).__name__})") from None
+    except (SQLAlchemyError, OSError) as e:
+        raise click.ClickException(f"--database: cannot open it: {type(e).__name__}: {str(e).splitlines()[0]}") from None
+
+
+def store_results(store: Store, repo: str, results: list[ModelResult], rec: dict[str, Any]) -> None:
+    """One row per model in the App's `qualifications` table."""
+    from sqlalchemy.exc import SQLAlchemyError
+
+    try:
+        for r in results:
+            figures = {**r.to_dict(), "revisions": rec["revisions"], "date": rec["date"],
+                       "thresholds": rec["thresholds"], "seed": rec["seed"]}
+            store.save_qualification(repo, r.model, r.qualified, figures, base_url=r.base_url)
+    except SQLAlchemyError as e:
+        raise click.ClickException(f"--database: cannot store the record: {str(e).splitlines()[0]}") from None
+    finally:
+        store.close()
 
 
 # -- models ------------------------------------------------------------------------------------
@@ -234,10 +287,17 @@ def table(rec: dict[str, Any], results: list[ModelResult]) -> Table:
 @click.option("--json", "as_json", is_flag=True, help="Same as --format json (one line).")
 @click.option("--output", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="The qualification record (default: .rtcbot/qualification.json in --repo).")
+@click.option("--database", "database_url", metavar="URL", default=None,
+              help="Also store each model's verdict in the GitHub App's database (a SQLAlchemy URL; "
+                   "`--database app` uses the App's DATABASE_URL / RTCBOT_DATABASE_URL), where the App "
+                   "reads it under `require_qualified: true`.")
+@click.option("--repo-name", default=None, metavar="OWNER/NAME",
+              help="The repository's name on GitHub for --database (default: from the origin remote).")
 def command(git_range: str | None, last: int | None, repo: Path, models: tuple[str, ...], llm_base_url: str | None,
             api_key: str | None, max_hunks: int, seed: int, min_lift_lower: float, min_rtc: float | None,
             prices: tuple[str, ...], max_requests: int | None, max_tokens_total: int | None, concurrency: int,
-            no_cache: bool, fmt: str, as_json: bool, output: Path | None) -> None:
+            no_cache: bool, fmt: str, as_json: bool, output: Path | None, database_url: str | None,
+            repo_name: str | None) -> None:
     """Qualify models on this repository's own history with EditingRTC.
 
     Exit 0 when at least one model qualifies, 1 when none does."""
@@ -246,6 +306,13 @@ def command(git_range: str | None, last: int | None, repo: Path, models: tuple[s
     if not repo.is_dir():
         raise click.ClickException(f"--repo {repo}: no such directory")
     fmt = "json" if as_json else fmt
+    owner_name, store = None, None
+    if database_url is not None:
+        owner_name = repo_name or github_name(repository_name(repo))
+        if owner_name is None or not OWNER_NAME.fullmatch(owner_name):
+            raise click.BadParameter(f"{owner_name or repository_name(repo)!r} is not a GitHub OWNER/NAME "
+                                     "(give --repo-name)", param_hint="--repo-name")
+        store = open_store(app_database(database_url))
     default_price, prices_by_model = parse_prices(prices)
     specs: list[tuple[str | None, str | None]] = [parse_model(m, llm_base_url) for m in models] or [(llm_base_url, None)]
     thresholds = Thresholds(min_lift_lower=min_lift_lower, min_rtc=min_rtc)
@@ -303,6 +370,9 @@ def command(git_range: str | None, last: int | None, repo: Path, models: tuple[s
         target.write_text(json.dumps(rec, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     except OSError as e:
         raise click.ClickException(f"cannot write {target}: {e.strerror}") from None
+    if store is not None and owner_name is not None:
+        store_results(store, owner_name, results, rec)
+        click.echo(f"stored in the App's database for {owner_name}", err=True)
     if fmt == "json":
         click.echo(json.dumps(rec, ensure_ascii=False))
     elif fmt == "markdown":
@@ -317,33 +387,3 @@ def command(git_range: str | None, last: int | None, repo: Path, models: tuple[s
             click.echo(f"note: {r.model}: {r.not_scored} sampled hunk(s) not scored (budget spent)", err=True)
     click.echo(f"record: {target}", err=True)
     sys.exit(0 if rec["cheapest_qualified"] else 1)
-
-
-# -- `require_qualified` for `rtcbot review` ------------------------------------------------------------
-def refusal(settings: LLMSettings, repo: Path | None) -> str | None:
-    """Why the model `settings` names may not score this repository (None: it may), for a
-    config with `require_qualified: true`; the record is .rtcbot/qualification.json in `repo`."""
-    from analyzers.local_llm import ALIAS
-
-    model = settings.model or (ALIAS if not settings.base_url else "")
-    path = (repo or Path(os.curdir)) / RECORD_PATH
-    try:
-        ok = qualified_models(path)
-    except RecordError as e:
-        return (f"model {model!r} is not qualified for this repository (require_qualified: true): {e}; "
-                "its scores are not published")
-    if model in ok:
-        return None
-    return (f"model {model!r} is not qualified for this repository (require_qualified: true; "
-            f"qualified in {path}: {', '.join(sorted(ok)) or 'none'}); its scores are not published")
-
-
-def refusing_factory(reason: str) -> Callable[[], LLMClient]:
-    """An LLM factory that refuses: analyzers that need the model report `reason` as their
-    error; their findings without a model still publish."""
-
-    def make() -> LLMClient:
-        raise LLMError(reason)
-
-    return make
-

@@ -308,11 +308,11 @@ def test_the_app_gates_on_fail_on_and_runs_no_test_command(
     assert not (tmp_path / "MARKER").exists()
 
 
-def test_a_surface_that_reads_no_qualification_record_says_so() -> None:
+def test_select_leaves_require_qualified_to_the_surfaces() -> None:
+    """Every surface reads the qualification record now (bot/qualification.py): `select` adds
+    no "not read here" note."""
     from bot.context import select
 
     loaded = parse_config("require_qualified: true\n", Tools())
-    notes = select(loaded, defaults=["editing_rtc"], runs_code=False).notes
-    assert any("`require_qualified`" in n and "published unchecked" in n for n in notes)
-    assert not any("require_qualified" in n for n in select(loaded, defaults=["editing_rtc"],
-                                                             checks_qualification=True).notes)
+    assert loaded.config.require_qualified
+    assert not any("require_qualified" in n for n in select(loaded, defaults=["editing_rtc"], runs_code=False).notes)

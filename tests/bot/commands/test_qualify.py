@@ -171,7 +171,7 @@ def test_review_refuses_an_unqualified_model(scripted_llm: Callable[..., Scripte
               "--no-cache"]
     r = CliRunner().invoke(main, [*review, "--llm-base-url", noise.base_url, "--model", "B"])
     assert r.exit_code == 1
-    assert "model 'B' is not qualified for this repository" in r.stderr
+    assert "this run's model 'B' is not qualified for this repository" in r.stderr
     assert noise.request_count == 0  # the unqualified model was never asked
     good.reset()
     r = CliRunner().invoke(main, [*review, "--llm-base-url", good.base_url, "--model", "A"])
