@@ -277,13 +277,15 @@ class Backend:
 
 
 def start_service(env: dict[str, str], port: int, log: Path, *, workers: int | None = None,
-                  threads: int | None = None) -> subprocess.Popen[bytes]:
+                  threads: int | None = None, worker_class: str | None = None) -> subprocess.Popen[bytes]:
     exe = Path(sys.executable).parent / "rtcbot"
     argv = [str(exe), "serve", "--host", "127.0.0.1", "--port", str(port)]
     if workers is not None:
         argv += ["--workers", str(workers)]
     if threads is not None:
         argv += ["--threads", str(threads)]
+    if worker_class is not None:
+        argv += ["--worker-class", worker_class]
     with log.open("wb") as out:
         proc = subprocess.Popen(argv, cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT,
                                 start_new_session=True)
@@ -426,9 +428,9 @@ class Outcome:
 
 
 def measure(backend: str, rate: float = 200, seconds: float = 30, *, connections: str = "keepalive",
-            workers: int | None = None, threads: int | None = None) -> Outcome:
+            workers: int | None = None, threads: int | None = None, worker_class: str | None = None) -> Outcome:
     """One load run against `rtcbot serve` with backend "sqlite", "redis" or "redis+postgres"
-    (`workers` / `threads`: passed to `rtcbot serve`; None: its defaults)."""
+    (`workers` / `threads` / `worker_class`: passed to `rtcbot serve`; None: its defaults)."""
     tmp = Path(tempfile.mkdtemp(prefix="rtcbot-bench-hooks-"))
     env = {k: v for k, v in os.environ.items() if k not in ("REDIS_URL", "DATABASE_URL")}
     env.update(RTCBOT_WEBHOOK_SECRET=SECRET, RTCBOT_DATA_DIR=str(tmp / "data"))
@@ -443,7 +445,8 @@ def measure(backend: str, rate: float = 200, seconds: float = 30, *, connections
             raise RuntimeError("PostgreSQL does not answer on 127.0.0.1:5432")
         env["DATABASE_URL"] = own["DATABASE_URL"] = url
     port = free_port()
-    proc = start_service(env, port, tmp / "serve.log", workers=workers, threads=threads)
+    proc = start_service(env, port, tmp / "serve.log", workers=workers, threads=threads,
+                         worker_class=worker_class)
     try:
         load = generate(port, rate, seconds, connections=connections, server_pgid=proc.pid)
     finally:
@@ -488,13 +491,14 @@ def rows_for(o: Outcome, rate: float, seconds: float) -> list[Row]:
 
 def run(quick: bool = False, *, backends: Sequence[str] = BACKENDS, rate: float | None = None,
         seconds: float | None = None, connections: str = "keepalive", workers: int | None = None,
-        threads: int | None = None) -> list[Row]:
+        threads: int | None = None, worker_class: str | None = None) -> list[Row]:
     rate = rate or (50.0 if quick else 200.0)
     seconds = seconds or (2.0 if quick else 30.0)
     rows: list[Row] = []
     for backend in backends:
         try:
-            o = measure(backend, rate, seconds, connections=connections, workers=workers, threads=threads)
+            o = measure(backend, rate, seconds, connections=connections, workers=workers, threads=threads,
+                        worker_class=worker_class)
             rows += rows_for(o, rate, seconds)
         except RuntimeError as e:
             rows.append(not_measured(f"Webhook ack ({backend})", f"p99 ≤ {TARGET_P99_MS:.0f} ms", str(e)))
@@ -510,13 +514,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--connections", choices=("keepalive", "new"), default="keepalive")
     ap.add_argument("--workers", type=int, help="rtcbot serve --workers (default: its own)")
     ap.add_argument("--threads", type=int, help="rtcbot serve --threads (default: its own)")
+    ap.add_argument("--worker-class", choices=("gevent", "gthread"), help="rtcbot serve --worker-class (default: its own)")
     args = ap.parse_args(argv)
     backends = [b.strip() for b in args.backend.split(",") if b.strip()]
     unknown = [b for b in backends if b not in BACKENDS]
     if unknown:
         ap.error(f"unknown backend {unknown[0]!r} (known: {', '.join(BACKENDS)})")
     for r in run(args.quick, backends=backends, rate=args.rate, seconds=args.seconds,
-                 connections=args.connections, workers=args.workers, threads=args.threads):
+                 connections=args.connections, workers=args.workers, threads=args.threads,
+                 worker_class=args.worker_class):
         print(f"{r['figure']}: {r['value']}  (target {r['target'] or '—'}, met {r['met']})")
     return 0
 

@@ -92,6 +92,11 @@ def command(host: str, port: int, workers: int, worker_class: str, connections: 
         settings = service_settings(webhooks=True)
     except SettingsError as e:
         settings_exit(e)
+    if worker_class == "gevent":
+        # psycopg picks how it waits for the server when it is first imported (here, before the
+        # fork; gevent patches `select` only in each worker): its C wait would hold a worker's
+        # every greenlet while PostgreSQL answers one. select() is patched, so greenlets go on.
+        os.environ.setdefault("PSYCOPG_WAIT_FUNC", "wait_select")
     try:  # before prometheus_client is imported: it picks its storage on import
         metrics = metrics_dir(settings.data_dir, port)
     except OSError as e:
