@@ -24,6 +24,7 @@ from typing import Any, Protocol, TypeVar
 
 import httpx
 import openai
+from openai.types.chat import ChatCompletion
 from tenacity import (
     RetryCallState,
     Retrying,
@@ -326,7 +327,10 @@ class LLMClient:
                     self._charge_request()
                     with self._slots:
                         try:
-                            resp = self._client.chat.completions.create(**kwargs)
+                            # the documented low-level call with our plain JSON body: the same
+                            # request as chat.completions.create, without its per-request walk
+                            # of the typed parameters (a quarter of a request's CPU here)
+                            resp = self._client.post("/chat/completions", body=kwargs, cast_to=ChatCompletion)
                         except (ValueError, openai.APIResponseValidationError) as e:  # JSONDecodeError too
                             raise _Malformed(f"{type(e).__name__}: {str(e)[:200]}") from None
                     if not isinstance(getattr(resp, "choices", None), list) or not resp.choices:

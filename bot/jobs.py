@@ -393,14 +393,14 @@ class Runtime:
                 self.store.cache_flush()  # this analysis's LLM answers are stored before it ends
             except Exception:
                 log.warning("could not write the LLM answers of job %s to the cache", row.id, exc_info=True)
-            cr_id = started.result()
+            cr_id, fresh = started.result()
         if self.store.job_status(row.id) == "cancelled":
             return "cancelled", "superseded while running", report.usage
         out = publish(gh, job, cr_id, report, fail_on=cfg.config.gate(),
                       notes=[*sel.notes, *qual_notes, *([unlisted] if unlisted else [])],
                       extra=self.settings.reporters, diff=diff_lines(changes),
                       suggestions=cfg.config.suggestions,
-                      on_published=None if cfg.config.feedback == "off" else self._recorder(job))
+                      on_published=None if cfg.config.feedback == "off" else self._recorder(job), fresh=fresh)
         record(self.store, job, check, cr_id, out, report)
         return "done", json.dumps({"check_run": cr_id, "findings": len(report.findings),
                                    "error": report.error}), dict(report.usage)

@@ -50,11 +50,12 @@ class CheckRuns:
                                   pr_number=job.pr_number)
         return int(found["id"]), found.get("status") == "completed" and not job.force
 
-    def start(self, gh: GitHub, job: AnalyzeJob, title: str, cr_id: int | None) -> int:
+    def start(self, gh: GitHub, job: AnalyzeJob, title: str, cr_id: int | None) -> tuple[int, bool]:
         """The check run of the analyzer titled `title` (created when `cr_id` is None), marked
-        in progress; its id. Creating it claims its row in the store first: a job that finds
-        the row claimed (the same analysis of the same head running at once) waits for the
-        other's check run and updates it instead of making a second one."""
+        in progress: (its id, whether this call created it, so that it shows nothing yet).
+        Creating it claims its row in the store first: a job that finds the row claimed (the
+        same analysis of the same head running at once) waits for the other's check run and
+        updates it instead of making a second one."""
         name, ext = events.check_name(title), events.external_id(job.pr_number, job.analyzer)
         if cr_id is None and not self.store.claim_check_run(job.repo, name, job.head_sha, job.pr_number):
             cr_id = self._claimed_id(job.repo, name, job.head_sha)
@@ -63,12 +64,13 @@ class CheckRuns:
             body = create_body(Target(repo=job.repo, number=job.pr_number, head_sha=job.head_sha), job.analyzer,
                                title)
             created = gh.create_check_run(job.repo, body.pop("name"), body.pop("head_sha"), **body)
-            cr_id = int(created["id"])
+            cr_id, new = int(created["id"]), True
         else:
             gh.update_check_run(job.repo, cr_id, status="in_progress", external_id=ext)
+            new = False
         self.store.save_check_run(job.repo, name, job.head_sha, github_id=cr_id, status="in_progress",
                                   conclusion=None, pr_number=job.pr_number)
-        return cr_id
+        return cr_id, new
 
     def _claimed_id(self, repo: str, name: str, head_sha: str) -> int | None:
         """The GitHub id of a check run another job claimed, once it has one (None after

@@ -55,16 +55,18 @@ def gate_for(fail_on: FailOn) -> Gate:
 def publish(gh: GitHub, job: AnalyzeJob, cr_id: int, report: AnalyzerReport, *,
             fail_on: FailOn, notes: Sequence[str] = (), extra: Sequence[str] = (),
             diff: DiffLines | None = None, suggestions: str = "verified",
-            on_published: Callable[[list[dict[str, Any]]], object] | None = None) -> CheckOutput:
+            on_published: Callable[[list[dict[str, Any]]], object] | None = None,
+            fresh: bool = False) -> CheckOutput:
     """Complete check run `cr_id` (the job's, already open) with the report, then drive the
     further reporters `extra` (RTCBOT_REPORTERS) by name; the check run's output (every annotation
     of the report, those the run showed already included).
-    `diff`: the lines the PR's diff shows (`check_run.diff_lines`), the only ones annotated."""
+    `diff`: the lines the PR's diff shows (`check_run.diff_lines`), the only ones annotated;
+    `fresh`: this attempt created the run, which shows nothing yet (GitHub is not asked)."""
     target = Target(repo=job.repo, number=job.pr_number, head_sha=job.head_sha)
-    # the run may show an earlier publish's annotations, forced re-run or not (the sweep's new
-    # attempt after a lost record): only the others are sent
-    reporter = CheckRunReporter(gh, runs={job.analyzer: cr_id}, gate=gate_for(fail_on), notes=notes,
-                                diff=diff, shown=lambda rid: gh.check_run_annotations(job.repo, rid))
+    # a run this attempt did not create may show an earlier publish's annotations, forced re-run
+    # or not (the sweep's new attempt after a lost record): only the others are sent
+    reporter = CheckRunReporter(gh, runs={job.analyzer: cr_id}, gate=gate_for(fail_on), notes=notes, diff=diff,
+                                shown=None if fresh else (lambda rid: gh.check_run_annotations(job.repo, rid)))
     reporter.start(target, {})
     out = reporter.publish(report)
     reporter.flush()

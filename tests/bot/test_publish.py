@@ -72,8 +72,9 @@ class Setup:
         """What Runtime._analyze does with the check run: find it, start it, publish, record."""
         existing, done = self.checks.existing(self.client, job, CHECK)
         assert not done
-        cr_id = self.checks.start(self.client, job, TITLE, existing)
-        out = publish(self.client, job, cr_id, report, fail_on=FailOn())
+        cr_id, fresh = self.checks.start(self.client, job, TITLE, existing)
+        assert fresh == (existing is None)
+        out = publish(self.client, job, cr_id, report, fail_on=FailOn(), fresh=fresh)
         if recorded:
             record(self.store, job, CHECK, cr_id, out, report)
         return cr_id, out
