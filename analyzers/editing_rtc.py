@@ -11,7 +11,7 @@ a blank line — and small models that ignore the format are tolerated.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from pydantic import Field
@@ -110,6 +110,16 @@ def parse_description(text: str, limit: int = 1000) -> str:
     return similarity.normalise_ws(text)[:limit]
 
 
+def forward_well_formed(text: str) -> bool:
+    """A description as asked: some text before any echoed prompt marker, with no code block."""
+    return bool(parse_description(text)) and not _FENCE_OPEN.search(text)
+
+
+def backward_well_formed(text: str) -> bool:
+    """Code as asked: a fenced block."""
+    return _FENCE_OPEN.search(text) is not None
+
+
 def parse_code(text: str) -> str:
     """Code from a model answer: the first fenced block (to its closing fence, or to the end
     if the answer was cut), else the text before an end or prompt marker. Blank lines inside
@@ -144,25 +154,35 @@ class EditingRTC:
         self.config = config
 
     # -- one edit ------------------------------------------------------------------------
-    def round_trip(self, llm: LLMClient, old: str, new: str, lang: str = "") -> RoundTrip:
+    def round_trip(self, llm: LLMClient, old: str, new: str, lang: str = "",
+                   answered: Callable[[bool], object] | None = None) -> RoundTrip:
+        """`answered(well_formed)`: called for each of the model's answers (`rtcbot qualify`
+        counts the share in the expected format)."""
         cfg = self.config or EditingRTCConfig()
+
+        def seen(texts: list[str], check: Callable[[str], bool]) -> list[str]:
+            if answered is not None:
+                for t in texts:
+                    answered(check(t))
+            return texts
 
         def forward() -> list[str]:
             texts = llm.sample(forward_messages(old, new, lang), n=cfg.n_forward,
                                temperature=cfg.forward_temperature,
                                max_tokens=cfg.forward_max_tokens, seed=cfg.seed)
-            return [parse_description(t) or BASELINE for t in texts]
+            return [parse_description(t) or BASELINE for t in seen(texts, forward_well_formed)]
 
         def backward(description: str) -> list[str]:
             texts = llm.sample(backward_messages(old, description, lang), n=1,
                                temperature=cfg.backward_temperature,
                                max_tokens=cfg.backward_max_tokens, seed=cfg.seed)
-            return [parse_code(t) for t in texts]
+            return [parse_code(t) for t in seen(texts, backward_well_formed)]
 
         return round_trip(forward, backward, new, similarity.SIMS, BASELINE, mapper=llm.map)
 
-    def score(self, llm: LLMClient, old: str, new: str, lang: str = "") -> tuple[RoundTrip, dict[str, float]]:
-        trip = self.round_trip(llm, old, new, lang)
+    def score(self, llm: LLMClient, old: str, new: str, lang: str = "",
+              answered: Callable[[bool], object] | None = None) -> tuple[RoundTrip, dict[str, float]]:
+        trip = self.round_trip(llm, old, new, lang, answered)
         return trip, trip.scores("exact")
 
     # -- a change set --------------------------------------------------------------------

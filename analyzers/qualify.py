@@ -134,7 +134,7 @@ class ModelResult:
     lift: float = 0.0
     lift_low: float = 0.0
     lift_high: float = 0.0
-    format_share: float | None = None  # None: EditingRTC does not expose its raw answers
+    format_share: float | None = None  # of the model's answers, those in the expected format (None: none)
     requests: int = 0
     tokens: int = 0
     cache_hits: int = 0
@@ -150,10 +150,11 @@ class ModelResult:
 
 def summarise(model: str, base_url: str | None, per_hunk: Sequence[Mapping[str, float]], *,
               seed: int, requests: int = 0, tokens: int = 0, cache_hits: int = 0, wall_s: float = 0.0,
-              price_per_1k: float | None = None, not_scored: int = 0) -> ModelResult:
+              price_per_1k: float | None = None, not_scored: int = 0,
+              format_share: float | None = None) -> ModelResult:
     """A model's figures from its per-hunk scores (`rtc`, `rtc@3`, `baseline`, `lift`)."""
     r = ModelResult(model, base_url, hunks=len(per_hunk), requests=requests, tokens=tokens,
-                    cache_hits=cache_hits, wall_s=wall_s, not_scored=not_scored)
+                    cache_hits=cache_hits, wall_s=wall_s, not_scored=not_scored, format_share=format_share)
     if per_hunk:
         r.rtc = fmean(s.get("rtc", 0.0) for s in per_hunk)
         r.rtc_at_3 = fmean(max((v for k, v in s.items() if k.startswith("rtc@")), default=0.0) for s in per_hunk)

@@ -124,3 +124,31 @@ def autofix_chart(groups: Sequence[tuple[str, int, int, tuple[float, float] | No
         x=x, y=alt.Y("low:Q", title="Fix % (re-scan clean), 95 % Wilson interval"), y2="high:Q")
     return alt.layer(bars, whiskers, title=title, description=title).properties(width=alt.Step(110),
                                                                                height=280)
+
+
+def qualify_chart(models: Sequence[tuple[str, float, float, float, bool]], threshold: float, repository: str,
+                  hunks: int) -> Any:
+    """`rtcbot qualify`: each model's lift (RTC − baseline) as a point with its bootstrap 95 %
+    interval, coloured by its verdict, beside the threshold its lower bound must clear; `models`
+    as (model, lift, low, high, qualified)."""
+    import altair as alt
+
+    passed = [m for m, *_, ok in models if ok]
+    head = (f"qualified: {', '.join(passed)}" if passed else "no model qualifies")
+    title = f"{head}: lift per model on {repository} ({_plural(hunks, 'hunk')})"
+    rows = [{"model": m, "lift": lift, "low": lo, "high": hi, "verdict": "qualified" if ok else "not qualified"}
+            for m, lift, lo, hi, ok in models]
+    y = alt.Y("model:N", title=None, sort=None)
+    x_title = "lift (RTC − baseline), 95 % bootstrap interval"
+    colour = alt.Color("verdict:N", title="verdict", scale=alt.Scale(domain=["qualified", "not qualified"],
+                                                                     range=["#2ca02c", "#d62728"]))
+    points = alt.Chart(alt.Data(values=rows)).mark_point(filled=True, size=90).encode(
+        x=alt.X("lift:Q", title=x_title), y=y, color=colour,
+        tooltip=["model:N", alt.Tooltip("lift:Q", format="+.3f"), alt.Tooltip("low:Q", format="+.3f"),
+                 alt.Tooltip("high:Q", format="+.3f"), "verdict:N"])
+    whiskers = alt.Chart(alt.Data(values=rows)).mark_errorbar(ticks=True).encode(
+        x=alt.X("low:Q", title=x_title), x2="high:Q", y=y, color=colour)
+    rule = alt.Chart(alt.Data(values=[{"threshold": threshold}])).mark_rule(strokeDash=[4, 4], color="gray").encode(
+        x="threshold:Q")
+    return alt.layer(whiskers, points, rule, title=title, description=title).properties(
+        width=420, height=alt.Step(36))

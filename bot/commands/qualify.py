@@ -19,7 +19,9 @@ from __future__ import annotations
 import json
 import re
 import sys
+import threading
 import time
+from collections import Counter
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
@@ -49,6 +51,7 @@ from analyzers.qualify import (
     stratified_sample,
     summarise,
 )
+from bot.commands._common import plot_option
 from bot.commands._git import git as _git
 
 if TYPE_CHECKING:
@@ -193,19 +196,27 @@ def parse_prices(specs: tuple[str, ...]) -> tuple[float | None, dict[str, float]
 
 
 def qualify_model(llm: LLMClient, sample: list[Candidate], analyzer: EditingRTC,
-                  on_hunk: Callable[[], None]) -> tuple[list[dict[str, float]], int]:
-    """Per-hunk scores of the sample, and how many hunks a budget cut off."""
+                  on_hunk: Callable[[], None]) -> tuple[list[dict[str, float]], int, float | None]:
+    """Per-hunk scores of the sample, how many hunks a budget cut off, and the share of the
+    model's answers in the expected format (None: no answer)."""
+    tally = Counter[bool]()
+    lock = threading.Lock()
+
+    def answered(well_formed: bool) -> None:
+        with lock:
+            tally[well_formed] += 1
 
     def one(c: Candidate) -> dict[str, float] | None:
         try:
-            return analyzer.score(llm, c.old, c.new, c.language)[1]
+            return analyzer.score(llm, c.old, c.new, c.language, answered)[1]
         except BudgetExceeded:
             return None
         finally:
             on_hunk()
 
     res = llm.map(one, sample)
-    return [r for r in res if r is not None], sum(r is None for r in res)
+    total = tally[True] + tally[False]
+    return [r for r in res if r is not None], sum(r is None for r in res), tally[True] / total if total else None
 
 
 # -- output --------------------------------------------------------------------------------------
@@ -293,11 +304,12 @@ def table(rec: dict[str, Any], results: list[ModelResult]) -> Table:
                    "reads it under `require_qualified: true`.")
 @click.option("--repo-name", default=None, metavar="OWNER/NAME",
               help="The repository's name on GitHub for --database (default: from the origin remote).")
+@plot_option
 def command(git_range: str | None, last: int | None, repo: Path, models: tuple[str, ...], llm_base_url: str | None,
             api_key: str | None, max_hunks: int, seed: int, min_lift_lower: float, min_rtc: float | None,
             prices: tuple[str, ...], max_requests: int | None, max_tokens_total: int | None, concurrency: int,
             no_cache: bool, fmt: str, as_json: bool, output: Path | None, database_url: str | None,
-            repo_name: str | None) -> None:
+            repo_name: str | None, plot: Path | None) -> None:
     """Qualify models on this repository's own history with EditingRTC.
 
     Exit 0 when at least one model qualifies, 1 when none does."""
@@ -348,7 +360,7 @@ def command(git_range: str | None, last: int | None, repo: Path, models: tuple[s
 
                 llm = client_from_settings(settings)
                 label = name or llm.model
-                scores, cut = qualify_model(llm, sample, EditingRTC(cfg), advance)
+                scores, cut, share = qualify_model(llm, sample, EditingRTC(cfg), advance)
             except LLMError as e:
                 res = ModelResult(label, url)
                 res.reasons = [str(e)]
@@ -358,7 +370,7 @@ def command(git_range: str | None, last: int | None, repo: Path, models: tuple[s
             res = summarise(label, llm.base_url if url else None, scores, seed=seed,
                             requests=llm.usage.requests, tokens=llm.usage.tokens,
                             cache_hits=llm.usage.cache_hits, wall_s=time.monotonic() - t0,
-                            price_per_1k=price, not_scored=cut)
+                            price_per_1k=price, not_scored=cut, format_share=share)
             results.append(judge(res, thresholds))
 
     rec = record(results, repository=repository_name(repo), revisions=revisions,
@@ -370,6 +382,12 @@ def command(git_range: str | None, last: int | None, repo: Path, models: tuple[s
         target.write_text(json.dumps(rec, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     except OSError as e:
         raise click.ClickException(f"cannot write {target}: {e.strerror}") from None
+    if plot is not None:
+        from reporters.eval_plots import qualify_chart
+        from reporters.plots import save
+
+        save(qualify_chart([(r.model, r.lift, r.lift_low, r.lift_high, r.qualified) for r in results],
+                           thresholds.min_lift_lower, str(rec.get("repository") or repo.name), len(sample)), plot)
     if store is not None and owner_name is not None:
         store_results(store, owner_name, results, rec)
         click.echo(f"stored in the App's database for {owner_name}", err=True)

@@ -5,7 +5,13 @@ from typing import Any
 
 from analyzers.context import AnalysisContext
 from analyzers.diff import parse_diff
-from analyzers.editing_rtc import EditingRTC, parse_code, parse_description
+from analyzers.editing_rtc import (
+    EditingRTC,
+    backward_well_formed,
+    forward_well_formed,
+    parse_code,
+    parse_description,
+)
 from analyzers.llm import LLMSettings
 from tests.conftest import client_for
 from tests.fakes.llm_server import ScriptedLLM, last_user_text
@@ -91,3 +97,13 @@ def test_settings_validation() -> None:
 
     with pytest.raises(LLMError):
         LLMClient(LLMSettings(base_url=None, model="x"))
+
+
+def test_answers_in_the_expected_format() -> None:
+    assert forward_well_formed("Rename x to y in the loop.")
+    assert not forward_well_formed("   ")  # nothing said
+    assert not forward_well_formed("[new]\nx = 1")  # an echoed prompt, no description
+    assert not forward_well_formed("Do this:\n```python\nx = 1\n```")  # code where words were asked
+    assert backward_well_formed("```python\nx = 1\n```\n[end]")
+    assert backward_well_formed("~~~\nx = 1\n")  # a fence cut by the token limit still counts
+    assert not backward_well_formed("x = 1")

@@ -18,7 +18,13 @@ from bot.commands.eval_crscore import command as crscore
 from bot.commands.eval_editing_rtc import command as editing_rtc
 from bot.commands.eval_repair import command as repair
 from bot.commands.eval_synthesis_rtc import command as synthesis_rtc
-from reporters.eval_plots import autofix_chart, crscore_chart, repair_chart, rtc_lift_chart
+from reporters.eval_plots import (
+    autofix_chart,
+    crscore_chart,
+    qualify_chart,
+    repair_chart,
+    rtc_lift_chart,
+)
 from reporters.plots import save, spec
 from tests.analyzers.test_autofix import APP
 from tests.analyzers.test_autofix import responder as autofix_responder
@@ -240,3 +246,19 @@ def test_each_evaluation_checks_the_plot_path_before_any_work(
         assert res.exit_code == 2, res.output
         assert "--plot" in res.output and says in res.output and "Traceback" not in res.output
     assert srv.request_count == 0
+
+
+def test_qualify_chart_shows_each_models_lift_interval_and_the_threshold(tmp_path: Path) -> None:
+    chart = qualify_chart([("A", 0.6, 0.4, 0.8, True), ("B", 0.0, -0.1, 0.1, False)], 0.0, "octo/widgets", 40)
+    s = spec(chart)
+    assert s["title"] == "qualified: A: lift per model on octo/widgets (40 hunks)" == s["description"]
+    whiskers, points, rule = s["layer"]
+    rows = points["data"]["values"]
+    assert [(r["model"], r["low"], r["high"], r["verdict"]) for r in rows] == [
+        ("A", 0.4, 0.8, "qualified"), ("B", -0.1, 0.1, "not qualified")]
+    assert rule["data"]["values"] == [{"threshold": 0.0}]
+    assert whiskers["encoding"]["x2"]["field"] == "high"
+    none = spec(qualify_chart([("B", 0.0, -0.1, 0.1, False)], 0.05, "r", 1))
+    assert none["title"] == "no model qualifies: lift per model on r (1 hunk)"
+    out = save(chart, tmp_path / "q.svg")
+    assert ET.fromstring(out.read_text(encoding="utf-8")).tag.endswith("svg")

@@ -7,6 +7,7 @@ import json
 import os
 import shutil
 import subprocess
+import xml.etree.ElementTree as ET
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -104,14 +105,19 @@ def test_qualifies_the_model_that_recreates_edits(scripted_llm: Callable[..., Sc
     assert "lower bound +0.000 is not above +0.000" in b["reasons"][0]
     assert a["requests"] == good.request_count > 0 and a["tokens"] > 0
     assert a["cost"] == pytest.approx(a["tokens"] / 1000 * 0.5)
-    assert a["format_share"] is None
+    # A describes without code and answers code in a fence; B's "Edit." is a description but no code
+    assert a["format_share"] == 1.0 and 0.0 < b["format_share"] < 1.0
     assert rec["revisions"].startswith("last 20 first-parent commits of ")
     assert rec["repository"] == "repo" and rec["date"]
     # a re-run draws the same hunks and sends nothing: all from the LLM cache
     sent = good.request_count + noise.request_count
-    r = qualify(*args)
+    svg = tmp_path / "plots" / "lift.svg"
+    r = qualify(*args, "--plot", str(svg))
     assert r.exit_code == 0, r.output
     again = json.loads(r.stdout)
+    text = svg.read_text(encoding="utf-8")
+    assert ET.fromstring(text).tag.endswith("svg")
+    assert "qualified: A: lift per model on repo (20 hunks)" in text  # the title, and the accessible name
     assert good.request_count + noise.request_count == sent
     assert again["models"][0]["requests"] == 0 and again["models"][0]["cache_hits"] > 0
     assert again["models"][0]["rtc"] == 1.0
