@@ -254,13 +254,14 @@ def markdown(rec: dict[str, Any], results: list[ModelResult]) -> str:
     lines += ["| " + " | ".join(c.replace("|", "\\|") for c in _row(r)) + " |" for r in results]
     lines += [""] + [f"- {r.model}: {_verdict(r)}" for r in results]
     lines += ["", f"**{_summary(rec)}**",
-              "", "format: EditingRTC does not expose its raw answers, so the share in the expected format is not measured."]
+              "", "format: the share of the model's answers in the expected format (a description without code; "
+                  "code in a fenced block)."]
     return "\n".join(lines)
 
 
 def table(rec: dict[str, Any], results: list[ModelResult]) -> Table:
     t = Table(title=f"rtcbot qualify: {rec['repository']} ({rec['revisions']})",
-              caption=_summary(rec) + " · format: not exposed by EditingRTC")
+              caption=_summary(rec) + " · format: answers in the expected format")
     for col in COLUMNS:
         t.add_column(col, justify="left" if col == "model" else "right", no_wrap=col != "model")
     for r in results:
@@ -397,6 +398,8 @@ def command(git_range: str | None, last: int | None, repo: Path, models: tuple[s
         click.echo(markdown(rec, results))
     else:
         out = Console()
+        if not out.is_terminal:  # a pipe or a log: the whole table, not squeezed to 80 columns
+            out = Console(width=200)
         out.print(table(rec, results))
         for r in results:
             out.print(f"{r.model}: {_verdict(r)}", markup=False, highlight=False)
