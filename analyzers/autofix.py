@@ -469,13 +469,17 @@ def apply_all(outcomes: Sequence[Outcome]) -> dict[str, str]:
 
 
 # --------------------------------------------------------------------------- figures
+def rtc_split(outcomes: Sequence[Outcome], opts: Options) -> tuple[list[Outcome], list[Outcome]]:
+    """The proposed fixes Patched RTC passed, and those it failed (fixes it did not judge in neither)."""
+    known = [o for o in outcomes if o.has_fix and opts.rtc_pass(o) is not None]
+    return [o for o in known if opts.rtc_pass(o)], [o for o in known if not opts.rtc_pass(o)]
+
+
 def table(outcomes: Sequence[Outcome], opts: Options) -> dict[str, float]:
     """The paper's table: findings, Fix %, RTC pass %, Fix % among RTC pass / RTC fail."""
     n = len(outcomes)
     fixes = [o for o in outcomes if o.has_fix]
-    rtc_known = [o for o in fixes if opts.rtc_pass(o) is not None]
-    passed = [o for o in rtc_known if opts.rtc_pass(o)]
-    failed = [o for o in rtc_known if not opts.rtc_pass(o)]
+    passed, failed = rtc_split(outcomes, opts)
 
     def pct(part: int, whole: int) -> float:
         return round(100.0 * part / whole, 1) if whole else 0.0
@@ -485,7 +489,7 @@ def table(outcomes: Sequence[Outcome], opts: Options) -> dict[str, float]:
         "fixes_proposed": float(len(fixes)),
         "fixed": float(sum(o.fixed for o in outcomes)),
         "fix_pct": pct(sum(o.fixed for o in outcomes), n),
-        "rtc_pass_pct": pct(len(passed), len(rtc_known)),
+        "rtc_pass_pct": pct(len(passed), len(passed) + len(failed)),
         "fix_pct_rtc_pass": pct(sum(o.fixed for o in passed), len(passed)),
         "fix_pct_rtc_fail": pct(sum(o.fixed for o in failed), len(failed)),
         "not_vulnerable": float(sum(o.answer.kind == "not_vulnerable" for o in outcomes)),

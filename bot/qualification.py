@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from analyzers.llm import LLMClient, LLMError, LLMSettings
-from analyzers.qualify import RecordError, qualified_in, qualified_models
+from analyzers.qualify import RecordError, qualified_in
 
 if TYPE_CHECKING:
     from bot.store import Store
@@ -63,12 +63,12 @@ def refusal_from_file(model: str, checkout: Path | None) -> str | None:
     """`rtcbot review`: the record in the checkout (.rtcbot/qualification.json)."""
     path = (checkout or Path.cwd()) / RECORD_PATH
     try:
-        ok = qualified_models(path)
-    except RecordError as e:
-        return not_qualified(model, "this repository", str(e))
-    if model in ok:
-        return None
-    return not_qualified(model, "this repository", f"qualified in {path}: {', '.join(sorted(ok)) or 'none'}")
+        text: str | None = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        text = None
+    except (OSError, UnicodeDecodeError) as e:
+        return not_qualified(model, "this repository", f"cannot read {path}: {e}")
+    return refusal_from_text(model, text, str(path))
 
 
 def refusal_from_store(store: Store, repo: str, model: str) -> str | None:

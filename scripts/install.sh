@@ -55,31 +55,25 @@ if ! "$VENV/opt/semgrep/bin/semgrep" --version >/dev/null 2>&1; then
 fi
 ln -sf ../opt/semgrep/bin/semgrep "$VENV/bin/semgrep"
 
-# bubblewrap: the sandbox for untrusted code (analyzers/execution.py). Installed when we can
-# (root with apt-get); otherwise the sandbox falls back to user namespaces or refuses to run.
-if ! command -v bwrap >/dev/null 2>&1; then
+# Debian packages the project needs beyond Python: installed when we can (root with apt-get),
+# otherwise a warning says what is missing and what happens without it.
+apt_or_warn() {  # apt_or_warn COMMAND PACKAGE "what happens without it"
+  command -v "$1" >/dev/null 2>&1 && return 0
   if [ "$(id -u)" = "0" ] && command -v apt-get >/dev/null 2>&1; then
-    step "bubblewrap (apt-get)"
-    { apt-get install -y -qq bubblewrap >/dev/null 2>&1 \
-      || { apt-get update -qq >/dev/null 2>&1 && apt-get install -y -qq bubblewrap >/dev/null 2>&1; }; } \
-      || echo "warning: could not install bubblewrap; the sandbox will use user namespaces" >&2
+    step "$2 (apt-get)"
+    { apt-get install -y -qq "$2" >/dev/null 2>&1 \
+      || { apt-get update -qq >/dev/null 2>&1 && apt-get install -y -qq "$2" >/dev/null 2>&1; }; } \
+      || echo "warning: could not install $2: $3" >&2
   else
-    echo "warning: bubblewrap (bwrap) is not installed: install it (Debian: apt-get install bubblewrap)" >&2
+    echo "warning: $2 is not installed (Debian: apt-get install $2): $3" >&2
   fi
-fi
+}
 
+# bubblewrap: the sandbox for untrusted code (analyzers/execution.py)
+apt_or_warn bwrap bubblewrap "the sandbox will use user namespaces, or refuse to run"
 # Chromium: the dashboard's browser test drives Debian's build through Playwright (whose own
-# browser download is not reachable here). Installed when we can; the test skips without it.
-if ! command -v chromium >/dev/null 2>&1; then
-  if [ "$(id -u)" = "0" ] && command -v apt-get >/dev/null 2>&1; then
-    step "chromium (apt-get)"
-    { apt-get install -y -qq chromium >/dev/null 2>&1 \
-      || { apt-get update -qq >/dev/null 2>&1 && apt-get install -y -qq chromium >/dev/null 2>&1; }; } \
-      || echo "warning: could not install chromium; the dashboard's browser test will skip" >&2
-  else
-    echo "warning: chromium is not installed: the dashboard's browser test will skip (Debian: apt-get install chromium)" >&2
-  fi
-fi
+# browser download is not reachable here)
+apt_or_warn chromium chromium "the dashboard's browser test will skip (and fail in CI)"
 
 if [ -f package.json ]; then
   if command -v npm >/dev/null 2>&1; then

@@ -19,7 +19,7 @@ import click
 from rich.console import Console
 from rich.table import Table
 
-from analyzers.autofix import Options, Outcome, Target, apply_all, fix_all, table
+from analyzers.autofix import Options, Outcome, Target, apply_all, fix_all, rtc_split, table
 from analyzers.context import Tools
 from analyzers.diff import language_of
 from analyzers.llm import LLMError
@@ -68,9 +68,8 @@ def fix_groups(outcomes: list[Outcome], opts: Options) -> list[tuple[str, int, i
 
     out = [group("all findings", outcomes)]
     if opts.rtc:
-        known = [o for o in outcomes if o.has_fix and opts.rtc_pass(o) is not None]
-        out += [group("RTC pass", [o for o in known if opts.rtc_pass(o)]),
-                group("RTC fail", [o for o in known if not opts.rtc_pass(o)])]
+        passed, failed = rtc_split(outcomes, opts)
+        out += [group("RTC pass", passed), group("RTC fail", failed)]
     return out
 
 

@@ -4,7 +4,6 @@ written through the store's own tables), the App signed in through the fake GitH
 from __future__ import annotations
 
 import random
-import socket
 import time
 from pathlib import Path
 from typing import Any
@@ -28,12 +27,6 @@ def dashboard_settings(tmp_path: Path, gh: FakeGitHub, public_url: str = "http:/
     return make_settings(tmp_path, gh, oauth_client_id=gh.oauth_client_id,
                          oauth_client_secret=gh.oauth_client_secret, session_secret=SESSION_SECRET,
                          github_url=gh.base_url, public_url=public_url, **kw)
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def seed(store: Store, repo: str, prs: int = 30, *, now: float | None = None, seed_: int = 7) -> None:

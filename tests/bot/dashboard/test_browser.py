@@ -17,8 +17,9 @@ from werkzeug.serving import make_server
 
 from bot.app import create_app
 from bot.jobs import Runtime
-from tests.bot.dashboard.support import dashboard_settings, free_port, seed
+from tests.bot.dashboard.support import dashboard_settings, seed
 from tests.fakes.github_server import FakeGitHub
+from tests.reliability.services import free_port
 from tests.support import ROOT, require
 
 REPO = "octo-org/widgets"
