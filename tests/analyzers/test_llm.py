@@ -7,7 +7,15 @@ from pathlib import Path
 
 import pytest
 
-from analyzers.llm import BudgetExceeded, LLMClient, LLMError, LLMSettings
+from analyzers.llm import (
+    BudgetExceeded,
+    Completion,
+    LLMClient,
+    LLMError,
+    LLMSettings,
+    _Malformed,
+    completion_from,
+)
 from tests.conftest import client_for
 from tests.fakes.llm_server import ScriptedLLM
 
@@ -168,3 +176,27 @@ def test_clients_of_one_endpoint_share_one_http_client(scripted_llm: Callable[..
     assert again.sample([{"role": "user", "content": "hi again"}]) == ["one"]
     assert other.sample([{"role": "user", "content": "hi"}]) == ["two"]
     assert first.usage.requests == 1 and again.usage.requests == 1  # usage stays per client
+
+
+def test_a_completion_is_read_in_choice_order_with_its_usage() -> None:
+    got = completion_from({
+        "choices": [{"index": 1, "message": {"content": "second"}},
+                    {"index": 0, "message": {"content": "first"}},
+                    {"index": 2, "message": {"content": None}}],
+        "usage": {"prompt_tokens": 12, "completion_tokens": 7}})
+    assert got == Completion(["first", "second", ""], 12, 7)
+
+
+@pytest.mark.parametrize("usage", [None, "12", {"prompt_tokens": -3, "completion_tokens": True},
+                                   {"prompt_tokens": "12"}])
+def test_a_usage_that_is_not_counts_reads_as_none(usage: object) -> None:
+    got = completion_from({"choices": [{"message": {"content": "x"}}], "usage": usage})
+    assert got == Completion(["x"], 0, 0)
+
+
+@pytest.mark.parametrize("body", [None, [], "ok", {}, {"choices": []}, {"choices": "x"},
+                                  {"choices": [None]}, {"choices": [{"message": "hi"}]},
+                                  {"choices": [{"message": {"content": 3}}]}])
+def test_a_body_that_is_not_a_completion_is_malformed(body: object) -> None:
+    with pytest.raises(_Malformed):
+        completion_from(body)
