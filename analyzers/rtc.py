@@ -11,6 +11,10 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from statistics import fmean
+from typing import Protocol, TypeVar
+
+T = TypeVar("T")
+R = TypeVar("R")
 
 Sims = Sequence[Sequence[float]]  # per forward sample, per backward sample
 
@@ -61,23 +65,36 @@ class RoundTrip:
         return out
 
 
+class Mapper(Protocol):
+    """Runs `fn` over `items` (concurrently, e.g. `LLMClient.map`), the results in order."""
+
+    def __call__(self, fn: Callable[[T], R], items: list[T], /) -> list[R]: ...
+
+
 def round_trip(
     forward: Callable[[], list[str]],
     backward: Callable[[str], list[str]],
     target: str,
     sims: Mapping[str, Callable[[str, str], float]],
     baseline_description: str,
-    mapper: Callable[[Callable[[str], list[str]], list[str]], list[list[str]]] | None = None,
+    mapper: Mapper | None = None,
 ) -> RoundTrip:
     """Sample descriptions, regenerate from each (and from the baseline), score each regeneration.
 
-    `mapper(fn, items)` runs the backward calls (concurrently, e.g. `LLMClient.map`).
+    Identical descriptions share one backward call (deterministic request counts). With a
+    `mapper` the calls run concurrently, and the baseline's backward call, which needs no
+    forward sample, runs beside the forward call: the second round then waits only on the
+    descriptions' own regenerations.
     """
-    descriptions = forward()
-    run = mapper or (lambda fn, items: [fn(x) for x in items])
-    # Identical descriptions share one backward call (deterministic request counts).
-    unique = list(dict.fromkeys([*descriptions, baseline_description]))
-    by_desc = dict(zip(unique, run(backward, unique), strict=True))
+    if mapper is None:
+        descriptions = forward()
+        unique = list(dict.fromkeys([*descriptions, baseline_description]))
+        by_desc = dict(zip(unique, [backward(d) for d in unique], strict=True))
+    else:
+        first = mapper(lambda step: forward() if step == 0 else backward(baseline_description), [0, 1])
+        descriptions, by_desc = first[0], {baseline_description: first[1]}
+        unique = [d for d in dict.fromkeys(descriptions) if d != baseline_description]
+        by_desc.update(zip(unique, mapper(backward, unique), strict=True))
     back, base = [by_desc[d] for d in descriptions], by_desc[baseline_description]
     result = RoundTrip(forward=descriptions, backward=back, baseline=base)
     for name, sim in sims.items():

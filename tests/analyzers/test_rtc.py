@@ -1,5 +1,8 @@
 from __future__ import annotations
 
+import threading
+from concurrent.futures import ThreadPoolExecutor
+
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -52,3 +55,30 @@ def test_round_trip_drives_both_directions() -> None:
     assert trip.sims["exact"] == [[1.0], [0.0]] and trip.baseline_sims["exact"] == [0.0]
     s = trip.scores("exact")
     assert s["rtc"] == 0.5 and s["rtc@2"] == 1.0 and s["lift"] == 0.5
+
+
+def test_round_trip_with_a_mapper_regenerates_the_baseline_beside_the_forward_call() -> None:
+    """The baseline's regeneration needs no forward sample: it is asked while the forward call
+    is still out (the forward call here waits for it), and a description equal to the baseline
+    shares its call."""
+    baseline_asked = threading.Event()
+    calls: list[str] = []
+
+    def forward() -> list[str]:
+        assert baseline_asked.wait(5), "the baseline was not regenerated beside the forward call"
+        return ["good", "Edit.", "good"]
+
+    def backward(d: str) -> list[str]:
+        calls.append(d)
+        if d == "Edit.":
+            baseline_asked.set()
+        return ["X" if d == "good" else "Y"]
+
+    def mapper(fn, items):  # type: ignore[no-untyped-def]
+        with ThreadPoolExecutor(max_workers=len(items)) as ex:
+            return list(ex.map(fn, items))
+
+    trip = round_trip(forward, backward, "X", {"exact": lambda a, b: float(a == b)}, "Edit.", mapper=mapper)
+    assert sorted(calls) == ["Edit.", "good"]  # one call per distinct description
+    assert trip.sims["exact"] == [[1.0], [0.0], [1.0]] and trip.baseline_sims["exact"] == [0.0]
+    assert trip.forward == ["good", "Edit.", "good"] and trip.baseline == ["Y"]
