@@ -51,16 +51,20 @@ def llm_factory(settings: ServiceSettings, store: Store, model: str | None,
     return make
 
 
-def account(store: Store, installation_id: int | None, ctx: AnalysisContext, report: AnalyzerReport) -> None:
-    """Charge the job's LLM use to its installation's day; list work a budget cut off."""
-    if not ctx.has_llm:
-        return
-    cut = ctx.llm.budget_cut
+def note_cut(ctx: AnalysisContext, report: AnalyzerReport) -> None:
+    """List in the report the work a budget cut off (before it is published)."""
+    cut = ctx.llm.budget_cut if ctx.has_llm else None
     if cut and not any("budget" in s.reason for s in report.skipped):
         report.skipped.append(Skipped("LLM budget", f"the rest of this analysis was not done: {cut}"))
-    if installation_id:
-        usage = ctx.llm.usage
-        try:
-            store.add_llm_usage(installation_id, usage.requests, usage.tokens, usage.cache_hits)
-        except Exception:
-            log.warning("could not count the LLM usage of installation %s", installation_id, exc_info=True)
+
+
+def charge(store: Store, installation_id: int | None, ctx: AnalysisContext) -> None:
+    """Charge the job's LLM use to its installation's day (a failure is logged: it is a count,
+    never a reason to fail the analysis)."""
+    if not ctx.has_llm or not installation_id:
+        return
+    usage = ctx.llm.usage
+    try:
+        store.add_llm_usage(installation_id, usage.requests, usage.tokens, usage.cache_hits)
+    except Exception:
+        log.warning("could not count the LLM usage of installation %s", installation_id, exc_info=True)

@@ -25,6 +25,7 @@ heartbeat; the sweep (bot/sweep.py) recovers what a dead worker or a lost messag
 from __future__ import annotations
 
 import dataclasses
+import gc
 import json
 import logging
 import threading
@@ -38,7 +39,7 @@ from typing import Any
 from huey import Huey
 
 from analyzers import registry
-from analyzers.context import ReviewComment
+from analyzers.context import AnalysisContext, ReviewComment
 from analyzers.llm import LLMClient
 from analyzers.pipeline import run_one
 from bot import budget, events, feedback, qualification
@@ -109,6 +110,14 @@ def check_titles() -> dict[str, str]:
     return out
 
 
+def freeze_start_up() -> None:
+    """Move what start-up loaded (modules, the embedding model: ~500k objects that live as long
+    as the process) out of the garbage collector's reach. Each full collection walked them all
+    while holding the interpreter lock: every thread of every job stopped for ~350 ms, a few
+    times an hour (bench/e2e_floor.py's App run saw it as one PR at 1.7× its floor)."""
+    gc.freeze()
+
+
 @contextmanager
 def heartbeat(store: Store, job_id: int, every_s: float) -> Iterator[None]:
     """Beat the running job's heartbeat every `every_s` while the block runs."""
@@ -159,6 +168,7 @@ class Runtime:
                 self.llm_factory(None)().check()
             except Exception as e:
                 log.warning("the LLM endpoint did not answer at start (%s); jobs will try again", e)
+        freeze_start_up()
 
     def llm_factory(self, model: str | None, installation_id: int | None = None) -> Callable[[], LLMClient]:
         return budget.llm_factory(self.settings, self.store, model, installation_id)
@@ -388,22 +398,30 @@ class Runtime:
                         comments=inputs.comments.result,  # only for an analyzer that reads them
                         file_loader=head_files(None, lambda path: gh.file_text(job.repo, path, job.head_sha)))
             report = run_one(job.analyzer, changes, ctx)
-            budget.account(self.store, job.installation_id, ctx, report)
-            try:
-                self.store.cache_flush()  # this analysis's LLM answers are stored before it ends
-            except Exception:
-                log.warning("could not write the LLM answers of job %s to the cache", row.id, exc_info=True)
+            budget.note_cut(ctx, report)
             cr_id, fresh = started.result()
-        if self.store.job_status(row.id) == "cancelled":
-            return "cancelled", "superseded while running", report.usage
-        out = publish(gh, job, cr_id, report, fail_on=cfg.config.gate(),
-                      notes=[*sel.notes, *qual_notes, *([unlisted] if unlisted else [])],
-                      extra=self.settings.reporters, diff=diff_lines(changes),
-                      suggestions=cfg.config.suggestions,
-                      on_published=None if cfg.config.feedback == "off" else self._recorder(job), fresh=fresh)
+        try:  # the check run is published first; the store's bookkeeping follows
+            if self.store.job_status(row.id) == "cancelled":
+                return "cancelled", "superseded while running", report.usage
+            out = publish(gh, job, cr_id, report, fail_on=cfg.config.gate(),
+                          notes=[*sel.notes, *qual_notes, *([unlisted] if unlisted else [])],
+                          extra=self.settings.reporters, diff=diff_lines(changes),
+                          suggestions=cfg.config.suggestions,
+                          on_published=None if cfg.config.feedback == "off" else self._recorder(job), fresh=fresh)
+        finally:
+            self._settle(row, job, ctx)
         record(self.store, job, check, cr_id, out, report)
         return "done", json.dumps({"check_run": cr_id, "findings": len(report.findings),
                                    "error": report.error}), dict(report.usage)
+
+    def _settle(self, row: JobRow, job: AnalyzeJob, ctx: AnalysisContext) -> None:
+        """The analysis's usage counted against its installation's budget, and its LLM answers
+        written to the cache, before its job ends."""
+        budget.charge(self.store, job.installation_id, ctx)
+        try:
+            self.store.cache_flush()
+        except Exception:
+            log.warning("could not write the LLM answers of job %s to the cache", row.id, exc_info=True)
 
     def _qualified_llm(self, job: AnalyzeJob, cfg: LoadedConfig,
                        model: str | None) -> tuple[Callable[[], LLMClient], list[str]]:
