@@ -165,10 +165,13 @@ def analyse(pr: PR, names: Sequence[str], server: ScriptedLLM, concurrency: int 
 
 
 def warm_up() -> None:
-    """Load the embedding model and start the PMD server, as `rtcbot worker` does at start."""
+    """Load the embedding model and start the PMD server, and freeze what that loaded out of
+    the garbage collector's full passes, as `rtcbot worker` does at start."""
     from analyzers.crscore.analyzer import warm_up as warm_crscore
+    from bot.jobs import freeze_start_up
 
     warm_crscore()
+    freeze_start_up()
 
 
 def analyse_concurrently(pr: PR, names: Sequence[str], server: ScriptedLLM,
@@ -380,7 +383,8 @@ def request_floor(requests: Sequence[dict[str, object]]) -> int:
 
 
 def bot_measure(diffs: Sequence[Path], delay_s: float = LATENCY_S, worker_threads: int = 3,
-                timeout_s: float = 180.0, warm_up_diff: Path | None = None) -> list[tuple[str, float, int, int]]:
+                timeout_s: float = 180.0, warm_up_diff: Path | None = None,
+                llm_apart: bool = True) -> list[tuple[str, float, int, int]]:
     """Signed `pull_request.opened` → the last completed check run, through the real Flask app
     (loopback HTTP), the fake GitHub REST server and huey's consumer as `rtcbot worker` runs it
     (`worker_threads` threads, polling the SQLite queue as the worker does).
@@ -397,6 +401,7 @@ def bot_measure(diffs: Sequence[Path], delay_s: float = LATENCY_S, worker_thread
 
     import httpx
 
+    from bench.llm_process import LLMProcess
     from bot.app import create_app
     from bot.commands.worker import consumer
     from bot.jobs import Runtime
@@ -405,7 +410,7 @@ def bot_measure(diffs: Sequence[Path], delay_s: float = LATENCY_S, worker_thread
     from tests.fakes.github_server import FakeGitHub
 
     out = []
-    server = latency_server(delay_s)
+    server: ScriptedLLM | LLMProcess = LLMProcess(delay_s) if llm_apart else latency_server(delay_s)
     runs = [(f"warm-up: {warm_up_diff.stem}", warm_up_diff)] if warm_up_diff else []
     runs += [(d.stem, d) for d in diffs]
     handlers = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)}
