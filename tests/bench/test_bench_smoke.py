@@ -36,6 +36,23 @@ def test_e2e_counts_five_requests_per_hunk_and_reports_ratios() -> None:
     assert all(r["value"] for r in rows)
 
 
+def test_the_llm_process_serves_the_bench_responder_and_reports_its_requests() -> None:
+    from analyzers.llm import LLMClient, LLMSettings
+    from bench.llm_process import LLMProcess
+
+    server = LLMProcess(0.0)
+    try:
+        llm = LLMClient(LLMSettings(base_url=server.base_url, model=server.model))
+        got = llm.sample([{"role": "user", "content": "[old]\nx\n[new]\ny"}], n=2)
+        assert len(got) == 2 and all(isinstance(t, str) and t for t in got)
+        assert len(server.requests) == 1 and server.requests[0]["n"] == 2
+        server.reset()
+        assert server.requests == []
+    finally:
+        server.stop()
+    assert server._proc.returncode == 0  # noqa: SLF001 - it ended when its stdin closed
+
+
 def test_e2e_autofix_makes_its_three_sequential_requests_per_finding() -> None:
     from analyzers.semgrep.scan import find_semgrep
 
