@@ -32,7 +32,6 @@ from analyzers.context import Tools
 from analyzers.llm import LLMClient
 from analyzers.pipeline import run_all
 from analyzers.report import AnalyzerReport
-from bot.config import LoadedConfig
 from bot.context import (
     build,
     changes_from_github,
@@ -42,7 +41,7 @@ from bot.context import (
 )
 from bot.gate import judge
 from bot.github import GitHub, GitHubError, GitHubSettings, token_client
-from bot.qualification import RECORD_PATH, not_qualified, refusal_from_text, refusing_factory
+from bot.qualification import refusal_from_commit, refusing_factory
 from bot.workflow import ActionError, PullRequest, load_event, plan, read_inputs
 from reporters import check_run
 from reporters.base import Sinks, Target, publish
@@ -97,12 +96,6 @@ def _head_file(gh: GitHub, pr: PullRequest) -> Callable[[str], str | None]:
     return load
 
 
-def _run_links(pr: PullRequest, runs: dict[str, int]) -> dict[str, str]:
-    """Each analyzer's check run page, on the server of the pull request's page."""
-    server = pr.html_url.split(f"/{pr.full_name}/", 1)[0] if f"/{pr.full_name}/" in pr.html_url else ""
-    return {name: f"{server}/{pr.full_name}/runs/{rid}" for name, rid in runs.items()}
-
-
 def _extra_outputs(names: Sequence[str], sinks: Sinks, target: Target, titles: dict[str, str],
                    reports: list[AnalyzerReport]) -> list[str]:
     """Drive the further reporters by name, each through a finished run; what each did. One
@@ -116,24 +109,6 @@ def _extra_outputs(names: Sequence[str], sinks: Sinks, target: Target, titles: d
             said.append(f"{reporter.name}: GitHub refused it ({e.status}: {e.message}); "
                         "the check runs and the summary hold the same findings")
     return said
-
-
-def _qualification(gh: GitHub, pr: PullRequest, loaded: LoadedConfig, s: ActionSettings,
-                   model: str | None) -> str | None:
-    """Under `require_qualified: true`, why the model may not score this repository (None: it
-    may): the record is `rtcbot qualify`'s .rtcbot/qualification.json at the base commit, as
-    the config is; the pull request's own copy never counts (bot/qualification.py)."""
-    if not loaded.config.require_qualified:
-        return None
-    from analyzers.local_llm import ALIAS
-
-    name = model or s.model_name or ALIAS
-    where = f"{RECORD_PATH.as_posix()} at the base commit {pr.base_sha[:12]}"
-    try:
-        text = gh.config_text(pr.full_name, RECORD_PATH.as_posix(), pr.base_sha)
-    except GitHubError as e:
-        return not_qualified(name, pr.full_name, f"{where} could not be read ({e.status}: {e.message})")
-    return refusal_from_text(name, text, where, pr.full_name)
 
 
 def run_action(s: ActionSettings, *, log: IO[str] | None = None, stdout: IO[str] | None = None) -> ActionResult:
@@ -158,7 +133,8 @@ def run_action(s: ActionSettings, *, log: IO[str] | None = None, stdout: IO[str]
                 else f"rtcbot: no {inputs.config} at the base commit {pr.base_sha[:12]}: the defaults apply")
         p = plan(inputs, pr, text, workspace=s.workspace, tools=s.tools, allowed_models=s.allowed_models)
         loaded, names, notes, fail_on = p.loaded, p.names, p.notes, p.gate
-        refused = _qualification(gh, pr, loaded, s, p.selection.model)
+        refused = (refusal_from_commit(gh, pr.full_name, pr.base_sha, p.selection.model or s.model_name)
+                   if loaded.config.require_qualified else None)
         if refused is not None:
             notes.append(refused)
         for n in notes:
@@ -240,7 +216,7 @@ def run_action(s: ActionSettings, *, log: IO[str] | None = None, stdout: IO[str]
 
         outcome = RunOutcome(mode=mode, mode_note=mode_note, conclusion=conclusion, gate=fail_on.text,
                              matched=tuple(matched), missing=tuple(missing), notes=tuple(notes),
-                             sarif_file=sarif_written, links=_run_links(pr, checks.runs if mode == "check-runs" else {}),
+                             sarif_file=sarif_written, links=pr.run_links(checks.runs if mode == "check-runs" else {}),
                              conclusions={n: out.conclusion for n, out in checks.sent.items()})
         publish(StepSummaryReporter(Path(s.step_summary_path) if s.step_summary_path else None, stdout),
                 target, titles, reports, outcome)

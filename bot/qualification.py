@@ -25,6 +25,7 @@ from analyzers.llm import LLMClient, LLMError, LLMSettings
 from analyzers.qualify import RecordError, qualified_in
 
 if TYPE_CHECKING:
+    from bot.github import GitHub
     from bot.store import Store
 
 RECORD_PATH = Path(".rtcbot") / "qualification.json"
@@ -69,6 +70,21 @@ def refusal_from_file(model: str, checkout: Path | None) -> str | None:
     except (OSError, UnicodeDecodeError) as e:
         return not_qualified(model, "this repository", f"cannot read {path}: {e}")
     return refusal_from_text(model, text, str(path))
+
+
+def refusal_from_commit(gh: GitHub, repo: str, sha: str, model: str | None) -> str | None:
+    """The Action: the record at the base commit `sha`, read through the contents API as the
+    config is; the pull request's own copy (in the checkout) never counts. `model` None: the
+    embedded one."""
+    from analyzers.local_llm import ALIAS
+    from bot.github import GitHubError
+
+    name, where = model or ALIAS, f"{RECORD_PATH.as_posix()} at the base commit {sha[:12]}"
+    try:
+        text = gh.config_text(repo, RECORD_PATH.as_posix(), sha)
+    except GitHubError as e:
+        return not_qualified(name, repo, f"{where} could not be read ({e.status}: {e.message})")
+    return refusal_from_text(name, text, where, repo)
 
 
 def refusal_from_store(store: Store, repo: str, model: str) -> str | None:

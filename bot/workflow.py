@@ -47,6 +47,12 @@ class PullRequest:
     def full_name(self) -> str:
         return f"{self.owner}/{self.repo}"
 
+    def run_links(self, runs: dict[str, int]) -> dict[str, str]:
+        """Each analyzer's check run page, on the server of the pull request's page."""
+        marker = f"/{self.full_name}/"
+        server = self.html_url.split(marker, 1)[0] if marker in self.html_url else ""
+        return {name: f"{server}/{self.full_name}/runs/{rid}" for name, rid in runs.items()}
+
 
 def load_event(path: str | os.PathLike[str] | None, event_name: str | None) -> PullRequest:
     if not path:

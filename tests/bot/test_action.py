@@ -292,3 +292,18 @@ def test_ready_workflow_has_the_right_permissions() -> None:
     parse_fail_on(with_["fail-on"])  # the example expression is valid
     upload = next(s for s in steps if "upload-sarif" in s.get("uses", ""))
     assert upload["with"]["sarif_file"] == with_["sarif-file"] and "category" not in upload["with"]
+
+
+def test_the_action_module_stays_wiring() -> None:
+    """Issue #13: bot/action.py is wiring over the shared core (≤ 250 lines); logic goes to
+    the modules the App and the CLI share."""
+    lines = (Path(__file__).parents[2] / "bot" / "action.py").read_text(encoding="utf-8").splitlines()
+    assert len(lines) <= 250, f"bot/action.py has {len(lines)} lines"
+
+
+def test_check_run_links_are_on_the_pull_requests_own_server() -> None:
+    from bot.workflow import PullRequest
+
+    pr = PullRequest("o", "r", 1, "h" * 40, "b" * 40, html_url="https://ghe.example/o/r/pull/1")
+    assert pr.run_links({"crscore": 7}) == {"crscore": "https://ghe.example/o/r/runs/7"}
+    assert PullRequest("o", "r", 1, "h", "b").run_links({"crscore": 7}) == {"crscore": "/o/r/runs/7"}
