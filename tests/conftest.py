@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import signal
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -10,6 +11,16 @@ import pytest
 
 from analyzers.llm import LLMClient, LLMSettings
 from tests.fakes.llm_server import ScriptedLLM
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Ctrl-C means what it means in a terminal. A shell that starts the suite in the
+    background (`make test &`, nohup) hands it SIGINT ignored, every process a test starts
+    would inherit that, and the tests that press Ctrl-C on a driver would wait on a process
+    that never hears it. Python's own handler is not inherited across exec: children start
+    with the default."""
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 @pytest.fixture(autouse=True)
