@@ -4,6 +4,7 @@ jobs and published suggestions over a window of weeks, as the plain rows figures
 from __future__ import annotations
 
 import time
+from collections.abc import Iterable
 
 from sqlalchemy import select
 
@@ -12,12 +13,20 @@ from bot.store import CheckRunRow, FindingRow, JobRow, PublishedRow, Store
 
 WEEKS = 26  # how far back a page looks
 MAX_FINDINGS = 20_000  # findings read for one page, at most (the newest)
+IN_CHUNK = 500  # names in one IN (...) list (SQLite allows 32,766 parameters; PostgreSQL 65,535)
 
 
-def repos_with_data(store: Store) -> set[str]:
-    """Repositories with at least one check run in the store."""
+def repos_with_data(store: Store, among: Iterable[str]) -> set[str]:
+    """Those of `among` (the repositories a user signing in can see) with at least one check
+    run in the store: an index lookup per name (uq_check_run leads with repo), never a scan of
+    every repository's check runs."""
+    names = sorted(set(among))
+    found: set[str] = set()
     with store.session() as s:
-        return set(s.scalars(select(CheckRunRow.repo).distinct()))
+        for i in range(0, len(names), IN_CHUNK):
+            found.update(s.scalars(select(CheckRunRow.repo).distinct()
+                                   .where(CheckRunRow.repo.in_(names[i:i + IN_CHUNK]))))
+    return found
 
 
 def load(store: Store, repo: str, github_url: str, *, weeks: int = WEEKS, now: float | None = None) -> Figures:

@@ -129,7 +129,7 @@ def blueprint(settings: ServiceSettings, store: Store) -> Blueprint:
             log.warning("dashboard sign-in failed: %s", e)
             return message(502, "Sign-in failed", str(e))
         del token
-        known = repos_with_data(store)
+        known = repos_with_data(store, user.repos)
         visible = dict(sorted((r, i) for r, i in user.repos.items() if r in known)[:MAX_REPOS])
         go = session.pop("next", "/dashboard")
         session.clear()

@@ -85,7 +85,9 @@ def test_a_seeded_store_gives_every_figure_and_chart(tmp_path: Path) -> None:
     store = Store(f"sqlite:///{tmp_path / 'db.sqlite3'}")
     seed(store, "o/r", prs=30, now=T0)
     seed(store, "o/other", prs=3, now=T0)
-    assert repos_with_data(store) == {"o/r", "o/other"}
+    assert repos_with_data(store, ["o/r", "o/other", "o/none"]) == {"o/r", "o/other"}
+    assert repos_with_data(store, [f"o/r{i}" for i in range(1200)] + ["o/other"]) == {"o/other"}
+    assert repos_with_data(store, []) == set()
     f = load(store, "o/r", "https://github.com", now=T0)
     assert f.totals["prs"] == 30 and len(f.rtc_per_pr) == 30
     assert len({r["week"] for r in f.rtc_per_week}) >= 9  # ~10 weeks of pull requests
