@@ -337,16 +337,21 @@ def private_key_problem(pem: str) -> str | None:
 DASHBOARD_SETTINGS = ("RTCBOT_OAUTH_CLIENT_ID", "RTCBOT_OAUTH_CLIENT_SECRET", "RTCBOT_SESSION_SECRET")
 
 
+def dashboard_unset(settings: ServiceSettings) -> list[str]:
+    """The dashboard's settings that are not set (all of them: the dashboard is off)."""
+    values = (settings.oauth_client_id, settings.oauth_client_secret, settings.session_secret)
+    return [name for name, v in zip(DASHBOARD_SETTINGS, values, strict=True) if not v]
+
+
 def dashboard_problems(settings: ServiceSettings) -> list[str]:
     """/dashboard is on with all three of its settings and off with none: some of them set is a
     mistake, never a dashboard silently off. Its URLs must be http(s) addresses."""
-    values = (settings.oauth_client_id, settings.oauth_client_secret, settings.session_secret)
+    unset = dashboard_unset(settings)
     problems = []
-    if any(values) and not all(values):
-        given = [n for n, v in zip(DASHBOARD_SETTINGS, values, strict=True) if v]
+    if 0 < len(unset) < len(DASHBOARD_SETTINGS):
+        given = [n for n in DASHBOARD_SETTINGS if n not in unset]
         problems += [f"{n}: not set, while {', '.join(given)} is: the dashboard needs all of "
-                     f"{', '.join(DASHBOARD_SETTINGS)} (docs/dashboard.md)"
-                     for n, v in zip(DASHBOARD_SETTINGS, values, strict=True) if not v]
+                     f"{', '.join(DASHBOARD_SETTINGS)} (docs/dashboard.md)" for n in unset]
     for name, url in (("RTCBOT_GITHUB_URL", settings.github_url), ("RTCBOT_PUBLIC_URL", settings.public_url)):
         if url is not None and (urlsplit(url).scheme not in ("http", "https") or not urlsplit(url).hostname):
             problems.append(f"{name}: must be an http(s) address such as https://github.com, not {url[:80]!r}")

@@ -10,22 +10,15 @@ from typing import TYPE_CHECKING
 
 from flask import Flask, Response, jsonify
 
-from bot.settings import DASHBOARD_SETTINGS
+from bot.settings import dashboard_unset
 
 if TYPE_CHECKING:
     from bot.settings import ServiceSettings
     from bot.store import Store
 
 
-
-def missing_settings(settings: ServiceSettings) -> list[str]:
-    """The settings the dashboard needs that are not set."""
-    values = (settings.oauth_client_id, settings.oauth_client_secret, settings.session_secret)
-    return [name for name, v in zip(DASHBOARD_SETTINGS, values, strict=True) if not v]
-
-
 def register_dashboard(app: Flask, settings: ServiceSettings, store: Store) -> None:
-    missing = missing_settings(settings)
+    missing = dashboard_unset(settings)
     if missing:
         message = ("not found: the dashboard is off; set " + ", ".join(missing)
                    + " to serve it (docs/dashboard.md)")
