@@ -394,8 +394,11 @@ def bot_measure(diffs: Sequence[Path], delay_s: float = LATENCY_S, worker_thread
     that is not measured; its row is named "warm-up: …") so that what is measured is a worker
     in its steady state, not its first job's one-off costs (the database's compiled
     statements, the HTTP clients' first requests). Deliveries go out on an HTTP client made
-    beforehand (the sender's set-up is not the App's time). Returns (PR, wall seconds, floor
-    latencies, check runs completed) per PR."""
+    beforehand (the sender's set-up is not the App's time). The LLM server runs in a process
+    of its own (`llm_apart`, bench/llm_process.py), as llama.cpp or a hosted API does: in this
+    process its per-request work would compete for the App's interpreter lock and be measured
+    as the App's overhead (about 0.01× of the ratio, measured). Returns (PR, wall seconds,
+    floor latencies, check runs completed) per PR."""
     import signal
     import tempfile
 
