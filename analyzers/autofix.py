@@ -471,8 +471,8 @@ def apply_all(outcomes: Sequence[Outcome]) -> dict[str, str]:
 # --------------------------------------------------------------------------- figures
 def rtc_split(outcomes: Sequence[Outcome], opts: Options) -> tuple[list[Outcome], list[Outcome]]:
     """The proposed fixes Patched RTC passed, and those it failed (fixes it did not judge in neither)."""
-    known = [o for o in outcomes if o.has_fix and opts.rtc_pass(o) is not None]
-    return [o for o in known if opts.rtc_pass(o)], [o for o in known if not opts.rtc_pass(o)]
+    judged = [(o, ok) for o in outcomes if o.has_fix and (ok := opts.rtc_pass(o)) is not None]
+    return [o for o, ok in judged if ok], [o for o, ok in judged if not ok]
 
 
 def table(outcomes: Sequence[Outcome], opts: Options) -> dict[str, float]:

@@ -383,8 +383,7 @@ def request_floor(requests: Sequence[dict[str, object]]) -> int:
 
 
 def bot_measure(diffs: Sequence[Path], delay_s: float = LATENCY_S, worker_threads: int = 3,
-                timeout_s: float = 180.0, warm_up_diff: Path | None = None,
-                llm_apart: bool = True) -> list[tuple[str, float, int, int]]:
+                timeout_s: float = 180.0, warm_up_diff: Path | None = None) -> list[tuple[str, float, int, int]]:
     """Signed `pull_request.opened` → the last completed check run, through the real Flask app
     (loopback HTTP), the fake GitHub REST server and huey's consumer as `rtcbot worker` runs it
     (`worker_threads` threads, polling the SQLite queue as the worker does).
@@ -395,7 +394,7 @@ def bot_measure(diffs: Sequence[Path], delay_s: float = LATENCY_S, worker_thread
     in its steady state, not its first job's one-off costs (the database's compiled
     statements, the HTTP clients' first requests). Deliveries go out on an HTTP client made
     beforehand (the sender's set-up is not the App's time). The LLM server runs in a process
-    of its own (`llm_apart`, bench/llm_process.py), as llama.cpp or a hosted API does: in this
+    of its own (bench/llm_process.py), as llama.cpp or a hosted API does: in this
     process its per-request work would compete for the App's interpreter lock and be measured
     as the App's overhead (about 0.01× of the ratio, measured). Returns (PR, wall seconds,
     floor latencies, check runs completed) per PR."""
@@ -413,7 +412,7 @@ def bot_measure(diffs: Sequence[Path], delay_s: float = LATENCY_S, worker_thread
     from tests.fakes.github_server import FakeGitHub
 
     out = []
-    server: ScriptedLLM | LLMProcess = LLMProcess(delay_s) if llm_apart else latency_server(delay_s)
+    server = LLMProcess(delay_s)
     runs = [(f"warm-up: {warm_up_diff.stem}", warm_up_diff)] if warm_up_diff else []
     runs += [(d.stem, d) for d in diffs]
     handlers = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)}

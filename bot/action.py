@@ -30,6 +30,7 @@ from typing import IO
 from analyzers import registry
 from analyzers.context import Tools
 from analyzers.llm import LLMClient
+from analyzers.local_llm import ALIAS
 from analyzers.pipeline import run_all
 from analyzers.report import AnalyzerReport
 from bot.context import (
@@ -73,7 +74,7 @@ class ActionSettings:
     allowed_models: tuple[str, ...] = ()  # models the config may pick (RTCBOT_ALLOWED_MODELS)
     llm_for_model: Callable[[str], Callable[[], LLMClient]] | None = None  # the config's model
     github: GitHubSettings | None = None  # retries, rate-limit waits (RTCBOT_*; bot/github)
-    model_name: str | None = None  # the model llm_factory reaches (require_qualified; None: embedded)
+    model_name: str = ALIAS  # the model llm_factory reaches (require_qualified)
 
 
 @dataclass

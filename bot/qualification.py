@@ -72,19 +72,17 @@ def refusal_from_file(model: str, checkout: Path | None) -> str | None:
     return refusal_from_text(model, text, str(path))
 
 
-def refusal_from_commit(gh: GitHub, repo: str, sha: str, model: str | None) -> str | None:
+def refusal_from_commit(gh: GitHub, repo: str, sha: str, model: str) -> str | None:
     """The Action: the record at the base commit `sha`, read through the contents API as the
-    config is; the pull request's own copy (in the checkout) never counts. `model` None: the
-    embedded one."""
-    from analyzers.local_llm import ALIAS
+    config is; the pull request's own copy (in the checkout) never counts."""
     from bot.github import GitHubError
 
-    name, where = model or ALIAS, f"{RECORD_PATH.as_posix()} at the base commit {sha[:12]}"
+    where = f"{RECORD_PATH.as_posix()} at the base commit {sha[:12]}"
     try:
         text = gh.config_text(repo, RECORD_PATH.as_posix(), sha)
     except GitHubError as e:
-        return not_qualified(name, repo, f"{where} could not be read ({e.status}: {e.message})")
-    return refusal_from_text(name, text, where, repo)
+        return not_qualified(model, repo, f"{where} could not be read ({e.status}: {e.message})")
+    return refusal_from_text(model, text, where, repo)
 
 
 def refusal_from_store(store: Store, repo: str, model: str) -> str | None:
