@@ -82,3 +82,17 @@ def test_a_record_built_to_crash_the_reader_is_a_refusal() -> None:
                  '{"models": [{"model": ["m"], "qualified": true}]}'):
         why = refusal_from_text("m", text, "r.json", "o/r")
         assert why is not None and "is not qualified for o/r" in why, text[:20]
+
+
+def test_repository_names_from_github_are_only_ever_compared(tmp_path: Path) -> None:
+    """Sign-in asks the store which of the user's repositories (names GitHub lists, some chosen
+    by whoever named them) have data: a name built as SQL or as a pattern matches nothing."""
+    from bot.dashboard.data import repos_with_data
+    from bot.store import Store
+    from tests.bot.dashboard.support import seed
+
+    store = Store(f"sqlite:///{tmp_path / 'db.sqlite3'}")
+    seed(store, REPO, prs=2)
+    hostile = [f"{REPO}' OR '1'='1", "x') OR 1=1 --", "%", "octo-org/%", "*", REPO.upper(), f"{REPO}\x00"]
+    assert repos_with_data(store, hostile) == set()
+    assert repos_with_data(store, [*hostile, REPO]) == {REPO}
