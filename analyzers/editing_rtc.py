@@ -6,6 +6,10 @@ more from the uninformative description "Edit." for the baseline.
 Sim: exact match after stripping (the paper's); also whitespace-normalised match and chrF.
 Regenerated code is taken from a fenced block or up to an explicit end marker — never cut at
 a blank line — and small models that ignore the format are tolerated.
+Integrity: a description that carries the new code (analyzers/leak.py) is an invalid sample and
+counts as a failed round trip; the finding says why, and reports how many leaked. The code and
+the descriptions go into the prompts as data: fenced (a fence longer than any backtick run
+inside), with the instruction that nothing inside is addressed to the model.
 """
 
 from __future__ import annotations
@@ -19,6 +23,15 @@ from pydantic import Field
 from analyzers import similarity
 from analyzers.context import AnalysisContext
 from analyzers.diff import CODE_LANGUAGES, ChangeSet, FileChange, Hunk
+from analyzers.leak import (
+    CODE_BLOCK,
+    DATA_NOTE,
+    carries_code_block,
+    fence_for,
+    leak_note,
+    leak_rate,
+    leak_reason,
+)
 from analyzers.llm import BudgetExceeded, LLMClient, Message
 from analyzers.options import AnalyzerOptions
 from analyzers.report import AnalyzerReport, Finding, Skipped
@@ -48,11 +61,12 @@ SYSTEM = "You are a careful senior software engineer. Answer exactly in the form
 FORWARD_ASK = (
     "Here is a piece of code before and after an edit. In one or two sentences, say what the "
     "edit does, precisely enough that another engineer could make the same edit from your "
-    "words alone. Answer with the description only."
+    "words alone. Answer with the description only, in your own words: do not copy lines of "
+    f"the code. {DATA_NOTE}"
 )
 BACKWARD_ASK = (
-    "Apply the described edit to the code below. Reply with the complete code after the "
-    f"edit, in one fenced code block, then the line {END}."
+    "Apply the edit described after [edit description] to the code below. Reply with the "
+    f"complete code after the edit, in one fenced code block, then the line {END}. {DATA_NOTE}"
 )
 
 # Our own few-shot examples, given as chat turns.
@@ -76,7 +90,10 @@ EXAMPLES: Sequence[tuple[str, str, str]] = (
 
 
 def _block(code: str, lang: str = "") -> str:
-    return f"```{lang}\n{code.rstrip()}\n```"
+    """`code` fenced as data: the fence is longer than any run of backticks inside, so the code
+    cannot close it and write outside it."""
+    fence = fence_for(code)
+    return f"{fence}{lang}\n{code.rstrip()}\n{fence}"
 
 
 def forward_messages(old: str, new: str, lang: str = "") -> list[Message]:
@@ -101,12 +118,15 @@ _MARKERS = re.compile(r"^\s*\[(old|new|edit description|end)\]", re.M | re.I)
 _FENCE_OPEN = re.compile(r"^[ \t]*(`{3,}|~{3,})[^\n`]*\n", re.M)
 
 
-def parse_description(text: str, limit: int = 1000) -> str:
-    """The description: text before any echoed prompt marker, whitespace-collapsed."""
+def _before_markers(text: str) -> str:
     m = _MARKERS.search(text)
-    if m:
-        text = text[: m.start()]
-    text = text.strip().strip("`").strip()
+    return text[: m.start()] if m else text
+
+
+def parse_description(text: str, limit: int = 1000) -> str:
+    """The description: text before any echoed prompt marker, whitespace-collapsed (one line,
+    the last of the backward prompt: it cannot open a section of its own there)."""
+    text = _before_markers(text).strip().strip("`").strip()
     return similarity.normalise_ws(text)[:limit]
 
 
@@ -166,11 +186,18 @@ class EditingRTC:
                     answered(check(t))
             return texts
 
+        fenced: set[str] = set()  # descriptions parsed from an answer with a code block
+
         def forward() -> list[str]:
             texts = llm.sample(forward_messages(old, new, lang), n=cfg.n_forward,
                                temperature=cfg.forward_temperature,
                                max_tokens=cfg.forward_max_tokens, seed=cfg.seed)
-            return [parse_description(t) or BASELINE for t in seen(texts, forward_well_formed)]
+            out = [parse_description(t) or BASELINE for t in seen(texts, forward_well_formed)]
+            fenced.update(d for d, t in zip(out, texts, strict=True) if carries_code_block(_before_markers(t)))
+            return out
+
+        def leak(description: str) -> str | None:
+            return CODE_BLOCK if description in fenced else leak_reason(description, new, old)
 
         def backward(description: str) -> list[str]:
             texts = llm.sample(backward_messages(old, description, lang), n=1,
@@ -178,7 +205,7 @@ class EditingRTC:
                                max_tokens=cfg.backward_max_tokens, seed=cfg.seed)
             return [parse_code(t) for t in seen(texts, backward_well_formed)]
 
-        return round_trip(forward, backward, new, similarity.SIMS, BASELINE, mapper=llm.map)
+        return round_trip(forward, backward, new, similarity.SIMS, BASELINE, mapper=llm.map, leak=leak)
 
     def score(self, llm: LLMClient, old: str, new: str, lang: str = "",
               answered: Callable[[bool], object] | None = None) -> tuple[RoundTrip, dict[str, float]]:
@@ -223,6 +250,10 @@ class EditingRTC:
         if report.findings:
             report.scores = aggregate([f.scores for f in report.findings])
             report.scores["hunks"] = float(len(report.findings))
+            leaks = [f.scores.get("leaks", 0.0) for f in report.findings]
+            report.scores["leaks"] = sum(leaks)
+            report.scores["leak_rate"] = leak_rate(leaks, [float(len(f.evidence["descriptions"]))
+                                                           for f in report.findings])
         return report
 
 
@@ -238,18 +269,20 @@ def to_finding(fc: FileChange, res: HunkResult) -> Finding:
         "the model re-created this edit from its own description" if rtc > 0
         else "no description let the model re-create this edit"
     )
+    leaks = trip.leaks or []
     return Finding(
         analyzer=EditingRTC.name,
         title=h.section[:60] or f"hunk at line {start}",
-        message=f"EditingRTC {rtc:.2f} (lift {lift_:+.2f} over '{BASELINE}'): {verdict}. "
+        message=f"EditingRTC {rtc:.2f} (lift {lift_:+.2f} over '{BASELINE}'): {verdict}.{leak_note(leaks)} "
                 f"First description: \"{_short(trip.forward[0] if trip.forward else '')}\"",
         path=fc.path,
         start_line=start,
         end_line=end,
-        level="notice",
+        level="warning" if any(leaks) else "notice",
         scores=s,
         evidence={
             "descriptions": trip.forward,
+            **({"leaks": leaks} if any(leaks) else {}),
             "regenerated": [row[0] if row else "" for row in trip.backward],
             "baseline_regenerated": trip.baseline[0] if trip.baseline else "",
             "sims": trip.sims,

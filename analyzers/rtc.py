@@ -48,9 +48,23 @@ class RoundTrip:
     baseline: list[str]
     sims: dict[str, list[list[float]]] = field(default_factory=dict)  # sim name → matrix
     baseline_sims: dict[str, list[float]] = field(default_factory=dict)
+    # per forward sample: why its description leaks the answer (analyzers/leak.py), or None;
+    # None for the whole list when descriptions were not checked
+    leaks: list[str | None] | None = None
+
+    def void_leaks(self, reasons: Sequence[str | None]) -> None:
+        """Record each description's leak check and score a leaking one's regenerations 0 under
+        every sim: a description that carries the answer is an invalid sample, a failed round
+        trip (the baseline's description is ours, never checked). Call after the sims are set."""
+        self.leaks = list(reasons)
+        for matrix in self.sims.values():
+            for i, why in enumerate(self.leaks):
+                if why and i < len(matrix):
+                    matrix[i] = [0.0] * len(matrix[i])
 
     def scores(self, primary: str, k: int | None = None) -> dict[str, float]:
-        """rtc, rtc@k, baseline and lift on the primary sim; rtc_<name> for the others."""
+        """rtc, rtc@k, baseline and lift on the primary sim; rtc_<name> for the others; leaks
+        (how many descriptions leaked the answer) when they were checked."""
         k = k or len(self.forward)
         m, b = self.sims[primary], self.baseline_sims[primary]
         out = {
@@ -62,6 +76,8 @@ class RoundTrip:
         for name, matrix in self.sims.items():
             if name != primary:
                 out[f"rtc_{name}"] = rtc_avg(matrix)
+        if self.leaks is not None:
+            out["leaks"] = float(sum(1 for why in self.leaks if why))
         return out
 
 
@@ -78,8 +94,13 @@ def round_trip(
     sims: Mapping[str, Callable[[str, str], float]],
     baseline_description: str,
     mapper: Mapper | None = None,
+    leak: Callable[[str], str | None] | None = None,
 ) -> RoundTrip:
     """Sample descriptions, regenerate from each (and from the baseline), score each regeneration.
+
+    With `leak` (description → why it reveals the target, or None) each description is checked,
+    and one that leaks counts as a failed round trip (`RoundTrip.void_leaks`); it is regenerated
+    all the same, so a run's requests do not depend on what the model wrote.
 
     Identical descriptions share one backward call (deterministic request counts). With a
     `mapper` the calls run concurrently, and the baseline's backward call, which needs no
@@ -100,6 +121,8 @@ def round_trip(
     for name, sim in sims.items():
         result.sims[name] = [[sim(x, target) for x in row] for row in back]
         result.baseline_sims[name] = [sim(x, target) for x in base]
+    if leak is not None:
+        result.void_leaks([leak(d) for d in descriptions])
     return result
 
 

@@ -10,6 +10,7 @@ RTC_pass, RTC@k, baseline and lift per problem; plain pass@1 from the original p
 Review mode (§4.2): with a test command configured, regions (runs of consecutive statements,
 32–384 characters) are sampled from functions that the change adds or modifies, kept only if
 deleting them changes the suite's outcome, and round-tripped the same way inside the file.
+A description that carries the code (analyzers/leak.py) counts as a failed round trip.
 """
 
 from __future__ import annotations
@@ -33,7 +34,8 @@ from analyzers import pyparse
 from analyzers.context import AnalysisContext
 from analyzers.diff import ChangeSet
 from analyzers.execution import Case, Executor, Limits, Program
-from analyzers.llm import BudgetExceeded, LLMClient, LLMError, Message
+from analyzers.leak import check_descriptions, leak_note, leak_rate
+from analyzers.llm import BudgetExceeded, LLMClient, LLMError
 from analyzers.options import AnalyzerOptions
 from analyzers.passk import pass_at_k
 from analyzers.paths import write_inside
@@ -41,8 +43,15 @@ from analyzers.repair import code_blocks, trim_to_valid_python
 from analyzers.report import AnalyzerReport, Finding, Skipped
 from analyzers.rtc import RoundTrip, aggregate
 from analyzers.sandbox import NOT_ISOLATED, Sandbox, SandboxUnavailable
-
-BASELINE = "Implement."
+from analyzers.synthesis_prompts import (  # noqa: F401  (BASELINE and the prompts: part of this module's API)
+    BASELINE,
+    backward_messages,
+    forward_messages,
+    parse_description,
+    plain_messages,
+    region_backward_messages,
+    region_forward_messages,
+)
 
 
 @dataclass(frozen=True)
@@ -143,53 +152,6 @@ def assemble(context: str, entry_point: str, answer: str) -> str:
     return f"{context.rstrip()}\n{_indent_body(code)}"
 
 
-# -- prompts (our own words) ---------------------------------------------------------------
-
-SYSTEM = "You are a precise Python programmer. Answer exactly in the format asked for."
-
-FORWARD_ASK = ("In one short sentence (at most 128 characters), say what the body of the "
-               "function `{name}` below does, so that another programmer could write it again. "
-               "Answer with the sentence only.")
-BACKWARD_ASK = ("Write the body of the function `{name}` below, doing what its TODO comment says. "
-                "Reply with the complete function in one ```python code block.")
-PLAIN_ASK = "Complete the function `{name}` below. Reply with the complete function in one ```python code block."
-
-_EXAMPLE = ("def count_vowels(s: str) -> int:\n", "    return sum(1 for ch in s.lower() if ch in 'aeiou')\n",
-            "Counts the characters of s that are vowels, ignoring case.")
-
-
-def forward_messages(context: str, body: str, name: str) -> list[Message]:
-    ex_ctx, ex_body, ex_desc = _EXAMPLE
-    return [
-        {"role": "system", "content": SYSTEM},
-        {"role": "user", "content": FORWARD_ASK.format(name="count_vowels") + f"\n\n```python\n{ex_ctx}{ex_body}```"},
-        {"role": "assistant", "content": ex_desc},
-        {"role": "user", "content": FORWARD_ASK.format(name=name) + f"\n\n```python\n{context.rstrip()}\n{body.rstrip()}\n```"},
-    ]
-
-
-def backward_messages(context: str, description: str, name: str) -> list[Message]:
-    ex_ctx, ex_body, ex_desc = _EXAMPLE
-    return [
-        {"role": "system", "content": SYSTEM},
-        {"role": "user", "content": BACKWARD_ASK.format(name="count_vowels")
-         + f"\n\n```python\n{ex_ctx}    # TODO: {ex_desc}\n```"},
-        {"role": "assistant", "content": f"```python\n{ex_ctx}{ex_body}```"},
-        {"role": "user", "content": BACKWARD_ASK.format(name=name)
-         + f"\n\n```python\n{context.rstrip()}\n    # TODO: {description}\n```"},
-    ]
-
-
-def plain_messages(prompt: str, name: str) -> list[Message]:
-    return [{"role": "system", "content": SYSTEM},
-            {"role": "user", "content": PLAIN_ASK.format(name=name) + f"\n\n```python\n{prompt.rstrip()}\n```"}]
-
-
-def parse_description(text: str, limit: int = 128) -> str:
-    text = " ".join(text.strip().strip("`").split())
-    return text[:limit].strip() or BASELINE
-
-
 # -- HumanEval driver ----------------------------------------------------------------------
 
 @dataclass
@@ -218,7 +180,8 @@ def humaneval_round_trips(llm: LLMClient, problems: Sequence[Problem], executor:
         plain = [assemble(p.prompt, p.entry_point, a) for a in llm.sample(
             plain_messages(p.prompt, p.entry_point), n=cfg.plain_samples, temperature=cfg.plain_temperature,
             max_tokens=cfg.backward_max_tokens, seed=cfg.seed)]
-        trip = RoundTrip(forward=descriptions, backward=[back[d] for d in descriptions], baseline=back[BASELINE])
+        trip = RoundTrip(forward=descriptions, backward=[back[d] for d in descriptions], baseline=back[BASELINE],
+                         leaks=check_descriptions(texts, descriptions, p.canonical_solution, context))
         if on_done is not None:
             on_done()
         return p, trip, plain
@@ -233,6 +196,7 @@ def humaneval_round_trips(llm: LLMClient, problems: Sequence[Problem], executor:
     for p, trip, plain in sampled:
         trip.sims["pass"] = [[float(next(verdicts)) for _ in row] for row in trip.backward]
         trip.baseline_sims["pass"] = [float(next(verdicts)) for _ in trip.baseline]
+        trip.void_leaks(trip.leaks or [])
         passed = [next(verdicts) for _ in plain]
         res = ProblemResult(p, trip, plain, passed)
         # pass@1 needs at least one plain sample (undefined without: analyzers/passk.py)
@@ -243,7 +207,9 @@ def humaneval_round_trips(llm: LLMClient, problems: Sequence[Problem], executor:
 
 
 def overall(results: Sequence[ProblemResult]) -> dict[str, float]:
-    return aggregate([r.scores for r in results])
+    """The mean of each score; leak_rate: leaking descriptions over all descriptions."""
+    return {**aggregate([r.scores for r in results]), "leak_rate": leak_rate(
+        [r.scores.get("leaks", 0.0) for r in results], [float(len(r.trip.forward)) for r in results])}
 
 
 # -- review mode: regions of changed functions ---------------------------------------------
@@ -349,20 +315,6 @@ def context_around(source: str, region: Region, budget: int = 1024) -> tuple[str
     return "".join(pre), "".join(post)
 
 
-def region_forward_messages(pre: str, code: str, post: str) -> list[Message]:
-    ask = ("In one short sentence (at most 128 characters), say what the code between the "
-           "[region] markers does, so that another programmer could write it again. Answer with the sentence only.")
-    return [{"role": "system", "content": SYSTEM},
-            {"role": "user", "content": f"{ask}\n\n```python\n{pre}# [region]\n{code}# [/region]\n{post}```"}]
-
-
-def region_backward_messages(pre: str, description: str, indent: str, post: str) -> list[Message]:
-    ask = ("Replace the TODO comment below with code that does what it says. Reply with only the "
-           "replacement code in one ```python code block.")
-    return [{"role": "system", "content": SYSTEM},
-            {"role": "user", "content": f"{ask}\n\n```python\n{pre}{indent}# TODO: {description}\n{post}```"}]
-
-
 class SynthesisRTCAnalyzer:
     name = "synthesis_rtc"
     title = "SynthesisRTC"
@@ -461,17 +413,18 @@ class SynthesisRTCAnalyzer:
                                  baseline=[regenerated[BASELINE]])
                 trip.sims["pass"] = [[passed[d]] for d in descriptions]
                 trip.baseline_sims["pass"] = [passed[BASELINE]]
+                trip.void_leaks(leaks := check_descriptions(texts, descriptions, code, pre + post))
                 scores = trip.scores("pass", k=cfg.n_forward)
                 per_region.append(scores)
                 report.findings.append(Finding(
                     analyzer=self.name, title=f"{region.function}: statements {region.start_line}-{region.end_line}",
                     message=(f"RTC_pass {scores['rtc']:.2f} (baseline {scores['baseline']:.2f}, lift "
                              f"{scores['lift']:+.2f}): the test suite's outcome with the regenerated region, "
-                             "compared with the unmodified code."),
+                             f"compared with the unmodified code.{leak_note(leaks)}"),
                     path=region.path, start_line=region.start_line, end_line=region.end_line,
                     level="warning" if scores["rtc"] == 0 else "notice",
-                    scores={"rtc_pass": scores["rtc"], "lift": scores["lift"]},
-                    evidence={"region": code, "descriptions": descriptions,
+                    scores={"rtc_pass": scores["rtc"], "lift": scores["lift"], "leaks": scores["leaks"]},
+                    evidence={"region": code, "descriptions": descriptions, **({"leaks": leaks} if any(leaks) else {}),
                               "regenerated": [regenerated[d] for d in descriptions],
                               "baseline_regenerated": regenerated[BASELINE]},
                     key=hashlib.sha256(f"{region.path}\0{code}".encode()).hexdigest()[:32]))
@@ -482,7 +435,8 @@ class SynthesisRTCAnalyzer:
         if per_region:
             agg = aggregate(per_region)
             report.scores = {"rtc_pass": agg["rtc"], "baseline": agg["baseline"], "lift": agg["lift"],
-                             "regions": float(len(per_region))}
+                             "regions": float(len(per_region)), "leaks": sum(s["leaks"] for s in per_region),
+                             "leak_rate": leak_rate([s["leaks"] for s in per_region], [cfg.n_forward] * len(per_region))}
         if ctx.has_llm:
             report.usage = ctx.llm.usage.as_dict()
         return report

@@ -28,11 +28,12 @@ LABELS: dict[str, str] = {
     "kept": "kept", "duplicates": "near-duplicates dropped", "unparsed": "unparsed answers",
     "similarity": "similarity", "best_similarity": "best similarity", "regions": "regions",
     "n_tasks": "tasks", "comments": "review comments",
+    "leaks": "descriptions leaking the code", "leak_rate": "leak rate",
 }
 # scores that count things: shown as integers
 COUNTS = frozenset({"hunks", "findings", "fixed", "fixes_proposed", "not_vulnerable", "semgrep_findings_total",
                     "no_fix", "no_code", "unparsable", "candidates", "kept", "duplicates", "unparsed",
-                    "regions", "n_tasks", "comments"})
+                    "regions", "n_tasks", "comments", "leaks"})
 SMALL_MODEL_WARNING = SMALL_MODEL_NOTE  # a note of every report the embedded model scored
 
 

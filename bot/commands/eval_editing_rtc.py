@@ -17,6 +17,7 @@ from rich.table import Table
 
 from analyzers.diff import DiffError, parse_github_files
 from analyzers.editing_rtc import EditingRTC
+from analyzers.leak import leak_rate
 from analyzers.llm import BudgetExceeded
 from analyzers.local_llm import ALIAS
 from analyzers.rtc import aggregate
@@ -102,7 +103,7 @@ def command(data: Path, limit: int | None, out: Path | None, plot: Path | None, 
         assert llm is not None
         trip, scores = analyzer.score(llm, old, new)
         rec = {"key": key, "id": ident, "scores": scores,
-               "descriptions": trip.forward, "regenerated": [r[0] if r else "" for r in trip.backward],
+               "descriptions": trip.forward, "leaks": trip.leaks, "regenerated": [r[0] if r else "" for r in trip.backward],
                "baseline_regenerated": trip.baseline[0] if trip.baseline else ""}
         with lock, out.open("a", encoding="utf-8") as fh:
             fh.write(json.dumps(rec, ensure_ascii=False) + "\n")
@@ -129,6 +130,9 @@ def command(data: Path, limit: int | None, out: Path | None, plot: Path | None, 
                         raise exc
     results = [done[k] for k, *_ in items if k in done]
     agg = aggregate([r["scores"] for r in results])
+    checked = [r for r in results if "leaks" in r["scores"]]  # records of older runs were not checked
+    agg["leak_rate"] = leak_rate([r["scores"]["leaks"] for r in checked],
+                                 [float(len(r["descriptions"])) for r in checked])
     usage = llm.usage if llm is not None else None
     if plot is not None:
         from reporters.eval_plots import rtc_lift_chart
@@ -147,6 +151,8 @@ def command(data: Path, limit: int | None, out: Path | None, plot: Path | None, 
         ("lift", f"{agg.get('lift', 0):+.3f}"),
         ("RTC, whitespace-normalised", f"{agg.get('rtc_normalised', 0):.3f}"),
         ("chrF", f"{agg.get('rtc_chrf', 0):.3f}"),
+        ("leak rate (descriptions carrying the code)",
+         f"{agg['leak_rate']:.3f} of {sum(len(r['descriptions']) for r in checked)}"),
         ("requests", str(usage.requests if usage else 0)),
         ("tokens", str(usage.tokens if usage else 0)),
         ("cache hits", str(usage.cache_hits if usage else 0)),

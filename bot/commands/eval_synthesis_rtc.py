@@ -71,7 +71,8 @@ def command(humaneval: bool, limit: int | None, forward_samples: int, wall_s: fl
         click.echo(json.dumps({"n_problems": len(results),
                                **({"pass@1": fig["pass@1"]} if "pass@1" in fig else {}),
                                "rtc_pass": fig.get("rtc", 0.0), f"rtc@{k}": fig.get(f"rtc@{k}", 0.0),
-                               "baseline": fig.get("baseline", 0.0), "lift": fig.get("lift", 0.0)}))
+                               "baseline": fig.get("baseline", 0.0), "lift": fig.get("lift", 0.0),
+                               "leak_rate": fig["leak_rate"]}))
         return
     table = Table(title=f"SynthesisRTC on HumanEval with {llm.model}")
     for col in ("problem", "pass@1", "RTC_pass", f"RTC@{k}", "baseline", "lift"):
@@ -84,5 +85,8 @@ def command(humaneval: bool, limit: int | None, forward_samples: int, wall_s: fl
     table.add_row(f"all ({len(results)})", _fmt(fig.get("pass@1")), f"{fig.get('rtc', 0):.3f}",
                   f"{fig.get(f'rtc@{k}', 0):.3f}", f"{fig.get('baseline', 0):.3f}", f"{fig.get('lift', 0):+.3f}")
     Console().print(table)
+    n = sum(len(r.trip.forward) for r in results)
+    click.echo(f"leak rate (descriptions carrying the code, counted as failed round trips): "
+               f"{fig['leak_rate']:.3f} of {n}")
     u = llm.usage
     click.echo(f"requests={u.requests} tokens={u.tokens} cache_hits={u.cache_hits}")

@@ -1,0 +1,154 @@
+"""The leak check (analyzers/leak.py): a description that carries the code it should describe
+is caught however it is spaced; an honest description, however precise, is not."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from analyzers.editing_rtc import EXAMPLES
+from analyzers.leak import (
+    CODE_BLOCK,
+    check_descriptions,
+    code_tokens,
+    fence_for,
+    leak_note,
+    leak_rate,
+    leak_reason,
+    named_identifiers,
+)
+from analyzers.rtc import round_trip
+from bot.datasets import lookup
+
+OLD = (
+    "def load(user, token):\n"
+    "    if token is None:\n"
+    "        return None\n"
+    "    return get_user(user)\n"
+)
+NEW = (
+    "def load(user, token):\n"
+    "    if token is None or not validate_token(token, max_age_s=SESSION_MAX_AGE):\n"
+    "        return None\n"
+    "    return fetch_user_by_id(user.id, include_roles=True)\n"
+)
+
+
+@pytest.mark.parametrize("honest", [
+    "Rename the helper and check the token before use.",
+    "Rename get_user to fetch_user_by_id and call validate_token before use.",
+    "Reject a token that validate_token refuses (at most SESSION_MAX_AGE old), and fetch the user by "
+    "id with the roles included.",
+    "Return None unless the token is valid; look the user up by id.",
+])
+def test_an_honest_description_passes(honest: str) -> None:
+    assert leak_reason(honest, NEW, OLD) is None
+
+
+def test_our_few_shot_descriptions_pass_on_their_own_examples() -> None:
+    for old, new, desc in EXAMPLES:
+        assert leak_reason(desc, new, old) is None, desc
+
+
+def test_an_added_line_quoted_whole_is_caught_however_it_is_spaced() -> None:
+    line = "return fetch_user_by_id(user.id, include_roles=True)"
+    assert leak_reason(f"Make it {line}.", NEW, OLD) == "description quotes the new code: its line 4, verbatim"
+    spaced = "return   fetch_user_by_id( user . id ,\ninclude_roles = True )"
+    assert leak_reason(f"End with {spaced}", NEW, OLD) == "description quotes the new code: its line 4, verbatim"
+
+
+def test_a_long_run_of_a_line_is_caught() -> None:
+    why = leak_reason("Add `validate_token(token, max_age_s=SESSION_MAX_AGE)` to the check.", NEW, OLD)
+    assert why == "description quotes the new code: 8 or more tokens in a row from its line 2"
+
+
+def test_a_code_block_is_caught() -> None:
+    assert leak_reason("Like this: ```python\nx = 1\n```", NEW, OLD) == CODE_BLOCK
+    assert leak_reason("~~~ anything", NEW, OLD) == CODE_BLOCK
+    # the answer had a block that parsing stripped: the raw answer tells
+    assert check_descriptions(["```\nreturn 1\n```", "Check it."], ["return 1", "Check it."], NEW, OLD) == [
+        CODE_BLOCK, None]
+
+
+def test_short_lines_and_lines_the_old_code_has_are_not_leaks() -> None:
+    old, new = "x = 1\n", "x = 1\nif ok:\n    return x\n}\n"
+    assert leak_reason("Add: if ok: return x }", new, old) is None  # `return x`, `}`: too short
+    # the unchanged line `if token is None:` ... and `return None` are the old code's
+    assert leak_reason("Keep `if token is None:` and `return None` as they are.", NEW, OLD) is None
+    assert leak_reason("Keep the first line, def load(user, token):, unchanged.", NEW, OLD) is None
+
+
+def test_a_quoted_comment_or_string_is_not_code() -> None:
+    old = 'log.info("start")\n'
+    new = 'log.info("start")\n// retry once: the server drops the first request after a restart\n'
+    desc = "Add the comment 'retry once: the server drops the first request after a restart'."
+    assert leak_reason(desc, new, old) is None
+    assert [t for t, is_code in code_tokens('f("a b c") // d e') if is_code] == ["f", "(", ")"]
+    # code around a string still counts
+    new2 = 'log.info("start")\nlog.warn("retrying after " + delay_ms + " ms");\n'
+    assert leak_reason('Add log.warn("retrying after " + delay_ms + " ms");', new2, old) is not None
+
+
+def test_naming_most_of_the_new_identifiers_is_a_leak() -> None:
+    old = "def f(a):\n    return a\n"
+    new = ("def f(a):\n    cfg_path = resolve_path(a)\n    raw_cfg = read_yaml(cfg_path)\n"
+           "    merged_cfg = merge_defaults(raw_cfg)\n    return merged_cfg\n")
+    assert named_identifiers("x", new, old) == (0, 6)
+    prose = ("Set cfg_path with resolve_path on a, raw_cfg by read_yaml of it, merged_cfg by "
+             "merge_defaults, and return it.")
+    assert leak_reason(prose, new, old) == "description names 6 of the 6 identifiers that only the new code has"
+    assert leak_reason("Resolve the path, read the YAML with read_yaml, merge the defaults and return "
+                       "merged_cfg.", new, old) is None  # two of six: a description needs some names
+
+
+def test_notes_and_rates() -> None:
+    assert leak_note([None, None]) == ""
+    assert leak_note([None, "description carries a code block", None]) == (
+        " 1 of 3 descriptions leaked the code (description carries a code block): it counts as a "
+        "failed round trip.")
+    assert leak_rate([1.0, 0.0, 2.0], [3.0, 3.0, 3.0]) == pytest.approx(1 / 3)
+    assert leak_rate([], []) == 0.0
+
+
+def test_a_fence_is_longer_than_any_backtick_run_inside() -> None:
+    assert fence_for("x = 1") == "```"
+    assert fence_for("s = '````'") == "`````"
+
+
+def test_a_leaking_description_is_a_failed_round_trip() -> None:
+    """rtc.round_trip with a leak check: the leaking sample's regenerations score 0 under every
+    sim (although its regeneration is right), the baseline is not checked, the count is a score."""
+    target = "return fetch_user_by_id(user.id, include_roles=True)"
+    sims = {"exact": lambda a, b: float(a == b), "loose": lambda a, b: 0.5}
+    trip = round_trip(
+        forward=lambda: ["Look the user up by id, with roles.", f"Write {target}"],
+        backward=lambda d: [target],  # a model that gets it right from either
+        target=target, sims=sims, baseline_description="Edit.",
+        leak=lambda d: leak_reason(d, target),
+    )
+    assert trip.leaks == [None, "description quotes the new code: its line 1, verbatim"]
+    assert trip.sims["exact"] == [[1.0], [0.0]] and trip.sims["loose"] == [[0.5], [0.0]]
+    assert trip.baseline_sims["exact"] == [1.0]
+    s = trip.scores("exact")
+    assert s["rtc"] == 0.5 and s["rtc@2"] == 1.0 and s["leaks"] == 1.0 and s["rtc_loose"] == 0.25
+    assert trip.backward[1] == [target]  # regenerated all the same: requests do not depend on it
+
+
+def test_few_gpt4_change_summaries_of_the_bundled_hunks_trip_the_check() -> None:
+    """The bundled CodeReviewer hunks come with GPT-4's change summaries: detailed, honest prose
+    that quotes code now and then. The thresholds keep them (nearly) clear; docs/integrity.md."""
+    rows = [json.loads(line) for line in lookup("codereviewer-validation").file().read_text("utf-8").splitlines()]
+    flagged = 0
+    for r in rows:
+        old, new = [], []
+        for ln in r["code_change"].splitlines():
+            if ln.startswith("@@"):
+                continue
+            if not ln.startswith("+"):
+                old.append(ln[1:])
+            if not ln.startswith("-"):
+                new.append(ln[1:])
+        summary = r["change_summary"].split("Implications")[0]
+        flagged += leak_reason(summary, "\n".join(new), "\n".join(old)) is not None
+    assert len(rows) == 500 and flagged <= 25  # ≤ 5 %; 17 when written, each a real quote
