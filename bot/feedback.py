@@ -4,11 +4,18 @@ Every committable suggestion the pr-review reporter posts is recorded (store tab
 `published`, keyed by repository, pull request and the marker its comment carries). What
 became of it is read from GitHub's own signals, never asked of anyone:
 
-- **applied**: a later head holds the suggested lines (a `synchronize` re-reads the files of
-  the suggestions still pending; `is_applied` is pure);
+- **applied**: at a later head the flagged lines are gone and the suggested lines are there,
+  and the suggested lines were not in the file at the head the suggestion was posted on (both
+  recorded when it is posted: `original`, `preexisting`); an unrelated push, or lines that were
+  there all along, never count (a `synchronize` re-reads the files of the suggestions still
+  pending; `applied` is pure). Rows recorded before this rule lack what it needs: never applied;
 - **resolved**: its review thread was resolved (`pull_request_review_thread` events);
-- **reactions**: 👍 / 👎 on the bot's comment, read once when the pull request closes;
+- **reactions**: 👍 / 👎 on the bot's comment, read once when the pull request closes, one per
+  person (GitHub's list of a comment's reactions, not its counts: 40 👍 from one user are one);
 - **merged**: whether the pull request was merged.
+
+Only comments this App made count (`own`: its bot user, bot/github `AppIdentity`): another
+bot's or App's comment carrying rtcbot's marker is neither resolved nor reacted to for it.
 
 `acceptance` turns the rows into rates by analyzer, by Patched RTC outcome and by CRScore band,
 with Wilson score intervals: the live version of Patched RTC's table ("are RTC-pass fixes taken
@@ -67,6 +74,69 @@ def _lines(text: str) -> list[str]:
     return [line.rstrip() for line in text.splitlines()]
 
 
+def _run_at(have: Sequence[str], want: Sequence[str], lo: int = 0, hi: int | None = None) -> int | None:
+    """Where the run `want` starts in have[lo:hi], or None."""
+    hi = len(have) if hi is None else hi
+    return next((i for i in range(lo, max(lo, hi - len(want) + 1)) if list(have[i:i + len(want)]) == list(want)),
+                None)
+
+
+def flagged_lines(text: str | None, start_line: int, end_line: int) -> str | None:
+    """Lines [start_line, end_line] of `text` (the flagged lines a suggestion replaces), or None
+    when the file or the lines are not there."""
+    if text is None or start_line < 1 or end_line < start_line:
+        return None
+    have = text.splitlines()
+    if end_line > len(have):
+        return None
+    return "\n".join(have[start_line - 1:end_line]) + "\n"
+
+
+def holds(replacement: str, text: str | None) -> bool:
+    """Whether `text` holds the suggested lines as a run anywhere (blank-only suggestions: no)."""
+    want = _lines(replacement)
+    if text is None or not want or not any(w.strip() for w in want):
+        return False
+    return _run_at(_lines(text), want) is not None
+
+
+def applied(original: str | None, replacement: str, preexisting: bool | None, text: str | None,
+            near: int, window: int = 200) -> bool:
+    """Whether a later head's `text` shows the suggestion taken: the suggested lines are there
+    near line `near` (`is_applied`) and the flagged lines `original` are gone from there (read
+    with that run of suggested lines taken out, so a fix that keeps a flagged line still counts),
+    and the suggested lines were not in the file when it was posted (`preexisting` False).
+    Unknown (None) posted-head facts never count."""
+    want, old = _lines(replacement), _lines(original or "")
+    if preexisting is not False or not any(o.strip() for o in old) or text is None or want == old:
+        return False
+    if not is_applied(replacement, text, near, window):
+        return False
+    have = _lines(text)
+    lo, hi = max(0, near - 1 - window), min(len(have), near - 1 + window + len(want))
+    at = _run_at(have, want, lo, hi)
+    assert at is not None  # is_applied found it in the same window
+    rest = have[:at] + have[at + len(want):]
+    return _run_at(rest, old, lo, min(len(rest), hi + len(old))) is None
+
+
+def people(reactions: Iterable[Mapping[str, Any]]) -> tuple[int, int]:
+    """(👍, 👎) from a comment's listed reactions, one per person (by user id, else login);
+    a reaction without a user (a deleted account) does not count."""
+    up: set[object] = set()
+    down: set[object] = set()
+    for r in reactions:
+        user = r.get("user")
+        who = (user.get("id") or user.get("login")) if isinstance(user, Mapping) else None
+        if who is None:
+            continue
+        if r.get("content") == "+1":
+            up.add(who)
+        elif r.get("content") == "-1":
+            down.add(who)
+    return len(up), len(down)
+
+
 def is_applied(replacement: str, text: str | None, near: int | None = None, window: int = 200) -> bool:
     """Whether `text` (a file at a later head) holds the suggested lines as a run — near line
     `near` when given (a push may move them by a few lines, not to another function)."""
@@ -118,8 +188,19 @@ def acceptance(rows: Sequence[Any]) -> dict[str, Any]:
 
 # ------------------------------------------------------------------------------ the store
 def record(store: Store, installation_id: int | None, repo: str, pr_number: int, head_sha: str,
-           items: Sequence[Item]) -> int:
-    """Record published items (one row per marker: a re-post changes nothing); how many are new."""
+           items: Sequence[Item], file_text: Callable[[str], str | None] | None = None) -> int:
+    """Record published items (one row per marker: a re-post changes nothing); how many are new.
+    `file_text(path)` reads a file at `head_sha`, the head they were posted on: each suggestion
+    keeps the lines it flags there and whether its suggested lines were there already (without
+    it, or when the file cannot be read, neither is known and the suggestion never counts as
+    applied)."""
+    texts: dict[str, str | None] = {}
+
+    def at_head(path: str) -> str | None:
+        if file_text is not None and path not in texts:
+            texts[path] = file_text(path)
+        return texts.get(path)
+
     new = 0
     with store.session() as s:
         known = set(s.scalars(select(PublishedRow.key).where(PublishedRow.repo == repo,
@@ -127,10 +208,13 @@ def record(store: Store, installation_id: int | None, repo: str, pr_number: int,
         for it in items:
             if it.key in known:
                 continue
+            text = at_head(it.path) if it.kind == "suggestion" else None
+            original = flagged_lines(text, it.start_line, it.end_line)
             s.add(PublishedRow(installation_id=installation_id, repo=repo, pr_number=pr_number, head_sha=head_sha,
                                analyzer=it.analyzer, kind=it.kind, key=it.key, path=it.path,
                                start_line=it.start_line, end_line=it.end_line, replacement=it.replacement,
-                               rtc=it.rtc, band=it.band, created_at=time.time()))
+                               rtc=it.rtc, band=it.band, created_at=time.time(), original=original,
+                               preexisting=None if original is None else holds(it.replacement, text)))
             known.add(it.key)
             new += 1
     return new
@@ -147,15 +231,16 @@ def rows(store: Store, repo: str | None = None, pr_number: int | None = None) ->
 
 
 def check_applied(store: Store, repo: str, pr_number: int, file_text: Callable[[str], str | None]) -> int:
-    """Mark the pending suggestions of a pull request whose lines a later head holds;
+    """Mark the pending suggestions of a pull request that a later head shows taken (`applied`);
     `file_text(path)` reads a file at that head. How many were marked."""
-    pending = [r for r in rows(store, repo, pr_number) if r.kind == "suggestion" and r.applied_at is None]
+    pending = [r for r in rows(store, repo, pr_number) if r.kind == "suggestion" and r.applied_at is None
+               and r.preexisting is False and r.original]
     texts: dict[str, str | None] = {}
     done = []
     for r in pending:
         if r.path not in texts:
             texts[r.path] = file_text(r.path)
-        if is_applied(r.replacement, texts[r.path], near=r.start_line):
+        if applied(r.original, r.replacement, r.preexisting, texts[r.path], near=r.start_line):
             done.append(r.id)
     if done:
         with store.session() as s:
@@ -172,17 +257,21 @@ def mark_resolved(store: Store, repo: str, pr_number: int, keys: Sequence[str], 
         return int(res.rowcount or 0)  # type: ignore[attr-defined]
 
 
-def mark_closed(store: Store, repo: str, pr_number: int, merged: bool,
-                comments: Sequence[Mapping[str, Any]]) -> int:
-    """The pull request closed: merged or not, and the reactions on the bot's comments
-    (`comments`: its review comments as GitHub lists them, with their `reactions`)."""
+def mark_closed(store: Store, repo: str, pr_number: int, merged: bool, comments: Sequence[Mapping[str, Any]],
+                own: Callable[[Mapping[str, Any]], bool],
+                reactions_of: Callable[[int], Sequence[Mapping[str, Any]]]) -> int:
+    """The pull request closed: merged or not, and the reactions on this App's comments
+    (`comments`: the review comments as GitHub lists them; `own(c)`: this App wrote c;
+    `reactions_of(id)`: a comment's reactions as GitHub lists them), one per person."""
+    recorded = {r.key for r in rows(store, repo, pr_number)}
     reactions: dict[str, tuple[int, int]] = {}
     for c in comments:
-        if not by_a_bot(c):
+        keys = [k for k in keys_in([c.get("body")]) if k in recorded]
+        if not keys or not isinstance(c.get("id"), int) or not own(c):
             continue
-        r = c.get("reactions") or {}
-        for key in keys_in([c.get("body")]):
-            reactions[key] = (int(r.get("+1") or 0), int(r.get("-1") or 0))
+        counted = people(reactions_of(int(c["id"])))
+        for key in keys:
+            reactions[key] = counted
     n = 0
     with store.session() as s:
         for row in s.scalars(select(PublishedRow).where(PublishedRow.repo == repo,

@@ -30,7 +30,7 @@ import json
 import logging
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -54,7 +54,7 @@ from bot.context import (
     unlisted_files_note,
 )
 from bot.events import AnalyzeJob, FeedbackJob, InstallationJob, Job, PRJob
-from bot.github import GitHub, GitHubError, installation_client
+from bot.github import GitHub, GitHubError, app_identity, installation_client
 from bot.lifecycle import CheckRuns
 from bot.logs import job_context
 from bot.publish import publish, record
@@ -407,7 +407,7 @@ class Runtime:
                           notes=[*sel.notes, *qual_notes, *([unlisted] if unlisted else [])],
                           extra=self.settings.reporters, diff=diff_lines(changes),
                           suggestions=cfg.config.suggestions,
-                          on_published=None if cfg.config.feedback == "off" else self._recorder(job), fresh=fresh)
+                          on_published=None if cfg.config.feedback == "off" else self._recorder(job, gh), fresh=fresh)
         finally:
             self._settle(row, job, ctx)
         record(self.store, job, check, cr_id, out, report)
@@ -439,8 +439,10 @@ class Runtime:
         """A pull request closed: merged or not, and the reactions on the bot's suggestions."""
         if not feedback.rows(self.store, job.repo, job.pr_number):
             return "done", "nothing of rtcbot's to follow on this pull request", {}
-        comments = self._gh(job).review_comments(job.repo, job.pr_number)
-        n = feedback.mark_closed(self.store, job.repo, job.pr_number, job.merged, comments)
+        gh = self._gh(job)
+        n = feedback.mark_closed(self.store, job.repo, job.pr_number, job.merged,
+                                 gh.review_comments(job.repo, job.pr_number), self.owns,
+                                 lambda cid: gh.review_comment_reactions(job.repo, cid))
         return "done", f"{n} suggestion(s) followed to the end ({'merged' if job.merged else 'closed'})", {}
 
     def _applied(self, gh: GitHub, job: PRJob) -> None:
@@ -457,18 +459,24 @@ class Runtime:
         """A review thread resolved or unresolved: the suggestions in it follow (no GitHub call)."""
         thread = payload.get("thread") or {}
         keys = feedback.keys_in(c.get("body") for c in thread.get("comments") or []
-                                if isinstance(c, dict) and feedback.by_a_bot(c))
+                                if isinstance(c, dict) and self.owns(c))
         pr = payload.get("pull_request") or {}
         repo = (payload.get("repository") or {}).get("full_name")
         if not keys or not isinstance(pr.get("number"), int) or not isinstance(repo, str):
             return 0
         return feedback.mark_resolved(self.store, repo, pr["number"], keys, payload.get("action") == "resolved")
 
-    def _recorder(self, job: AnalyzeJob) -> Callable[[list[dict[str, Any]]], int]:
-        """Records what a reporter published on the job's pull request (bot/feedback.py)."""
+    def owns(self, comment: Mapping[str, Any]) -> bool:
+        """Whether this App wrote `comment` (only then do its markers, thread and reactions count)."""
+        return feedback.by_a_bot(comment) and app_identity(self.settings).wrote(comment)
+
+    def _recorder(self, job: AnalyzeJob, gh: GitHub) -> Callable[[list[dict[str, Any]]], int]:
+        """Records what a reporter published on the job's pull request (bot/feedback.py), with
+        the flagged lines read at the head it was posted on."""
         def record_items(items: list[dict[str, Any]]) -> int:
             return feedback.record(self.store, job.installation_id, job.repo, job.pr_number or 0, job.head_sha,
-                                   [feedback.Item(**i) for i in items])
+                                   [feedback.Item(**i) for i in items],
+                                   lambda path: gh.file_text(job.repo, path, job.head_sha))
 
         return record_items
 

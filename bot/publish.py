@@ -81,8 +81,14 @@ def publish(gh: GitHub, job: AnalyzeJob, cr_id: int, report: AnalyzerReport, *,
                 on_published(published())
         except Exception as e:
             log.warning("the %s reporter failed for %s#%s at %s: %s", further.name, job.repo, job.pr_number,
-                        job.head_sha[:12], e)
+                        job.head_sha[:12], failure(e), exc_info=True)
     return out
+
+
+def failure(e: BaseException) -> str:
+    """An exception on one line, its type always named: `AssertionError` has no message."""
+    text = " ".join(str(e).split())
+    return f"{type(e).__name__}: {text}" if text else type(e).__name__
 
 
 def database_away(e: BaseException) -> bool:

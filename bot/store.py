@@ -51,6 +51,7 @@ from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column, sess
 
 from analyzers.paths import private_file
 from analyzers.report import Finding
+from bot.migrations import add_missing_columns
 
 ACTIVE = ("queued", "running")
 UNSENT = 0.0  # a queued job's updated_at while its queue message could not be sent
@@ -180,6 +181,10 @@ class PublishedRow(Base):
     thumbs_up: Mapped[int] = mapped_column(Integer, default=0)
     thumbs_down: Mapped[int] = mapped_column(Integer, default=0)
     merged: Mapped[bool | None] = mapped_column(Boolean, nullable=True)
+    # at the head it was posted on: the lines it flags, and whether its lines were there already
+    # (None: not known, e.g. rows made before these columns; such a suggestion never counts applied)
+    original: Mapped[str | None] = mapped_column(Text, nullable=True)
+    preexisting: Mapped[bool | None] = mapped_column(Boolean, nullable=True)
 
     __table_args__ = (UniqueConstraint("repo", "pr_number", "key", name="uq_published"),)
 
@@ -325,6 +330,7 @@ class Store:
         self._usage_upsert = _usage_upsert_statement(self.engine.dialect.name)
         if create:
             Base.metadata.create_all(self.engine)
+            add_missing_columns(self.engine, Base.metadata)  # a database made by an older rtcbot
 
     @contextmanager
     def session(self) -> Iterator[Session]:

@@ -10,7 +10,9 @@ policy (bot/github/policy.py), errors (`GitHubError`) and calls (`GitHub`, the p
 from __future__ import annotations
 
 import threading
-from typing import TYPE_CHECKING
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 from bot.github.auth import AppJWT, InstallationAuth, TokenAuth, parse_expiry
 from bot.github.client import API_VERSION, MAX_CONFIG_BYTES, GitHubClient, GitHubError
@@ -22,6 +24,8 @@ if TYPE_CHECKING:
 
 __all__ = [
     "API_VERSION",
+    "AppIdentity",
+    "app_identity",
     "MAX_CONFIG_BYTES",
     "GitHub",
     "GitHubClient",
@@ -34,6 +38,41 @@ __all__ = [
 
 _installations: dict[tuple[str, int, int], InstallationAuth] = {}
 _installations_lock = threading.Lock()
+_identities: dict[tuple[str, int], AppIdentity] = {}
+
+
+@dataclass(frozen=True)
+class AppIdentity:
+    """Who this App is on GitHub: its id and its bot user's login (`<slug>[bot]`, a name no
+    person or other App can hold)."""
+
+    app_id: int
+    bot_login: str
+
+    def wrote(self, item: Mapping[str, Any]) -> bool:
+        """Whether this App made `item` (a comment GitHub lists): its user is this App's bot,
+        and where GitHub says which App acted (`performed_via_github_app`), it is this one."""
+        user = item.get("user")
+        if not isinstance(user, Mapping) or user.get("type") != "Bot":
+            return False
+        if str(user.get("login") or "").lower() != self.bot_login.lower():
+            return False
+        via = item.get("performed_via_github_app")
+        return via is None or (isinstance(via, Mapping) and via.get("id") == self.app_id)
+
+
+def app_identity(settings: ServiceSettings) -> AppIdentity:
+    """This App's identity, asked of GitHub once per process (`GET /app`, with the App's JWT)."""
+    app_id, key = settings.require_app()
+    api_url = settings.github_api_url.rstrip("/")
+    found = _identities.get((api_url, app_id))
+    if found is None:
+        data = GitHubClient(api_url, AppJWT(app_id, key), _github_settings(settings)).request("GET", "/app").json()
+        slug = data.get("slug") if isinstance(data, dict) else None
+        if not isinstance(slug, str) or not slug:
+            raise GitHubError(500, "no slug in GitHub's answer to GET /app")
+        found = _identities[(api_url, app_id)] = AppIdentity(app_id, f"{slug}[bot]")
+    return found
 
 
 def _github_settings(settings: ServiceSettings) -> GitHubSettings:

@@ -289,6 +289,11 @@ class GitHubClient:
     def review_comments(self, repo: str, number: int) -> list[dict[str, Any]]:
         return list(self._pages(f"/repos/{repo}/pulls/{number}/comments", MAX_COMMENTS))
 
+    def review_comment_reactions(self, repo: str, comment_id: int) -> list[dict[str, Any]]:
+        """The reactions to one review comment, each with its user (GitHub's "List reactions
+        for a pull request review comment"), at most MAX_COMMENTS."""
+        return list(self._pages(f"/repos/{repo}/pulls/comments/{int(comment_id)}/reactions", MAX_COMMENTS))
+
     def file_text(self, repo: str, path: str, ref: str) -> str | None:
         """A file's text at `ref` (the raw media type: files of 1-100 MB too, which the JSON
         form answers with `encoding: none` and no content), or None when there is no such file,

@@ -86,7 +86,7 @@ def test_a_suggestion_applied_resolved_liked_and_merged_is_counted(
                       "pull_request": {"number": 3}, "repository": {"full_name": gh.repo},
                       "installation": {"id": gh.installation_id}}
             assert deliver(url, "pull_request_review_thread", thread).status_code in (200, 202)
-            comment["reactions"] = {"+1": 1, "-1": 0, "total_count": 1}
+            gh.react(comment["id"], "alice")
             closed = gh.pr_event("opened", 3)
             closed["action"] = "closed"
             closed["pull_request"].update(state="closed", merged=True)

@@ -55,6 +55,7 @@ import re
 import secrets
 import threading
 import time
+import zlib
 from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -207,6 +208,7 @@ class FakeGitHub(LoopbackServer):
         self.contents: dict[tuple[str, str], str] = {}  # (ref, path) → text
         self.check_runs: dict[int, dict[str, Any]] = {}
         self.reviews: list[dict[str, Any]] = []  # pull request reviews posted, in order
+        self.reactions: dict[int, list[dict[str, Any]]] = {}  # review comment id → its reactions
         self.tokens: dict[str, tuple[int, float]] = {}
         self.token_requests = 0
         self.jwt_claims: list[dict[str, Any]] = []
@@ -289,6 +291,16 @@ class FakeGitHub(LoopbackServer):
         with self._lock:
             pr.comments.append(c)
         return c
+
+    def react(self, comment_id: int, login: str, content: str = "+1", user_type: str = "User") -> dict[str, Any]:
+        """`login` reacts to review comment `comment_id` (GitHub keeps one reaction of a kind
+        per person and comment; the fake keeps every call, as a test of counting needs)."""
+        rid = next(self._ids)
+        r = {"id": rid, "node_id": f"REA_{rid}", "content": content, "created_at": _iso(time.time()),
+             "user": {"login": login, "id": zlib.crc32(login.encode()), "type": user_type}}
+        with self._lock:
+            self.reactions.setdefault(comment_id, []).append(r)
+        return r
 
     def grant_token(self, token: str) -> None:
         """Accept `token` for this repository without expiry, like a workflow's GITHUB_TOKEN."""
@@ -529,6 +541,7 @@ class FakeGitHub(LoopbackServer):
             ("GET", r"/pulls/(\d+)", self._get_pull),
             ("GET", r"/pulls/(\d+)/files", self._get_files),
             ("GET", r"/pulls/(\d+)/comments", self._get_comments),
+            ("GET", r"/pulls/comments/(\d+)/reactions", self._get_reactions),
             ("POST", r"/pulls/(\d+)/reviews", self._create_review),
             ("GET", r"/contents/(.+)", self._get_contents),
             ("GET", r"/commits/([0-9a-f]+)/check-runs", self._list_runs),
@@ -701,6 +714,14 @@ class FakeGitHub(LoopbackServer):
         if pr is None:
             return self._error(404, "Not Found")
         return self._page(pr.comments, query, f"/pulls/{number}/comments")
+
+    def _get_reactions(self, comment_id: str, query: dict[str, str], **_: Any) -> Answer:
+        cid = int(comment_id)
+        if not any(c["id"] == cid for pr in self.pulls.values() for c in pr.comments):
+            return self._error(404, "Not Found")
+        with self._lock:
+            listed = [r for r in self.reactions.get(cid, []) if query.get("content") in (None, r["content"])]
+        return self._page(listed, query, f"/pulls/comments/{cid}/reactions")
 
     def _create_review(self, number: str, body: Any, **_: Any) -> Answer:
         """POST /pulls/{n}/reviews: one review, its comments each on lines a hunk of the diff

@@ -47,7 +47,8 @@ def test_reactions_and_threads_count_only_on_the_bots_own_comments(tmp_path: Pat
         feedback.record(rt.store, 1, "o/r", 1, "b" * 40, [feedback.Item("autofix", "suggestion", key, "m.py", 2, 2)])
         marker = MARKER.format(key=key)
         person = {"body": marker, "user": {"login": "mallory", "type": "User"}, "reactions": {"+1": 50}}
-        feedback.mark_closed(rt.store, "o/r", 1, True, [person])
+        feedback.mark_closed(rt.store, "o/r", 1, True, [{**person, "id": 7}], rt.owns,
+                             lambda cid: [{"content": "+1", "user": {"id": n}} for n in range(50)])
         assert rt.thread({"action": "resolved", "thread": {"comments": [person]}, "pull_request": {"number": 1},
                           "repository": {"full_name": "o/r"}}) == 0
         [row] = feedback.rows(rt.store, "o/r", 1)

@@ -1,0 +1,213 @@
+"""The acceptance record counts only what happened (issue 27, part 4), tried as the pull
+request's author or another bot would: lines that were there all along, an unrelated push,
+rtcbot's marker in another bot's comment, 40 👍 from one account. And the pr-review
+reporter's recording step: it no longer fails, and a reporter that does fail is logged with
+its type and message.
+
+Everything runs through the App's own paths over real HTTP (the fake GitHub on loopback, held
+to GitHub's OpenAPI description) and a real SQLite store.
+"""
+
+from __future__ import annotations
+
+import logging
+import sqlite3
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from analyzers.report import AnalyzerReport, Finding
+from bot import feedback
+from bot.app import create_app
+from bot.events import AnalyzeJob
+from bot.gate import FailOn
+from bot.github import installation_client
+from bot.jobs import Runtime
+from bot.lifecycle import CheckRuns
+from bot.publish import failure, publish
+from bot.store import Store
+from reporters.pr_review import MARKER
+from tests.bot.app_support import deliver, drain, make_settings, serve
+from tests.fakes.github_server import FakeGitHub
+
+BEFORE = "import ast\n\n\ndef calc(expr):\n    return eval(expr)\n\n\ndef other():\n    return 1\n"
+FIX = "    return ast.literal_eval(expr)\n"  # replaces line 5
+TAKEN = BEFORE.replace("    return eval(expr)\n", FIX)
+KEY = "0123456789abcdef0123"
+
+
+def suggestion(key: str = KEY, replacement: str = FIX) -> feedback.Item:
+    return feedback.Item("autofix", "suggestion", key, "app.py", 5, 5, replacement, rtc="pass")
+
+
+def pending_after(store: Store, posted: str, later: str, item: feedback.Item | None = None) -> int:
+    """Record a suggestion posted on a head whose app.py is `posted`, then a push makes it
+    `later`: how many suggestions the push marks applied."""
+    feedback.record(store, 1, "o/r", 1, "a" * 40, [item or suggestion()], lambda path: posted)
+    return feedback.check_applied(store, "o/r", 1, lambda path: later)
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Store:
+    s = Store(f"sqlite:///{tmp_path / 'rtcbot.db'}")
+    yield s  # type: ignore[misc]
+    s.close()
+
+
+def test_a_real_application_counts(store: Store) -> None:
+    assert pending_after(store, BEFORE, TAKEN) == 1
+    [row] = feedback.rows(store, "o/r", 1)
+    assert (row.original, row.preexisting) == ("    return eval(expr)\n", False)
+    assert row.applied_at is not None
+
+
+def test_lines_already_there_at_the_posted_head_never_count_even_after_an_unrelated_push(store: Store) -> None:
+    there = BEFORE + "\n\ndef safe(expr):\n" + FIX  # the suggested line exists already, elsewhere
+    unrelated = there.replace("return 1", "return 2")
+    assert pending_after(store, there, unrelated) == 0
+    [row] = feedback.rows(store, "o/r", 1)
+    assert row.preexisting is True and row.applied_at is None
+    # not even when the flagged line is later replaced: it was never shown to come from the suggestion
+    assert feedback.check_applied(store, "o/r", 1, lambda path: there.replace("    return eval(expr)\n", FIX)) == 0
+
+
+def test_the_suggested_lines_added_beside_the_flagged_ones_are_not_an_application(store: Store) -> None:
+    beside = BEFORE.replace("def other():\n", "def other2(expr):\n" + FIX + "\n\ndef other():\n")
+    assert FIX in beside and "    return eval(expr)\n" in beside  # the flagged line is still there
+    assert pending_after(store, BEFORE, beside) == 0
+
+
+def test_a_fix_that_keeps_a_flagged_line_counts_once_the_rest_is_taken(store: Store) -> None:
+    keeps = "    expr = expr.strip()\n    return eval(expr)\n"
+    posted = BEFORE.replace("    return eval(expr)\n", keeps)
+    item = feedback.Item("autofix", "suggestion", KEY, "app.py", 5, 6, "    expr = expr.strip()\n" + FIX, rtc="pass")
+    later = posted.replace(keeps, "    expr = expr.strip()\n" + FIX)
+    assert pending_after(store, posted, later, item) == 1
+
+
+def test_old_rows_stay_readable_and_are_never_counted(tmp_path: Path) -> None:
+    """A database made before the posted-head columns: opened by this rtcbot, it gains them
+    (NULL for the rows there), its rows read as before, and none counts as applied."""
+    db = tmp_path / "old.db"
+    Store(f"sqlite:///{db}").close()
+    with sqlite3.connect(db) as c:
+        c.execute("ALTER TABLE published DROP COLUMN original")
+        c.execute("ALTER TABLE published DROP COLUMN preexisting")
+        c.execute("INSERT INTO published (installation_id, repo, pr_number, head_sha, analyzer, kind, key, path, "
+                  "start_line, end_line, replacement, created_at, thumbs_up, thumbs_down) VALUES "
+                  f"(1, 'o/r', 1, '{'a' * 40}', 'autofix', 'suggestion', '{KEY}', 'app.py', 5, 5, ?, 0, 0, 0)",
+                  (FIX,))
+    store = Store(f"sqlite:///{db}")
+    try:
+        [row] = feedback.rows(store, "o/r", 1)
+        assert (row.key, row.replacement, row.original, row.preexisting) == (KEY, FIX, None, None)
+        assert feedback.check_applied(store, "o/r", 1, lambda path: TAKEN) == 0
+    finally:
+        store.close()
+
+
+def _own_and_foreign(gh: FakeGitHub, rt: Runtime) -> tuple[dict[str, object], dict[str, object]]:
+    """A pull request with one suggestion of rtcbot's (its App's bot wrote it) and one whose
+    marker another bot copied into its own comment; both recorded as rtcbot's."""
+    gh.add_pr(1, diff_text="diff --git a/app.py b/app.py\n--- a/app.py\n+++ b/app.py\n@@ -1,1 +1,2 @@\n x = 1\n+y = 2\n")
+    feedback.record(rt.store, gh.installation_id, gh.repo, 1, gh.pulls[1].head_sha,
+                    [suggestion(KEY), suggestion("fedcba9876543210fedc")])
+    own = gh.add_comment(1, "app.py", 2, "fix\n" + MARKER.format(key=KEY), user="rtcbot[bot]", user_type="Bot")
+    foreign = gh.add_comment(1, "app.py", 2, "fix\n" + MARKER.format(key="fedcba9876543210fedc"),
+                             user="evil-helper[bot]", user_type="Bot")
+    return own, foreign
+
+
+def test_reactions_count_once_per_person_and_only_on_this_apps_comments(
+        fake_github: Callable[..., FakeGitHub], tmp_path: Path) -> None:
+    gh = fake_github()
+    settings = make_settings(tmp_path, gh)
+    rt = Runtime(settings)
+    try:
+        own, foreign = _own_and_foreign(gh, rt)
+        for _ in range(40):
+            gh.react(int(own["id"]), "mallory")  # 40 👍 from one account
+        gh.react(int(own["id"]), "bob")
+        gh.react(int(own["id"]), "carol", "-1")
+        for n in range(40):
+            gh.react(int(foreign["id"]), f"sock{n}")  # 40 people, on another bot's comment
+        closed = gh.pr_event("opened", 1)
+        closed["action"] = "closed"
+        closed["pull_request"].update(state="closed", merged=True)
+        with serve(create_app(settings, runtime=rt)) as url:
+            assert deliver(url, "pull_request", closed).status_code == 202
+            drain(rt)
+        rows = {r.key: r for r in feedback.rows(rt.store, gh.repo, 1)}
+        assert (rows[KEY].thumbs_up, rows[KEY].thumbs_down, rows[KEY].merged) == (2, 1, True)
+        assert (rows["fedcba9876543210fedc"].thumbs_up, rows["fedcba9876543210fedc"].thumbs_down) == (0, 0)
+        assert feedback.acceptance(list(rows.values()))["thumbs_up"] == 2
+    finally:
+        rt.store.close()
+
+
+def test_another_bots_marker_does_not_resolve_rtcbots_suggestion(
+        fake_github: Callable[..., FakeGitHub], tmp_path: Path) -> None:
+    gh = fake_github()
+    rt = Runtime(make_settings(tmp_path, gh))
+    try:
+        own, foreign = _own_and_foreign(gh, rt)
+
+        def resolve(comment: dict[str, object]) -> int:
+            return rt.thread({"action": "resolved", "thread": {"comments": [comment]}, "pull_request": {"number": 1},
+                              "repository": {"full_name": gh.repo}})
+
+        assert resolve(foreign) == 0
+        posing = {**own, "performed_via_github_app": {"id": gh.app_id + 1, "slug": "other"}}
+        assert resolve(posing) == 0  # GitHub says another App made it
+        assert resolve(own) == 1
+        rows = {r.key: r.resolved for r in feedback.rows(rt.store, gh.repo, 1)}
+        assert rows == {KEY: True, "fedcba9876543210fedc": None}
+    finally:
+        rt.store.close()
+
+
+# ------------------------------------------------------------------ the recording step
+PATCH = "@@ -1,2 +1,3 @@\n def f(x):\n-    return x\n+    y = x\n+    return y\n"
+
+
+def _publish_review(gh: FakeGitHub, tmp_path: Path, recorded: list[list[dict[str, object]]]) -> None:
+    """A `review` analyzer's report (rtcbot's own comments, no fixes) through the App's publish
+    with the pr-review reporter and the feedback recorder, as Runtime._analyze does."""
+    pr = gh.add_pr(4, files=[{"filename": "m.py", "status": "modified", "additions": 2, "deletions": 1,
+                              "changes": 3, "patch": PATCH}])
+    client = installation_client(make_settings(tmp_path, gh), gh.installation_id)
+    job = AnalyzeJob(repo=gh.repo, installation_id=gh.installation_id, pr_number=4, head_sha=pr.head_sha,
+                     analyzer="review", reason="pull_request.opened")
+    store = Store(f"sqlite:///{tmp_path / 'pub.db'}")
+    try:
+        cr_id, fresh = CheckRuns(store).start(client, job, "Review", None)
+        report = AnalyzerReport("review", "Review", findings=[Finding(
+            "review", "review comment", "Name `y` says nothing; call it `result`.", "m.py", 2, 2,
+            scores={"rel": 0.8})])
+        publish(client, job, cr_id, report, fail_on=FailOn(), extra=["pr-review"], fresh=fresh,
+                on_published=recorded.append)
+    finally:
+        store.close()
+
+
+def test_the_review_analyzers_comments_publish_and_record_without_an_error(
+        fake_github: Callable[..., FakeGitHub], tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    gh = fake_github()
+    recorded: list[list[dict[str, object]]] = []
+    with caplog.at_level(logging.WARNING, logger="bot.publish"):
+        _publish_review(gh, tmp_path, recorded)
+    assert [r.getMessage() for r in caplog.records] == []
+    assert len(gh.reviews) == 1 and recorded == [[]]  # posted; a plain comment suggests no lines
+
+
+def test_a_reporter_that_fails_is_logged_with_its_type_and_message(
+        fake_github: Callable[..., FakeGitHub], tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    gh = fake_github(expect_violations=False)
+    gh.fail_next(1, status=404, match="/reviews")
+    with caplog.at_level(logging.WARNING, logger="bot.publish"):
+        _publish_review(gh, tmp_path, [])
+    [line] = [r.getMessage() for r in caplog.records if "pr-review reporter failed" in r.getMessage()]
+    assert "GitHubError: " in line and "Not Found" in line
+    assert failure(AssertionError()) == "AssertionError"  # a failure without a message still names itself
+    assert failure(ValueError("two\nlines")) == "ValueError: two lines"
