@@ -17,6 +17,12 @@ Level = Literal["notice", "warning", "failure"]
 LEVELS: tuple[Level, ...] = ("notice", "warning", "failure")
 
 
+def fence_for(text: str) -> str:
+    """A backtick fence longer than any backtick run in `text` (at least three), so that the
+    text inside a code block fenced with it can never close the block early."""
+    return "`" * max(3, 1 + max((len(m) for m in re.findall(r"`+", text)), default=0))
+
+
 @dataclass
 class Fix:
     """A proposed replacement of lines [start_line, end_line] (1-based, inclusive) of `path`."""
@@ -32,7 +38,7 @@ class Fix:
         """The fix as a GitHub suggestion block, fenced longer than any backtick run in the
         (model-written) replacement, so that its text can never close the block early."""
         body = self.replacement if self.replacement.endswith("\n") or not self.replacement else self.replacement + "\n"
-        fence = "`" * max(3, 1 + max((len(m) for m in re.findall(r"`+", body)), default=0))
+        fence = fence_for(body)
         return f"{fence}suggestion\n{body}{fence}"
 
 

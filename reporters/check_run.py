@@ -36,10 +36,11 @@ from reporters.base import Sinks, Target, need
 from reporters.markdown import (
     figures_table,
     location,
-    md_cell,
     render_evidence_markdown,
     render_markdown_report,
+    skipped_lines,
 )
+from reporters.untrusted import inert, plain, unclosed
 
 MAX_OUTPUT_BYTES = 65_535
 MAX_OUTPUT_CHARS = MAX_OUTPUT_BYTES  # kept for callers that spoke in characters
@@ -124,8 +125,7 @@ def cut(text: str, limit: int = MAX_OUTPUT_BYTES) -> str:
         nl = head.rfind("\n")
         if nl > len(head) // 2:
             head = head[:nl]
-        closing = "\n```" if head.count("```") % 2 else ""
-        closing += "\n</details>" * max(0, head.count("<details>") - head.count("</details>"))
+        closing = unclosed(head)
         left = text[len(head):]
         out = head + closing + template.format(limit=limit, b=_bytes(left),
                                                n=len(left.lstrip("\n").splitlines()))
@@ -167,10 +167,6 @@ def line_link(target: Target, path: str, start: int, end: int) -> str:
     return readable.head_url(target.repo, target.head_sha, path, start, end)
 
 
-def _link_text(text: str) -> str:
-    return md_cell(text).replace("[", "\\[").replace("]", "\\]")
-
-
 def outside_lines(findings: Sequence[Finding], target: Target | None) -> list[str]:
     """The summary's section for findings the diff does not show: a short list with links."""
     if not findings:
@@ -182,11 +178,11 @@ def outside_lines(findings: Sequence[Finding], target: Target | None) -> list[st
     for f in findings[:OUTSIDE_SHOWN]:
         start = f.start_line or 1
         end = f.end_line if f.end_line and f.end_line >= start else start
-        where = _link_text(location(f))
+        where = inert(location(f))
         if target is not None and f.path:
             where = f"[{where}]({line_link(target, f.path, start, end)})"
         scores = readable.figures(f.scores)
-        lines.append(f"- {where} {_link_text(clip(f.title or f.analyzer, 200))}"
+        lines.append(f"- {where} {inert(clip(f.title or f.analyzer, 200))}"
                      + (f" ({scores})" if scores else ""))
     if n > OUTSIDE_SHOWN:
         lines.append(f"- … and {n - OUTSIDE_SHOWN} more (every finding is in the details below).")
@@ -202,7 +198,7 @@ def title_of(report: AnalyzerReport) -> str:
         return f"{report.title}: could not run"
     n = len(report.findings)
     items = f"{n:,} finding{'s' if n != 1 else ''}" if n else "no findings"
-    return clip(f"{report.title}: {readable.headline(report)} · {items}", MAX_ANNOTATION_TITLE)
+    return clip(plain(f"{report.title}: {readable.headline(report)} · {items}"), MAX_ANNOTATION_TITLE)
 
 
 def conclusion_of(report: AnalyzerReport,
@@ -232,12 +228,12 @@ def summary_of(report: AnalyzerReport, crossed: Sequence[str] = (), notes: Seque
     if readable.SMALL_MODEL_WARNING in report.notes:
         lines += [f"> **Warning:** {readable.SMALL_MODEL_WARNING}", ""]
     for n in notes:
-        lines += [f"> **Note:** {n}", ""]
+        lines += [f"> **Note:** {inert(n)}", ""]
     if report.error:
-        lines += [f"**{report.title} could not run:** {report.error}", ""]
+        lines += [f"**{report.title} could not run:** {inert(report.error)}", ""]
     for c in crossed:
         lines += [f"**Threshold crossed:** {c}", ""]
-    lines += [f"**{readable.headline(report)}**", ""] if not report.error else []
+    lines += [f"**{inert(readable.headline(report))}**", ""] if not report.error else []
     lines += figures_table(report.scores)
     lines += outside_lines(outside, target)  # before the evidence: a cut never takes it
     score = _primary_score(report)
@@ -249,10 +245,10 @@ def summary_of(report: AnalyzerReport, crossed: Sequence[str] = (), notes: Seque
     elif not report.findings and not report.error:
         lines += ["No findings.", ""]
     if report.skipped:
-        lines += ["### Skipped", ""] + [f"- `{s.item}`: {s.reason}" for s in report.skipped] + [""]
+        lines += ["### Skipped", ""] + skipped_lines(report) + [""]
     for note in report.notes:
         if note != readable.SMALL_MODEL_WARNING:
-            lines.append(f"> {note}")
+            lines.append(f"> {inert(note)}")
     public = {k: v for k, v in report.usage.items() if k in PUBLIC_USAGE}
     if public:  # never cache figures: they would tell one tenant what another's PRs hold
         lines += ["", "LLM usage: " + ", ".join(f"{v:,} {k}" for k, v in public.items())]
@@ -264,17 +260,17 @@ def annotation_of(f: Finding) -> dict[str, Any] | None:
         return None
     end = f.end_line if f.end_line and f.end_line >= f.start_line else f.start_line
     scores = readable.figures(f.scores)
-    message = f.message or f.title
+    message = plain(f.message or f.title)
     if scores and scores not in message:
         message = f"{message}\n({scores})"
     if f.fix is not None:
-        message += "\n\nProposed fix:\n" + f.fix.suggestion
+        message += "\n\nProposed fix:\n" + plain(f.fix.suggestion)
     ann: dict[str, Any] = {
         "path": f.path,
         "start_line": f.start_line,
         "end_line": end,
         "annotation_level": f.level if f.level in ("notice", "warning", "failure") else "notice",
-        "title": clip(f.title or f.analyzer, MAX_ANNOTATION_TITLE),
+        "title": clip(plain(f.title or f.analyzer), MAX_ANNOTATION_TITLE),
         "message": clip_noted(message, MAX_ANNOTATION_BYTES),
     }
     if f.evidence:
@@ -338,7 +334,7 @@ def update_bodies(out: CheckOutput) -> list[dict[str, Any]]:
 def abandon_body(why: str) -> dict[str, Any]:
     """The PATCH body that completes a check run a run could not finish."""
     return {"status": "completed", "conclusion": "neutral",
-            "output": {"title": "rtcbot could not finish", "summary": cut(why)}}
+            "output": {"title": "rtcbot could not finish", "summary": cut(inert(why, block=True))}}
 
 
 # ---------------------------------------------------------------------------- the reporter

@@ -13,6 +13,7 @@ from typing import IO
 from analyzers.report import AnalyzerReport, Finding
 from reporters import readable
 from reporters.base import Collecting, Sinks
+from reporters.untrusted import code, inert
 
 
 def _fmt(value: float | int | None) -> str:
@@ -46,9 +47,11 @@ def render_text(reports: Sequence[AnalyzerReport], width: int = 120) -> str:
 
     from rich.console import Console
     from rich.table import Table
+    from rich.text import Text
 
     buf = StringIO()
-    console = Console(file=buf, width=width, force_terminal=False, color_system=None)
+    # markup off: a model's "[link=…]" or "[bold]" is text, never rich's markup
+    console = Console(file=buf, width=width, force_terminal=False, color_system=None, markup=False)
     for report in reports:
         console.rule(f"{report.title}")
         console.print(readable.headline(report) if not report.error else f"error: {report.error}")
@@ -60,7 +63,7 @@ def render_text(reports: Sequence[AnalyzerReport], width: int = 120) -> str:
             for c in cols:
                 table.add_column(readable.label(c), justify="right")
             for f in report.findings:
-                table.add_row(location(f), f.title, *(readable.value(c, f.scores.get(c)) for c in cols))
+                table.add_row(Text(location(f)), Text(f.title), *(readable.value(c, f.scores.get(c)) for c in cols))
             console.print(table)
             for f in report.findings:
                 if f.message:
@@ -78,8 +81,7 @@ def render_text(reports: Sequence[AnalyzerReport], width: int = 120) -> str:
     return buf.getvalue()
 
 
-def md_cell(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ")
+md_cell = readable.cell  # text that may not be rtcbot's, for one line or table cell
 
 
 def figures_table(scores: Mapping[str, float]) -> list[str]:
@@ -106,9 +108,9 @@ def render_markdown_report(report: AnalyzerReport, *, max_items: int | None = No
     elif not report.error:
         lines += ["No findings.", ""]
     if skipped and report.skipped:
-        lines += ["**Skipped**", ""] + [f"- `{s.item}`: {s.reason}" for s in report.skipped] + [""]
+        lines += ["**Skipped**", ""] + skipped_lines(report) + [""]
     if notes:
-        lines += [f"> {n}" for n in report.notes if n != readable.SMALL_MODEL_WARNING]
+        lines += [f"> {inert(n)}" for n in report.notes if n != readable.SMALL_MODEL_WARNING]
     return "\n".join(lines).rstrip() + "\n"
 
 
@@ -128,6 +130,11 @@ def render_reports_markdown(reports: Sequence[AnalyzerReport], *, repo: str = ""
     return "\n".join(lines) + "\n" + "\n".join(body) + ("\n" + "\n".join(tail) if tail else "")
 
 
+def skipped_lines(report: AnalyzerReport) -> list[str]:
+    """ "- `path`: reason" per skipped item (a path and a reason are not rtcbot's text)."""
+    return [f"- {code(s.item)}: {inert(s.reason)}" for s in report.skipped]
+
+
 def render_markdown(reports: Sequence[AnalyzerReport]) -> str:
     return render_reports_markdown(reports)
 
@@ -135,9 +142,9 @@ def render_markdown(reports: Sequence[AnalyzerReport]) -> str:
 def render_evidence_markdown(f: Finding, max_chars: int = 4000) -> str:
     """A finding's evidence as readable Markdown (collapsed; lists as items, code as code,
     never a JSON dump), bounded in size."""
-    parts = [f"**{md_cell(f.title)}** {location(f)}", ""]
+    parts = [f"**{inert(f.title)}** {inert(location(f))}", ""]
     if f.message:
-        parts += [f.message, ""]
+        parts += [inert(f.message, block=True), ""]
     parts.append(readable.evidence_markdown(f, max_chars))
     return "\n".join(parts)
 

@@ -34,6 +34,7 @@ from typing import Any, Literal, Protocol
 from analyzers.diff import parse_github_files
 from analyzers.report import AnalyzerReport, Finding
 from reporters.base import ReporterError, Sinks, Target, need
+from reporters.untrusted import code, inert
 
 Mode = Literal["off", "verified", "all"]
 MARKER = "<!-- rtcbot:suggestion:{key} -->"
@@ -124,10 +125,10 @@ def review_comment_body(s: Suggestion) -> str:
     figures = ", ".join(f"{k.capitalize()} {f.scores[k]:.2f}" for k in ("rel", "con", "comp") if k in f.scores)
     matched = [str(m.get("pseudo_ref", "")) for m in f.evidence.get("matched", []) if isinstance(m, dict)]
     note = f"rtcbot review · CRScore {figures}" if figures else "rtcbot review"
-    if matched:
-        note += " · about: " + "; ".join(m[:120] for m in matched[:2])
+    if matched:  # claims a model wrote
+        note += " · about: " + inert("; ".join(m[:120] for m in matched[:2]))
     marker = MARKER.format(key=s.key)
-    text = f.message.strip()
+    text = inert(f.message, block=True)  # a model's comment: literal text, it speaks for no one
     room = MAX_COMMENT_BYTES - len(marker.encode()) - len(note.encode()) - 16
     if len(text.encode()) > room:
         text = text.encode()[:room].decode(errors="ignore") + " …"
@@ -139,14 +140,15 @@ def comment_body(s: Suggestion) -> str:
         return review_comment_body(s)
     f, fix = s.finding, s.finding.fix
     assert fix is not None
-    rule = f" (`{f.rule_id}`)" if f.rule_id else ""
+    rule = f" ({code(f.rule_id)})" if f.rule_id else ""
+    title = inert(f.title)
     proof = ("Verified: Semgrep's re-scan of the fixed file is clean and the fix passed Patched RTC."
              if verified(f) else "Not verified by Patched RTC: read it closely before you commit it.")
-    body = "\n\n".join(x for x in (f"**{f.title}**{rule}", f.message, fix.suggestion, proof) if x)
+    body = "\n\n".join(x for x in (f"**{title}**{rule}", inert(f.message, block=True), fix.suggestion, proof) if x)
     marker = MARKER.format(key=s.key)
     room = MAX_COMMENT_BYTES - len(marker.encode()) - 1
     if len(body.encode()) > room:  # a suggestion cut short would commit broken code: none then
-        body = f"**{f.title}**{rule}\n\nThe proposed fix is too long for a review comment; see the check run."
+        body = f"**{title}**{rule}\n\nThe proposed fix is too long for a review comment; see the check run."
     return f"{body}\n{marker}"
 
 

@@ -14,6 +14,7 @@ from urllib.parse import quote
 
 from analyzers.local_llm import SMALL_MODEL_NOTE
 from analyzers.report import AnalyzerReport, Finding
+from reporters.untrusted import code, fenced, inert
 
 # score key → what a reader calls it (keys not here: underscores become spaces)
 LABELS: dict[str, str] = {
@@ -110,16 +111,15 @@ def where(f: Finding) -> str:
 
 
 def cell(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ")
+    """Text that is not rtcbot's (or may hold some) for one Markdown line or table cell."""
+    return inert(text)
 
 
 def finding_line(f: Finding, repo: str = "", head_sha: str = "") -> str:
     """ "- [`a.py:3-5`](link) **title** — message (RTC 0.00 · lift −0.30)" """
-    loc = where(f)
+    loc = code(where(f))
     if loc and repo and head_sha and f.path:
-        loc = f"[`{loc}`]({head_url(repo, head_sha, f.path, f.start_line, f.end_line)})"
-    elif loc:
-        loc = f"`{loc}`"
+        loc = f"[{loc}]({head_url(repo, head_sha, f.path, f.start_line, f.end_line)})"
     text = f"**{cell(f.title)}**"
     if f.message and f.message != f.title:
         text += f" — {cell(f.message)}"
@@ -129,8 +129,9 @@ def finding_line(f: Finding, repo: str = "", head_sha: str = "") -> str:
 
 
 def _evidence_value(v: Any, max_chars: int) -> list[str]:
-    """One evidence value as Markdown lines: text as a code block when it looks like code,
-    lists as numbered items, numbers as figures; never a JSON dump."""
+    """One evidence value as Markdown lines (each one line): text as a code block when it
+    looks like code, else inert; lists as numbered items, numbers as figures; never a JSON
+    dump. Evidence is a model's or a commenter's text: none of it renders as Markdown."""
     def clip(text: str) -> str:
         return text if len(text) <= max_chars else text[:max_chars] + " … (cut)"
 
@@ -140,30 +141,37 @@ def _evidence_value(v: Any, max_chars: int) -> list[str]:
         return [value("", v)]
     if isinstance(v, str):
         if "\n" in v.strip():
-            return ["```", clip(v).replace("```", "ʼʼʼ").rstrip(), "```"]
-        return [clip(v)]
+            return fenced(clip(v).rstrip())
+        return [inert(clip(v))]
     if isinstance(v, Mapping):
-        return [f"- {label(str(k))}: {' '.join(_evidence_value(x, max_chars // 4 or 1))}" for k, x in v.items()]
+        return _items([(f"- {inert(label(str(k)))}:", _evidence_value(x, max_chars // 4 or 1)) for k, x in v.items()])
     if isinstance(v, Sequence):
         items = list(v)
         if all(isinstance(x, int | float) and not isinstance(x, bool) for x in items):
             return [", ".join(value("", x) for x in items) or "none"]
-        out: list[str] = []
-        for i, x in enumerate(items, 1):
-            sub = _evidence_value(x, max(1, max_chars // max(1, len(items))))
-            if len(sub) == 1:
-                out.append(f"{i}. {sub[0]}")
-            else:
-                out += [f"{i}."] + [f"   {line}" for line in sub]
-        return out or ["none"]
-    return [clip(str(v))]
+        share = max(1, max_chars // max(1, len(items)))
+        return _items([(f"{i}.", _evidence_value(x, share)) for i, x in enumerate(items, 1)]) or ["none"]
+    return [inert(clip(str(v)))]
+
+
+def _items(items: Sequence[tuple[str, list[str]]]) -> list[str]:
+    """List items: a marker and its value's lines, on the marker's line when it is one line,
+    else every line under it indented as the item's content (so a code block stays inside)."""
+    out: list[str] = []
+    for marker, sub in items:
+        if len(sub) == 1:
+            out.append(f"{marker} {sub[0]}")
+        else:
+            pad = " " * (len(marker.split(" ", 1)[0]) + 1)
+            out += [marker, *(f"{pad}{line}" if line else "" for line in sub)]
+    return out
 
 
 def evidence_markdown(f: Finding, max_chars: int = 4000) -> str:
     """A finding's evidence as readable, collapsed Markdown, bounded in size."""
     parts: list[str] = []
     for k, v in f.evidence.items():
-        parts += [f"<details><summary>{cell(label(str(k)))}</summary>", "", *_evidence_value(v, max_chars), "",
+        parts += [f"<details><summary>{inert(label(str(k)))}</summary>", "", *_evidence_value(v, max_chars), "",
                   "</details>", ""]
     return "\n".join(parts)
 
@@ -188,7 +196,7 @@ def skipped_once(reports: Sequence[AnalyzerReport]) -> list[str]:
             reasons = seen.setdefault(s.item, [])
             if s.reason not in reasons:
                 reasons.append(s.reason)
-    return [f"- `{item}`: {'; '.join(reasons)}" for item, reasons in seen.items()]
+    return [f"- {code(item)}: {inert('; '.join(reasons))}" for item, reasons in seen.items()]
 
 
 def small_model_ran(reports: Sequence[AnalyzerReport]) -> bool:

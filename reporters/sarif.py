@@ -27,6 +27,7 @@ from analyzers import registry
 from analyzers.report import AnalyzerReport, Finding, Fix, Skipped
 from reporters.base import Collecting, Sinks, need
 
+from reporters.untrusted import inert, plain
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 SARIF_VERSION = "2.1.0"
 TOOL_NAME = "rtcbot"
@@ -42,8 +43,8 @@ def _version() -> str:
 
 
 def _text(s: str, fallback: str) -> str:
-    """SARIF messages must not be empty."""
-    s = s.strip()
+    """A SARIF `text`: plain text (mentions defused), never empty."""
+    s = plain(s.strip())
     return s if s else fallback
 
 
@@ -120,7 +121,7 @@ def _fix(fix: Fix) -> dict[str, Any]:
 
 def _message(f: Finding) -> dict[str, Any]:
     text = _text(f"{f.title}: {f.message}" if f.message else f.title, f.analyzer)
-    md = f"**{f.title}**" + (f"\n\n{f.message}" if f.message else "")
+    md = f"**{inert(f.title)}**" + (f"\n\n{inert(f.message, block=True)}" if f.message else "")
     if f.fix is not None:
         md += "\n\n" + f.fix.suggestion
     return {"text": text, "markdown": md}
@@ -177,7 +178,7 @@ def report_run(report: AnalyzerReport) -> dict[str, Any]:
         rules.append(_rule(report.name, report, Finding(report.name, report.title)))
     notifications = [_skipped_notification(s) for s in report.skipped]
     if report.error:
-        notifications.insert(0, {"level": "error", "message": {"text": report.error},
+        notifications.insert(0, {"level": "error", "message": {"text": _text(report.error, "error")},
                                  "descriptor": {"id": "analyzer-error"}})
     properties: dict[str, Any] = {"analyzer": report.name, "title": report.title}
     if report.scores:

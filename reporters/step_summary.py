@@ -20,6 +20,7 @@ from analyzers.report import AnalyzerReport
 from reporters.base import Collecting, Sinks, Target, need
 from reporters.check_run import cut
 from reporters.markdown import render_reports_markdown
+from reporters.untrusted import inert
 
 STEP_SUMMARY_BYTES = 1024 * 1024
 MAX_ITEMS = 50  # findings listed per analyzer
@@ -46,7 +47,7 @@ def step_summary(target: Target, reports: Sequence[AnalyzerReport], outcome: Run
     where = f"{target.repo}#{target.number}" if target.number is not None else target.repo
     lines = [f"# rtcbot: {where}", ""]
     if target.title:
-        lines += [f"**{target.title}** · head `{target.head_sha[:12]}`", ""]
+        lines += [f"**{inert(target.title)}** · head `{target.head_sha[:12]}`", ""]
     if outcome.mode_note:
         lines += [outcome.mode_note, ""]
     if outcome.gate:
@@ -56,7 +57,7 @@ def step_summary(target: Target, reports: Sequence[AnalyzerReport], outcome: Run
         if outcome.missing:
             lines += ["Not measured in this run (those comparisons count as false): "
                       + ", ".join(f"`{m}`" for m in outcome.missing), ""]
-    lines += [f"> {n}" for n in outcome.notes] + ([""] if outcome.notes else [])
+    lines += [f"> {inert(n)}" for n in outcome.notes] + ([""] if outcome.notes else [])
     body = render_reports_markdown(reports, repo=target.repo, head_sha=target.head_sha, max_items=MAX_ITEMS,
                                    conclusions=outcome.conclusions, links=outcome.links)
     return cut("\n".join(lines) + "\n" + body, STEP_SUMMARY_BYTES)

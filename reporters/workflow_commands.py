@@ -15,6 +15,7 @@ from typing import IO
 
 from analyzers.report import AnalyzerReport, Finding
 from reporters.base import Collecting, Sinks
+from reporters.untrusted import plain
 
 STEP_ANNOTATIONS_PER_LEVEL = 10  # 10 error, 10 warning, 10 notice per step
 JOB_ANNOTATIONS = 50
@@ -54,8 +55,8 @@ def workflow_commands(reports: Sequence[AnalyzerReport]) -> tuple[list[str], int
         assert f.path is not None and f.start_line is not None
         end = f.end_line if f.end_line and f.end_line >= f.start_line else f.start_line
         props = (f"file={_escape_property(f.path)},line={f.start_line},endLine={end},"
-                 f"title={_escape_property(_short(f'{report.title}: {f.title}', 200))}")
-        lines.append(f"::{level} {props}::{_escape_data(_short(f.message or f.title, 4000))}")
+                 f"title={_escape_property(_short(plain(f'{report.title}: {f.title}'), 200))}")
+        lines.append(f"::{level} {props}::{_escape_data(_short(plain(f.message or f.title), 4000))}")
     return lines, len(lines), len(located) - len(lines)
 
 
