@@ -41,6 +41,7 @@ from analyzers.paths import write_inside
 from analyzers.pipeline import files_at_head
 from analyzers.report import AnalyzerReport, Finding, Fix, Skipped
 from analyzers.semgrep.scan import (
+    SIZE_LIMIT,
     ScanResult,
     SemgrepFailed,
     SemgrepFinding,
@@ -394,8 +395,8 @@ def oracle(outcomes: Sequence[Outcome], opts: Options, tools: Tools | None = Non
                 targets.append(variants[i])
             except (ValueError, OSError) as e:
                 o.verdict, o.error = "not fixed", f"the fix could not be checked: {e}"
-        result = (scan(root, targets, extra_rules=tools.extra_rules, semgrep=tools.semgrep)
-                  if targets else ScanResult())
+        result = (scan(root, targets, extra_rules=tools.extra_rules, semgrep=tools.semgrep,
+                       max_target_bytes=tools.semgrep_max_target_bytes) if targets else ScanResult())
     # the original's own findings, re-keyed to the original path, are the baseline
     for i, o in enumerate(todo):
         var = variants.get(i)
@@ -558,6 +559,8 @@ class AutoFix:
     help = ("AutoFix: a Semgrep finding on changed lines with a proposed fix, checked by a "
             "re-scan and by Patched RTC.")
     options_type = Options
+    languages = SCANNED_LANGUAGES  # a file in another language that could not be read is not ours
+    unanalysed_words = ("scan", "changed file")  # what a gate says of a Skipped "failed" (bot/gate.py)
 
     def run(self, changes: ChangeSet, ctx: AnalysisContext) -> AnalyzerReport:
         opts = ctx.config(self.name, Options)
@@ -591,18 +594,21 @@ class AutoFix:
                     except (ValueError, OSError) as e:
                         report.skipped.append(Skipped(path, f"cannot be scanned: {e}"))
                         del texts[path]
-                result = scan(root, list(texts), extra_rules=ctx.tools.extra_rules,
-                              semgrep=ctx.tools.semgrep)
+                result = scan(root, list(texts), extra_rules=ctx.tools.extra_rules, semgrep=ctx.tools.semgrep,
+                              max_target_bytes=ctx.tools.semgrep_max_target_bytes)
         except SemgrepUnavailable as e:
             report.skipped += [Skipped(fc.path, str(e)) for fc in files]
             return report
         except SemgrepFailed as e:
             report.error = str(e)
             return report
-        for path in sorted(result.unparsable):
-            report.notes.append(f"semgrep could not fully parse {path}")
+        for path in sorted(result.unparsable):  # the file at head: what did not parse was not scanned
+            if path in from_hunks:  # hunks pieced together need not parse: a note, no verdict
+                report.notes.append(f"semgrep could not fully parse {path}")
+            else:
+                report.skipped.append(Skipped(path, "Semgrep could not fully parse it (a syntax error)"))
         for path, why in sorted({**result.failed, **result.skipped}.items()):
-            report.skipped.append(Skipped(path, f"not scanned by semgrep: {why}"))
+            report.skipped.append(Skipped(path, why if why.startswith(SIZE_LIMIT) else f"not scanned by semgrep: {why}"))
         by_path = {fc.path: fc for fc in files if fc.path in texts}
         on_changed = [f for f in result.findings
                       if f.path in by_path and f.touches(by_path[f.path].changed_lines)]

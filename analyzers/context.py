@@ -85,6 +85,7 @@ class Tools:
 
     semgrep: str | None = None  # the Semgrep executable (None: the one installed beside us)
     extra_rules: tuple[str, ...] = ()  # extra Semgrep rule files, on the operator's disk
+    semgrep_max_target_bytes: int | None = None  # Semgrep skips larger files (None: its 1 MB)
     embedding_models: tuple[str, ...] = ()  # models a repository may pick (the default always)
     sandbox: str = "auto"  # auto | bwrap | userns | none (see analyzers/sandbox.py)
 

@@ -157,6 +157,9 @@ class FileChange:
     language: str | None = None
     hunks: list[Hunk] = field(default_factory=list)
     skipped: str | None = None  # the reason this file is not analysed
+    # "failed": it could not be read (too large, malformed, an unsafe name), so no analyzer
+    # analysed it and a gate must not pass over it; "policy": left out on purpose
+    skip_kind: Literal["policy", "failed"] = "policy"
 
     @property
     def changed_lines(self) -> list[int]:
@@ -368,7 +371,7 @@ def _file_change(pf: Any, ignore: Sequence[str], max_file_lines: int) -> FileCha
     problem = new_problem or old_problem
     if problem:
         fc.skipped = f"unsafe file name: {problem}"
-        fc.language = None
+        fc.language, fc.skip_kind = None, "failed"
         return fc
     glob = is_ignored(path, ignore)
     if glob:
@@ -385,6 +388,7 @@ def _file_change(pf: Any, ignore: Sequence[str], max_file_lines: int) -> FileCha
         elif n > max_file_lines:
             fc.skipped = f"too large: {n} diff lines (limit {max_file_lines})"
             fc.hunks = []
+            fc.skip_kind = "failed" if fc.language in CODE_LANGUAGES else "policy"
     return fc
 
 
@@ -402,7 +406,7 @@ def _section_changes(lines: Sequence[str], ignore: Sequence[str],
     name = _section_name(lines)
     if name is None and not any(_counts(ln) for ln in lines):
         return []  # no file and no hunk: text around the diff
-    return [FileChange(path=name or "(unnamed file)", skipped=problem)]
+    return [FileChange(path=name or "(unnamed file)", skipped=problem, skip_kind="failed")]
 
 
 def parse_diff(
@@ -446,7 +450,7 @@ def parse_github_files(
         problem = path_problem(path) or (path_problem(str(old)) if old is not None else None)
         if problem:
             out.append(FileChange(path=printable(path), status=status,
-                                  skipped=f"unsafe file name: {problem}"))
+                                  skipped=f"unsafe file name: {problem}", skip_kind="failed"))
             continue
         if patch is None or status == "deleted":
             fc = FileChange(path=path, old_path=old, status=status, language=language_of(path))
@@ -456,6 +460,8 @@ def parse_github_files(
                 else "file deleted" if status == "deleted"
                 else "no patch from GitHub (binary or too large)"
             )
+            if not glob and status != "deleted" and fc.language in CODE_LANGUAGES:
+                fc.skip_kind = "failed"  # a code file: too large for GitHub's patch, not binary
             out.append(fc)
             continue
         src = "/dev/null" if status == "added" else f"a/{old or path}"
@@ -466,10 +472,11 @@ def parse_github_files(
             fc = cs.files[0]
             if len(cs.files) > 1 or fc.path != path:
                 fc = FileChange(path=path, old_path=old, status=status, language=language_of(path),
-                                skipped="unreadable patch: its lines do not match its header")
+                                skipped="unreadable patch: its lines do not match its header",
+                                skip_kind="failed")
         except DiffError as e:
             fc = FileChange(path=path, old_path=old, status=status, language=language_of(path),
-                            skipped=f"unreadable patch: {e}")
+                            skipped=f"unreadable patch: {e}", skip_kind="failed")
         if status == "renamed":
             fc.status, fc.old_path = "renamed", old
         out.append(fc)

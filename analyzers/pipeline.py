@@ -16,12 +16,12 @@ from concurrent.futures import ThreadPoolExecutor
 
 from analyzers import registry
 from analyzers.context import AnalysisContext
-from analyzers.diff import ChangeSet
+from analyzers.diff import ChangeSet, FileChange, language_of
 from analyzers.llm import LLMClient, LLMError
 from analyzers.local_llm import ALIAS as EMBEDDED_ALIAS
 from analyzers.local_llm import SMALL_MODEL_NOTE
 from analyzers.options import OptionsError
-from analyzers.report import AnalyzerReport, Skipped
+from analyzers.report import AnalyzerReport, SkipKind, Skipped
 
 log = logging.getLogger(__name__)
 FILE_LOADS = 8  # files at the head of the change loaded at once (each may be an API call)
@@ -45,8 +45,16 @@ def run_one(name: str, changes: ChangeSet, ctx: AnalysisContext) -> AnalyzerRepo
         report.notes.append(SMALL_MODEL_NOTE)
     for f in changes.skipped:
         if not any(s.item == f.path for s in report.skipped):
-            report.skipped.append(Skipped(f.path, f.skipped or ""))
+            report.skipped.append(Skipped(f.path, f.skipped or "", kind_for(analyzer, f)))
     return report
+
+
+def kind_for(analyzer: object, f: FileChange) -> SkipKind:
+    """A skipped file's kind for one analyzer: "failed" where the file could not be read and
+    is in a language the analyzer is made for (its `languages`, when it declares them)."""
+    languages = getattr(analyzer, "languages", None)
+    made_for = languages is None or language_of(f.path) in languages
+    return "failed" if f.skip_kind == "failed" and made_for else "policy"
 
 
 def scoped_context(ctx: AnalysisContext) -> AnalysisContext:

@@ -19,6 +19,9 @@ class Analyzer(Protocol):
     options_type: type[AnalyzerOptions]  # what `options: {<name>: ...}` may set
     # optional: `reads_comments = True` when it scores the pull request's review comments
     # (the context builders fetch them only for such analyzers; see comment_readers())
+    # optional: `languages`, the languages it analyses (a file in another one that could not be
+    # read is not its to miss); `unanalysed_words = (verb, noun)`, e.g. ("scan", "changed file"),
+    # how a gate says what it could not analyse (see unanalysed_words())
 
     def run(self, changes: ChangeSet, ctx: AnalysisContext) -> AnalyzerReport: ...
 
@@ -63,6 +66,16 @@ def _class(name: str) -> Any:
 
 def get(name: str) -> Analyzer:
     return _class(name)()  # type: ignore[no-any-return]
+
+
+def unanalysed_words(name: str) -> tuple[str, str]:
+    """(verb, noun) for what the analyzer `name` could not analyse: ("analyse", "item") unless
+    it says otherwise (AutoFix: "scan", "changed file")."""
+    try:
+        words = getattr(_class(name), "unanalysed_words", None)
+    except UnknownAnalyzer:
+        words = None
+    return (str(words[0]), str(words[1])) if words else ("analyse", "item")
 
 
 def reads_comments(name: str) -> bool:

@@ -79,12 +79,33 @@ class Finding:
         return cls(**data, fix=Fix(**fix) if fix else None)
 
 
+# How a gate's reason starts when it cannot pass over what an analyzer left unanalysed
+# (bot/gate.py writes it, the check run shows it)
+GATE_CANNOT_PASS = "The gate cannot pass: "
+SkipKind = Literal["policy", "failed"]
+SKIP_KINDS: tuple[SkipKind, ...] = ("policy", "failed")
+
+
 @dataclass
 class Skipped:
-    """Something the analyzer did not look at, and why ("no findings" is never silence)."""
+    """Something the analyzer did not look at, and why ("no findings" is never silence).
+
+    `kind` says which: "policy", left out on purpose (an ignore glob, a binary or deleted
+    file, a file in a language the analyzer is not made for); "failed", the analyzer could not
+    analyse it (a size limit, a tool's error, a parse failure, a budget cut). A gate on the
+    analyzer's findings or scores never passes over a "failed" item (bot/gate.py). "failed"
+    is the default: an analyzer that does not say fails closed."""
 
     item: str
     reason: str
+    kind: SkipKind = "failed"
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Skipped:
+        """A stored item; one stored before `kind` existed was published as "skipped" without
+        failing a gate, and reads back as "policy" (what it was judged as)."""
+        kind = data.get("kind", "policy")
+        return cls(str(data["item"]), str(data["reason"]), kind if kind in SKIP_KINDS else "failed")
 
 
 @dataclass
@@ -108,8 +129,13 @@ class AnalyzerReport:
             data["title"] = data.pop("name", "")
             data["name"] = data.pop("analyzer")
         findings = [Finding.from_dict(f) for f in data.pop("findings", [])]
-        skipped = [Skipped(**s) for s in data.pop("skipped", [])]
+        skipped = [Skipped.from_dict(s) for s in data.pop("skipped", [])]
         return cls(**data, findings=findings, skipped=skipped)
+
+    @property
+    def unanalysed(self) -> list[Skipped]:
+        """What the analyzer could not analyse (kind "failed"): a gate on it cannot pass."""
+        return [s for s in self.skipped if s.kind == "failed"]
 
     def lowest(self, score: str, n: int = 5) -> list[Finding]:
         """The n findings with the lowest value of `score` (those without it last)."""

@@ -207,7 +207,7 @@ class ReviewAnalyzer:
         for fc, h in changes.hunks():
             where = f"{fc.path}:{h.span[0]}"
             if not h.added_lines:
-                report.skipped.append(Skipped(where, "no added lines to review"))
+                report.skipped.append(Skipped(where, "no added lines to review", "policy"))
             elif len(todo) >= opts.max_hunks:
                 report.skipped.append(Skipped(where, f"over the limit of {opts.max_hunks} hunks per run"))
             else:

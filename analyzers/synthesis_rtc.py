@@ -350,7 +350,7 @@ class SynthesisRTCAnalyzer:
             if f.language != "python" or f.status == "removed":
                 continue
             if re.search(r"(^|/)(tests?/|test_[^/]*\.py$|[^/]*_test\.py$|conftest\.py$)", f.path):
-                report.skipped.append(Skipped(f.path, "test file"))
+                report.skipped.append(Skipped(f.path, "test file", "policy"))
                 continue
             src = ctx.file_at_head(f.path)
             if src is None:
@@ -389,7 +389,7 @@ class SynthesisRTCAnalyzer:
                 code = "".join(src.splitlines(keepends=True)[region.start_line - 1:region.end_line])
                 if suite_passes(region.path, replace_region(src, region, "pass"))[0]:
                     report.skipped.append(Skipped(f"{region.path}:{region.start_line}-{region.end_line}",
-                                                  "deleting it does not change the test outcome"))
+                                                  "deleting it does not change the test outcome", "policy"))
                     continue
                 pre, post = context_around(src, region)
                 indent = code[: len(code) - len(code.lstrip())]
@@ -430,6 +430,7 @@ class SynthesisRTCAnalyzer:
                     key=hashlib.sha256(f"{region.path}\0{code}".encode()).hexdigest()[:32]))
         except BudgetExceeded as e:
             report.notes.append(f"stopped early: {e}")
+            report.skipped.append(Skipped("the regions after the budget cut", f"not scored: {e}"))
         except LLMError as e:
             report.error = str(e)
         if per_region:

@@ -217,6 +217,7 @@ def run_action(s: ActionSettings, *, log: IO[str] | None = None, stdout: IO[str]
 
         outcome = RunOutcome(mode=mode, mode_note=mode_note, conclusion=conclusion, gate=fail_on.text,
                              matched=tuple(matched), missing=tuple(missing), notes=tuple(notes),
+                             blocked=tuple(verdict.blocked.values()),
                              sarif_file=sarif_written, links=pr.run_links(checks.runs if mode == "check-runs" else {}),
                              conclusions={n: out.conclusion for n, out in checks.sent.items()})
         publish(StepSummaryReporter(Path(s.step_summary_path) if s.step_summary_path else None, stdout),
@@ -226,6 +227,9 @@ def run_action(s: ActionSettings, *, log: IO[str] | None = None, stdout: IO[str]
         if missing:
             say("rtcbot: fail-on: not measured in this run: " + ", ".join(missing))
         exit_code = 0
+        for why in verdict.blocked.values():  # fails closed: it read what was not analysed
+            say(f"rtcbot: fail-on: {why}")
+            exit_code = 1
         if matched:
             say("rtcbot: fail-on matched: " + "; ".join(matched))
             exit_code = 1

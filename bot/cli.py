@@ -207,7 +207,8 @@ def review(patch: str | None, git_range: str | None, analyzer_spec: str | None, 
     The change is PATCH_FILE (a git diff, git show -p or format-patch; '-' for stdin) or
     --git BASE..HEAD in the checkout here (or at --repo).
 
-    Exit status: 0 done; 1 the config's fail_on matched, or every analyzer failed; 2 bad input;
+    Exit status: 0 done; 1 the config's fail_on matched, or cannot pass because an analyzer
+    it reads left changed files unanalysed (gates fail closed), or every analyzer failed; 2 bad input;
     3 the LLM budget (--max-requests, --max-tokens) ran out and cut work off (partial result)."""
     settings = pop_llm_settings(kwargs)
     if bool(patch) == bool(git_range):
@@ -287,8 +288,11 @@ def review(patch: str | None, git_range: str | None, analyzer_spec: str | None, 
     cut = budget_cut_message(ctx.llm.budget_cut if ctx.has_llm else None, reports)
     if cut:
         click.echo(f"Error: {cut}", err=True)
+    for why in verdict.blocked.values():  # fails closed: it read what was not analysed
+        click.echo(f"Error: {why}", err=True)
     if verdict.matched:
         click.echo("fail_on matched: " + "; ".join(verdict.matched), err=True)
+    if verdict.fails:
         sys.exit(1)
     if cut:
         sys.exit(EXIT_BUDGET)

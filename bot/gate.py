@@ -9,8 +9,20 @@
     OP         := "<" | "<=" | ">" | ">=" | "==" | "!="
 
 NAME is one of the analyzer's aggregate scores (rtc, lift, con, comp, rel, ...) or a count:
-findings, failures, warnings, notices, fixes, skipped, errors. A metric a run does not
-produce (no hunks, the analyzer not run) makes its comparison false, and the output says so.
+findings, failures, warnings, notices, fixes, skipped, errors, unscanned. A metric a run does
+not produce (no hunks, the analyzer not run) makes its comparison false, and the output says so.
+
+Gates fail closed. `unscanned` counts what the analyzer could not analyse (its Skipped items
+of kind "failed": a file over Semgrep's size limit or one Semgrep failed on, a diff that could
+not be read, a hunk or comment a size limit or an LLM budget cut off), never what was left out
+on purpose ("policy": ignore globs, lock files, binary files, languages it is not made for).
+A gate that reads an analyzer's findings or scores (any NAME but the coverage counts
+unscanned, skipped and errors; `total.` reads every analyzer) cannot pass while that analyzer
+left something unanalysed or could not run: the run fails (`failure`, exit 1) and says which
+items and why ("The gate cannot pass: AutoFix could not scan 1 changed file: big.py (over
+Semgrep's size limit: ...)"). `failure`, not `action_required`: nothing but a change of the
+pull request, the config or the operator's limits can clear it, and it is the conclusion the
+Action's and the CLI's exit 1 give.
 
 `thresholds: {editing_rtc: {rtc: 0.2}}` is sugar for `editing_rtc.rtc<0.2`: each threshold is
 one more `||` alternative (see `from_thresholds`).
@@ -27,13 +39,16 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from analyzers import registry
+from analyzers.report import GATE_CANNOT_PASS as CANNOT_PASS
 from analyzers.report import AnalyzerReport
 
 OPS: dict[str, Callable[[float, float], bool]] = {
     "<=": lambda a, b: a <= b, ">=": lambda a, b: a >= b, "==": lambda a, b: a == b,
     "!=": lambda a, b: a != b, "<": lambda a, b: a < b, ">": lambda a, b: a > b,
 }
-COUNTS = ("findings", "failures", "warnings", "notices", "fixes", "skipped", "errors")
+COUNTS = ("findings", "failures", "warnings", "notices", "fixes", "skipped", "errors", "unscanned")
+COVERAGE = ("unscanned", "skipped", "errors")  # a gate on these alone does not fail closed
+SHOWN_ITEMS = 10  # unanalysed items named in one reason (then "and N more")
 _TOKEN = re.compile(r"""\s*(?:
     (?P<and>&&|\band\b) | (?P<or>\|\||\bor\b) |
     (?P<cmp>(?P<metric>[A-Za-z][\w-]*\.[\w@.-]+)\s*(?P<op><=|>=|==|!=|<|>)\s*
@@ -155,6 +170,7 @@ def metrics_of(reports: Sequence[AnalyzerReport]) -> Metrics:
             "fixes": sum(f.fix is not None for f in r.findings),
             "skipped": len(r.skipped),
             "errors": 1 if r.error else 0,
+            "unscanned": len(r.unanalysed),
         }
         out[r.name] = {**{k: float(v) for k, v in r.scores.items()},
                            **{k: float(v) for k, v in counts.items()}}
@@ -174,25 +190,41 @@ class Verdict:
     missing: tuple[str, ...] = ()
     failed: frozenset[str] = field(default_factory=frozenset)  # analyzers (or "total") named
     explained: Mapping[str, str] = field(default_factory=dict)  # matched → with the values
+    # analyzer → why the gate cannot pass over it (it left changed files unanalysed, or could
+    # not run, and the gate reads its findings or scores): fails closed
+    blocked: Mapping[str, str] = field(default_factory=dict)
+
+    @property
+    def fails(self) -> bool:
+        """The gate fails: an alternative holds, or it cannot pass (fails closed)."""
+        return bool(self.matched or self.blocked)
+
+    @property
+    def reasons(self) -> list[str]:
+        """Why the gate fails, in words: the fail-closed reasons, then the alternatives that hold."""
+        return [*self.blocked.values(), *self.matched]
 
     @property
     def conclusion(self) -> str:
-        """The run's: failure when the gate holds, success when it is set and does not, else
-        neutral (no gate)."""
-        return "failure" if self.matched else ("success" if self.gate else "neutral")
+        """The run's: failure when the gate holds or cannot pass, success when it is set and
+        does not, else neutral (no gate)."""
+        return "failure" if self.fails else ("success" if self.gate else "neutral")
 
     def conclusion_of(self, analyzer: str) -> str:
         """One analyzer's check run: failure when an alternative that holds names it (or
-        `total`), else neutral."""
-        return "failure" if ("total" in self.failed or analyzer in self.failed) else "neutral"
+        `total`), or the gate cannot pass over it, else neutral."""
+        named = "total" in self.failed or analyzer in self.failed or analyzer in self.blocked
+        return "failure" if named else "neutral"
 
     def crossed(self, analyzer: str) -> list[str]:
-        """The alternatives that hold and fail this analyzer's check run, with the measured
-        values (`editing_rtc.rtc<0.2 (editing_rtc.rtc is 0.10)`)."""
+        """Why this analyzer's check run fails: the gate cannot pass over it (a sentence that
+        starts with CANNOT_PASS), and the alternatives that hold, with the measured values
+        (`editing_rtc.rtc<0.2 (editing_rtc.rtc is 0.10)`)."""
         if self.conclusion_of(analyzer) != "failure":
             return []
-        return [self.explained.get(m, m) for m in self.matched
-                if any(part.split(".", 1)[0] in (analyzer, "total") for part in m.split(" && "))]
+        return [*([self.blocked[analyzer]] if analyzer in self.blocked else []),
+                *(self.explained.get(m, m) for m in self.matched
+                  if any(part.split(".", 1)[0] in (analyzer, "total") for part in m.split(" && ")))]
 
     def of(self, report: AnalyzerReport) -> tuple[str, list[str]]:
         """(the check run's conclusion, the alternatives that fail it) for one report: what a
@@ -211,7 +243,23 @@ def judge(gate: FailOn, reports: Sequence[AnalyzerReport]) -> Verdict:
         if text in matched:
             failed |= {c.analyzer for c in g}
             explained[text] = "; ".join(_explain(c, metrics[c.analyzer][c.name]) for c in g)
-    return Verdict(gate, tuple(matched), tuple(missing), frozenset(failed), explained)
+    read = {c.analyzer for c in gate.comparisons() if c.name not in COVERAGE}
+    blocked = {r.name: cannot_pass(r) for r in reports
+               if (r.name in read or "total" in read) and (r.error or r.unanalysed)}
+    return Verdict(gate, tuple(matched), tuple(missing), frozenset(failed), explained, blocked)
+
+
+def cannot_pass(report: AnalyzerReport) -> str:
+    """Why a gate on `report`'s findings or scores cannot pass, in words: "The gate cannot
+    pass: AutoFix could not scan 1 changed file: big.py (over Semgrep's size limit: ...)"."""
+    if report.error:
+        return f"{CANNOT_PASS}{report.title} could not run: {report.error}"
+    verb, noun = registry.unanalysed_words(report.name)
+    items = report.unanalysed
+    named = ", ".join(f"{s.item} ({s.reason})" for s in items[:SHOWN_ITEMS])
+    more = f", and {len(items) - SHOWN_ITEMS} more" if len(items) > SHOWN_ITEMS else ""
+    return (f"{CANNOT_PASS}{report.title} could not {verb} {len(items)} {noun}"
+            f"{'' if len(items) == 1 else 's'}: {named}{more}")
 
 
 def _explain(c: Comparison, value: float) -> str:

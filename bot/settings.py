@@ -86,6 +86,7 @@ def _split_list(v: Any) -> Any:
 class ToolSettings(BaseSettings):
     """What only the operator chooses (`analyzers.context.Tools`), never a repository:
     RTCBOT_SEMGREP (the executable), RTCBOT_SEMGREP_RULES (extra rule files, comma-separated),
+    RTCBOT_SEMGREP_MAX_TARGET_BYTES (Semgrep's size limit: a larger file is not scanned),
     RTCBOT_EMBEDDING_MODELS (embedding models a repository may pick besides the default),
     RTCBOT_SANDBOX (auto | bwrap | userns | none). Read by every surface (App, Action, CLI)."""
 
@@ -93,6 +94,7 @@ class ToolSettings(BaseSettings):
 
     semgrep: str | None = None
     semgrep_rules: Annotated[list[str], NoDecode] = Field(default_factory=list)
+    semgrep_max_target_bytes: int | None = Field(default=None, gt=0)
     embedding_models: Annotated[list[str], NoDecode] = Field(default_factory=list)
     sandbox: Literal["auto", "bwrap", "userns", "none"] = "auto"
 
@@ -103,6 +105,7 @@ class ToolSettings(BaseSettings):
 
     def tools(self) -> Tools:
         return Tools(semgrep=self.semgrep or None, extra_rules=tuple(self.semgrep_rules),
+                     semgrep_max_target_bytes=self.semgrep_max_target_bytes,
                      embedding_models=tuple(self.embedding_models), sandbox=self.sandbox)
 
 

@@ -30,7 +30,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 from analyzers.diff import ChangeSet
-from analyzers.report import AnalyzerReport, Finding
+from analyzers.report import GATE_CANNOT_PASS, AnalyzerReport, Finding
 from reporters import readable
 from reporters.base import Sinks, Target, need
 from reporters.markdown import (
@@ -232,7 +232,10 @@ def summary_of(report: AnalyzerReport, crossed: Sequence[str] = (), notes: Seque
     if report.error:
         lines += [f"**{report.title} could not run:** {inert(report.error)}", ""]
     for c in crossed:
-        lines += [f"**Threshold crossed:** {c}", ""]
+        if c.startswith(GATE_CANNOT_PASS):  # names what was not analysed: paths, a tool's words
+            lines += [f"**{GATE_CANNOT_PASS.strip()}** {inert(c[len(GATE_CANNOT_PASS):])}", ""]
+        else:
+            lines += [f"**Threshold crossed:** {c}", ""]  # the gate's words, on the admins' config
     lines += [f"**{inert(readable.headline(report))}**", ""] if not report.error else []
     lines += figures_table(report.scores)
     lines += outside_lines(outside, target)  # before the evidence: a cut never takes it

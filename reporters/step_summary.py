@@ -36,6 +36,7 @@ class RunOutcome:
     gate: str = ""  # the fail-on expression ("" when none)
     matched: tuple[str, ...] = ()  # the alternatives that hold
     missing: tuple[str, ...] = ()  # comparisons the run did not measure
+    blocked: tuple[str, ...] = ()  # why the gate cannot pass (bot/gate.py: gates fail closed)
     notes: tuple[str, ...] = ()
     sarif_file: str = ""
     extra: dict[str, str] = field(default_factory=dict)
@@ -52,8 +53,10 @@ def step_summary(target: Target, reports: Sequence[AnalyzerReport], outcome: Run
         lines += [outcome.mode_note, ""]
     if outcome.gate:
         verdict = ("**failed**: " + "; ".join(f"`{m}`" for m in outcome.matched)) if outcome.matched \
-            else "passed"
+            else "**failed**" if outcome.blocked else "passed"
         lines += [f"fail-on `{outcome.gate}`: {verdict}", ""]
+        lines += [f"**{why.partition(': ')[0]}:** {inert(why.partition(': ')[2])}" for why in outcome.blocked]
+        lines += [""] if outcome.blocked else []
         if outcome.missing:
             lines += ["Not measured in this run (those comparisons count as false): "
                       + ", ".join(f"`{m}`" for m in outcome.missing), ""]

@@ -237,7 +237,7 @@ class CRScoreAnalyzer:
         for c in ctx.comments:
             where = locate(changes, c)
             if isinstance(where, str):
-                report.skipped.append(Skipped(f"comment at {c.path}:{c.line}", where))
+                report.skipped.append(Skipped(f"comment at {c.path}:{c.line}", where, "policy"))
                 continue
             fc, hunks = where
             key = hunks[0].key if len(hunks) == 1 else "file:" + fc.path + ":" + "".join(h.key for h in hunks)
@@ -303,6 +303,8 @@ class CRScoreAnalyzer:
                 unit.claims, unit.implications = claims.all, claims.implications
         except LLMError as e:
             report.notes.append(f"LLM claims stopped: {e}")
+            # pseudo-references without some claims: scores a gate must not pass on
+            report.skipped.append(Skipped("LLM claims", f"not made for every change: {e}"))
         report.usage = llm.usage.minus(before).as_dict()
 
     def _local(self, units: list[Unit], reviews: list[str], ctx: AnalysisContext, model: str,

@@ -49,6 +49,8 @@ NATIVE_FLAGS: tuple[str, ...] = ("--experimental",)  # the native command line (
 _PARSE_ERROR_TYPES = ("PartialParsing", "Syntax error", "Lexical error", "Parse error")
 # paths.skipped's reason for a file whose analysis failed (its error is in "errors" too)
 _ANALYSIS_FAILED = "analysis_failed_parser_or_internal_error"
+_TOO_BIG = ("too_big", "exceeded_size_limit")  # paths.skipped's reasons for the size limit
+SIZE_LIMIT = "over Semgrep's size limit"  # how ScanResult.skipped starts for such a file
 
 
 class SemgrepUnavailable(RuntimeError):
@@ -173,6 +175,8 @@ def parse_output(data: dict[str, Any], targets: Sequence[str] = ()) -> ScanResul
         if reason == _ANALYSIS_FAILED:  # a syntax error (unparsable) or an internal one
             if path not in out.unparsable:
                 out.failed.setdefault(path, why)
+        elif reason.lower() in _TOO_BIG:
+            out.skipped[path] = f"{SIZE_LIMIT}: {why}"
         else:
             out.skipped[path] = why
     if targets:
@@ -234,10 +238,12 @@ def scan(
     extra_rules: Sequence[str | os.PathLike[str]] = (),
     semgrep: str | None = None,
     timeout: float = 600.0,
-    max_target_bytes: int = MAX_TARGET_BYTES,
+    max_target_bytes: int | None = None,
 ) -> ScanResult:
     """Scan exactly `targets` (paths relative to `root`), in batches, within `timeout` seconds
-    in all. Raises SemgrepUnavailable / SemgrepFailed."""
+    in all; a file over `max_target_bytes` (None: MAX_TARGET_BYTES) is skipped, with why.
+    Raises SemgrepUnavailable / SemgrepFailed."""
+    max_target_bytes = max_target_bytes or MAX_TARGET_BYTES
     exe = find_semgrep(semgrep)
     if exe is None:
         where = (f" ({semgrep!r} not found: give an absolute path or a program name on PATH)"

@@ -66,7 +66,8 @@ def test_a_file_over_the_size_limit_is_reported_skipped(tmp_path: Path) -> None:
     # the analyzer says so too: "no findings" is never mistaken for "scanned"
     diff = "--- a/big.py\n+++ b/big.py\n@@ -1,2 +1,2 @@\n import pickle\n-x\n+pickle.loads(b'')\n"
     report = AutoFix().run(parse_diff(diff), AnalysisContext(file_loader=lambda p: big))
-    assert [(s.item, "not scanned by semgrep" in s.reason) for s in report.skipped] == [("big.py", True)]
+    assert [(s.item, s.reason.startswith("over Semgrep's size limit"), s.kind) for s in report.skipped] == [
+        ("big.py", True, "failed")]
 
 
 def test_a_target_semgrep_neither_scanned_nor_skipped_is_reported() -> None:
