@@ -18,14 +18,27 @@ from werkzeug.serving import make_server
 
 from bot.jobs import Runtime
 from bot.settings import ServiceSettings
+from tests.fakes import STOP_POLL_S
 from tests.fakes.github_server import FakeGitHub, sign
 from tests.fakes.llm_server import ScriptedLLM
 
 SECRET = "It's a Secret to Everybody"
+
+
+def redis_db() -> int:
+    """The Redis database number of this test session, and of this xdist worker in it."""
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "gw0")  # set before xdist's workers collect
+    db = int(os.environ.get("RTCBOT_TEST_REDIS_DB", "15")) - int(worker.removeprefix("gw") or 0)
+    if not 0 <= db <= 15:
+        raise RuntimeError(f"Redis database {db} for worker {worker}: set RTCBOT_TEST_REDIS_DB higher or use fewer workers")
+    return db
+
+
 PG_URL = "postgresql+psycopg://postgres@127.0.0.1:5432/test"
 # each concurrent test session on one machine takes its own database (RTCBOT_TEST_REDIS_DB, 0-15):
-# the tests flush it
-REDIS_URL = f"redis://127.0.0.1:6379/{int(os.environ.get('RTCBOT_TEST_REDIS_DB', '15'))}"
+# the tests flush it. Each pytest-xdist worker of a session takes the next one down (gw0: 15,
+# gw1: 14, …), so one worker's FLUSHDB never empties another's queue.
+REDIS_URL = f"redis://127.0.0.1:6379/{redis_db()}"
 
 
 def make_settings(tmp_path: Path, gh: FakeGitHub | None = None, llm: ScriptedLLM | None = None,
@@ -53,7 +66,7 @@ def make_settings(tmp_path: Path, gh: FakeGitHub | None = None, llm: ScriptedLLM
 def serve(app: Flask) -> Iterator[str]:
     """The app on a loopback port over real HTTP; yields its base URL."""
     server = make_server("127.0.0.1", 0, app, threaded=True)
-    t = threading.Thread(target=server.serve_forever, daemon=True)
+    t = threading.Thread(target=server.serve_forever, args=(STOP_POLL_S,), daemon=True)  # a prompt shutdown()
     t.start()
     try:
         yield f"http://127.0.0.1:{server.server_port}"
