@@ -205,11 +205,9 @@ def run_action(s: ActionSettings, *, log: IO[str] | None = None, stdout: IO[str]
 
         sarif_written = ""
         if s.sarif_file:
-            from analyzers.paths import safe_join
-
-            try:  # relative: inside the workspace (the PR's checkout), symlinks followed
-                sarif = SarifReporter(Path(s.sarif_file) if Path(s.sarif_file).is_absolute()
-                                      else safe_join(s.workspace, s.sarif_file))
+            try:  # relative: inside the workspace (the PR's checkout), no symbolic link followed
+                sarif = SarifReporter(Path(s.sarif_file), root=None if Path(s.sarif_file).is_absolute()
+                                      else s.workspace)
                 sarif_written = str(publish(sarif, target, titles, reports))
             except (ValueError, OSError) as e:
                 raise ActionError(f"sarif-file: cannot write {s.sarif_file!r}: {e}") from None

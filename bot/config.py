@@ -40,6 +40,7 @@ import yaml
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from analyzers import registry
+from analyzers.checkout_files import CheckoutFileError, read_bytes, split
 from analyzers.context import Tools
 from bot.gate import FailOn, FailOnError, from_thresholds, parse_fail_on
 
@@ -239,18 +240,17 @@ def load_yaml(text: str | bytes, name: str = CONFIG_PATH) -> Any:
 
 
 def read_file(path: Path) -> bytes:
-    """A configuration file's bytes (one more than the limit at most, for load_yaml to refuse);
-    ConfigError with one line when it cannot be read."""
+    """A configuration file's bytes, read as every fixed-name file in a checkout is
+    (analyzers/checkout_files.py: no symbolic link followed, a regular file, at most
+    MAX_CONFIG_BYTES); ConfigError with one line when it cannot be read."""
+    root, rel = split(path)
     try:
-        with path.open("rb") as f:
-            return f.read(MAX_CONFIG_BYTES + 1)
-    except FileNotFoundError:
-        problem = "no such file"
-    except IsADirectoryError:
-        problem = "is a directory, not a file"
-    except OSError as e:
-        problem = e.strerror or type(e).__name__
-    raise ConfigError(f"{path}: {problem}")
+        data = read_bytes(root, rel, limit=MAX_CONFIG_BYTES, name=str(path))
+    except CheckoutFileError as e:
+        raise ConfigError(str(e)) from None
+    if data is None:
+        raise ConfigError(f"{path}: no such file")
+    return data
 
 
 # -- validation ---------------------------------------------------------------------------

@@ -21,6 +21,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from analyzers.checkout_files import CheckoutFileError, MiB, read_text
 from analyzers.llm import LLMClient, LLMError, LLMSettings
 from analyzers.qualify import RecordError, qualified_in
 
@@ -29,6 +30,7 @@ if TYPE_CHECKING:
     from bot.store import Store
 
 RECORD_PATH = Path(".rtcbot") / "qualification.json"
+MAX_RECORD_BYTES = MiB  # a record of a dozen models is a few KiB
 HOW = "to qualify it, run `rtcbot qualify` (docs/qualify.md)"
 
 
@@ -61,15 +63,15 @@ def refusal_from_text(model: str, text: str | None, where: str, repo: str = "thi
 
 
 def refusal_from_file(model: str, checkout: Path | None) -> str | None:
-    """`rtcbot review`: the record in the checkout (.rtcbot/qualification.json)."""
-    path = (checkout or Path.cwd()) / RECORD_PATH
+    """`rtcbot review`: the record in the checkout (.rtcbot/qualification.json), read as every
+    fixed-name file in a checkout is (analyzers/checkout_files.py: no link followed, a regular
+    file of at most MAX_RECORD_BYTES)."""
+    root = checkout or Path.cwd()
     try:
-        text: str | None = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        text = None
-    except (OSError, UnicodeDecodeError) as e:
-        return not_qualified(model, "this repository", f"cannot read {path}: {e}")
-    return refusal_from_text(model, text, str(path))
+        text = read_text(root, RECORD_PATH.as_posix(), limit=MAX_RECORD_BYTES)
+    except CheckoutFileError as e:
+        return not_qualified(model, "this repository", str(e))
+    return refusal_from_text(model, text, str(root / RECORD_PATH))
 
 
 def refusal_from_commit(gh: GitHub, repo: str, sha: str, model: str) -> str | None:

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from analyzers import registry
+from analyzers.checkout_files import split, write_text
 from analyzers.report import AnalyzerReport, Finding, Fix, Skipped
 from reporters.base import Collecting, Sinks, need
 
@@ -225,11 +226,13 @@ class SarifReporter(Collecting):
     def from_sinks(cls, sinks: Sinks) -> SarifReporter:
         return cls(need(sinks.sarif, cls.name, "a path to write (the Action's `sarif-file`, the CLI's --output)"))
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, root: Path | None = None) -> None:
+        """`root`: the checkout `path` is relative to (the Action's workspace)."""
         super().__init__()
-        self.path = path
+        self.path, self.root = path, root
 
     def flush(self) -> Path:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self.path.write_text(render_sarif(self.reports), encoding="utf-8")
-        return self.path
+        """Written as every fixed-name file in a checkout is (analyzers/checkout_files.py): a
+        temporary file renamed into place, never through a symbolic link; CheckoutFileError."""
+        root, rel = (self.root, self.path.as_posix()) if self.root is not None else split(self.path)
+        return write_text(root, rel, render_sarif(self.reports), name=str(self.path))

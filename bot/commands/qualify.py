@@ -39,6 +39,7 @@ from rich.progress import (
 )
 from rich.table import Table
 
+from analyzers.checkout_files import CheckoutFileError, check_writable, split, write_text
 from analyzers.diff import CODE_LANGUAGES, DEFAULT_IGNORES, DiffError, parse_diff
 from analyzers.editing_rtc import EditingRTC, EditingRTCConfig
 from analyzers.llm import BudgetExceeded, LLMClient, LLMError, LLMSettings
@@ -319,6 +320,11 @@ def command(git_range: str | None, last: int | None, repo: Path, models: tuple[s
     if not repo.is_dir():
         raise click.ClickException(f"--repo {repo}: no such directory")
     fmt = "json" if as_json else fmt
+    root, rel = split(output) if output is not None else (repo, RECORD_PATH.as_posix())
+    try:  # the record is written after the run: refuse a link in its place before spending on it
+        check_writable(root, rel)
+    except CheckoutFileError as e:
+        raise click.BadParameter(str(e), param_hint="--output" if output is not None else "--repo") from None
     owner_name, store = None, None
     if database_url is not None:
         owner_name = repo_name or github_name(repository_name(repo))
@@ -377,12 +383,12 @@ def command(git_range: str | None, last: int | None, repo: Path, models: tuple[s
     rec = record(results, repository=repository_name(repo), revisions=revisions,
                  date=datetime.now(UTC).isoformat(timespec="seconds"), hunks_available=len(pool),
                  thresholds=thresholds, seed=seed)
-    target = output or repo / RECORD_PATH
-    try:
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(json.dumps(rec, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    try:  # never through a link the repository committed (analyzers/checkout_files.py)
+        target = write_text(root, rel, json.dumps(rec, indent=2, ensure_ascii=False) + "\n")
+    except CheckoutFileError as e:
+        raise click.BadParameter(str(e), param_hint="--output" if output is not None else "--repo") from None
     except OSError as e:
-        raise click.ClickException(f"cannot write {target}: {e.strerror}") from None
+        raise click.ClickException(f"cannot write {root / rel}: {e.strerror}") from None
     if plot is not None:
         from reporters.eval_plots import qualify_chart
         from reporters.plots import save
