@@ -27,8 +27,8 @@ from analyzers import registry
 from analyzers.checkout_files import split, write_text
 from analyzers.report import AnalyzerReport, Finding, Fix, Skipped
 from reporters.base import Collecting, Sinks, need
-
 from reporters.untrusted import inert, plain
+
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 SARIF_VERSION = "2.1.0"
 TOOL_NAME = "rtcbot"
