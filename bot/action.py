@@ -45,7 +45,7 @@ from bot.github import GitHub, GitHubError, GitHubSettings, token_client
 from bot.qualification import refusal_from_commit, refusing_factory
 from bot.workflow import ActionError, PullRequest, load_event, plan, read_inputs
 from reporters import check_run
-from reporters.base import Sinks, Target, publish
+from reporters.base import Sinks, Target, failure, publish
 from reporters.base import build as build_reporters
 from reporters.check_run import CheckRunReporter, diff_lines
 from reporters.sarif import SarifReporter
@@ -100,14 +100,17 @@ def _head_file(gh: GitHub, pr: PullRequest) -> Callable[[str], str | None]:
 def _extra_outputs(names: Sequence[str], sinks: Sinks, target: Target, titles: dict[str, str],
                    reports: list[AnalyzerReport]) -> list[str]:
     """Drive the further reporters by name, each through a finished run; what each did. One
-    that GitHub refuses (a fork's read-only token) is said, not fatal: the check runs and the
-    summary hold the same findings."""
+    that GitHub refuses (a fork's read-only token), or that fails otherwise, is said with its
+    type and message, not fatal: the check runs and the summary hold the same findings."""
     said = []
     for reporter in build_reporters(names, sinks):
         try:
             said.append(f"{reporter.name}: {publish(reporter, target, titles, reports)}")
         except GitHubError as e:
             said.append(f"{reporter.name}: GitHub refused it ({e.status}: {e.message}); "
+                        "the check runs and the summary hold the same findings")
+        except Exception as e:  # as the App logs a further output that fails (bot/publish.py)
+            said.append(f"{reporter.name} failed ({failure(e)}); "
                         "the check runs and the summary hold the same findings")
     return said
 

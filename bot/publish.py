@@ -32,7 +32,7 @@ from bot.events import AnalyzeJob
 from bot.gate import FailOn, judge
 from bot.github import GitHub
 from bot.store import Store
-from reporters.base import Sinks, Target, build
+from reporters.base import Sinks, Target, build, failure
 from reporters.base import publish as drive
 from reporters.check_run import CheckOutput, CheckRunReporter, DiffLines
 
@@ -83,12 +83,6 @@ def publish(gh: GitHub, job: AnalyzeJob, cr_id: int, report: AnalyzerReport, *,
             log.warning("the %s reporter failed for %s#%s at %s: %s", further.name, job.repo, job.pr_number,
                         job.head_sha[:12], failure(e), exc_info=True)
     return out
-
-
-def failure(e: BaseException) -> str:
-    """An exception on one line, its type always named: `AssertionError` has no message."""
-    text = " ".join(str(e).split())
-    return f"{type(e).__name__}: {text}" if text else type(e).__name__
 
 
 def database_away(e: BaseException) -> bool:

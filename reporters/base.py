@@ -132,6 +132,13 @@ class ReporterError(ValueError):
     """A reporter lacks what it writes to (e.g. the SARIF reporter without a path)."""
 
 
+def failure(e: BaseException) -> str:
+    """A reporter's failure on one line, its type always named (an `AssertionError` has no
+    message): how every surface says that an output failed."""
+    text = " ".join(str(e).split())
+    return f"{type(e).__name__}: {text}" if text else type(e).__name__
+
+
 def need(value: Any, reporter: str, what: str) -> Any:
     """`value`, or ReporterError saying that `reporter` needs `what`."""
     if value is None:

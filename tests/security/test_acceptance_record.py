@@ -25,8 +25,9 @@ from bot.gate import FailOn
 from bot.github import installation_client
 from bot.jobs import Runtime
 from bot.lifecycle import CheckRuns
-from bot.publish import failure, publish
+from bot.publish import publish
 from bot.store import Store
+from reporters.base import failure
 from reporters.pr_review import MARKER
 from tests.bot.app_support import deliver, drain, make_settings, serve
 from tests.fakes.github_server import FakeGitHub
@@ -211,3 +212,15 @@ def test_a_reporter_that_fails_is_logged_with_its_type_and_message(
     assert "GitHubError: " in line and "Not Found" in line
     assert failure(AssertionError()) == "AssertionError"  # a failure without a message still names itself
     assert failure(ValueError("two\nlines")) == "ValueError: two lines"
+
+
+def test_the_actions_further_output_that_fails_is_said_with_its_type_and_message(tmp_path: Path) -> None:
+    from bot.action import _extra_outputs
+    from reporters.base import Sinks, Target
+
+    (tmp_path / "out.sarif").symlink_to(tmp_path / "victim")
+    said = _extra_outputs(["sarif"], Sinks(sarif=tmp_path / "out.sarif"), Target(), {"autofix": "AutoFix"},
+                          [AnalyzerReport("autofix", "AutoFix")])
+    assert said == [f"sarif failed (CheckoutFileError: `{tmp_path / 'out.sarif'}` is a symbolic link (rtcbot follows "
+                    "no link in a checkout): not written); the check runs and the summary hold the same findings"]
+    assert not (tmp_path / "victim").exists()
