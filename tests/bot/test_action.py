@@ -103,13 +103,14 @@ def pr_github(fake_github: Callable[..., FakeGitHub]) -> Callable[..., FakeGitHu
     return make
 
 
-def run_action(gh: FakeGitHub, llm: ScriptedLLM, tmp_path: Path, **inputs: str) -> subprocess.CompletedProcess[str]:
+def run_action(gh: FakeGitHub, llm: ScriptedLLM, tmp_path: Path, *, event: Path | str = EVENT,
+               **inputs: str) -> subprocess.CompletedProcess[str]:
     summary, output = tmp_path / "summary.md", tmp_path / "output.txt"
     workspace = tmp_path / "workspace"
     workspace.mkdir(exist_ok=True)
     env = {k: v for k, v in os.environ.items() if not k.startswith(("GITHUB_", "INPUT_", "RTCBOT_LLM"))}
     env.update({
-        "GITHUB_EVENT_PATH": str(EVENT), "GITHUB_EVENT_NAME": "pull_request",
+        "GITHUB_EVENT_PATH": str(event), "GITHUB_EVENT_NAME": "pull_request",
         "GITHUB_API_URL": gh.base_url, "GITHUB_TOKEN": TOKEN, "GITHUB_WORKSPACE": str(workspace),
         "GITHUB_STEP_SUMMARY": str(summary), "GITHUB_OUTPUT": str(output),
         "INPUT_LLM-BASE-URL": llm.base_url, "INPUT_MODEL": llm.model,
