@@ -200,11 +200,6 @@ class Verdict:
         return bool(self.matched or self.blocked)
 
     @property
-    def reasons(self) -> list[str]:
-        """Why the gate fails, in words: the fail-closed reasons, then the alternatives that hold."""
-        return [*self.blocked.values(), *self.matched]
-
-    @property
     def conclusion(self) -> str:
         """The run's: failure when the gate holds or cannot pass, success when it is set and
         does not, else neutral (no gate)."""

@@ -39,7 +39,6 @@ def test_a_findings_gate_cannot_pass_over_an_unscanned_file() -> None:
     assert v.crossed("autofix") == [
         "The gate cannot pass: AutoFix could not scan 1 changed file: big.py "
         "(over Semgrep's size limit: target file size exceeds 200 bytes)"]
-    assert v.reasons == v.crossed("autofix")
 
 
 def test_policy_skips_never_block_a_gate() -> None:
