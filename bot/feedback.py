@@ -34,6 +34,7 @@ from sqlalchemy import select, update
 
 from analyzers.intervals import wilson
 from bot.store import PublishedRow, Store
+from reporters.pr_review import by_a_bot as by_a_bot  # a person's markers never count
 
 MARKER_RE = re.compile(r"<!-- rtcbot:suggestion:([0-9a-f]{8,64}) -->")
 
@@ -61,13 +62,6 @@ def keys_in(bodies: Iterable[str | None]) -> list[str]:
         for m in MARKER_RE.finditer(body or ""):
             out[m.group(1)] = None
     return list(out)
-
-
-def by_a_bot(comment: Mapping[str, Any]) -> bool:
-    """Whether GitHub says a bot wrote the comment: only the bot's own comments carry
-    markers that count (a person could paste one into theirs)."""
-    user = comment.get("user")
-    return isinstance(user, Mapping) and user.get("type") == "Bot"
 
 
 def _lines(text: str) -> list[str]:

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
@@ -48,6 +48,8 @@ class ReviewAPI(Protocol):
     def review_comments(self, repo: str, number: int) -> list[dict[str, Any]]: ...
 
     def create_review(self, repo: str, number: int, body: dict[str, Any]) -> dict[str, Any]: ...
+
+    def wrote(self, item: Mapping[str, Any]) -> bool: ...
 
 
 @dataclass(frozen=True)
@@ -175,13 +177,19 @@ def review_body(posted: int, outside: int, comments: int = 0) -> str:
     return text
 
 
+def by_a_bot(comment: Mapping[str, Any]) -> bool:
+    user = comment.get("user")
+    return isinstance(user, Mapping) and user.get("type") == "Bot"
+
+
 def plan(target: Target, suggestions: Sequence[Suggestion], files: Sequence[Mapping[str, Any]],
-         existing: Sequence[Mapping[str, Any]]) -> tuple[dict[str, Any] | None, int, int]:
+         existing: Sequence[Mapping[str, Any]],
+         wrote: Callable[[Mapping[str, Any]], bool] = by_a_bot) -> tuple[dict[str, Any] | None, int, int]:
     """(the review request body, or None when there is nothing new; suggestions left out as
-    already posted; suggestions left out as outside the diff)."""
-    # only the bot's own comments count: a person could paste a marker into theirs
-    posted = "\n".join(str(c.get("body") or "") for c in existing
-                       if isinstance(c.get("user"), Mapping) and c["user"].get("type") == "Bot")
+    already posted; suggestions left out as outside the diff). Only the markers in comments
+    rtcbot wrote (`wrote`: the client's; by default any bot's) count as posted: a person or
+    another bot could paste a marker into theirs to hide a suggestion."""
+    posted = "\n".join(str(c.get("body") or "") for c in existing if wrote(c))
     shown = shown_lines(files)
     comments, old, outside, remarks = [], 0, 0, 0
     for s in suggestions:
@@ -241,7 +249,7 @@ class PullRequestReviewReporter:
         if not suggestions or not t.repo or t.number is None:
             return 0
         body, _, _ = plan(t, suggestions, self.client.pr_files(t.repo, t.number),
-                          self.client.review_comments(t.repo, t.number))
+                          self.client.review_comments(t.repo, t.number), self.client.wrote)
         if body is None:
             return 0
         self.client.create_review(t.repo, t.number, body)

@@ -113,6 +113,7 @@ def installation_client(settings: ServiceSettings, installation_id: int) -> GitH
         _github_settings(settings),
         throttle_key=installation_id,
         app_id=settings.app_id,
+        author=lambda item: app_identity(settings).wrote(item),
     )
 
 

@@ -14,7 +14,7 @@ import base64
 import logging
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Mapping
 from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import quote, urlsplit
@@ -137,7 +137,9 @@ class GitHubClient:
 
     `throttle_key`: whose writes are spaced (an installation id, the token); None: not spaced.
     `own_http`: connections of its own (closed by `close`), else the process's shared pool.
-    `app_id`: the App whose check runs `find_check_run` returns (None: any)."""
+    `app_id`: the App whose check runs `find_check_run` returns (None: any).
+    `author`: whether this caller wrote a listed item (the App: by its identity; None: a token
+    of unknown identity, the Action's, for which any bot's item counts)."""
 
     def __init__(
         self,
@@ -148,12 +150,14 @@ class GitHubClient:
         throttle_key: object = None,
         app_id: int | None = None,
         own_http: bool = False,
+        author: Callable[[Mapping[str, Any]], bool] | None = None,
     ) -> None:
         self.api_url = api_url.rstrip("/")
         self.auth = auth
         self.settings = settings or GitHubSettings()
         self.throttle_key = throttle_key
         self.app_id = app_id
+        self.author = author
         self._own_http = own_http
         self.http = (
             _new_http(self.api_url, self.settings.http_timeout_s)
@@ -288,6 +292,14 @@ class GitHubClient:
 
     def review_comments(self, repo: str, number: int) -> list[dict[str, Any]]:
         return list(self._pages(f"/repos/{repo}/pulls/{number}/comments", MAX_COMMENTS))
+
+    def wrote(self, item: Mapping[str, Any]) -> bool:
+        """Whether this caller wrote `item` (a comment as GitHub lists it): a bot's, and with
+        an App's client, this App's bot's (so a marker another bot copies counts for nothing)."""
+        user = item.get("user")
+        if not isinstance(user, Mapping) or user.get("type") != "Bot":
+            return False
+        return self.author is None or self.author(item)
 
     def review_comment_reactions(self, repo: str, comment_id: int) -> list[dict[str, Any]]:
         """The reactions to one review comment, each with its user (GitHub's "List reactions

@@ -3,6 +3,7 @@ one protocol, implemented by bot.github.client.GitHubClient for both kinds of to
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any, Protocol
 
 
@@ -14,6 +15,8 @@ class GitHub(Protocol):
     def review_comments(self, repo: str, number: int) -> list[dict[str, Any]]: ...
 
     def review_comment_reactions(self, repo: str, comment_id: int) -> list[dict[str, Any]]: ...
+
+    def wrote(self, item: Mapping[str, Any]) -> bool: ...
 
     def file_text(self, repo: str, path: str, ref: str) -> str | None: ...
 

@@ -224,3 +224,27 @@ def test_the_actions_further_output_that_fails_is_said_with_its_type_and_message
     assert said == [f"sarif failed (CheckoutFileError: `{tmp_path / 'out.sarif'}` is a symbolic link (rtcbot follows "
                     "no link in a checkout): not written); the check runs and the summary hold the same findings"]
     assert not (tmp_path / "victim").exists()
+
+
+def test_another_bots_copy_of_the_marker_does_not_hide_the_suggestion(
+        fake_github: Callable[..., FakeGitHub], tmp_path: Path) -> None:
+    """The App's reporter takes a suggestion as already posted only when its own bot wrote
+    the marker; another bot that copies it cannot keep rtcbot's fix off the pull request."""
+    from analyzers.report import Fix
+    from reporters.base import Target
+    from reporters.base import publish as drive
+    from reporters.pr_review import PullRequestReviewReporter, key_of
+
+    gh = fake_github()
+    pr = gh.add_pr(4, files=[{"filename": "m.py", "status": "modified", "patch": PATCH}])
+    fix = Finding("autofix", "code injection", "eval", "m.py", 2, 2, scores={"fixed": 1.0, "rtc_pass": 1.0},
+                  rule_id="r", fix=Fix("m.py", 2, 2, "    y = int(x)\n", "-    y = x\n+    y = int(x)\n"))
+    gh.add_comment(4, "m.py", 2, "ok " + MARKER.format(key=key_of(fix)), user="evil-helper[bot]", user_type="Bot")
+    client = installation_client(make_settings(tmp_path, gh), gh.installation_id)
+    target = Target(gh.repo, 4, pr.head_sha)
+    assert drive(PullRequestReviewReporter(client), target, {"autofix": "AutoFix"},
+                 [AnalyzerReport("autofix", "AutoFix", findings=[fix])]) == 1
+    # its own comment, now posted, does count: a re-run posts nothing again
+    assert drive(PullRequestReviewReporter(client), target, {}, [AnalyzerReport("autofix", "AutoFix",
+                                                                                 findings=[fix])]) == 0
+    assert len(gh.reviews) == 1
