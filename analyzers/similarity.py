@@ -23,7 +23,7 @@ def normalised(a: str, b: str) -> float:
 
 def chrf(hypothesis: str, reference: str) -> float:
     """chrF in [0, 1] (sacrebleu)."""
-    from sacrebleu.metrics import CHRF
+    from sacrebleu.metrics.chrf import CHRF
 
     if not hypothesis.strip() and not reference.strip():
         return 1.0
@@ -32,7 +32,7 @@ def chrf(hypothesis: str, reference: str) -> float:
 
 def bleu(hypothesis: str, reference: str) -> float:
     """Sentence BLEU in [0, 1] (sacrebleu, exponential smoothing)."""
-    from sacrebleu.metrics import BLEU
+    from sacrebleu.metrics.bleu import BLEU
 
     return float(BLEU(effective_order=True).sentence_score(hypothesis, [reference]).score) / 100.0
 

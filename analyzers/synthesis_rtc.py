@@ -347,7 +347,7 @@ class SynthesisRTCAnalyzer:
         files: dict[str, str] = {}
         regions: list[Region] = []
         for f in changes.analysed:
-            if f.language != "python" or f.status == "removed":
+            if f.language != "python" or f.status == "deleted":
                 continue
             if re.search(r"(^|/)(tests?/|test_[^/]*\.py$|[^/]*_test\.py$|conftest\.py$)", f.path):
                 report.skipped.append(Skipped(f.path, "test file", "policy"))

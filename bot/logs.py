@@ -97,7 +97,7 @@ class JsonFormatter(logging.Formatter):
         return json.dumps(out, default=str)
 
 
-class StderrHandler(logging.StreamHandler):
+class StderrHandler(logging.StreamHandler):  # type: ignore[type-arg]
     """Writes to whatever sys.stderr is when a record comes (a test runner may swap it)."""
 
     def __init__(self) -> None:

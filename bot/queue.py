@@ -24,7 +24,7 @@ from bot.settings import ServiceSettings
 QUEUE_NAME = "rtcbot"
 
 
-class WalNormalSqliteStorage(SqliteStorage):
+class WalNormalSqliteStorage(SqliteStorage):  # type: ignore[misc]  # huey is untyped
     """huey's SQLite storage (WAL) with synchronous=NORMAL (huey offers only FULL or OFF)."""
 
     def _create_connection(self) -> sqlite3.Connection:
@@ -33,7 +33,7 @@ class WalNormalSqliteStorage(SqliteStorage):
         return conn
 
 
-class QueueHuey(SqliteHuey):
+class QueueHuey(SqliteHuey):  # type: ignore[misc]
     storage_class = WalNormalSqliteStorage
 
 

@@ -414,7 +414,7 @@ class Store:
         with self.writing() as c:
             res = c.execute(update(Delivery).where(Delivery.id == delivery_id, Delivery.status == "received")
                             .values(status="routed" if jobs else "ignored", jobs=len(jobs), note=note))
-            if res.rowcount != 1:  # type: ignore[attr-defined]
+            if res.rowcount != 1:
                 return None
             ids = [i for i in (self._insert_job(c, spec, delivery_id, now, force_window_s) for spec in jobs)
                    if i is not None]

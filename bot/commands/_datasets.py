@@ -12,7 +12,7 @@ from rich.table import Table
 from bot.datasets import BUNDLED, UnknownDataset, lookup, not_found
 
 
-class DatasetArgument(click.ParamType):
+class DatasetArgument(click.ParamType[Path, object]):
     """A bundled dataset's name (see `rtcbot eval --list`) or the path of a JSON-lines file.
 
     A bundled name wins over a file of the same name in the working directory; write

@@ -5,6 +5,7 @@ about, CWE ids, rule tags and description), never a key of the display-only `evi
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from analyzers import registry
 from analyzers.report import AnalyzerReport, Finding, Fix, Skipped
@@ -28,7 +29,7 @@ def test_round_trip_keeps_the_typed_fields_and_reads_the_old_shape() -> None:
     report = AnalyzerReport("crscore", "CRScore", [f], skipped=[Skipped("b.png", "binary")])
     again = AnalyzerReport.from_dict(report.to_dict())
     assert again == report
-    old = {"analyzer": "crscore", "name": "CRScore", "findings": [], "scores": {}, "skipped": [],
+    old: dict[str, Any] = {"analyzer": "crscore", "name": "CRScore", "findings": [], "scores": {}, "skipped": [],
            "notes": [], "usage": {}, "error": None}
     assert (AnalyzerReport.from_dict(old).name, AnalyzerReport.from_dict(old).title) == ("crscore", "CRScore")
 

@@ -73,7 +73,7 @@ def test_review_comment_runs_the_comment_analyzers(action: str) -> None:
     assert all(isinstance(j, AnalyzeJob) for j in jobs)
     assert [(j.kind, j.analyzer, j.force, j.reason) for j in jobs if isinstance(j, AnalyzeJob)] == [
         ("analyze", "crscore", True, "pull_request_review_comment")]
-    assert jobs[0].head_sha == p["pull_request"]["head"]["sha"]
+    assert isinstance(jobs[0], AnalyzeJob) and jobs[0].head_sha == p["pull_request"]["head"]["sha"]
 
 
 def test_deleted_review_comment_is_ignored() -> None:

@@ -128,7 +128,7 @@ def test_autofix_under_a_refused_model_still_lists_semgreps_findings() -> None:
 
 # ============================================================================ the App
 def _app_runs(tmp_path: Path, gh: FakeGitHub, llm: ScriptedLLM,
-              before: Callable[[Store], None] = lambda _: None) -> dict[str, dict[str, Any]]:
+              before: Callable[[Store], object] = lambda _: None) -> dict[str, dict[str, Any]]:
     """The App on CONFIG: a pull request adding PATH opened, its jobs run; the completed
     check runs by name."""
     from bot.app import create_app

@@ -90,7 +90,7 @@ class ScriptedLLM(LoopbackServer):
     def base_url(self) -> str:
         assert self._server is not None, "server not started"
         host, port = self._server.server_address[:2]
-        return f"http://{host}:{port}/v1"
+        return f"http://{host!s}:{port}/v1"
 
     def start(self) -> ScriptedLLM:
         owner = self

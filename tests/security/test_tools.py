@@ -245,6 +245,7 @@ def test_pmd_gets_a_clean_environment_a_private_folder_and_dies_with_us(
 
 
 # ============================================================================ the model server
+@pytest.mark.model
 @pytest.mark.slow
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT, signal.SIGKILL], ids=lambda s: s.name)
 def test_the_model_server_is_isolated_and_dies_with_rtcbot(
@@ -329,7 +330,7 @@ def other_user_python() -> tuple[list[str], str]:
         return [], sys.executable
     require(shutil.which("setpriv"), "setpriv (util-linux) is needed to act as another user")
     version = f"{sys.version_info.major}.{sys.version_info.minor}"
-    for candidate in (sys.executable, sys._base_executable, f"/usr/bin/python{version}", "/usr/bin/python3"):
+    for candidate in (sys.executable, getattr(sys, "_base_executable", sys.executable), f"/usr/bin/python{version}", "/usr/bin/python3"):
         probe = subprocess.run([*NOBODY, candidate, "-c", "import sys; print(sys.version_info[:2])"],
                                capture_output=True, text=True, timeout=60, check=False)
         if probe.returncode == 0 and probe.stdout.strip() == str(sys.version_info[:2]):

@@ -30,6 +30,7 @@ import threading
 import time
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 from analyzers.crscore.smells import ROOT, TOOL_TIMEOUT_S, Smell, SmellReport, which
 from analyzers.tooling import BoundProcess, popen_bound, run, tool_env, workdir
@@ -209,7 +210,7 @@ def warm_up() -> None:
         detect_java({"Warm.java": "class Warm { int f(int x) { if (x == 1) { return 2; } return x; } }\n"})
 
 
-def run_pmd_cli(src_dir: Path) -> dict:
+def run_pmd_cli(src_dir: Path) -> dict[str, Any]:
     """PMD's own JSON report for the Java files under `src_dir`, from a CLI run."""
     proc = run(pmd_command(src_dir), timeout=TOOL_TIMEOUT_S, pass_through=JAVA_ENV)
     if proc.returncode not in (0, 4, 5) or not proc.stdout.strip():
@@ -217,7 +218,7 @@ def run_pmd_cli(src_dir: Path) -> dict:
     return json.loads(proc.stdout)  # type: ignore[no-any-return]
 
 
-def run_pmd(src_dir: Path) -> dict:
+def run_pmd(src_dir: Path) -> dict[str, Any]:
     """PMD's own JSON report for the Java files under `src_dir` (the server's, or the CLI's)."""
     if use_server():
         with workdir("rtcbot-pmd-report-") as tmp:

@@ -25,6 +25,7 @@ import subprocess
 import textwrap
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 from analyzers import pyparse
 from analyzers.crscore.smells import TOOL_TIMEOUT_S, Smell, SmellReport
@@ -61,7 +62,7 @@ def pylint_command(files: list[Path]) -> list[str]:
             *map(str, files)]
 
 
-def run_pylint(files: list[Path], cwd: Path | None = None) -> list[dict]:
+def run_pylint(files: list[Path], cwd: Path | None = None) -> list[dict[str, Any]]:
     """pylint's own JSON messages for the Pyscent checks (with Pyscent's thresholds); a clean
     environment, in `cwd` (a folder of ours) or a private one."""
     proc = run(pylint_command(files), timeout=TOOL_TIMEOUT_S, cwd=cwd)
@@ -156,7 +157,7 @@ def ast_smells(code: str) -> list[Smell]:
     return out
 
 
-def pylint_smell(msg: dict) -> Smell:
+def pylint_smell(msg: dict[str, Any]) -> Smell:
     symbol = str(msg.get("symbol", ""))
     label = PYLINT_SMELLS.get(symbol, symbol)
     line = int(msg.get("line", 0))
