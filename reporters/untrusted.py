@@ -5,16 +5,18 @@ through this module, so that it reads as the characters it is and can do nothing
 In Markdown (check-run summaries and text, PR reviews, the step summary, SARIF's `markdown`,
 `--format markdown` and `github-review`) `inert` makes the text literal:
 
-- no mention notifies anyone: a word joiner (U+2060, invisible) follows every `@` that a
-  user, team or e-mail name could follow, so GitHub links no `@user` or `@org/team`;
-- no link, image or raw HTML: `[`, `]`, `!`, `<`, `>` and `&` are escaped (the angle brackets
-  and the ampersand as entities), so no link text hides its destination, no link reference
-  can be defined, no `<img>`, `<a>`, `</details>` or entity is parsed; a bare URL may still be
-  linked by GitHub, its text being its destination;
+- no mention notifies anyone: a word joiner (U+2060, invisible) follows every `@` where GitHub
+  would read a mention (not after a letter or digit: `x@y.org` and `RTC@3` stay as they are),
+  so no `@user` or `@org/team` is linked or notified;
+- no link, image or raw HTML: `[` and `]` are escaped (so no link text hides its destination
+  and no link reference is defined), `!` before `[`, `<` as `&lt;` where a tag, comment or
+  autolink could start, `&` as `&amp;` where an entity could (`&#64;` spells "@"); so no
+  `<img>`, `<a>`, `</details>` or entity is parsed. A bare URL may still be linked by GitHub,
+  its text being its destination;
 - no formatting and no block: emphasis, code, strike-through, math and table-cell characters
-  are escaped everywhere, and what would open a heading, list, quote or rule at the start of a
-  line is escaped there; inline (the default) the text is one line, so it stays in its table
-  cell or list item.
+  are escaped everywhere, and what would open a quote, heading, list, rule or table at the
+  start of a line is escaped there; inline (the default) the text is one line, so it stays in
+  its table cell or list item.
 
 Code goes in a code span (`code`) or a fenced block (`fenced`) whose backtick run is longer than
 any inside (the fence of `Fix.suggestion`), never as Markdown. Text shown as plain text (check-run

@@ -5,6 +5,8 @@ parser, has no live mention, no link to the planted host behind other text, no i
 raw HTML but rtcbot's own. Plain-text fields (titles, annotation messages, SARIF `text`) carry
 no mention.
 
+The dashboard (HTML, Jinja's autoescape) shows a hostile path and finding title as text.
+
 The review analyzer is in every run: its comment (the hostile answer) is kept by CRScore, as the
 claims it is scored against are hostile too, and goes out in a PR review with its CRScore.
 """
@@ -14,23 +16,26 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Iterator
+from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import pytest
 from click.testing import CliRunner
 
 from bot.app import create_app
 from bot.cli import main
+from bot.dashboard.figures import EDITING_RTC
 from bot.jobs import Runtime
+from bot.store import CheckRunRow, FindingRow
 from tests.bot.app_support import deliver, drain, make_settings, serve
+from tests.bot.dashboard.support import dashboard_settings, sign_in
 from tests.bot.test_action import EVENT, TOKEN, run_action
 from tests.fakes.github_server import FakeGitHub
 from tests.fakes.llm_server import ScriptedLLM, last_user_text
 from tests.security.markdown_audit import MENTION, Audit, audit, bodies_of
 from tests.security.test_untrusted_text import HOST, HOSTILE, HOSTILE_LINES
-
-pytestmark = [pytest.mark.slow, pytest.mark.model]  # three surfaces, CRScore's embeddings
 
 PATH = "calc/mean.py"
 DIFF = (f"--- a/{PATH}\n+++ b/{PATH}\n@@ -1,3 +1,4 @@\n def mean(values):\n-    total = 0\n"
@@ -116,6 +121,8 @@ def _pull_request(gh: FakeGitHub, number: int, head_sha: str | None = None) -> N
     gh.add_comment(number, PATH, ADDED, COMMENT, user="mallory")
 
 
+@pytest.mark.slow
+@pytest.mark.model  # CRScore's embeddings
 def test_the_app_publishes_hostile_text_inert(tmp_path: Path, fake_github: Callable[..., FakeGitHub],
                                               llm: ScriptedLLM) -> None:
     gh = fake_github()
@@ -138,6 +145,8 @@ def test_the_app_publishes_hostile_text_inert(tmp_path: Path, fake_github: Calla
     seen.assert_inert()
 
 
+@pytest.mark.slow
+@pytest.mark.model  # CRScore's embeddings
 def test_the_action_publishes_hostile_text_inert(tmp_path: Path, fake_github: Callable[..., FakeGitHub],
                                                  llm: ScriptedLLM) -> None:
     payload = json.loads(EVENT.read_text(encoding="utf-8"))
@@ -160,6 +169,8 @@ def test_the_action_publishes_hostile_text_inert(tmp_path: Path, fake_github: Ca
     seen.assert_inert()
 
 
+@pytest.mark.slow
+@pytest.mark.model  # CRScore's embeddings
 def test_the_cli_prints_hostile_text_inert(tmp_path: Path, llm: ScriptedLLM) -> None:
     patch = tmp_path / "change.diff"
     patch.write_text(DIFF, encoding="utf-8")
@@ -182,3 +193,37 @@ def test_the_cli_prints_hostile_text_inert(tmp_path: Path, llm: ScriptedLLM) -> 
             seen.sarif(json.loads(out))
     assert re.search(r"\| kept \| 1 \|", seen.markdown[0][1])  # the filtered reviewer's comment was kept
     seen.assert_inert()
+
+
+class _Tags(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__()
+        self.tags: list[tuple[str, dict[str, str | None]]] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.tags.append((tag, dict(attrs)))
+
+
+@pytest.mark.parametrize("hostile_path", [f"src/{HOSTILE[:200]}.py", "src/<img src=https://evil.example/x.png>.py"])
+def test_the_dashboard_shows_a_hostile_path_and_title_as_text(
+        tmp_path: Path, fake_github: Callable[..., FakeGitHub], hostile_path: str) -> None:
+    gh = fake_github()
+    app = create_app(dashboard_settings(tmp_path, gh))
+    rt: Runtime = app.extensions["rtcbot"]
+    with rt.store.session() as s:
+        run = CheckRunRow(repo=gh.repo, name=EDITING_RTC, head_sha="a" * 40, github_id=5001, pr_number=1,
+                          status="completed", conclusion="neutral", scores={"rtc": 0.0, "lift": 0.0, "hunks": 1.0})
+        s.add(run)
+        s.flush()
+        s.add(FindingRow(check_run_id=run.id, analyzer="editing_rtc", path=hostile_path, start_line=1, end_line=2,
+                         key="h", scores={"rtc": 0.0, "lift": 0.0}, data={"title": HOSTILE}))
+    c = app.test_client()
+    sign_in(c, gh, f"/dashboard/{gh.repo}")
+    page = c.get(f"/dashboard/{gh.repo}")
+    assert page.status_code == 200
+    assert "&lt;img src=" in page.text  # the path is on the page, as text
+    parsed = _Tags()
+    parsed.feed(page.text)
+    assert [t for t, _ in parsed.tags if t in ("img", "script", "details", "iframe")] == []
+    hosts = {urlsplit(str(a.get("href"))).netloc for t, a in parsed.tags if t == "a"}
+    assert HOST not in hosts and not any(HOST in h for h in hosts)
