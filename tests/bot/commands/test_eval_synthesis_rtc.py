@@ -21,11 +21,13 @@ def test_table_and_json_with_a_scripted_model(scripted_llm: Callable[..., Script
     r = CliRunner().invoke(main, [*base, "--json"])
     assert r.exit_code == 0, r.stderr
     fig = json.loads(r.stdout)
-    assert fig == {"n_problems": 2, "pass@1": 1.0, "rtc_pass": 0.5, "rtc@3": 0.5, "baseline": 0.0, "lift": 0.5}
+    assert fig == {"n_problems": 2, "pass@1": 1.0, "rtc_pass": 0.5, "rtc@3": 0.5, "baseline": 0.0, "lift": 0.5,
+                   "leak_rate": 0.0}
     r = CliRunner().invoke(main, base)
     assert r.exit_code == 0
     assert "HumanEval/0" in r.stdout and "HumanEval/1" in r.stdout and "RTC_pass" in r.stdout
     assert "all (2)" in r.stdout
+    assert "leak rate (descriptions carrying the code, counted as failed round trips): 0.000 of 6" in r.stdout
 
 
 def test_needs_a_benchmark() -> None:
