@@ -9,7 +9,9 @@ folder anyone may have touched.) Here, one rule:
 - only a regular file is read, and at most `limit` bytes of it (more is refused, not cut);
 - a write goes to a new temporary file beside the target, renamed over it in the same folder
   (opened through the same link-free chain), so a reader never sees half a file and a link
-  committed in the target's place is refused, never written through;
+  committed in the target's place is refused, never written through; a results log that grows
+  a line at a time (`rtcbot eval`'s, to resume) is appended to through the same chain, never
+  through a link;
 - every refusal is `CheckoutFileError`, one line that names the file as it was asked for.
 
 The checkout's root itself is trusted (the operator named it: `--repo`, the workspace); it is
@@ -118,6 +120,30 @@ def _folder(root: Path, shown: str, parts: list[str], create: bool) -> int | Non
     return fd
 
 
+def _open_regular(dfd: int, name: str, shown: str, flags: int) -> int | None:
+    """`name` in the folder `dfd`, opened with `flags` when it is a regular file (None: it is
+    missing and `flags` do not create it). Never through a link (O_NOFOLLOW), never held by a
+    FIFO swapped in since the check (O_NONBLOCK); the open file is checked again."""
+    after = "" if flags & os.O_ACCMODE == os.O_RDONLY else ": not written"
+    try:
+        st = os.stat(name, dir_fd=dfd, follow_symlinks=False)
+        if not stat.S_ISREG(st.st_mode):
+            raise CheckoutFileError(f"{shown} is {_kind(st.st_mode)}{after}")
+    except FileNotFoundError:
+        if not flags & os.O_CREAT:
+            return None
+    try:
+        fd = os.open(name, flags | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC, 0o644, dir_fd=dfd)
+    except OSError as e:
+        why = _kind(stat.S_IFLNK) if e.errno == errno.ELOOP else f"not to be opened ({e.strerror})"
+        raise CheckoutFileError(f"{shown} is {why}{after}") from None
+    mode = os.fstat(fd).st_mode
+    if not stat.S_ISREG(mode):
+        os.close(fd)
+        raise CheckoutFileError(f"{shown} is {_kind(mode)}{after}")
+    return fd
+
+
 def read_bytes(root: Path, rel: str, *, limit: int = MiB, name: str | None = None) -> bytes | None:
     """The bytes of the regular file `rel` under `root`, None when there is none; at most
     `limit` bytes. CheckoutFileError (one line) for a link on the way, a file that is not
@@ -129,25 +155,13 @@ def read_bytes(root: Path, rel: str, *, limit: int = MiB, name: str | None = Non
     if dfd is None:
         return None
     try:
-        try:
-            st = os.stat(parts[-1], dir_fd=dfd, follow_symlinks=False)
-        except FileNotFoundError:
-            return None
-        if not stat.S_ISREG(st.st_mode):
-            raise CheckoutFileError(f"{shown} is {_kind(st.st_mode)}")
-        try:  # O_NONBLOCK: a FIFO swapped in since the stat cannot hold the open
-            fd = os.open(parts[-1], os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC,
-                         dir_fd=dfd)
-        except OSError as e:
-            why = _kind(stat.S_IFLNK) if e.errno == errno.ELOOP else f"unreadable ({e.strerror})"
-            raise CheckoutFileError(f"{shown} is {why}") from None
+        fd = _open_regular(dfd, parts[-1], shown, os.O_RDONLY)
     finally:
         os.close(dfd)
+    if fd is None:
+        return None
     try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            raise CheckoutFileError(f"{shown} is {_kind(st.st_mode)}")
-        if st.st_size > limit:
+        if os.fstat(fd).st_size > limit:
             raise CheckoutFileError(f"{shown} is over {_size(limit)}")
         chunks, got = [], 0
         while got <= limit:
@@ -192,6 +206,24 @@ def check_writable(root: Path, rel: str, *, name: str | None = None) -> None:
         os.close(dfd)
     if not stat.S_ISREG(st.st_mode):
         raise CheckoutFileError(f"{shown} is {_kind(st.st_mode)}: not written")
+
+
+def append_text(root: Path, rel: str, text: str, *, name: str | None = None) -> None:
+    """Append `text` (UTF-8) to the regular file `rel` under `root` (made when missing, with the
+    folders between), in one write; CheckoutFileError as `write_text`."""
+    shown = _shown(name or rel)
+    parts = _parts(rel, shown)
+    dfd = _folder(root, shown, parts[:-1], create=True)
+    assert dfd is not None  # made when missing
+    try:
+        fd = _open_regular(dfd, parts[-1], shown, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
+    finally:
+        os.close(dfd)
+    assert fd is not None  # O_CREAT
+    try:
+        os.write(fd, text.encode("utf-8"))
+    finally:
+        os.close(fd)
 
 
 def write_text(root: Path, rel: str, text: str, *, name: str | None = None) -> Path:

@@ -15,6 +15,14 @@ import click
 from rich.console import Console
 from rich.table import Table
 
+from analyzers.checkout_files import (
+    CheckoutFileError,
+    MiB,
+    append_text,
+    check_writable,
+    read_text,
+    split,
+)
 from analyzers.diff import DiffError, parse_github_files
 from analyzers.editing_rtc import EditingRTC
 from analyzers.leak import leak_rate
@@ -53,10 +61,19 @@ def default_out(data: Path, model: str) -> Path:
     return Path(".rtcbot") / "eval" / f"editing-rtc-{data.stem}-{safe}.jsonl"
 
 
+MAX_RESULTS_BYTES = 256 * MiB  # the bundled 500 items take a few MiB
+
+
 def load_done(out: Path) -> dict[str, dict[str, Any]]:
+    """The items a results file holds already (a file in a checkout by a fixed name: no link
+    followed, a regular file, capped; analyzers/checkout_files.py)."""
     done: dict[str, dict[str, Any]] = {}
-    if out.exists():
-        for line in out.read_text(encoding="utf-8").splitlines():
+    try:
+        text = read_text(*split(out), limit=MAX_RESULTS_BYTES, name=str(out))
+    except CheckoutFileError as e:
+        raise click.BadParameter(str(e), param_hint="--out") from None
+    if text is not None:
+        for line in text.splitlines():
             try:
                 rec = json.loads(line)
                 done[rec["key"]] = rec
@@ -90,8 +107,11 @@ def command(data: Path, limit: int | None, out: Path | None, plot: Path | None, 
     if not items:
         raise click.ClickException(f"{data}: no usable items (need code_before_edit/code_after_edit or code_change)")
     out = out or default_out(data, settings.model or ALIAS)
-    out.parent.mkdir(parents=True, exist_ok=True)
     done = load_done(out)
+    try:  # refused now, before any request, rather than at the first result
+        check_writable(*split(out), name=str(out))
+    except CheckoutFileError as e:
+        raise click.BadParameter(str(e), param_hint="--out") from None
     todo = [it for it in items if it[0] not in done]
     llm = llm_factory(settings)() if todo else None
     analyzer = EditingRTC()
@@ -105,8 +125,8 @@ def command(data: Path, limit: int | None, out: Path | None, plot: Path | None, 
         rec = {"key": key, "id": ident, "scores": scores,
                "descriptions": trip.forward, "leaks": trip.leaks, "regenerated": [r[0] if r else "" for r in trip.backward],
                "baseline_regenerated": trip.baseline[0] if trip.baseline else ""}
-        with lock, out.open("a", encoding="utf-8") as fh:
-            fh.write(json.dumps(rec, ensure_ascii=False) + "\n")
+        with lock:
+            append_text(*split(out), json.dumps(rec, ensure_ascii=False) + "\n", name=str(out))
             done[key] = rec
 
     if todo and llm is not None:

@@ -17,7 +17,14 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner, Result
 
-from analyzers.checkout_files import CheckoutFileError, MiB, read_bytes, read_text, write_text
+from analyzers.checkout_files import (
+    CheckoutFileError,
+    MiB,
+    append_text,
+    read_bytes,
+    read_text,
+    write_text,
+)
 from analyzers.report import AnalyzerReport, Finding
 from bot.cli import main
 from bot.qualification import refusal_from_file
@@ -69,12 +76,23 @@ def commit_link(checkout: Path, rel: str, target: str) -> None:
 
 
 def finishes(fn: Callable[[], object], within_s: float = 10.0) -> object:
-    """fn's result, asserting it returned within `within_s` (a FIFO must not hold it)."""
+    """fn's result (or its exception), asserting it came within `within_s` (a FIFO must not
+    hold it)."""
     out: list[object] = []
-    t = threading.Thread(target=lambda: out.append(fn()), daemon=True)
+    failed: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            out.append(fn())
+        except BaseException as e:  # raised again in the test's thread
+            failed.append(e)
+
+    t = threading.Thread(target=run, daemon=True)
     t.start()
     t.join(within_s)
     assert not t.is_alive(), "it hung"
+    if failed:
+        raise failed[0]
     return out[0] if out else None
 
 
@@ -181,6 +199,24 @@ def test_a_config_that_is_dev_zero_or_a_fifo_is_one_line(tmp_path: Path, monkeyp
     assert r.exit_code == 2 and r.stderr.strip() == "`/dev/zero` is a device, not a regular file"
 
 
+# ------------------------------------------------------------------ `rtcbot eval`'s results log
+def test_eval_never_appends_its_results_through_a_committed_link(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, scripted_llm: Callable[..., ScriptedLLM]) -> None:
+    """`rtcbot eval editing-rtc` run in a checkout keeps its results in `.rtcbot/eval/…`."""
+    from tests.bot.commands.test_eval_editing_rtc import CLAIMS
+
+    victim = tmp_path / "victim"
+    victim.mkdir()
+    work = tmp_path / "work"
+    (work / ".rtcbot").mkdir(parents=True)
+    (work / ".rtcbot" / "eval").symlink_to(victim)
+    monkeypatch.chdir(work)
+    llm = scripted_llm("Edit.", model="B")
+    r = cli("eval", "editing-rtc", str(CLAIMS), "--limit", "1", "--llm-base-url", llm.base_url, "--model", "B")
+    one_line_error(r, 2, "`.rtcbot/eval` is a symbolic link")
+    assert os.listdir(victim) == [] and llm.request_count == 0
+
+
 # ------------------------------------------------------------------ SARIF and the helper
 def test_sarif_in_a_checkout_is_never_written_through_a_link(tmp_path: Path) -> None:
     victim = tmp_path / "victim.txt"
@@ -215,3 +251,9 @@ def test_the_helper_reads_nothing_past_its_cap_and_keeps_a_replaced_files_mode(t
     (tmp_path / "dir").mkdir()
     with pytest.raises(CheckoutFileError, match=r"^`dir` is a folder, not a file: not written$"):
         write_text(tmp_path, "dir", "x")
+    os.mkfifo(tmp_path / "fifo")
+    with pytest.raises(CheckoutFileError, match=r"^`fifo` is a FIFO, not a regular file: not written$"):
+        finishes(lambda: append_text(tmp_path, "fifo", "x\n"))
+    append_text(tmp_path, "log/results.jsonl", "a\n")
+    append_text(tmp_path, "log/results.jsonl", "b\n")
+    assert read_text(tmp_path, "log/results.jsonl") == "a\nb\n"
