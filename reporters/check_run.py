@@ -228,7 +228,7 @@ def summary_of(report: AnalyzerReport, crossed: Sequence[str] = (), notes: Seque
     if readable.SMALL_MODEL_WARNING in report.notes:
         lines += [f"> **Warning:** {readable.SMALL_MODEL_WARNING}", ""]
     for n in notes:
-        lines += [f"> **Note:** {inert(n)}", ""]
+        lines += [f"> **Note:** {n}", ""]  # the service's own words (config, qualification)
     if report.error:
         lines += [f"**{report.title} could not run:** {inert(report.error)}", ""]
     for c in crossed:

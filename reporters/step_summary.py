@@ -60,7 +60,7 @@ def step_summary(target: Target, reports: Sequence[AnalyzerReport], outcome: Run
         if outcome.missing:
             lines += ["Not measured in this run (those comparisons count as false): "
                       + ", ".join(f"`{m}`" for m in outcome.missing), ""]
-    lines += [f"> {inert(n)}" for n in outcome.notes] + ([""] if outcome.notes else [])
+    lines += [f"> {n}" for n in outcome.notes] + ([""] if outcome.notes else [])  # the service's own words
     body = render_reports_markdown(reports, repo=target.repo, head_sha=target.head_sha, max_items=MAX_ITEMS,
                                    conclusions=outcome.conclusions, links=outcome.links)
     return cut("\n".join(lines) + "\n" + body, STEP_SUMMARY_BYTES)
