@@ -11,11 +11,11 @@ to GitHub's OpenAPI description) and a real SQLite store.
 from __future__ import annotations
 
 import logging
-import sqlite3
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from sqlalchemy import text
 
 from analyzers.report import AnalyzerReport, Finding
 from bot import feedback
@@ -30,6 +30,7 @@ from bot.store import Store
 from reporters.base import failure
 from reporters.pr_review import MARKER
 from tests.bot.app_support import deliver, drain, make_settings, serve
+from tests.bot.conftest import Backend  # the `backend` fixture: tests/security/conftest.py
 from tests.fakes.github_server import FakeGitHub
 
 BEFORE = "import ast\n\n\ndef calc(expr):\n    return eval(expr)\n\n\ndef other():\n    return 1\n"
@@ -87,23 +88,29 @@ def test_a_fix_that_keeps_a_flagged_line_counts_once_the_rest_is_taken(store: St
     assert pending_after(store, posted, later, item) == 1
 
 
-def test_old_rows_stay_readable_and_are_never_counted(tmp_path: Path) -> None:
-    """A database made before the posted-head columns: opened by this rtcbot, it gains them
-    (NULL for the rows there), its rows read as before, and none counts as applied."""
-    db = tmp_path / "old.db"
-    Store(f"sqlite:///{db}").close()
-    with sqlite3.connect(db) as c:
-        c.execute("ALTER TABLE published DROP COLUMN original")
-        c.execute("ALTER TABLE published DROP COLUMN preexisting")
-        c.execute("INSERT INTO published (installation_id, repo, pr_number, head_sha, analyzer, kind, key, path, "
-                  "start_line, end_line, replacement, created_at, thumbs_up, thumbs_down) VALUES "
-                  f"(1, 'o/r', 1, '{'a' * 40}', 'autofix', 'suggestion', '{KEY}', 'app.py', 5, 5, ?, 0, 0, 0)",
-                  (FIX,))
-    store = Store(f"sqlite:///{db}")
+def test_old_rows_stay_readable_and_are_never_counted(tmp_path: Path, backend: Backend) -> None:
+    """A database made before the posted-head columns (SQLite; PostgreSQL): opened by this
+    rtcbot, it gains them (NULL for the rows there), its rows read as before, and none counts
+    as applied."""
+    url = backend.database_url or f"sqlite:///{tmp_path / 'old.db'}"
+    Store(url).close()
+    old = Store(url, create=False)
+    try:
+        with old.engine.begin() as c:
+            c.exec_driver_sql("ALTER TABLE published DROP COLUMN original")
+            c.exec_driver_sql("ALTER TABLE published DROP COLUMN preexisting")
+            c.execute(text("INSERT INTO published (installation_id, repo, pr_number, head_sha, analyzer, kind, key, "
+                           "path, start_line, end_line, replacement, created_at, thumbs_up, thumbs_down) VALUES "
+                           "(1, 'o/r', 1, :sha, 'autofix', 'suggestion', :key, 'app.py', 5, 5, :fix, 0, 0, 0)"),
+                      {"sha": "a" * 40, "key": KEY, "fix": FIX})
+    finally:
+        old.close()
+    store = Store(url)
     try:
         [row] = feedback.rows(store, "o/r", 1)
         assert (row.key, row.replacement, row.original, row.preexisting) == (KEY, FIX, None, None)
         assert feedback.check_applied(store, "o/r", 1, lambda path: TAKEN) == 0
+        Store(url).close()  # opened again: nothing left to add
     finally:
         store.close()
 
