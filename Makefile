@@ -3,7 +3,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: setup demo test lint typecheck unit bench chaos clean
+.PHONY: setup demo test check lint typecheck unit bench chaos clean
 
 setup: $(STAMP)
 
@@ -27,10 +27,22 @@ lint: setup
 typecheck: setup
 	$(BIN)/mypy analyzers reporters bot
 
+# Markers say what a slower test needs (slow, services, browser, model, chaos; tests/markers.py
+# fails a test that lacks one). The tests run on two xdist workers, each with its own Redis
+# database and PostgreSQL schemas; `-m chaos` kills and restarts servers, so it runs alone after.
 unit: setup
-	$(BIN)/pytest -q
+	$(BIN)/pytest -q -n 2 --dist loadgroup -m "not chaos"
+	$(BIN)/pytest -q -m chaos
 
 test: lint typecheck unit
+
+# Before each commit (≤ 3 min on 2 cores): lint, types and the tests that need no service, no
+# browser and no model.
+check: setup
+	$(BIN)/ruff check .
+	$(BIN)/lint-imports
+	@$(MAKE) --no-print-directory typecheck
+	$(BIN)/pytest -q -n 2 -m "not slow and not services and not browser and not model and not chaos"
 
 bench: setup
 	$(BIN)/python -m bench.run_all

@@ -172,6 +172,7 @@ class EmbeddedServer:
 def shared_server() -> EmbeddedServer:
     """The process-wide embedded server, started on first use and stopped at exit."""
     global _shared
+    sys.audit("rtcbot.embedded_llm")  # an audit hook sees each use, not only the start (tests/markers.py)
     with _shared_lock:
         if _shared is None:
             _shared = EmbeddedServer()

@@ -12,6 +12,9 @@ import pytest
 from analyzers.llm import LLMClient, LLMSettings
 from tests.fakes.llm_server import ScriptedLLM
 
+# tests/markers.py: the markers that say what a slower test needs, checked; pytester for its test
+pytest_plugins = ["tests.markers", "pytester"]
+
 
 def pytest_configure(config: pytest.Config) -> None:
     """Ctrl-C means what it means in a terminal. A shell that starts the suite in the

@@ -21,6 +21,7 @@ be in the local Hugging Face cache: nothing is downloaded at run time).
 from __future__ import annotations
 
 import os
+import sys
 import threading
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
@@ -163,6 +164,7 @@ class Embedder:
 
         `progress(done, total)` is called after each model batch (for progress bars).
         """
+        sys.audit("rtcbot.embeddings", self.model_name)  # for audit hooks, cached or not (tests/markers.py)
         with self._lock:
             new = list(dict.fromkeys(s for s in sentences if s not in self._cache))
             if new:

@@ -294,6 +294,7 @@ def test_eval_autofix_prints_the_paper_table(tmp_path: Path, scripted_llm: Any) 
     assert bad.exit_code != 0 and "no Python, JavaScript or Java files" in bad.output
 
 
+@pytest.mark.model
 @pytest.mark.slow
 def test_embedded_model_runs_the_whole_loop(tmp_path: Path, embedded_llm: Any) -> None:
     from analyzers.autofix import Options, Target, fix_all, table

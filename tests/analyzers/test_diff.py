@@ -107,6 +107,7 @@ def test_not_a_diff(text: str) -> None:
         parse_diff(text)
 
 
+@pytest.mark.slow
 def test_large_and_many_file_diffs() -> None:
     many = "".join(f"--- a/f{i}.py\n+++ b/f{i}.py\n@@ -1 +1 @@\n-a = {i}\n+a = {i + 1}\n" for i in range(500))
     assert len(parse_diff(many).files) == 500

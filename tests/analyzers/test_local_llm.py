@@ -10,7 +10,7 @@ from analyzers.editing_rtc import EditingRTC, EditingRTCConfig
 from analyzers.llm import LLMClient
 from tests.support import ROOT
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.model]
 
 
 def test_embedded_server_answers_chat(embedded_llm: LLMClient) -> None:

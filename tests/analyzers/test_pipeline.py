@@ -37,6 +37,7 @@ def context(srv: ScriptedLLM, **kw: Any) -> AnalysisContext:
                            comments=[ReviewComment("m.py", 2, "Why two? Please add a test.")])
 
 
+@pytest.mark.model
 def test_reports_come_in_order_each_with_its_own_usage(scripted_llm: Callable[..., ScriptedLLM]) -> None:
     srv = scripted_llm(responder, delay_s=0.05)
     changes = parse_diff(DIFF)
@@ -54,6 +55,7 @@ def test_reports_come_in_order_each_with_its_own_usage(scripted_llm: Callable[..
         [[(f.key, f.scores) for f in r.findings] for r in alone]
 
 
+@pytest.mark.model
 def test_the_run_budget_is_shared(scripted_llm: Callable[..., ScriptedLLM]) -> None:
     srv = scripted_llm(responder)
     ctx = context(srv, max_requests=4)

@@ -118,6 +118,7 @@ def test_every_call_site_takes_deep_source_as_unparsable(name: str) -> None:
     assert trim_to_valid_python("x = 1\n" + source + "\n", max_chars=10**6) == "x = 1\n"  # the deep line goes
 
 
+@pytest.mark.slow
 def test_many_threads_parse_at_once_without_a_system_error(racy: None) -> None:
     sources = [*VALID, *BROKEN, *TOO_DEEP]
     want: dict[int, str | None] = {}

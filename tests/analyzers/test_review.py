@@ -55,6 +55,7 @@ def run(server: ScriptedLLM, tmp_path: Path, **options: Any):  # type: ignore[no
     return registry.get("review").run(parse_diff(DIFF), ctx)
 
 
+@pytest.mark.model
 def test_k_candidates_per_hunk_one_kept_per_hunk_near_duplicates_dropped(
         scripted_llm: Callable[..., ScriptedLLM], tmp_path: Path) -> None:
     server = scripted_llm(responder)
@@ -85,6 +86,7 @@ def test_k_candidates_per_hunk_one_kept_per_hunk_near_duplicates_dropped(
     assert [(f.key, f.scores) for f in again.findings] == [(f.key, f.scores) for f in report.findings]
 
 
+@pytest.mark.model
 def test_thresholds_and_max_per_hunk_are_options(scripted_llm: Callable[..., ScriptedLLM], tmp_path: Path) -> None:
     server = scripted_llm(responder)
     none = run(server, tmp_path, min_rel=1.0)
@@ -119,6 +121,7 @@ def test_no_llm_is_one_clear_error() -> None:
     assert report.error is not None and "needs an LLM" in report.error and report.findings == []
 
 
+@pytest.mark.model
 def test_rtcbot_review_prints_the_kept_comments(scripted_llm: Callable[..., ScriptedLLM], tmp_path: Path,
                                                 monkeypatch: pytest.MonkeyPatch) -> None:
     from click.testing import CliRunner

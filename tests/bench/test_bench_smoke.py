@@ -114,6 +114,7 @@ def test_webhook_load_with_a_new_connection_per_delivery() -> None:
     assert o.counts.doubled == 0 and o.counts.distinct_job_ids == 20 + webhook_load.WARMUP
 
 
+@pytest.mark.services
 @pytest.mark.slow
 def test_webhook_load_redis_enqueues_each_delivery_exactly_once() -> None:
     require(webhook_load.redis_ready(), "Redis does not answer on 127.0.0.1:6379")
@@ -123,6 +124,7 @@ def test_webhook_load_redis_enqueues_each_delivery_exactly_once() -> None:
     assert (c.jobs, c.queue_messages, c.distinct_job_ids, c.doubled) == (total, total, total, 0)
 
 
+@pytest.mark.model
 def test_run_all_writes_the_table_with_the_machine(tmp_path: Path) -> None:
     out = tmp_path / "benchmarks.md"
     assert run_all.main(["--only", "incremental", "--quick", "--output", str(out)]) == 0

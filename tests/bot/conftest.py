@@ -20,7 +20,7 @@ class Backend:
     redis_url: str | None
 
 
-@pytest.fixture(params=["sqlite", "postgres+redis"])
+@pytest.fixture(params=["sqlite", pytest.param("postgres+redis", marks=pytest.mark.services)])
 def backend(request: pytest.FixtureRequest) -> Iterator[Backend]:
     if request.param == "sqlite":
         yield Backend("sqlite", None, None)

@@ -167,6 +167,7 @@ def test_action_posts_check_runs_summary_and_outputs(
     assert [r["automationDetails"]["id"] for r in sarif["runs"]] == ["rtcbot/editing_rtc/", "rtcbot/crscore/"]
 
 
+@pytest.mark.slow
 def test_action_falls_back_to_workflow_commands_on_403(
         pr_github: Callable[..., FakeGitHub], scripted_llm: Callable[..., ScriptedLLM], tmp_path: Path) -> None:
     gh = pr_github(read_only=True)
@@ -185,6 +186,7 @@ def test_action_falls_back_to_workflow_commands_on_403(
     assert outputs["annotations"] == "workflow-commands" and outputs["conclusion"] == "failure"
 
 
+@pytest.mark.slow
 def test_action_bad_input_is_one_clear_line(
         pr_github: Callable[..., FakeGitHub], scripted_llm: Callable[..., ScriptedLLM], tmp_path: Path) -> None:
     gh = pr_github()
@@ -196,6 +198,7 @@ def test_action_bad_input_is_one_clear_line(
     assert gh.requests == [] and llm.request_count == 0
 
 
+@pytest.mark.slow
 def test_check_runs_are_completed_when_the_run_cannot_finish(
         pr_github: Callable[..., FakeGitHub], scripted_llm: Callable[..., ScriptedLLM], tmp_path: Path) -> None:
     gh = pr_github(files_status=404)

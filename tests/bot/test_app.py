@@ -274,6 +274,7 @@ def redis_server(port: int) -> Iterator[subprocess.Popen[bytes]]:
         proc.wait(10)
 
 
+@pytest.mark.services
 def test_the_sending_process_retries_a_refused_message_within_seconds(tmp_path: Path) -> None:
     require(shutil.which("redis-server"), "redis-server is not installed")
     port = _free_port()
@@ -296,6 +297,7 @@ def test_the_sending_process_retries_a_refused_message_within_seconds(tmp_path: 
         rt.store.close()
 
 
+@pytest.mark.slow
 def test_worker_refuses_to_start_when_the_queue_is_unreachable(tmp_path: Path) -> None:
     from cryptography.hazmat.primitives import serialization
 

@@ -33,24 +33,28 @@ def assert_one_clear_error(p: subprocess.CompletedProcess[str], fragment: str) -
     assert len([ln for ln in p.stderr.splitlines() if ln.startswith("Error")]) == 1
 
 
+@pytest.mark.slow
 def test_empty_file(tmp_path: Path) -> None:
     f = tmp_path / "empty.diff"
     f.write_text("")
     assert_one_clear_error(rtcbot("review", str(f)), "empty")
 
 
+@pytest.mark.slow
 def test_not_a_diff(tmp_path: Path) -> None:
     f = tmp_path / "notes.txt"
     f.write_text("just some words\n")
     assert_one_clear_error(rtcbot("review", str(f)), "not a unified diff")
 
 
+@pytest.mark.slow
 def test_missing_file_and_bad_options(tmp_path: Path) -> None:
     assert_one_clear_error(rtcbot("review", str(tmp_path / "nope.diff")), "no such file")
     assert_one_clear_error(rtcbot("review"), "PATCH_FILE")
     assert_one_clear_error(rtcbot("review", str(FIXTURES / "prs" / "jsoup-b035b623d3.diff"), "--analyzers", "bogus"), "unknown analyzer")
 
 
+@pytest.mark.slow
 def test_unreachable_endpoint_is_one_line() -> None:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -74,6 +78,7 @@ def test_binary_patch_is_a_listed_skip(scripted_llm: Callable[..., ScriptedLLM],
     assert srv.request_count == 0
 
 
+@pytest.mark.slow
 def test_large_and_wide_diffs_complete(scripted_llm: Callable[..., ScriptedLLM], tmp_path: Path) -> None:
     srv = scripted_llm("```\nx\n```", honour_n=True)
     wide = tmp_path / "wide.diff"
@@ -195,6 +200,7 @@ def test_review_runs_synthesis_with_the_configs_test_command(
     assert [f["path"] for f in rep["findings"]] == ["calc.py"] and rep["scores"]["rtc_pass"] == 0.0
 
 
+@pytest.mark.slow
 def test_review_refuses_an_invalid_config(tmp_path: Path) -> None:
     cfg = tmp_path / "rtcbot.yml"
     cfg.write_text("thresholds: {editing_rtc: {rtc: high}}\n")
@@ -222,6 +228,7 @@ def test_a_spent_budget_that_skipped_work_exits_3_saying_how_much(scripted_llm: 
     assert r.exit_code == 0 and "budget" not in r.stderr
 
 
+@pytest.mark.slow
 def test_bad_log_settings_are_one_line_naming_the_variable(tmp_path: Path) -> None:
     env = {**os.environ, "RTCBOT_LOG_FORMAT": "xml", "LOG_LEVEL": "loud"}
     p = subprocess.run([sys.executable, "-m", "bot.cli", "config", "validate", str(tmp_path / "none.yml")],

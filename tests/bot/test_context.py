@@ -120,6 +120,7 @@ def test_outdated_and_file_comments_the_same_on_both_surfaces(gh: FakeGitHub, su
     assert not isinstance(where, str) and len(where[1]) == 3
 
 
+@pytest.mark.model
 def test_crscore_scores_a_base_side_comment_on_its_own_hunk(gh: FakeGitHub, tmp_path: Path) -> None:
     """End to end (no LLM: smells only): the finding sits where the removed line was, in the
     head file; an outdated comment is listed as skipped, with the reason."""

@@ -263,6 +263,7 @@ def test_the_policy_follows_githubs_order() -> None:
 
 
 # ======================================================================= the Action, end to end
+@pytest.mark.slow
 def test_the_action_rides_out_a_secondary_limit_without_retry_after(
     fake_github: Callable[..., FakeGitHub], scripted_llm: Callable[..., ScriptedLLM], tmp_path: Path
 ) -> None:

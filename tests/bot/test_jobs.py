@@ -184,6 +184,7 @@ def test_synchronize_with_unchanged_hunks_makes_no_llm_requests(world: Callable[
     assert 0 < w.llm.request_count <= 7
 
 
+@pytest.mark.model
 def test_review_comment_gets_a_crscore_annotation_on_its_line(world: Callable[..., World]) -> None:
     w = world()
     w.gh.add_pr(8, diff_text=many_hunks_diff("src/calc.py", hunks=2))
@@ -196,6 +197,8 @@ def test_review_comment_gets_a_crscore_annotation_on_its_line(world: Callable[..
     assert "comment" in run["annotations"][0]["title"]
 
 
+@pytest.mark.slow
+@pytest.mark.model
 def test_review_comments_update_the_one_crscore_check_run_of_the_head(world: Callable[..., World]) -> None:
     w = world(force_debounce_s=0.0)
     pr = w.gh.add_pr(8, diff_text=many_hunks_diff("src/calc.py", hunks=2))

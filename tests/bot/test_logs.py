@@ -95,6 +95,7 @@ def test_every_line_a_job_logs_names_it(captured: Callable[[str], io.StringIO], 
     assert {r.get("analyzer") for r in jobs if r["message"].startswith("analyze")} == {"editing_rtc"}
 
 
+@pytest.mark.slow
 def test_the_worker_logs_at_info_with_timestamps(tmp_path: Path) -> None:
     from cryptography.hazmat.primitives import serialization
 

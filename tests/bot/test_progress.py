@@ -10,6 +10,8 @@ import sys
 import time
 from collections.abc import Callable
 
+import pytest
+
 from analyzers.llm import Usage
 from bot.progress import shown, usage_line
 from tests.fakes.llm_server import ScriptedLLM, varied
@@ -45,6 +47,7 @@ def under_a_terminal(argv: list[str], timeout: float = 120.0) -> tuple[int, str]
     return proc.wait(timeout=10), out.decode("utf-8", "replace")
 
 
+@pytest.mark.slow
 def test_progress_shows_on_a_terminal_with_llm_usage(scripted_llm: Callable[..., ScriptedLLM]) -> None:
     srv = scripted_llm(varied, delay_s=0.2)  # slow enough for a few refreshes
     code, out = under_a_terminal(review_argv(srv))
@@ -54,6 +57,7 @@ def test_progress_shows_on_a_terminal_with_llm_usage(scripted_llm: Callable[...,
     assert f"{srv.request_count} LLM requests" in out  # the last refresh shows the whole run's
 
 
+@pytest.mark.slow
 def test_no_progress_in_a_pipe_or_with_quiet(scripted_llm: Callable[..., ScriptedLLM]) -> None:
     srv = scripted_llm(varied)
     piped = subprocess.run(review_argv(srv), cwd=ROOT, capture_output=True, text=True, timeout=120, check=False)

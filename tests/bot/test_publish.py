@@ -167,6 +167,8 @@ def published(setup: Setup, postgres: Postgres) -> Iterator[Published]:
     store.close()
 
 
+@pytest.mark.slow
+@pytest.mark.services
 def test_recording_waits_out_a_database_restart(published: Published, postgres: Postgres) -> None:
     store, job, cr_id, out, report = published
     postgres.stop()
@@ -183,6 +185,8 @@ def test_recording_waits_out_a_database_restart(published: Published, postgres: 
     assert len(store.findings(row.id)) == len(report.findings)
 
 
+@pytest.mark.slow
+@pytest.mark.services
 def test_recording_gives_up_when_the_database_stays_away(published: Published, postgres: Postgres) -> None:
     store, job, cr_id, out, report = published
     postgres.stop()

@@ -103,6 +103,7 @@ def run_cli(tmp_path: Path, *args: str, **env: str) -> subprocess.CompletedProce
     return subprocess.run([*RTCBOT, *args], env=base, cwd=ROOT, capture_output=True, text=True, timeout=120)
 
 
+@pytest.mark.slow
 def test_worker_with_a_garbage_key_file_does_not_start(tmp_path: Path) -> None:
     key = tmp_path / "key.pem"
     key.write_text("this is not a key\n")
@@ -113,6 +114,7 @@ def test_worker_with_a_garbage_key_file_does_not_start(tmp_path: Path) -> None:
     assert not (tmp_path / "data").exists()  # refused before touching the database or queue
 
 
+@pytest.mark.slow
 def test_serve_and_worker_name_the_variable_not_the_field(tmp_path: Path) -> None:
     p = run_cli(tmp_path, "worker", RTCBOT_APP_ID="abc", RTCBOT_PRIVATE_KEY=rsa_pem())
     assert p.returncode == 2 and p.stderr.splitlines() == ["Error: RTCBOT_APP_ID: must be an integer"]

@@ -70,6 +70,7 @@ def start_worker(tmp_path: Path) -> Iterator[Callable[[dict[str, str]], subproce
                 p.wait()
 
 
+@pytest.mark.slow
 def test_sigkill_mid_job_then_restart_finishes_everything(
         tmp_path: Path, backend: Backend, fake_github: Callable[..., FakeGitHub],
         scripted_llm: Callable[..., ScriptedLLM],

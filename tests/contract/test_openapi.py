@@ -102,6 +102,7 @@ def test_a_with_block_fails_on_a_violation() -> None:
             httpx.get(f"{gh.base_url}/repos/{gh.repo}/issues", headers={"Authorization": "token t"})
 
 
+@pytest.mark.slow
 def test_the_fake_github_fixture_fails_a_test_whose_bot_sent_a_rejected_request(tmp_path: Path) -> None:
     (tmp_path / "test_inner.py").write_text(textwrap.dedent("""
         import httpx

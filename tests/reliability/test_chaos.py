@@ -13,6 +13,9 @@ from tests.reliability.run import SHORT, run_scenario
 from tests.reliability.services import Postgres, Redis, ServiceUnavailable
 from tests.support import require
 
+# its own PostgreSQL and Redis (initdb, redis-server), restarted and killed mid-run
+pytestmark = [pytest.mark.chaos, pytest.mark.services, pytest.mark.slow]
+
 
 @pytest.fixture(scope="module")
 def servers() -> Iterator[tuple[Postgres, Redis]]:

@@ -59,6 +59,8 @@ def small(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return out
 
 
+@pytest.mark.slow
+@pytest.mark.model
 def test_eval_crscore_writes_an_svg_titled_with_spearman(small: Path, tmp_path: Path) -> None:
     out = tmp_path / "sub" / "out.svg"
     res = CliRunner().invoke(crscore, [str(small), "--json", "--plot", str(out)])

@@ -57,6 +57,7 @@ def test_clip_never_splits_a_utf8_sequence() -> None:
         assert noted.endswith(f"{_size(text * 100) - _size(noted.rsplit(chr(10), 1)[0]):,} bytes left out.")
 
 
+@pytest.mark.slow
 def test_the_issues_cjk_report_fits_every_limit_and_says_what_it_left_out() -> None:
     out = check_run.render(cjk_report())
     for text in (out.summary, out.text):
@@ -82,6 +83,7 @@ def test_the_fake_counts_bytes_and_answers_like_github(fake_github: Callable[...
                                    "message": "summary exceeds a maximum bytesize of 65535"}]
 
 
+@pytest.mark.slow
 def test_the_cjk_report_goes_through_the_fake_github(fake_github: Callable[..., FakeGitHub]) -> None:
     gh = fake_github()
     gh.add_pr(NUMBER, fixture=FIXTURE)
@@ -176,6 +178,7 @@ def _big_pr(gh: FakeGitHub, extra: int) -> None:
     gh.add_pr(NUMBER, files=files)
 
 
+@pytest.mark.slow
 def test_a_pr_over_3000_files_says_so_on_the_app_and_the_action(
         tmp_path: Path, fake_github: Callable[..., FakeGitHub],
         scripted_llm: Callable[..., ScriptedLLM]) -> None:

@@ -77,6 +77,7 @@ def _action(tmp_path: Path, gh: FakeGitHub, llm: ScriptedLLM) -> list[dict[str, 
 
 @pytest.mark.parametrize("config", [None, 'analyzers: [editing_rtc]\nfail_on: "editing_rtc.rtc<0.5"\n'],
                          ids=["defaults", "gate-holds"])
+@pytest.mark.slow
 def test_app_and_action_send_identical_check_runs(
         tmp_path: Path, fake_github: Callable[..., FakeGitHub],
         scripted_llm: Callable[..., ScriptedLLM], config: str | None) -> None:

@@ -53,6 +53,7 @@ def action(gh: FakeGitHub, llm: ScriptedLLM, tmp_path: Path, *, event_name: str 
                           capture_output=True, text=True, timeout=400, check=False)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("gate_from", ["input", "base config"])
 def test_a_pull_requests_own_config_cannot_turn_the_gate_green(
         gate_from: str, pr_github: Callable[..., FakeGitHub],  # noqa: F811
@@ -76,6 +77,7 @@ def test_a_pull_requests_own_config_cannot_turn_the_gate_green(
     assert read_outputs(tmp_path / "output.txt")["conclusion"] == "failure"
 
 
+@pytest.mark.slow
 def test_a_config_the_api_cannot_give_stops_the_run(
         pr_github: Callable[..., FakeGitHub], scripted_llm: Callable[..., ScriptedLLM],  # noqa: F811
         tmp_path: Path) -> None:
@@ -88,6 +90,7 @@ def test_a_config_the_api_cannot_give_stops_the_run(
     assert gh.check_runs == {}
 
 
+@pytest.mark.slow
 def test_pull_request_target_runs_nothing_from_the_pull_request(
         pr_github: Callable[..., FakeGitHub], scripted_llm: Callable[..., ScriptedLLM],  # noqa: F811
         tmp_path: Path) -> None:

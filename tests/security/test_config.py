@@ -212,6 +212,7 @@ def test_oversized_file_several_documents_and_duplicate_keys() -> None:
 
 
 # -- the validate command ----------------------------------------------------------------------
+@pytest.mark.slow
 def test_validate_command_rejects_programs_and_paths(tmp_path: Path) -> None:
     bad = tmp_path / "rtcbot.yml"
     bad.write_text("options:\n  autofix: {semgrep: python3, extra_rules: [/etc/passwd]}\n"

@@ -205,6 +205,7 @@ for path in ["{key}", "{service_home}", "{public}"]:
 
 # -- network ------------------------------------------------------------------------------------
 
+@pytest.mark.services
 @pytest.mark.parametrize("port", [6379, 5432], ids=["redis", "postgresql"])
 def test_no_tcp_to_local_services(who: Who, service_home: Path, port: int) -> None:
     require(_reachable(("127.0.0.1", port)), f"nothing listens on 127.0.0.1:{port} here")
@@ -227,6 +228,7 @@ except OSError as e:
         assert _redis(_resp("GET", key)).startswith(b"$-1")  # the SET never arrived
 
 
+@pytest.mark.services
 def test_no_postgresql_unix_socket(who: Who, service_home: Path) -> None:
     sockets = [p for p in ("/run/postgresql/.s.PGSQL.5432", "/var/run/postgresql/.s.PGSQL.5432",
                            "/tmp/.s.PGSQL.5432") if os.path.exists(p)]

@@ -139,6 +139,7 @@ def test_no_cache_figures_in_any_check_run(app: Callable[..., App],
 
 
 # -- floods of forced work ----------------------------------------------------------------------
+@pytest.mark.slow
 def test_200_edited_comments_and_200_rerequests_make_one_analysis(
         app: Callable[..., App], fake_github: Callable[..., FakeGitHub]) -> None:
     gh = fake_github()

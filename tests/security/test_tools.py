@@ -291,6 +291,7 @@ def git(cwd: Path, *args: str) -> None:
                    capture_output=True)
 
 
+@pytest.mark.slow
 def test_git_in_a_hostile_checkout_runs_no_program(
         tmp_path: Path, scripted_llm: Callable[..., ScriptedLLM]) -> None:
     require(shutil.which("git"), "git is not installed")
@@ -352,6 +353,7 @@ def shared_dir() -> Iterator[Path]:
     assert sysconfig  # keeps the import local
 
 
+@pytest.mark.slow
 def test_the_worker_hides_its_secrets_from_its_own_user(
         shared_dir: Path, started: Callable[..., Driver]) -> None:
     """`rtcbot worker` and an ordinary process run as one user; that user reads the ordinary

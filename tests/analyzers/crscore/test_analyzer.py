@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
+
 from analyzers.context import AnalysisContext, ReviewComment
 from analyzers.crscore.analyzer import CRScoreAnalyzer
 from analyzers.diff import parse_diff
@@ -30,6 +32,7 @@ def test_no_comments_gives_an_empty_report_with_a_note() -> None:
     assert any("no review comments" in n for n in report.notes)
 
 
+@pytest.mark.model
 def test_scores_each_comment_with_matched_and_missed(scripted_llm: Callable[..., ScriptedLLM],
                                                      tmp_path: Path) -> None:
     changes = _changes()
@@ -72,6 +75,7 @@ def test_scores_each_comment_with_matched_and_missed(scripted_llm: Callable[...,
     assert server.request_count == 1
 
 
+@pytest.mark.model
 def test_hard_scores_and_file_smells(scripted_llm: Callable[..., ScriptedLLM], tmp_path: Path) -> None:
     changes = parse_diff(
         "--- a/m.py\n+++ b/m.py\n@@ -1,2 +1,5 @@\n def f(a, b, c, d, e, g, h):\n-    return a\n"
@@ -92,6 +96,7 @@ def test_hard_scores_and_file_smells(scripted_llm: Callable[..., ScriptedLLM], t
     assert any("thresholded at τ = 0.3296" in n for n in report.notes)
 
 
+@pytest.mark.model
 def test_without_an_llm_the_smells_still_score() -> None:
     from analyzers.crscore.smells import jshint
 
@@ -105,6 +110,7 @@ def test_without_an_llm_the_smells_still_score() -> None:
     assert finding.scores["rel"] > 0
 
 
+@pytest.mark.model
 def test_a_hunk_moved_by_an_earlier_edit_reuses_its_claims(scripted_llm: Callable[..., ScriptedLLM],
                                                            tmp_path: Path) -> None:
     """Claims are asked without the @@ line numbers: a push that only shifts a hunk costs nothing."""

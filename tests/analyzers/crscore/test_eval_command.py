@@ -23,6 +23,7 @@ def small(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return out
 
 
+@pytest.mark.model
 def test_json_has_the_figures(small: Path) -> None:
     res = CliRunner().invoke(command, [str(small), "--json"])
     assert res.exit_code == 0, res.output
@@ -33,6 +34,7 @@ def test_json_has_the_figures(small: Path) -> None:
     assert out["spearman"] > 0.2  # the metric agrees with people even on 36 reviews
 
 
+@pytest.mark.model
 def test_hard_uses_the_shipped_tau_and_explicit_tau(small: Path) -> None:
     res = CliRunner().invoke(command, [str(small), "--hard", "--json"])
     assert json.loads(res.output.strip().splitlines()[-1])["tau"] == pytest.approx(0.3296)
@@ -41,6 +43,7 @@ def test_hard_uses_the_shipped_tau_and_explicit_tau(small: Path) -> None:
     assert out["tau"] == pytest.approx(0.4) and out["soft"] is False
 
 
+@pytest.mark.model
 def test_calibrate_prints_tau_by_the_recipe(small: Path) -> None:
     res = CliRunner().invoke(command, [str(small), "--calibrate"])
     assert res.exit_code == 0, res.output

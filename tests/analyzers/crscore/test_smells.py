@@ -85,6 +85,7 @@ def test_pmd_sentence_and_parse_errors() -> None:
     assert broken.smells == [] and broken.skipped and "parse" in broken.skipped
 
 
+@pytest.mark.slow
 def test_jshint_finds_what_jshint_reports_on_changed_lines(tmp_path: Path) -> None:
     require(js.unavailable_reason() is None, str(js.unavailable_reason()))
     items = hunks_of("javascript")
@@ -145,6 +146,7 @@ def lam():
 '''
 
 
+@pytest.mark.slow
 def test_python_smells_match_pylint_and_radon(tmp_path: Path) -> None:
     src = tmp_path / "smelly.py"
     src.write_text(SMELLY, encoding="utf-8")
@@ -164,6 +166,7 @@ def test_python_smells_match_pylint_and_radon(tmp_path: Path) -> None:
     assert {s.rule for s in only_changed.smells} == {"too-many-arguments"}
 
 
+@pytest.mark.slow
 def test_python_fixture_hunks_agree_with_the_tools() -> None:
     for _, _, h in hunks_of("python"):
         rep = detect_in_hunk("python", h)
@@ -227,6 +230,7 @@ def test_the_pmd_server_reports_what_the_pmd_cli_reports(tmp_path: Path) -> None
         server.stop()
 
 
+@pytest.mark.slow
 def test_a_pmd_server_that_cannot_start_leaves_the_cli(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     broken = pmd.PmdServer(command=[sys.executable, "-c", "print('no jdk.compiler here')"])
     with pytest.raises(pmd.ServerUnavailable, match="did not start"):

@@ -14,6 +14,7 @@ from analyzers.crscore.sts import Embedder, EmbeddingError, load_sentence_transf
 from tests.support import DATA, require
 
 DEV = DATA / "crscore-human" / "dev.jsonl"
+pytestmark = pytest.mark.model  # all-MiniLM-L6-v2
 
 
 @pytest.fixture(scope="module")

@@ -22,6 +22,8 @@ from bot.datasets import BUNDLED
 from tests.fakes.llm_server import ScriptedLLM, varied
 from tests.support import DATA, ROOT
 
+pytestmark = pytest.mark.slow  # every command is a new `rtcbot` process (seconds each on 2 cores)
+
 
 def rtcbot(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "bot.cli", *args], cwd=cwd, capture_output=True,
@@ -71,6 +73,7 @@ def test_a_bundled_name_wins_over_a_file_of_that_name_and_a_path_still_works(tmp
     assert json.loads(local.stdout)["n_tasks"] == 1
 
 
+@pytest.mark.model
 def test_crscore_by_name_scores_the_human_ratings(tmp_path: Path) -> None:
     p = rtcbot("eval", "crscore", "crscore-dev", "--json", "--limit", "40", cwd=tmp_path)
     assert p.returncode == 0, p.stderr

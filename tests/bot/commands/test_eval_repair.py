@@ -37,6 +37,7 @@ def test_reference_programs_are_ac_on_every_case() -> None:
     assert fig["verdicts"]["AC"] == n_cases and sum(fig["verdicts"].values()) == n_cases
 
 
+@pytest.mark.slow
 def test_buggy_programs_fail_at_least_one_case_of_every_task() -> None:
     code, out, err = run(str(QUIX), "--use-buggy", "--timeout", "2")
     assert code == 0, err
@@ -103,6 +104,7 @@ def test_bad_input_is_one_clear_line(tmp_path: Path) -> None:
     assert code == 2 and "--k" in err
 
 
+@pytest.mark.model
 @pytest.mark.slow
 def test_embedded_model_run_prints_its_table() -> None:
     require(local_llm.available(), local_llm.unavailable_reason())

@@ -24,6 +24,8 @@ def small(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return out
 
 
+@pytest.mark.slow
+@pytest.mark.model
 def test_json_on_a_slice_of_the_dev_split(small: Path) -> None:
     res = CliRunner().invoke(command, [str(small), "--json", "--bootstrap", "200"])
     assert res.exit_code == 0, res.output

@@ -35,6 +35,7 @@ def test_needs_a_benchmark() -> None:
     assert r.exit_code == 2 and "--humaneval" in r.stderr
 
 
+@pytest.mark.model
 @pytest.mark.slow
 def test_embedded_model_runs_to_the_end() -> None:
     require(local_llm.available(), local_llm.unavailable_reason())

@@ -84,6 +84,7 @@ def qualify(*args: str) -> Any:
     return CliRunner().invoke(main, ["qualify", *args])
 
 
+@pytest.mark.slow
 def test_qualifies_the_model_that_recreates_edits(scripted_llm: Callable[..., ScriptedLLM], repo: Path,
                                                   tmp_path: Path) -> None:
     good = scripted_llm(recreator(), model="A")

@@ -36,6 +36,7 @@ def _port() -> int:
         return int(s.getsockname()[1])
 
 
+@pytest.mark.slow
 def test_serve_refuses_to_start_without_a_secret(tmp_path: Path) -> None:
     r = subprocess.run([*RTCBOT, "serve", "--port", str(_port())], env=_env(tmp_path), cwd=ROOT,
                        capture_output=True, text=True, timeout=60)
@@ -43,6 +44,7 @@ def test_serve_refuses_to_start_without_a_secret(tmp_path: Path) -> None:
     assert "RTCBOT_WEBHOOK_SECRET" in r.stderr and "Traceback" not in r.stderr
 
 
+@pytest.mark.slow
 def test_worker_refuses_to_start_without_an_app_id(tmp_path: Path) -> None:
     r = subprocess.run([*RTCBOT, "worker"], env=_env(tmp_path), cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert r.returncode != 0 and "RTCBOT_APP_ID" in r.stderr and "Traceback" not in r.stderr
@@ -91,6 +93,7 @@ def _ping(url: str, delivery: str, secret: str = SECRET) -> httpx.Response:
         "X-Hub-Signature-256": sign(body, secret)})
 
 
+@pytest.mark.slow
 def test_serve_answers_over_http_under_gunicorn(served: Served) -> None:
     url = served.url
     h = httpx.get(f"{url}/healthz", timeout=5)
@@ -112,6 +115,7 @@ def _scrape(url: str) -> dict[str, float]:
     return out
 
 
+@pytest.mark.slow
 def test_metrics_agree_across_gunicorn_workers(served: Served) -> None:
     url = served.url
     before = _scrape(url)

@@ -13,6 +13,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+import pytest
 from werkzeug.serving import make_server
 
 from bot.app import create_app
@@ -26,6 +27,7 @@ REPO = "octo-org/widgets"
 OTHER = "octo-org/secret"
 CHARTS = ("rtc-per-pr", "rtc-per-week", "crscore", "autofix", "llm")
 WIDTHS = {1280: 900, 390: 844}  # a laptop, a phone
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 
 def chromium() -> str | None:
