@@ -24,6 +24,7 @@ more often than RTC-fail ones?"). A repository that sets `feedback: off` is not 
 
 from __future__ import annotations
 
+import logging
 import re
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -36,6 +37,7 @@ from analyzers.intervals import wilson
 from bot.store import PublishedRow, Store
 from reporters.pr_review import by_a_bot as by_a_bot  # a person's markers never count
 
+log = logging.getLogger(__name__)
 MARKER_RE = re.compile(r"<!-- rtcbot:suggestion:([0-9a-f]{8,64}) -->")
 
 
@@ -192,7 +194,12 @@ def record(store: Store, installation_id: int | None, repo: str, pr_number: int,
 
     def at_head(path: str) -> str | None:
         if file_text is not None and path not in texts:
-            texts[path] = file_text(path)
+            try:
+                texts[path] = file_text(path)
+            except Exception as e:  # recorded all the same, as never to count applied
+                log.warning("could not read %s at %s for the record of %s#%s: %s: %s", path, head_sha[:12], repo,
+                            pr_number, type(e).__name__, e)
+                texts[path] = None
         return texts.get(path)
 
     new = 0

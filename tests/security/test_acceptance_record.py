@@ -64,6 +64,16 @@ def test_a_real_application_counts(store: Store) -> None:
     assert row.applied_at is not None
 
 
+def test_a_file_that_cannot_be_read_when_posted_is_recorded_and_never_counted(store: Store) -> None:
+    def unreadable(path: str) -> str:
+        raise OSError("GitHub is away")
+
+    feedback.record(store, 1, "o/r", 1, "a" * 40, [suggestion()], unreadable)
+    [row] = feedback.rows(store, "o/r", 1)
+    assert (row.original, row.preexisting) == (None, None)
+    assert feedback.check_applied(store, "o/r", 1, lambda path: TAKEN) == 0
+
+
 def test_lines_already_there_at_the_posted_head_never_count_even_after_an_unrelated_push(store: Store) -> None:
     there = BEFORE + "\n\ndef safe(expr):\n" + FIX  # the suggested line exists already, elsewhere
     unrelated = there.replace("return 1", "return 2")
