@@ -24,9 +24,7 @@ from analyzers import similarity
 from analyzers.context import AnalysisContext
 from analyzers.diff import CODE_LANGUAGES, ChangeSet, FileChange, Hunk
 from analyzers.leak import (
-    CODE_BLOCK,
     DATA_NOTE,
-    carries_code_block,
     fence_for,
     leak_note,
     leak_rate,
@@ -186,18 +184,19 @@ class EditingRTC:
                     answered(check(t))
             return texts
 
-        fenced: set[str] = set()  # descriptions parsed from an answer with a code block
+        answers: dict[str, str] = {}  # description → the answer it was parsed from
 
         def forward() -> list[str]:
             texts = llm.sample(forward_messages(old, new, lang), n=cfg.n_forward,
                                temperature=cfg.forward_temperature,
                                max_tokens=cfg.forward_max_tokens, seed=cfg.seed)
             out = [parse_description(t) or BASELINE for t in seen(texts, forward_well_formed)]
-            fenced.update(d for d, t in zip(out, texts, strict=True) if carries_code_block(_before_markers(t)))
+            for d, t in zip(out, texts, strict=True):
+                answers.setdefault(d, _before_markers(t))  # what follows an echoed marker is not passed on
             return out
 
         def leak(description: str) -> str | None:
-            return CODE_BLOCK if description in fenced else leak_reason(description, new, old)
+            return leak_reason(description, new, old, answers.get(description))
 
         def backward(description: str) -> list[str]:
             texts = llm.sample(backward_messages(old, description, lang), n=1,
@@ -220,8 +219,7 @@ class EditingRTC:
         todo: list[tuple[FileChange, Hunk]] = []
         for fc, hunk in changes.hunks():
             if fc.language not in CODE_LANGUAGES:
-                report.skipped.append(Skipped(f"{fc.path} {hunk.header}", f"not code ({fc.language or 'unknown language'})",
-                                              "policy"))
+                report.skipped.append(Skipped(f"{fc.path} {hunk.header}", f"not code ({fc.language or 'unknown language'})"))
             elif not hunk.added_lines and not hunk.removed_lines:
                 continue
             elif len(hunk.old_code) + len(hunk.new_code) > cfg.max_hunk_chars:

@@ -2,8 +2,9 @@
 
 A forward step's description is meant to say what code does, in words, so that the backward
 step has to re-create the code from an understanding of it. A description that carries the code
-itself (a code block, an added line verbatim, a long run of the new code's tokens, or most of the
-identifiers that exist only in the new code) lets any backward step copy the answer: the round
+itself (an added line verbatim, a long run of the new code's tokens, a code block with any of the
+new code in it, or most of the identifiers that exist only in the new code) lets any backward
+step copy the answer: the round
 trip then measures copying, not understanding, and a model obeying an instruction planted in the
 diff ("copy this line into your answer") could pass a gate on any edit. Such a sample is invalid:
 `leak_reason` says why, and the round trip counts it as failed (analyzers/rtc.py).
@@ -23,7 +24,9 @@ from collections.abc import Sequence
 # identifiers (with $ for JavaScript), numbers, and every other non-space character on its own
 _TOKEN = re.compile(r"[A-Za-z_$][\w$]*|\d+(?:\.\d+)?|[^\w\s]")
 _WORD = re.compile(r"[\w$]")
-_FENCE = re.compile(r"```|~~~")
+# a code block: from a fence to the next fence of its kind or the end (an answer cut by the
+# token limit, or a description whose whitespace was collapsed to one line)
+_BLOCK = re.compile(r"(`{3,}|~{3,})(.*?)(?:\1|\Z)", re.S)
 # string literals and comments on one line, in the common languages' syntax (approximate: a
 # quote of one counts less, since a description may have to name a message or a path)
 _LITERAL = re.compile(
@@ -47,10 +50,13 @@ LINE_MIN_CHARS = 12  # ... and this many characters of code (not `}` nor `return
 RUN_TOKENS = 8  # a run of this many consecutive tokens of the new code ...
 RUN_MIN_CODE = 5  # ... of which this many are code (not inside a string or a comment) ...
 RUN_MIN_CODE_PUNCT = 2  # ... with this much code punctuation among them
+# inside a code block, where code is not quoted by accident, less of the new code is enough:
+BLOCK_LINE_MIN_TOKENS, BLOCK_LINE_MIN_CHARS = 3, 8  # a whole new line, or ...
+BLOCK_RUN_TOKENS, BLOCK_RUN_MIN_CODE, BLOCK_RUN_MIN_CODE_PUNCT = 5, 3, 1  # ... a run of 5 tokens
 IDENT_MIN = 5  # identifiers found only in the new code, named in the description: at least ...
 IDENT_SHARE = 0.5  # ... and at least this share of all of them
 
-CODE_BLOCK = "description carries a code block"
+CODE_BLOCK = "description carries the new code in a code block"
 QUOTES = "description quotes the new code"
 
 Token = tuple[str, bool]  # the token, and whether it is code (not in a string or a comment)
@@ -106,35 +112,51 @@ def _new_lines(new: str, old: str) -> list[tuple[int, list[Token]]]:
     return out
 
 
-def quoted_line(description: str, new: str, old: str = "") -> int | None:
+def quoted_line(description: str, new: str, old: str = "", min_tokens: int = LINE_MIN_TOKENS,
+                min_chars: int = LINE_MIN_CHARS) -> int | None:
     """The number of the first new line that the description quotes whole, if any (a line with
     enough code in it: not `}`, `return x;`, a comment or a lone string)."""
     desc = tokens(description)
     for no, toks in _new_lines(new, old):
         code = [t for t, is_code in toks if is_code]
-        if (len(code) >= LINE_MIN_TOKENS and sum(map(_is_word, code)) >= 2
-                and len("".join(code)) >= LINE_MIN_CHARS and _contains(desc, [t for t, _ in toks])):
+        if (len(code) >= min_tokens and sum(map(_is_word, code)) >= 2
+                and len("".join(code)) >= min_chars and _contains(desc, [t for t, _ in toks])):
             return no
     return None
 
 
-def quoted_run(description: str, new: str, old: str = "") -> int | None:
-    """The line where the first run of RUN_TOKENS tokens of the new code that the description
-    repeats starts, if any: a run that the old code does not have, with code in it."""
-    desc = _grams(tokens(description), RUN_TOKENS)
+def quoted_run(description: str, new: str, old: str = "", n: int = RUN_TOKENS, min_code: int = RUN_MIN_CODE,
+               min_punct: int = RUN_MIN_CODE_PUNCT) -> int | None:
+    """The line where the first run of `n` tokens of the new code that the description repeats
+    starts, if any: a run that the old code does not have, with code in it."""
+    desc = _grams(tokens(description), n)
     if not desc:
         return None
-    stale = _grams(tokens(old), RUN_TOKENS)
+    stale = _grams(tokens(old), n)
     stream = [(t, c, no) for no, line in enumerate(new.splitlines(), 1) for t, c in code_tokens(line)]
     toks = [t for t, _, _ in stream]
-    for i in range(len(toks) - RUN_TOKENS + 1):
-        gram = tuple(toks[i:i + RUN_TOKENS])
+    for i in range(len(toks) - n + 1):
+        gram = tuple(toks[i:i + n])
         if gram not in desc or gram in stale:
             continue
-        code = [t for t, c, _ in stream[i:i + RUN_TOKENS] if c]
-        if len(code) >= RUN_MIN_CODE and sum(t in _CODE_PUNCT for t in code) >= RUN_MIN_CODE_PUNCT:
+        code = [t for t, c, _ in stream[i:i + n] if c]
+        if len(code) >= min_code and sum(t in _CODE_PUNCT for t in code) >= min_punct:
             return stream[i][2]
     return None
+
+
+def code_blocks(text: str) -> list[str]:
+    """The contents of the fenced code blocks in `text` (an unclosed one runs to the end)."""
+    return [m.group(2) for m in _BLOCK.finditer(text)]
+
+
+def block_carries_new_code(text: str, new: str, old: str = "") -> bool:
+    """Whether a code block in `text` has any of the new code in it: a whole new line of three
+    code tokens, or a run of five tokens the old code does not have. A block of other code (a
+    small model's guess, an example) reveals nothing; the round trip judges it as it is."""
+    return any(quoted_line(b, new, old, BLOCK_LINE_MIN_TOKENS, BLOCK_LINE_MIN_CHARS) is not None
+               or quoted_run(b, new, old, BLOCK_RUN_TOKENS, BLOCK_RUN_MIN_CODE, BLOCK_RUN_MIN_CODE_PUNCT) is not None
+               for b in code_blocks(text))
 
 
 def new_identifiers(new: str, old: str = "") -> set[str]:
@@ -150,13 +172,12 @@ def named_identifiers(description: str, new: str, old: str = "") -> tuple[int, i
     return len(fresh & set(tokens(description))), len(fresh)
 
 
-def leak_reason(description: str, new: str, old: str = "") -> str | None:
-    """Why `description` reveals `new` (the code it should describe) beyond what `old` (the code
-    before the edit, or the context shown) already has; None when it does not.
-
-    `description` may be the model's raw answer (a code block is looked for there) or the text
-    the backward step is given."""
-    if _FENCE.search(description):
+def leak_reason(description: str, new: str, old: str = "", answer: str | None = None) -> str | None:
+    """Why `description` (the text the backward step is given) reveals `new` (the code it
+    should describe) beyond what `old` (the code before the edit, or the context shown) already
+    has; None when it does not. `answer`: the model's answer the description was parsed from,
+    where code blocks are looked for (parsing may strip a block's fences)."""
+    if block_carries_new_code(description if answer is None else answer, new, old):
         return CODE_BLOCK
     line = quoted_line(description, new, old)
     if line is not None:
@@ -200,13 +221,7 @@ def fence_for(text: str) -> str:
     return "`" * max(3, longest + 1)
 
 
-def carries_code_block(text: str) -> bool:
-    """Whether a model's answer has a fenced code block (or a fence's start) in it."""
-    return bool(_FENCE.search(text))
-
-
 def check_descriptions(answers: Sequence[str], descriptions: Sequence[str], new: str,
                        old: str = "") -> list[str | None]:
-    """Each description's leak (`leak_reason`), or a code block in the answer it came from."""
-    return [CODE_BLOCK if carries_code_block(a) else leak_reason(d, new, old)
-            for a, d in zip(answers, descriptions, strict=True)]
+    """Each description's leak (`leak_reason`), with the answer it was parsed from."""
+    return [leak_reason(d, new, old, a) for a, d in zip(answers, descriptions, strict=True)]

@@ -63,12 +63,23 @@ def test_a_long_run_of_a_line_is_caught() -> None:
     assert why == "description quotes the new code: 8 or more tokens in a row from its line 2"
 
 
-def test_a_code_block_is_caught() -> None:
-    assert leak_reason("Like this: ```python\nx = 1\n```", NEW, OLD) == CODE_BLOCK
-    assert leak_reason("~~~ anything", NEW, OLD) == CODE_BLOCK
-    # the answer had a block that parsing stripped: the raw answer tells
-    assert check_descriptions(["```\nreturn 1\n```", "Check it."], ["return 1", "Check it."], NEW, OLD) == [
+def test_a_code_block_with_any_of_the_new_code_is_caught() -> None:
+    assert leak_reason("Like this: ```python\nreturn fetch_user_by_id(user.id)\n```", NEW, OLD) == CODE_BLOCK
+    # whitespace collapsed to one line, an unclosed block, another fence
+    assert leak_reason("Like this: ```python return fetch_user_by_id(user.id) ```", NEW, OLD) == CODE_BLOCK
+    assert leak_reason("~~~\nnot validate_token(token, max_age_s", NEW, OLD) == CODE_BLOCK
+    # the answer had a block that parsing stripped: the answer tells
+    answers = ["```\nvalidate_token(token, max_age_s)\n```", "Check it."]
+    assert check_descriptions(answers, ["validate_token(token, max_age_s)", "Check it."], NEW, OLD) == [
         CODE_BLOCK, None]
+
+
+def test_a_code_block_of_other_code_reveals_nothing() -> None:
+    """A small model's guess or an example in a block: a bad description, judged by the round
+    trip itself; and code the old code already has is not the answer."""
+    assert leak_reason("Like this: ```python\nx = compute(a, b)\nprint(x)\n```", NEW, OLD) is None
+    assert leak_reason("Keep ```if token is None:``` as it is.", NEW, OLD) is None
+    assert leak_reason("```\n```", NEW, OLD) is None
 
 
 def test_short_lines_and_lines_the_old_code_has_are_not_leaks() -> None:
