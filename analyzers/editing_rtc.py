@@ -219,7 +219,8 @@ class EditingRTC:
         todo: list[tuple[FileChange, Hunk]] = []
         for fc, hunk in changes.hunks():
             if fc.language not in CODE_LANGUAGES:
-                report.skipped.append(Skipped(f"{fc.path} {hunk.header}", f"not code ({fc.language or 'unknown language'})"))
+                report.skipped.append(Skipped(f"{fc.path} {hunk.header}", f"not code ({fc.language or 'unknown language'})",
+                                              "policy"))
             elif not hunk.added_lines and not hunk.removed_lines:
                 continue
             elif len(hunk.old_code) + len(hunk.new_code) > cfg.max_hunk_chars:
