@@ -32,7 +32,7 @@ typecheck: setup
 # database and PostgreSQL schemas; `-m chaos` kills and restarts servers, so it runs alone after.
 unit: setup
 	$(BIN)/pytest -q -n 2 --dist loadgroup -m "not chaos"
-	$(BIN)/pytest -q -m chaos
+	$(BIN)/pytest -q -m chaos tests/reliability
 
 test: lint typecheck unit
 

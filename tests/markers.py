@@ -34,6 +34,7 @@ import sys
 import threading
 from collections.abc import Generator, Iterable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -56,6 +57,7 @@ FIXTURE_NEEDS: dict[str, str] = {
     "st_model": "model",  # tests/analyzers/crscore/test_sts.py: all-MiniLM-L6-v2
 }
 CHAOS_MODULES = ("tests.reliability.harness", "tests.reliability.run", "tests.reliability.scenarios")
+CHAOS_DIR = Path(__file__).resolve().parent / "reliability"
 
 SERVICE_PORTS = {5432: "PostgreSQL", 6379: "Redis"}
 LOOPBACK = {"127.0.0.1", "::1", "localhost", "0.0.0.0"}
@@ -217,7 +219,7 @@ def missing(item: pytest.Item, needs: dict[str, str]) -> list[str]:
 
 
 def _message(item: pytest.Item, problems: Iterable[str]) -> str:
-    return (f"{item.nodeid} is missing a marker (tests/markers.py says which test needs which):\n  "
+    return (f"{item.nodeid} breaks the marker rules (tests/markers.py says which test needs which):\n  "
             + "\n  ".join(problems))
 
 
@@ -240,10 +242,17 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(pytest.mark.xdist_group("model"))
 
 
+def misplaced(item: pytest.Item) -> list[str]:
+    """`make test` runs the chaos tests alone from their folder: one elsewhere would never run."""
+    if item.get_closest_marker("chaos") is None or CHAOS_DIR in item.path.parents:
+        return []
+    return [f"is marked chaos outside {CHAOS_DIR.relative_to(CHAOS_DIR.parents[1])}/, where `make test` runs them"]
+
+
 @pytest.hookimpl(tryfirst=True)
 def pytest_runtest_setup(item: pytest.Item) -> None:
     # before any fixture: an unmarked test never starts the model or a database
-    problems = missing(item, static_needs(item))
+    problems = missing(item, static_needs(item)) + misplaced(item)
     if problems and not report_only():
         pytest.fail(_message(item, problems), pytrace=False)
 

@@ -137,7 +137,7 @@ def test_an_unmarked_test_fails_and_a_marked_one_passes(pytester: pytest.Pyteste
     assert passed == {"test_plain", "test_fixture_marked", "test_llama_server_marked", "test_redis_marked"}, out
     assert failed == set(EXPECTED_FAILED), out
     for name, says in EXPECTED_FAILED.items():
-        assert re.search(rf"test_inner\.py::{name} is missing a marker.*\n(  .*\n)*?  needs {re.escape(says)}",
+        assert re.search(rf"test_inner\.py::{name} breaks the marker rules.*\n(  .*\n)*?  needs {re.escape(says)}",
                          out), (name, out)
     assert "the test's own failure" in out  # the marker's message comes beside it, not instead
 
@@ -158,6 +158,16 @@ def test_it(embedded_llm):
     result.assert_outcomes(errors=1)
     out = result.stdout.str()
     assert "needs `@pytest.mark.model`" in out and "the expensive fixture ran" not in out
+
+
+def test_a_chaos_test_outside_tests_reliability_fails(pytester: pytest.Pytester) -> None:
+    """`make test` runs `-m chaos` from tests/reliability alone: one elsewhere would never run."""
+    pytester.makeini("[pytest]\nmarkers =\n    chaos: fault injection\n")
+    pytester.makeconftest('pytest_plugins = ["tests.markers"]\n')
+    pytester.makepyfile(test_inner="import pytest\n\n@pytest.mark.chaos\ndef test_it():\n    pass\n")
+    result = pytester.runpytest_inprocess("-p", "no:cacheprovider")
+    result.assert_outcomes(errors=1)
+    assert "is marked chaos outside tests/reliability/" in result.stdout.str()
 
 
 @pytest.mark.parametrize(("argv", "env", "need"), [
