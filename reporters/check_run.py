@@ -277,7 +277,8 @@ def annotation_of(f: Finding) -> dict[str, Any] | None:
         "message": clip_noted(message, MAX_ANNOTATION_BYTES),
     }
     if f.evidence:
-        ann["raw_details"] = clip_noted(plain(render_evidence_markdown(f, max_chars=4000)), MAX_ANNOTATION_BYTES)
+        ann["raw_details"] = clip_noted(render_evidence_markdown(f, max_chars=4000, markdown=False),
+                                        MAX_ANNOTATION_BYTES)  # shown as plain text
     return ann
 
 

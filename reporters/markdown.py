@@ -13,7 +13,7 @@ from typing import IO
 from analyzers.report import AnalyzerReport, Finding
 from reporters import readable
 from reporters.base import Collecting, Sinks
-from reporters.untrusted import code, inert
+from reporters.untrusted import code, inert, plain
 
 
 def _fmt(value: float | int | None) -> str:
@@ -139,9 +139,13 @@ def render_markdown(reports: Sequence[AnalyzerReport]) -> str:
     return render_reports_markdown(reports)
 
 
-def render_evidence_markdown(f: Finding, max_chars: int = 4000) -> str:
+def render_evidence_markdown(f: Finding, max_chars: int = 4000, *, markdown: bool = True) -> str:
     """A finding's evidence as readable Markdown (collapsed; lists as items, code as code,
-    never a JSON dump), bounded in size."""
+    never a JSON dump), bounded in size. `markdown=False`: for a place shown as plain text
+    (an annotation's raw details), the untrusted text as written, mentions defused."""
+    if not markdown:  # the text as written (code blocks included), every mention defused
+        head = [f"**{f.title}** {location(f)}", ""] + ([f.message, ""] if f.message else [])
+        return plain("\n".join([*head, readable.evidence_markdown(f, max_chars, literal=str)]))
     parts = [f"**{inert(f.title)}** {inert(location(f))}", ""]
     if f.message:
         parts += [inert(f.message, block=True), ""]

@@ -8,7 +8,7 @@ wording from here, so the surfaces say the same thing.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 from urllib.parse import quote
 
@@ -128,7 +128,10 @@ def finding_line(f: Finding, repo: str = "", head_sha: str = "") -> str:
     return f"- {loc} {text}".replace("-  ", "- ")
 
 
-def _evidence_value(v: Any, max_chars: int) -> list[str]:
+Literal = Callable[[str], str]  # how text that is not rtcbot's is written: inert Markdown, or plain
+
+
+def _evidence_value(v: Any, max_chars: int, literal: Literal = inert) -> list[str]:
     """One evidence value as Markdown lines (each one line): text as a code block when it
     looks like code, else inert; lists as numbered items, numbers as figures; never a JSON
     dump. Evidence is a model's or a commenter's text: none of it renders as Markdown."""
@@ -142,16 +145,17 @@ def _evidence_value(v: Any, max_chars: int) -> list[str]:
     if isinstance(v, str):
         if "\n" in v.strip():
             return fenced(clip(v).rstrip())
-        return [inert(clip(v))]
+        return [literal(clip(v))]
     if isinstance(v, Mapping):
-        return _items([(f"- {inert(label(str(k)))}:", _evidence_value(x, max_chars // 4 or 1)) for k, x in v.items()])
+        return _items([(f"- {literal(label(str(k)))}:", _evidence_value(x, max_chars // 4 or 1, literal))
+                       for k, x in v.items()])
     if isinstance(v, Sequence):
         items = list(v)
         if all(isinstance(x, int | float) and not isinstance(x, bool) for x in items):
             return [", ".join(value("", x) for x in items) or "none"]
         share = max(1, max_chars // max(1, len(items)))
-        return _items([(f"{i}.", _evidence_value(x, share)) for i, x in enumerate(items, 1)]) or ["none"]
-    return [inert(clip(str(v)))]
+        return _items([(f"{i}.", _evidence_value(x, share, literal)) for i, x in enumerate(items, 1)]) or ["none"]
+    return [literal(clip(str(v)))]
 
 
 def _items(items: Sequence[tuple[str, list[str]]]) -> list[str]:
@@ -167,11 +171,12 @@ def _items(items: Sequence[tuple[str, list[str]]]) -> list[str]:
     return out
 
 
-def evidence_markdown(f: Finding, max_chars: int = 4000) -> str:
-    """A finding's evidence as readable, collapsed Markdown, bounded in size."""
+def evidence_markdown(f: Finding, max_chars: int = 4000, literal: Literal = inert) -> str:
+    """A finding's evidence as readable, collapsed Markdown, bounded in size. `literal`: how
+    text that is not rtcbot's is written (`str`: as it is, for a place shown as plain text)."""
     parts: list[str] = []
     for k, v in f.evidence.items():
-        parts += [f"<details><summary>{inert(label(str(k)))}</summary>", "", *_evidence_value(v, max_chars), "",
+        parts += [f"<details><summary>{literal(label(str(k)))}</summary>", "", *_evidence_value(v, max_chars, literal), "",
                   "</details>", ""]
     return "\n".join(parts)
 
