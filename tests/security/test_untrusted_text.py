@@ -13,8 +13,10 @@ from hypothesis import strategies as st
 from analyzers.report import AnalyzerReport, Finding, Fix, Skipped
 from reporters import readable
 from reporters.check_run import cut, render
-from reporters.markdown import render_evidence_markdown, render_reports_markdown
+from reporters.markdown import render_evidence_markdown, render_reports_markdown, render_text
+from reporters.pr_review import Suggestion, comment_body, key_of
 from reporters.untrusted import JOINER, code, fenced, inert, plain, unclosed
+from reporters.workflow_commands import workflow_commands
 from tests.security.markdown_audit import MENTION, audit, parser, texts
 
 HOST = "evil.example"
@@ -161,3 +163,16 @@ def test_a_cut_closes_rtcbots_blocks_even_after_long_fences() -> None:
     assert len(short.encode()) <= 20_000 and unclosed(short.rsplit("\n\n> … cut", 1)[0]) == ""
     tokens = parser().parse(short)
     assert [t.content.strip() for t in tokens if t.type == "html_block"][-1] == "</details>"
+
+
+def test_a_fix_comment_and_the_plain_text_outputs_carry_no_live_text() -> None:
+    fix = Fix("m.py", 2, 2, "    @decorated\n    return safe(x)  # ``` </details>\n", "-x\n+y")
+    f = Finding("autofix", f"rule: {HOSTILE}", HOSTILE_LINES, "m.py", 2, 2, scores={"fixed": 1.0, "rtc_pass": 1.0},
+                rule_id="python.eval`x`", fix=fix)
+    body = comment_body(Suggestion(f, key_of(f)))
+    assert audit(body, HOST).clean and fix.suggestion in body  # the committable code is untouched
+    lines, _, _ = workflow_commands([AnalyzerReport("autofix", "AutoFix", findings=[f])])
+    assert lines and all(MENTION.findall(ln) == [] for ln in lines)
+    text = render_text([AnalyzerReport("autofix", "AutoFix", findings=[
+        Finding("autofix", "[link=https://evil.example]click[/link] [bold]x[/bold]", "[red]m[/red]", "m.py", 1)])])
+    assert "[link=https://evil.example]click[/link]" in text and "[red]m[/red]" in text  # no rich markup
