@@ -39,7 +39,8 @@ def test_the_vendored_description_is_the_extract_scripts_operations() -> None:
     for method, path in [("POST", "/app/installations/7/access_tokens"), ("GET", "/repos/o/r/pulls/3/files"),
                          ("GET", "/repos/o/r/pulls/3/comments"), ("GET", "/repos/o/r/contents/a/b.py"),
                          ("GET", "/repos/o/r/commits/abc/check-runs"), ("POST", "/repos/o/r/check-runs"),
-                         ("PATCH", "/repos/o/r/check-runs/9")]:  # every call in bot/github/
+                         ("PATCH", "/repos/o/r/check-runs/9"), ("GET", "/app"),
+                         ("GET", "/repos/o/r/pulls/comments/5/reactions")]:  # every call in bot/github/
         assert api.match(method, path) is not None, (method, path)
 
 
