@@ -7,7 +7,8 @@ In Markdown (check-run summaries and text, PR reviews, the step summary, SARIF's
 
 - no mention notifies anyone: a word joiner (U+2060, invisible) follows every `@` where GitHub
   would read a mention (not after a letter or digit: `x@y.org` and `RTC@3` stay as they are),
-  so no `@user` or `@org/team` is linked or notified;
+  so no `@user` or `@org/team` is linked or notified; so does every `#` (and `GH-`) before a
+  digit, so no `org/repo#12` writes a cross-reference into another issue;
 - no link, image or raw HTML: `[` and `]` are escaped (so no link text hides its destination
   and no link reference is defined), `!` before `[`, `<` as `&lt;` where a tag, comment or
   autolink could start, `&` as `&amp;` where an entity could (`&#64;` spells "@"); so no
@@ -37,6 +38,9 @@ JOINER = "\u2060"  # WORD JOINER: invisible, and no part of a GitHub login or te
 # "@" where GitHub would read a mention: not after a letter or digit (an e-mail, "RTC@3"),
 # before what a login or team name starts with, or at the end (text may follow it)
 _MENTION = re.compile(r"(?<![A-Za-z0-9])@(?=[A-Za-z0-9_]|$)")
+# an issue or pull-request reference ("#12", "org/repo#12", "GH-12"): GitHub links it and
+# writes "mentioned this" into that issue's timeline, in any repository
+_REFERENCE = re.compile(r"(#|\bGH-)(?=\d)", re.I)
 # escaped wherever they are: emphasis, code, link and image brackets, table cells, strike-
 # through, math; "<" only where it could open a tag, a comment or an autolink, "&" only where
 # it could start an entity (one could spell "<" or "@"), "!" only before "["
@@ -50,8 +54,9 @@ _FENCE = re.compile(r"^\s*(`{3,}|~{3,})")
 
 
 def plain(text: str) -> str:
-    """`text` for a place GitHub shows as plain text: every mention defused."""
-    return _MENTION.sub("@" + JOINER, text)
+    """`text` for a place GitHub shows as plain text: every mention (and issue reference)
+    defused."""
+    return _REFERENCE.sub(lambda m: m.group(1) + JOINER, _MENTION.sub("@" + JOINER, text))
 
 
 def _line(text: str) -> str:

@@ -107,6 +107,10 @@ def test_mentions_are_defused_where_github_would_read_them_only() -> None:
     assert "x@y.example" in out and "RTC@3" in out  # not mentions on GitHub: left alone
     assert out.count("@" + JOINER) == 4
     assert plain("no mention here") == "no mention here"
+    refs = plain("fixes #12, see other-org/repo#3 and GH-4; C# 10 and issue#x stay")
+    assert re.findall(r"#\d|GH-\d", refs) == [] and "C# 10" in refs and "issue#x" in refs
+    [seen] = texts(inert("closes other-org/repo#3"))
+    assert re.findall(r"#\d", seen) == []
 
 
 def test_code_spans_and_fences_outlast_any_backtick_run() -> None:
