@@ -11,8 +11,9 @@ to GitHub's OpenAPI description) and a real SQLite store.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from sqlalchemy import text
@@ -51,9 +52,9 @@ def pending_after(store: Store, posted: str, later: str, item: feedback.Item | N
 
 
 @pytest.fixture
-def store(tmp_path: Path) -> Store:
+def store(tmp_path: Path) -> Iterator[Store]:
     s = Store(f"sqlite:///{tmp_path / 'rtcbot.db'}")
-    yield s  # type: ignore[misc]
+    yield s
     s.close()
 
 
@@ -125,7 +126,7 @@ def test_old_rows_stay_readable_and_are_never_counted(tmp_path: Path, backend: B
         store.close()
 
 
-def _own_and_foreign(gh: FakeGitHub, rt: Runtime) -> tuple[dict[str, object], dict[str, object]]:
+def _own_and_foreign(gh: FakeGitHub, rt: Runtime) -> tuple[dict[str, Any], dict[str, Any]]:
     """A pull request with one suggestion of rtcbot's (its App's bot wrote it) and one whose
     marker another bot copied into its own comment; both recorded as rtcbot's."""
     gh.add_pr(1, diff_text="diff --git a/app.py b/app.py\n--- a/app.py\n+++ b/app.py\n@@ -1,1 +1,2 @@\n x = 1\n+y = 2\n")
