@@ -3,7 +3,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: setup demo test check lint typecheck unit bench chaos clean
+.PHONY: setup demo test check check-tests lint typecheck unit bench chaos clean
 
 setup: $(STAMP)
 
@@ -37,11 +37,13 @@ unit: setup
 test: lint typecheck unit
 
 # Before each commit (≤ 3 min on 2 cores): lint, types and the tests that need no service, no
-# browser and no model.
+# browser and no model. mypy (one core) runs beside the tests.
 check: setup
 	$(BIN)/ruff check .
 	$(BIN)/lint-imports
-	@$(MAKE) --no-print-directory typecheck
+	@$(MAKE) --no-print-directory -j2 typecheck check-tests
+
+check-tests: setup
 	$(BIN)/pytest -q -n 2 -m "not slow and not services and not browser and not model and not chaos"
 
 bench: setup

@@ -163,6 +163,7 @@ def test_each_case_gets_a_fresh_directory(ex: Executor) -> None:
 
 # -- hostile programs ----------------------------------------------------------------------
 
+@pytest.mark.slow
 def test_infinite_loop_is_tle_within_the_limit(ex: Executor) -> None:
     t0 = time.monotonic()
     r = one(ex, py("while True:\n    pass\n"))

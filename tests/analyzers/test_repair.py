@@ -67,6 +67,7 @@ def test_extract_program() -> None:
     assert extract_program(broken, "f") == "def f(a):\n    return (a +\n"  # nothing parses: unchanged
 
 
+@pytest.mark.slow
 def test_references_pass_and_buggy_programs_fail_on_some_quixbugs_tasks() -> None:
     tasks = [task_from_json(o) for o in quix(5)]
     ex = Executor(Limits(wall_s=2, cpu_s=2, memory_mb=512), workers=2)

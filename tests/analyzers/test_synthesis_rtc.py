@@ -50,6 +50,7 @@ def test_strip_docstring_keeps_signature_imports_and_helpers(problems) -> None: 
     assert "Find the shortest palindrome" not in ctx10
 
 
+@pytest.mark.slow
 def test_canonical_bodies_pass_and_wrong_ones_fail(problems) -> None:  # type: ignore[no-untyped-def]
     ex = Executor(LIMITS, workers=2)
     jobs = []

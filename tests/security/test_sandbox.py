@@ -307,6 +307,7 @@ print("survived")
     assert one["verdict"] == "WA" and "fine" in one["stdout"]  # one such process alone is fine
 
 
+@pytest.mark.slow
 def test_fork_bomb_is_bounded_and_gone(who: Who, service_home: Path) -> None:
     marker = f"rtcbot-probe-{secrets.token_hex(6)}"
     bomb = (f"import os, sys\nif len(sys.argv) < 2:\n    os.execv(sys.executable, [sys.executable, 'Main.py', "

@@ -108,6 +108,7 @@ def one_line_message(r: httpx.Response) -> str:
     return message
 
 
+@pytest.mark.slow
 def test_slow_clients_do_not_stop_health_checks_or_deliveries(service: Service) -> None:
     socks: list[socket.socket] = []
     try:

@@ -21,6 +21,7 @@ def run(*args: str) -> tuple[int, str, str]:
     return r.exit_code, r.stdout, r.stderr
 
 
+@pytest.mark.slow
 def test_reference_programs_are_ac_on_every_case() -> None:
     code, out, err = run(str(QUIX), "--use-reference", "--json", "--k", "1,3")
     assert code == 0, err
@@ -50,6 +51,7 @@ def test_buggy_programs_fail_at_least_one_case_of_every_task() -> None:
     assert fig["verdicts"]["AC"] < sum(fig["verdicts"].values())
 
 
+@pytest.mark.slow
 def test_model_samples_through_a_scripted_endpoint(scripted_llm: Callable[..., ScriptedLLM], tmp_path: Path) -> None:
     rows = ROWS[:3]
     data = tmp_path / "three.jsonl"
