@@ -2,13 +2,22 @@
 VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+DEV_STAMP := $(VENV)/.installed-dev
 
-.PHONY: setup demo test check check-tests lint typecheck unit bench chaos clean
+.PHONY: setup setup-dev demo test check check-tests lint typecheck unit bench chaos clean
 
+# What the demo and the service need: the runtime packages, llama.cpp, Semgrep, PMD, JSHint.
 setup: $(STAMP)
 
 $(STAMP): pyproject.toml scripts/install.sh $(wildcard package.json)
-	bash scripts/install.sh $(VENV)
+	RTCBOT_EXTRAS="" bash scripts/install.sh $(VENV)
+	@touch $@
+
+# What the tests and lint add: the dev extras and Chromium (the dashboard's browser test).
+setup-dev: $(DEV_STAMP)
+
+$(DEV_STAMP): $(STAMP)
+	RTCBOT_EXTRAS=dev RTCBOT_BROWSER=1 bash scripts/install.sh $(VENV)
 	@touch $@
 
 demo: setup
@@ -17,20 +26,21 @@ demo: setup
 # Workflows: the repository's own and the ready one in docs/; zizmor runs offline.
 WORKFLOWS := $(wildcard .github/workflows/*.yml docs/workflows/*.yml)
 
-lint: setup
+lint: setup-dev
 	$(BIN)/ruff check .
 	$(BIN)/lint-imports
 	$(BIN)/actionlint $(WORKFLOWS)
 	$(BIN)/zizmor --offline --no-progress --config .github/zizmor.yml $(WORKFLOWS) action.yml
 	$(BIN)/hadolint --failure-threshold info Dockerfile
 
-typecheck: setup
-	$(BIN)/mypy analyzers reporters bot
+# --strict on the product's code, the tests and benchmarks with check_untyped_defs (pyproject)
+typecheck: setup-dev
+	$(BIN)/mypy analyzers reporters bot tests bench
 
 # Markers say what a slower test needs (slow, services, browser, model, chaos; tests/markers.py
 # fails a test that lacks one). The tests run on two xdist workers, each with its own Redis
 # database and PostgreSQL schemas; `-m chaos` kills and restarts servers, so it runs alone after.
-unit: setup
+unit: setup-dev
 	$(BIN)/pytest -q -n 2 --dist loadgroup -m "not chaos"
 	$(BIN)/pytest -q -m chaos tests/reliability
 
@@ -38,19 +48,19 @@ test: lint typecheck unit
 
 # Before each commit (≤ 3 min on 2 cores): lint, types and the tests that need no service, no
 # browser and no model. mypy (one core) runs beside the tests.
-check: setup
+check: setup-dev
 	$(BIN)/ruff check .
 	$(BIN)/lint-imports
 	@$(MAKE) --no-print-directory -j2 typecheck check-tests
 
-check-tests: setup
+check-tests: setup-dev
 	$(BIN)/pytest -q -n 2 -m "not slow and not services and not browser and not model and not chaos"
 
-bench: setup
+bench: setup-dev
 	$(BIN)/python -m bench.run_all
 
 # the long fault-injection suite (the short one runs in `make test`); rewrites docs/reliability.md
-chaos: setup
+chaos: setup-dev
 	$(BIN)/python -m tests.reliability.run
 
 clean:

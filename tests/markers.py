@@ -179,7 +179,7 @@ def _watch_psycopg() -> None:
     if getattr(original, "_rtcbot_watched", False):
         return
 
-    def connect(cls: Any, conninfo: str = "", **kw: Any) -> Any:
+    def connect(cls: Any, /, conninfo: str = "", **kw: Any) -> Any:
         try:
             libpq = {k: v for k, v in kw.items() if k not in OWN_ARGS and isinstance(v, (str, int)) and not isinstance(v, bool)}
             params = conninfo_to_dict(make_conninfo(conninfo, **libpq))

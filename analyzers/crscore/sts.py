@@ -103,7 +103,8 @@ def keep_mask(tokens: Sequence[str], special: Iterable[str]) -> list[bool]:
 def _normalise(m: np.ndarray) -> np.ndarray:
     norms = np.linalg.norm(m, axis=1, keepdims=True)
     norms[norms == 0] = 1.0
-    return m / norms
+    normalised: np.ndarray = m / norms
+    return normalised
 
 
 def load_sentence_transformer(name: str) -> Any:
@@ -188,7 +189,8 @@ class Embedder:
             return np.zeros((len(a), len(b)), dtype=np.float32)
         ea = self.embed(a)
         eb = self.embed(b)
-        return ea @ eb.T
+        sims: np.ndarray = ea @ eb.T
+        return sims
 
     # -- model passes ---------------------------------------------------------------------
     def token_lengths(self, sentences: Sequence[str]) -> list[int]:

@@ -10,8 +10,8 @@ import pytest
 from analyzers.context import AnalysisContext
 from analyzers.diff import parse_diff
 from analyzers.execution import Case, Executor, Limits, Program, Sandbox
+from analyzers.synthesis_prompts import BASELINE
 from analyzers.synthesis_rtc import (
-    BASELINE,
     SynthesisConfig,
     SynthesisRTCAnalyzer,
     assemble,

@@ -8,8 +8,9 @@ ignore glob, a binary file) never blocks a gate.
 
 from __future__ import annotations
 
+from analyzers.report import GATE_CANNOT_PASS as CANNOT_PASS
 from analyzers.report import AnalyzerReport, Finding, Skipped
-from bot.gate import CANNOT_PASS, SHOWN_ITEMS, judge, metrics_of, parse_fail_on
+from bot.gate import SHOWN_ITEMS, judge, metrics_of, parse_fail_on
 
 BIG = Skipped("big.py", "over Semgrep's size limit: target file size exceeds 200 bytes")
 LOCK = Skipped("package-lock.json", "ignored by glob 'package-lock.json'", "policy")

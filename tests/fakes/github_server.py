@@ -69,7 +69,7 @@ import jwt
 import pytest
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
-from unidiff import PatchSet
+from unidiff.patch import PatchSet
 
 from tests.contract.openapi import Violation, description
 from tests.fakes import LoopbackServer
