@@ -111,8 +111,8 @@ def _fix(fix: Fix) -> dict[str, Any]:
     region["endLine"] = max(fix.end_line, fix.start_line)
     replacement = fix.replacement[:-1] if fix.replacement.endswith("\n") else fix.replacement
     return {
-        "description": {"text": f"Replace lines {fix.start_line}-{fix.end_line} of {fix.path}"
-                                + (" (verified by a re-scan)" if fix.diff else "")},
+        "description": {"text": plain(f"Replace lines {fix.start_line}-{fix.end_line} of {fix.path}"
+                                      + (" (verified by a re-scan)" if fix.diff else ""))},
         "artifactChanges": [{
             "artifactLocation": _artifact(fix.path),
             "replacements": [{"deletedRegion": region, "insertedContent": {"text": replacement}}],
