@@ -32,7 +32,7 @@ def parser() -> MarkdownIt:
 @dataclass
 class Audit:
     mentions: list[str] = field(default_factory=list)
-    links: list[str] = field(default_factory=list)  # to the planted host, text differing from the address
+    links: list[str] = field(default_factory=list)  # to the planted host, their text not their address
     images: list[str] = field(default_factory=list)
     html: list[str] = field(default_factory=list)  # raw HTML that is not rtcbot's own
 
@@ -85,7 +85,8 @@ def audit(markdown: str, host: str) -> Audit:
                 a.images.append(str(t.attrGet("src")))
             elif t.type == "link_open":
                 href = str(t.attrGet("href"))
-                if host in href and _link_text(kids, i) != href and f"http://{_link_text(kids, i)}" != href:
+                on_github = href.startswith("/") and not href.startswith("//")  # rtcbot's links to lines
+                if host in href and not on_github and _link_text(kids, i) not in (href, href.split("://", 1)[-1]):
                     a.links.append(href)
             elif t.type == "html_inline":
                 _html(t.content, a)

@@ -1,8 +1,8 @@
 """Issue 27's first "Done when": a model whose every answer is hostile (mentions, hidden links,
-images, HTML, fences, `</details>`), a hostile commenter and a hostile pull-request title go
-through the App, the Action and the CLI; every body published, parsed with a CommonMark
-parser, has no live mention, no link to the planted host behind other text, no image and no
-raw HTML but rtcbot's own. Plain-text fields (titles, annotation messages, SARIF `text`) carry
+images, HTML, fences, `</details>`), a hostile commenter, a hostile file name and a hostile
+pull-request title go through the App, the Action and the CLI; every body published, parsed
+with a CommonMark parser, has no live mention, no link to the planted host behind other text,
+no image and no raw HTML but rtcbot's own. Plain-text fields (titles, annotation messages, SARIF `text`) carry
 no mention.
 
 The dashboard (HTML, Jinja's autoescape) shows a hostile path and finding title as text.
@@ -38,8 +38,10 @@ from tests.security.markdown_audit import MENTION, Audit, audit, bodies_of
 from tests.security.test_untrusted_text import HOST, HOSTILE, HOSTILE_LINES
 
 PATH = "calc/mean.py"
-DIFF = (f"--- a/{PATH}\n+++ b/{PATH}\n@@ -1,3 +1,4 @@\n def mean(values):\n-    total = 0\n"
+HOSTILE_PATH = "calc/@octo-org/admins/[docs](https:/evil.example)<img>`x`.py"  # a name the PR chose
+HUNK = ("@@ -1,3 +1,4 @@\n def mean(values):\n-    total = 0\n"
         "+    total = sum(values)\n+    return total / len(values)\n \n")
+DIFF = "".join(f"--- a/{p}\n+++ b/{p}\n{HUNK}" for p in (PATH, HOSTILE_PATH))
 ADDED = 2  # a line the hunk adds: where the comments sit
 COMMENT = f"{HOSTILE}\n\n{HOSTILE_LINES}"  # the hostile commenter's review comment
 TITLE = "Fix @octo-org/security-team ![t](https://evil.example/t.png) <img src=x> </details>"
@@ -107,6 +109,7 @@ class Published:
         # the hostile text did reach the outputs, defused: the test looked at something
         assert "@\u2060octo-org/security-team" in everything and HOST in everything
         assert "&lt;/details>" in everything and "\\[the docs\\]" in everything
+        assert "octo-org/admins/" in everything  # the hostile file name, shown
         kept = [b for w, b in self.markdown if w == "review comment" and "rtcbot review · CRScore Rel" in b]
         assert len(kept) >= review_comments, [w for w, _ in self.markdown]
 
