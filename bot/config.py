@@ -15,6 +15,12 @@ from the default branch, by the Action at the pull request's base commit, and by
     model: gpt-4o-mini    # only a model the installation allows (RTCBOT_ALLOWED_MODELS)
     options:              # each analyzer's typed, bounded Options (analyzers/options.py)
       editing_rtc: {n_forward: 3}
+    suggestions: verified # off | verified | all (`off`/false: off; `on`/true: verified)
+    feedback: on          # on | off
+
+On/off settings take YAML's booleans and the words alike (`on`, `off`, `yes`, `no`, `true`,
+`false`, quoted or not, in any case): YAML 1.1 reads unquoted `on`/`off` as booleans, and a
+sample that says `feedback: on` must mean what it says.
 
 The file is data, never a program: it is at most `MAX_CONFIG_BYTES`, YAML anchors and aliases
 are refused (no alias bombs), nesting is at most `MAX_DEPTH` deep, duplicate keys are errors,
@@ -37,7 +43,15 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import AliasChoices, BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import (
+    AliasChoices,
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+)
 
 from analyzers import registry
 from analyzers.checkout_files import CheckoutFileError, read_bytes, split
@@ -57,6 +71,25 @@ class ConfigError(ValueError):
     """The file cannot be read as configuration (one line)."""
 
 
+ON_WORDS = frozenset({"on", "true", "yes"})
+OFF_WORDS = frozenset({"off", "false", "no"})
+
+
+def on_off(value: Any, *, on: str = "on", off: str = "off") -> Any:
+    """An on/off setting as people write it: YAML's booleans (`on`, `off`, `yes`, `no`,
+    `true`, `false` unquoted) and the same words quoted, in any case, become `on` / `off`
+    (the field's own words for them); anything else is left for the field to judge."""
+    if isinstance(value, bool):
+        return on if value else off
+    if isinstance(value, str):
+        word = value.strip().lower()
+        if word in ON_WORDS:
+            return on
+        if word in OFF_WORDS:
+            return off
+    return value
+
+
 class RepoConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -73,11 +106,20 @@ class RepoConfig(BaseModel):
     options: dict[str, dict[str, Any]] = Field(default_factory=dict)
     # AutoFix's fixes as committable suggestions (the pr-review reporter): only those verified
     # by a clean Semgrep re-scan and Patched RTC, every proposed fix, or none
+    # (`off`, `no` and false are "off"; `on` and true are "verified", the default)
     suggestions: Literal["off", "verified", "all"] = "verified"
-    # whether the App records what became of its suggestions (applied, resolved, reactions)
+    # whether the App records what became of its suggestions (applied, resolved, reactions):
+    # on | off, YAML's true | false (and yes | no) alike
     feedback: Literal["on", "off"] = "on"
     # model-based scores only from a model that `rtcbot qualify` qualified (.rtcbot/qualification.json)
     require_qualified: bool = Field(default=False, validation_alias=AliasChoices("require_qualified", "require-qualified"))
+
+    @field_validator("suggestions", "feedback", mode="before")
+    @classmethod
+    def _on_off(cls, v: Any, info: ValidationInfo) -> Any:
+        """YAML 1.1 reads `on`, `off`, `yes`, `no` as booleans: each means what its word says,
+        quoted or not (`feedback: on`, `suggestions: off`)."""
+        return on_off(v, on="verified" if info.field_name == "suggestions" else "on")
 
     @field_validator("analyzers", mode="before")
     @classmethod

@@ -192,6 +192,32 @@ def test_validate_rejects_with_the_key_path(tmp_path: Path, text: str, problem: 
     assert f"{f}: {problem}" in result.stderr.splitlines()[0] and result.stdout == ""
 
 
+@pytest.mark.parametrize(("text", "feedback", "suggestions"), [
+    ("feedback: on\nsuggestions: off\n", "on", "off"),  # YAML 1.1 reads both as booleans
+    ("feedback: off\nsuggestions: all\n", "off", "all"),
+    ("feedback: true\nsuggestions: false\n", "on", "off"),
+    ("feedback: no\nsuggestions: yes\n", "off", "verified"),  # `on` for a mode: its default
+    ('feedback: "OFF"\nsuggestions: "On"\n', "off", "verified"),  # quoted words mean the same
+    ("suggestions: verified\n", "on", "verified"),
+])
+def test_on_off_and_yaml_booleans_mean_the_same(text: str, feedback: str, suggestions: str) -> None:
+    loaded = parse_config(text)
+    assert loaded.error is None, loaded.error
+    assert (loaded.config.feedback, loaded.config.suggestions) == (feedback, suggestions)
+    drafts = parse_config("drafts: on\nrequire_qualified: off\nanalyzers: {autofix: off, review: on}\n")
+    assert drafts.error is None and drafts.config.drafts is True and drafts.config.require_qualified is False
+    assert drafts.config.analyzers == {"autofix": False, "review": True}
+
+
+@pytest.mark.parametrize(("text", "problem"), [
+    ("feedback: 1\n", "feedback: Input should be 'on' or 'off'"),
+    ("suggestions: sometimes\n", "suggestions: Input should be 'off', 'verified' or 'all'"),
+    ("feedback: maybe\n", "feedback: Input should be 'on' or 'off'"),
+])
+def test_other_words_for_on_off_are_errors(text: str, problem: str) -> None:
+    assert parse_config(text).problems == [problem]
+
+
 def test_thresholds_are_sugar_for_fail_on() -> None:
     from analyzers.report import AnalyzerReport
     from bot.gate import judge, parse_fail_on
