@@ -233,7 +233,7 @@ def review(patch: str | None, git_range: str | None, analyzer_spec: str | None, 
     try:
         tools = load_tools()  # the person at the terminal is the operator: flags win
     except SettingsError as e:
-        raise click.ClickException(str(e)) from None
+        settings_exit(e)
     tools = replace(tools, semgrep=semgrep or tools.semgrep,
                     extra_rules=tuple(map(str, rules)) or tools.extra_rules)
     loaded = _load_config(config_file, tools)

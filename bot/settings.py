@@ -7,10 +7,13 @@ Everything is prefixed `RTCBOT_` except the two URLs every platform already name
 
 from __future__ import annotations
 
+import difflib
 import json
+import logging
 import os
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, TypeVar
 from urllib.parse import urlsplit
 
 from pydantic import AliasChoices, Field, ValidationError, field_validator
@@ -18,10 +21,14 @@ from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 from analyzers.context import Tools
 from analyzers.llm import LLMSettings
-from analyzers.registry import DEFAULT_ANALYZERS
+from analyzers.registry import ANALYZERS, DEFAULT_ANALYZERS, normalise
 from bot.github.settings import GitHubSettings
 
 MAX_BODY_BYTES = 25 * 1024 * 1024  # GitHub caps payloads at 25 MB
+log = logging.getLogger("rtcbot.settings")
+
+
+SettingsT = TypeVar("SettingsT", bound=BaseSettings)
 
 
 def _default_data_dir() -> Path:
@@ -110,17 +117,13 @@ class ToolSettings(BaseSettings):
 
 
 def load_tools(**overrides: Any) -> Tools:
-    """The operator's tools from the environment (SettingsError: one line)."""
-    try:
-        return ToolSettings(**overrides).tools()
-    except (ValidationError, ValueError) as e:
-        raise SettingsError(_one_line(e)) from None
-
-
-def _one_line(e: Exception) -> str:
-    if isinstance(e, ValidationError):
-        return error_lines(e, ToolSettings)[0]
-    return str(e).splitlines()[0] if str(e) else type(e).__name__
+    """The operator's tools from the environment (SettingsError: every problem, one line each,
+    a misspelt RTCBOT_ variable among them; see `unknown_variables`)."""
+    settings, problems = _load(ToolSettings, overrides)
+    problems = variable_problems() + problems
+    if problems or settings is None:
+        raise SettingsError(*problems)
+    return settings.tools()
 
 
 def env_name(model: type[BaseSettings], field: str) -> str:
@@ -152,7 +155,8 @@ def _words(err: Any) -> str:
               "less_than_equal": ("at most", "le"), "less_than": ("less than", "lt")}
     if kind in bounds:
         words, key = bounds[kind]
-        return f"must be {words} {ctx.get(key)}"
+        limit = ctx.get(key)
+        return f"must be {words} {limit:g}" if isinstance(limit, (int, float)) else f"must be {words} {limit}"
     if kind == "literal_error":
         return f"must be {ctx.get('expected')}"
     if kind == "value_error":
@@ -199,7 +203,7 @@ class ServiceSettings(ToolSettings, GitHubSettings, LogSettings):
     github_url: str = "https://github.com"  # GitHub's web base (GitHub Enterprise: its host)
     public_url: str | None = None  # the App's public base URL (the OAuth callback is under it)
     session_lifetime_s: float = Field(default=8 * 3600.0, gt=0, le=30 * 24 * 3600.0)
-    app_id: int | None = None
+    app_id: int | None = Field(default=None, ge=1)
     private_key: str | None = None
     private_key_path: Path | None = None
     github_api_url: str = "https://api.github.com"
@@ -212,7 +216,7 @@ class ServiceSettings(ToolSettings, GitHubSettings, LogSettings):
     llm_base_url: str | None = None
     llm_model: str | None = None
     llm_api_key: str | None = None
-    llm_concurrency: int = 4
+    llm_concurrency: int = Field(default=4, ge=1, le=64)
     # LLM budgets (cut-off work is listed as skipped in the check run): per job, and per
     # installation per UTC day (counted in the store; jobs running at once may pass it by
     # at most one job's budget each)
@@ -230,18 +234,20 @@ class ServiceSettings(ToolSettings, GitHubSettings, LogSettings):
     # e.g. pr-review (AutoFix's verified fixes as suggestions; the App needs pull_requests: write)
     reporters: Annotated[list[str], NoDecode] = Field(default_factory=lambda: ["pr-review"])
     process_drafts: bool = False
-    max_body_bytes: int = MAX_BODY_BYTES
+    max_body_bytes: int = Field(default=MAX_BODY_BYTES, ge=1)
 
     # GitHub client: write_interval_s, http_timeout_s, http_retries, retry_backoff_s,
     # secondary_wait_s, max_retry_wait_s (bot.github.settings.GitHubSettings)
 
     # worker
-    workers: int = 2
-    heartbeat_s: float = 10.0
-    stale_after_s: float = 60.0  # a running job without a heartbeat this long is abandoned
-    requeue_after_s: float = 600.0  # a queued job nobody picked up this long is enqueued again
-    sweep_interval_s: float = 30.0
-    max_attempts: int = 3
+    workers: int = Field(default=2, ge=1, le=64)  # as `rtcbot worker --workers`
+    heartbeat_s: float = Field(default=10.0, gt=0)
+    # a running job without a heartbeat this long is abandoned (more than heartbeat_s: checked
+    # in check_service)
+    stale_after_s: float = Field(default=60.0, gt=0)
+    requeue_after_s: float = Field(default=600.0, gt=0)  # a queued job nobody picked up this long is enqueued again
+    sweep_interval_s: float = Field(default=30.0, gt=0)
+    max_attempts: int = Field(default=3, ge=1)
     # forced work (re-run requests, edited review comments): at most one analysis per head and
     # analysis per window; a delivery's payload is dropped this long after it was routed
     force_debounce_s: float = Field(default=30.0, ge=0)
@@ -251,6 +257,19 @@ class ServiceSettings(ToolSettings, GitHubSettings, LogSettings):
     @classmethod
     def _split(cls, v: Any) -> Any:
         return _split_list(v)
+
+    @field_validator("analyzers", "comment_analyzers")
+    @classmethod
+    def _known_analyzers(cls, v: list[str]) -> list[str]:
+        """Analyzer names the registry knows (`editing-rtc` is `editing_rtc`; `all`: every one)."""
+        names = [normalise(n) for n in v]
+        if names == ["all"]:
+            return list(ANALYZERS)
+        unknown = [n for n in v if normalise(n) not in ANALYZERS]
+        if unknown:
+            raise ValueError(f"unknown analyzer{'s' if len(unknown) > 1 else ''} "
+                             f"{', '.join(repr(n) for n in unknown)} (known: {', '.join(ANALYZERS)})")
+        return list(dict.fromkeys(names))
 
     @field_validator("reporters")
     @classmethod
@@ -312,12 +331,42 @@ class ServiceSettings(ToolSettings, GitHubSettings, LogSettings):
         )
 
 
-def load_settings(**overrides: Any) -> ServiceSettings:
-    """The service settings from the environment (SettingsError: one line per bad value)."""
+def _field_of(model: type[BaseSettings], loc: str) -> str | None:
+    """The field an error's location names: the field itself, or one of its variables."""
+    if loc in model.model_fields:
+        return loc
+    for name, info in model.model_fields.items():
+        alias = info.validation_alias
+        choices = alias.choices if isinstance(alias, AliasChoices) else [alias] if isinstance(alias, str) else []
+        if loc.upper() in (str(c).upper() for c in choices):
+            return name
+    return None
+
+
+def _load(model: type[SettingsT], overrides: Mapping[str, Any]) -> tuple[SettingsT | None, list[str]]:
+    """`model` from the environment, and every problem with it, one line each: a field whose
+    value is wrong takes its default, so what else is wrong (a missing App id, a bad database
+    URL) is found in the same run and reported together."""
     try:
-        return ServiceSettings(**overrides)
+        return model(**overrides), []
     except ValidationError as e:
-        raise SettingsError(*error_lines(e, ServiceSettings)) from None
+        problems = error_lines(e, model)
+        bad = {_field_of(model, str(err["loc"][0])) for err in e.errors() if err["loc"]}
+        fallback = {f: model.model_fields[f].get_default(call_default_factory=True) for f in bad if f}
+        try:
+            return model(**{**overrides, **fallback}), problems
+        except ValidationError:
+            return None, problems
+
+
+def load_settings(**overrides: Any) -> ServiceSettings:
+    """The service settings from the environment (SettingsError: every problem, one line
+    each, a misspelt RTCBOT_ variable among them)."""
+    settings, problems = _load(ServiceSettings, overrides)
+    problems = variable_problems() + problems
+    if problems or settings is None:
+        raise SettingsError(*problems)
+    return settings
 
 
 def private_key_problem(pem: str) -> str | None:
@@ -372,6 +421,10 @@ def check_service(settings: ServiceSettings, *, webhooks: bool = False, app: boo
     if app and not settings.app_id:
         problems.append("RTCBOT_APP_ID: not set (the GitHub App's id)")
     problems += dashboard_problems(settings)
+    if settings.stale_after_s <= settings.heartbeat_s:
+        problems.append(f"RTCBOT_STALE_AFTER_S: must be more than RTCBOT_HEARTBEAT_S ({settings.heartbeat_s:g}): "
+                        "a job that marks itself alive less often would be taken for dead")
+    problems += database_problems(settings)
     source = ("RTCBOT_PRIVATE_KEY" if settings.private_key
               else "RTCBOT_PRIVATE_KEY_PATH" if settings.private_key_path else None)
     if source is None:
@@ -392,8 +445,126 @@ def check_service(settings: ServiceSettings, *, webhooks: bool = False, app: boo
 def service_settings(*, webhooks: bool = False, app: bool = False) -> ServiceSettings:
     """The settings `rtcbot serve` (webhooks) and `rtcbot worker` (app) start with, all of them
     checked first (SettingsError: every problem, one line each)."""
-    settings = load_settings()
-    problems = check_service(settings, webhooks=webhooks, app=app)
-    if problems:
+    settings, problems = _load(ServiceSettings, {})
+    problems = variable_problems() + problems
+    if settings is not None:  # a wrong value took its default: not said twice ("not set")
+        said = {line.split(":", 1)[0] for line in problems}
+        problems += [p for p in check_service(settings, webhooks=webhooks, app=app) if p.split(":", 1)[0] not in said]
+    if problems or settings is None:
         raise SettingsError(*problems)
     return settings
+
+
+# -- the environment's RTCBOT_ variables ------------------------------------------------------
+# read outside the service settings: by the analyzers, the install script, the test harness
+OTHER_VARIABLES: dict[str, str] = {
+    "RTCBOT_CACHE_DIR": "the LLM cache's folder (analyzers/llm.py)",
+    "RTCBOT_MODEL": "an older name of RTCBOT_LLM_MODEL (analyzers/llm.py)",
+    "RTCBOT_EMBEDDED_GGUF": "the embedded model's GGUF file (analyzers/local_llm.py)",
+    "RTCBOT_PMD_SERVER": "PMD as a long-lived server: on, off, auto (analyzers/crscore/smells/pmd.py)",
+    "RTCBOT_SEMGREP_ENGINE": "python: Semgrep's classic command line (analyzers/semgrep/scan.py)",
+    "RTCBOT_EXTRAS": "scripts/install.sh", "RTCBOT_EDITABLE": "scripts/install.sh",
+    "RTCBOT_BROWSER": "scripts/install.sh", "RTCBOT_WHEEL_CACHE": "scripts/install.sh",
+    "RTCBOT_CHROMIUM": "the tests' browser", "RTCBOT_TEST_ARTIFACTS": "the tests' screenshots",
+    "RTCBOT_TEST_MARKERS": "tests/markers.py", "RTCBOT_TEST_REDIS_DB": "tests/bot/app_support.py",
+}
+NEAR_MISS = 0.8  # difflib's ratio past RTCBOT_ above which an unknown name is a misspelling: an error
+SUGGEST = 0.6  # above which an unknown name gets a "did you mean"
+_warned: set[str] = set()
+
+
+def known_variables() -> set[str]:
+    """Every RTCBOT_ variable rtcbot reads: the service settings' (each of a field's names) and
+    OTHER_VARIABLES."""
+    names = set(OTHER_VARIABLES)
+    for field, info in ServiceSettings.model_fields.items():
+        alias = info.validation_alias
+        choices = [str(c) for c in alias.choices] if isinstance(alias, AliasChoices) else [env_name(ServiceSettings, field)]
+        names.update(c.upper() for c in choices)
+    return {n for n in names if n.startswith("RTCBOT_")}
+
+
+def unknown_variables(environ: Mapping[str, str] | None = None) -> tuple[list[str], list[str]]:
+    """(errors, warnings) about the RTCBOT_ variables rtcbot does not read. One that is a near
+    miss of a known name (RTCBOT_ANALYSERS) is an error naming it: a setting someone meant to
+    give, silently ignored otherwise. Any other is a warning, with the closest name if one is
+    close."""
+    known = known_variables()
+    tails = {n.removeprefix("RTCBOT_"): n for n in known}
+    errors: list[str] = []
+    warnings: list[str] = []
+    env = os.environ if environ is None else environ
+    for name in sorted(k for k in env if k.upper().startswith("RTCBOT_") and k.upper() not in known):
+        tail = name.upper().removeprefix("RTCBOT_")
+        close = difflib.get_close_matches(tail, tails, n=1, cutoff=SUGGEST)
+        ratio = difflib.SequenceMatcher(None, tail, close[0]).ratio() if close else 0.0
+        if close and ratio >= NEAR_MISS:
+            errors.append(f"{name}: not a setting; did you mean {tails[close[0]]}?")
+        else:
+            hint = f"; did you mean {tails[close[0]]}?" if close else ""
+            warnings.append(f"{name}: not a setting rtcbot reads, ignored{hint}")
+    return errors, warnings
+
+
+def variable_problems(environ: Mapping[str, str] | None = None) -> list[str]:
+    """unknown_variables' errors; its warnings are logged (once a process)."""
+    errors, warnings = unknown_variables(environ)
+    for line in warnings:
+        if line not in _warned:
+            _warned.add(line)
+            log.warning("%s", line)
+    return errors
+
+
+# -- the database ----------------------------------------------------------------------------
+BACKENDS = ("postgresql", "sqlite")
+DATABASE_EXAMPLE = "postgresql://rtcbot@db.internal/rtcbot"
+
+
+def _database_variable() -> str:
+    return _set_name(ServiceSettings, "DATABASE_URL")
+
+
+def _safe_database_url(settings: ServiceSettings) -> str:
+    from sqlalchemy.engine import make_url
+
+    try:
+        return make_url(settings.database()).render_as_string(hide_password=True)
+    except Exception:  # noqa: BLE001 - not a URL: said by database_problems
+        return "(unreadable)"
+
+
+def database_problems(settings: ServiceSettings) -> list[str]:
+    """What is wrong with DATABASE_URL that shows without connecting: not a URL, a database rtcbot
+    does not store in, a driver that is not installed; one line naming the variable."""
+    if not settings.database_url:
+        return []
+    from sqlalchemy.engine import make_url
+    from sqlalchemy.exc import ArgumentError, NoSuchModuleError
+
+    name = _database_variable()
+    try:
+        url = make_url(settings.database())
+    except (ArgumentError, ValueError):
+        return [f"{name}: not a database URL (e.g. {DATABASE_EXAMPLE})"]
+    if url.get_backend_name() not in BACKENDS:
+        return [f"{name}: rtcbot stores its data in PostgreSQL or SQLite, not {url.get_backend_name()!r} "
+                f"(e.g. {DATABASE_EXAMPLE})"]
+    try:
+        url.get_dialect().import_dbapi()
+    except (NoSuchModuleError, ImportError):
+        return [f"{name}: the driver of {url.drivername!r} is not installed (postgresql+psycopg:// comes with rtcbot)"]
+    return []
+
+
+def start_problem(e: BaseException, settings: ServiceSettings) -> str:
+    """One line for what stopped a service at start: the database, naming its variable and the
+    server's own reason (never SQLAlchemy's three lines); else the error's first line."""
+    from sqlalchemy.exc import DBAPIError, SQLAlchemyError
+
+    if isinstance(e, SQLAlchemyError):
+        first = str(e.orig if isinstance(e, DBAPIError) else e).strip().splitlines() or [type(e).__name__]
+        reason = " ".join(first[0].rsplit(" failed: ", 1)[-1].removeprefix("FATAL:").split())
+        return f"{_database_variable()}: cannot use the database at {_safe_database_url(settings)}: {reason}"
+    text = str(e).strip().splitlines()
+    return f"cannot start: {type(e).__name__}: {text[0]}" if text else f"cannot start: {type(e).__name__}"

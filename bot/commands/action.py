@@ -78,12 +78,19 @@ def command(event_path: str | None, event_name: str | None, api_url: str, token:
         raise click.UsageError("--llm-base-url (input llm-base-url) needs --model (input model)")
     settings = LLMSettings.from_env(base_url=llm_base_url, model=model, api_key=api_key,
                                     max_requests=max_requests)
+    from bot.cli import settings_exit
+
+    problems: list[str] = []  # every bad setting at once, one line each, as `rtcbot serve` says them
     try:
         tools = load_tools()  # the workflow's env: RTCBOT_SEMGREP, RTCBOT_SANDBOX, ...
+    except SettingsError as e:
+        problems += e.lines
+    try:
         github = load_github_settings(action=True)  # RTCBOT_MAX_RETRY_WAIT_S, ...
-    except (SettingsError, ValueError) as e:
-        click.echo(f"Error: {e}", err=True)
-        sys.exit(2)
+    except SettingsError as e:
+        problems += e.lines
+    if problems:
+        settings_exit(SettingsError(*problems))
     s = ActionSettings(
         event_path=event_path, event_name=event_name, api_url=api_url, token=token, workspace=workspace,
         llm_factory=llm_factory(settings), analyzers=analyzers, config=config, fail_on=fail_on,

@@ -44,8 +44,9 @@ def validate(file: Path) -> None:
     try:
         tools = load_tools()
     except SettingsError as e:
-        click.echo(f"Error: {e}", err=True)
-        sys.exit(2)
+        from bot.cli import settings_exit
+
+        settings_exit(e)
     loaded = parse_config(_read(file), tools, name=str(file))
     if loaded.error is not None:
         for problem in loaded.problems or [loaded.error]:

@@ -23,7 +23,7 @@ from typing import Any
 import click
 
 from bot.hardening import make_non_dumpable
-from bot.settings import SettingsError, service_settings
+from bot.settings import SettingsError, service_settings, start_problem
 
 GROUP = "root"
 SHM = "/dev/shm"
@@ -110,8 +110,8 @@ def command(host: str, port: int, workers: int, worker_class: str, connections: 
         create_app(settings).extensions["rtcbot"].store.close()
     except SettingsError as e:
         raise click.ClickException(str(e)) from None
-    except Exception as e:
-        raise click.ClickException(f"cannot start: {type(e).__name__}: {e}") from None
+    except Exception as e:  # one line; a database error names DATABASE_URL (bot/settings.py)
+        raise click.ClickException(start_problem(e, settings)) from None
     click.echo(f"rtcbot: webhook service on http://{host}:{port}/webhook "
                f"(database {settings.database().split('://')[0]}, queue {'redis' if settings.redis_url else 'sqlite'})",
                err=True)

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 import click
 
 from bot.hardening import make_non_dumpable
-from bot.settings import SettingsError, service_settings
+from bot.settings import SettingsError, service_settings, start_problem
 
 if TYPE_CHECKING:
     from huey.consumer import Consumer
@@ -68,8 +68,8 @@ def command(workers: int | None) -> None:
     # logging: configured once by the command line (bot/logs.py), at info for the worker
     try:
         runtime = Runtime(settings)
-    except Exception as e:
-        raise click.ClickException(f"cannot start: {type(e).__name__}: {e}") from None
+    except Exception as e:  # one line; a database error names DATABASE_URL (bot/settings.py)
+        raise click.ClickException(start_problem(e, settings)) from None
     from bot.queue import QueueUnavailable, check
 
     try:  # refuse to start on a queue that does not answer, rather than log its errors in a loop

@@ -32,7 +32,8 @@ class GitHubSettings(BaseSettings):
 
 
 def load_github_settings(*, action: bool = False, **overrides: Any) -> GitHubSettings:
-    """The settings from the environment; ValueError with one line for a bad value.
+    """The settings from the environment; SettingsError (a ValueError) with one line for each
+    bad value.
 
     `action`: the Action's few writes (one check run per analysis, then its output) are not
     spaced unless RTCBOT_WRITE_INTERVAL_S says so."""
@@ -41,6 +42,6 @@ def load_github_settings(*, action: bool = False, **overrides: Any) -> GitHubSet
     try:
         return GitHubSettings(**overrides)
     except ValidationError as e:
-        err = e.errors()[0]
-        name = "RTCBOT_" + "_".join(str(x) for x in err["loc"]).upper()
-        raise ValueError(f"{name}: {err['msg']}") from None
+        from bot.settings import SettingsError, error_lines  # bot.settings imports this module
+
+        raise SettingsError(*error_lines(e, GitHubSettings)) from None

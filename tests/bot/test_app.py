@@ -186,7 +186,7 @@ def test_form_encoded_delivery_is_accepted_and_other_types_are_415(app_url) -> N
 
 def test_a_delivery_recorded_but_not_routed_is_routed_once_by_the_sweep(tmp_path: Path, backend: Backend) -> None:
     settings = make_settings(tmp_path, database_url=backend.database_url, redis_url=backend.redis_url,
-                             stale_after_s=0.0)
+                             stale_after_s=1e-6)  # every heartbeat is stale (times are > 0)
     rt = Runtime(settings)
     try:
         body = json.dumps(payload("pull_request_review_comment", "created.payload.json"))

@@ -361,7 +361,7 @@ def test_content_creating_requests_are_spaced(world: Callable[..., World]) -> No
 
 
 def test_sweep_recovers_a_job_whose_worker_died(world: Callable[..., World]) -> None:
-    w = world(stale_after_s=0.0, max_attempts=2)
+    w = world(stale_after_s=1e-6, max_attempts=2)  # every heartbeat is stale
     pr = w.gh.add_pr(16, fixture="more-itertools-d992be0de9.diff")
     w.deliver("pull_request", w.gh.pr_event("opened", 16))
     task = w.rt.huey.dequeue()  # the PR's message, taken by a worker that then died
@@ -377,7 +377,7 @@ def test_sweep_recovers_a_job_whose_worker_died(world: Callable[..., World]) -> 
 
 
 def test_a_pr_job_rerun_after_a_crash_takes_over_the_analyses_it_made(world: Callable[..., World]) -> None:
-    w = world(stale_after_s=0.0)
+    w = world(stale_after_s=1e-6)  # every heartbeat is stale (times are > 0)
     pr = w.gh.add_pr(17, fixture="more-itertools-d992be0de9.diff")
     w.deliver("pull_request", w.gh.pr_event("opened", 17))
     assert w.rt.huey.dequeue() is not None  # the PR's message, taken by a worker that then died...

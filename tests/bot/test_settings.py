@@ -4,6 +4,7 @@ settings, and every setting documented in docs/github-app.md."""
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import re
 import subprocess
@@ -18,10 +19,14 @@ from bot.settings import (
     ServiceSettings,
     SettingsError,
     check_service,
+    database_problems,
     env_name,
+    known_variables,
     load_settings,
     private_key_problem,
     service_settings,
+    start_problem,
+    unknown_variables,
 )
 from tests.fakes.github_server import app_key
 from tests.support import ROOT
@@ -169,3 +174,194 @@ def test_dashboard_settings_are_all_or_none(monkeypatch: pytest.MonkeyPatch, tmp
     for k in ("RTCBOT_OAUTH_CLIENT_ID", "RTCBOT_OAUTH_CLIENT_SECRET", "RTCBOT_SESSION_SECRET"):
         monkeypatch.delenv(k)
     assert service_settings(webhooks=True).oauth_client_id is None  # none set: the dashboard is off
+
+
+# -- every setting typed and bounded, every problem at once ------------------------------------
+
+@pytest.mark.parametrize(("variable", "value", "problem"), [
+    ("RTCBOT_WORKERS", "0", "must be at least 1"),
+    ("RTCBOT_WORKERS", "65", "must be at most 64"),
+    ("RTCBOT_HEARTBEAT_S", "0", "must be more than 0"),
+    ("RTCBOT_STALE_AFTER_S", "-1", "must be more than 0"),
+    ("RTCBOT_REQUEUE_AFTER_S", "0", "must be more than 0"),
+    ("RTCBOT_SWEEP_INTERVAL_S", "-5", "must be more than 0"),
+    ("RTCBOT_MAX_ATTEMPTS", "0", "must be at least 1"),
+    ("RTCBOT_LLM_CONCURRENCY", "0", "must be at least 1"),
+    ("RTCBOT_MAX_BODY_BYTES", "0", "must be at least 1"),
+    ("RTCBOT_APP_ID", "0", "must be at least 1"),
+    ("RTCBOT_ANALYZERS", "editing_rtc,foo", "unknown analyzer 'foo' (known: editing_rtc, crscore, autofix, "
+                                            "synthesis_rtc, review)"),
+    ("RTCBOT_COMMENT_ANALYZERS", "crscore,nope,zip", "unknown analyzers 'nope', 'zip' (known: editing_rtc, "
+                                                     "crscore, autofix, synthesis_rtc, review)"),
+])
+def test_each_setting_is_bounded(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, variable: str, value: str,
+                                 problem: str) -> None:
+    clean_env(monkeypatch, tmp_path)
+    monkeypatch.setenv(variable, value)
+    with pytest.raises(SettingsError) as e:
+        load_settings()
+    assert e.value.lines == [f"{variable}: {problem}"]
+
+
+def test_analyzer_names_are_read_as_the_registry_spells_them(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    clean_env(monkeypatch, tmp_path)
+    monkeypatch.setenv("RTCBOT_ANALYZERS", "editing-rtc, crscore,editing_rtc")
+    monkeypatch.setenv("RTCBOT_COMMENT_ANALYZERS", "all")
+    s = load_settings()
+    assert s.analyzers == ["editing_rtc", "crscore"]
+    assert s.comment_analyzers == ["editing_rtc", "crscore", "autofix", "synthesis_rtc", "review"]
+
+
+def test_a_job_must_beat_more_often_than_it_is_taken_for_dead(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    clean_env(monkeypatch, tmp_path)
+    monkeypatch.setenv("RTCBOT_HEARTBEAT_S", "60")
+    with pytest.raises(SettingsError) as e:
+        service_settings()
+    assert e.value.lines == ["RTCBOT_STALE_AFTER_S: must be more than RTCBOT_HEARTBEAT_S (60): a job that marks "
+                             "itself alive less often would be taken for dead"]
+    monkeypatch.setenv("RTCBOT_STALE_AFTER_S", "61")
+    assert service_settings().stale_after_s == 61
+
+
+FOUR_BAD = {"RTCBOT_WORKERS": "0", "RTCBOT_STALE_AFTER_S": "-1", "RTCBOT_ANALYZERS": "editing_rtc,foo",
+            "RTCBOT_ANALYSERS": "editing_rtc"}
+FOUR_LINES = [
+    "RTCBOT_ANALYSERS: not a setting; did you mean RTCBOT_ANALYZERS?",
+    "RTCBOT_WORKERS: must be at least 1",
+    "RTCBOT_STALE_AFTER_S: must be more than 0",
+    "RTCBOT_ANALYZERS: unknown analyzer 'foo' (known: editing_rtc, crscore, autofix, synthesis_rtc, review)",
+]
+
+
+def test_four_bad_values_are_four_problems_in_one_message(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    clean_env(monkeypatch, tmp_path)
+    for k, v in FOUR_BAD.items():
+        monkeypatch.setenv(k, v)
+    with pytest.raises(SettingsError) as e:
+        service_settings()
+    assert sorted(e.value.lines) == sorted(FOUR_LINES)
+    assert str(e.value) == "\n".join(e.value.lines)
+    # and what the service checks after loading is said in the same run: a missing App id
+    with pytest.raises(SettingsError) as e:
+        service_settings(app=True)
+    assert sorted(e.value.lines) == sorted([*FOUR_LINES, "RTCBOT_APP_ID: not set (the GitHub App's id)",
+                                            "RTCBOT_PRIVATE_KEY: not set (the App's private key; or "
+                                            "RTCBOT_PRIVATE_KEY_PATH, its file)"])
+
+
+@pytest.mark.slow
+def test_serve_and_worker_report_every_problem_at_once(tmp_path: Path) -> None:
+    for command, more in (("worker", {"RTCBOT_APP_ID": "12", "RTCBOT_PRIVATE_KEY": rsa_pem()}),
+                          ("serve", {"RTCBOT_WEBHOOK_SECRET": "s" * 20})):
+        p = run_cli(tmp_path, command, **FOUR_BAD, **more)
+        assert p.returncode == 2, p.stderr
+        assert "Traceback" not in p.stderr
+        assert sorted(p.stderr.splitlines()) == sorted(f"Error: {line}" for line in FOUR_LINES)
+    assert not (tmp_path / "data").exists()  # refused before touching the database or queue
+
+
+def test_the_action_and_config_validate_say_every_problem_in_the_same_words(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from bot.cli import main
+
+    clean_env(monkeypatch, tmp_path)
+    for k, v in {"RTCBOT_SANDBOX": "docker", "RTCBOT_SEMGREP_MAX_TARGET_BYTES": "0",
+                 "RTCBOT_HTTP_TIMEOUT_S": "0", "RTCBOT_SANDBX": "none"}.items():
+        monkeypatch.setenv(k, v)
+    tools_lines = ["Error: RTCBOT_SANDBX: not a setting; did you mean RTCBOT_SANDBOX?",
+                   "Error: RTCBOT_SEMGREP_MAX_TARGET_BYTES: must be more than 0",
+                   "Error: RTCBOT_SANDBOX: must be 'auto', 'bwrap', 'userns' or 'none'"]
+    config = tmp_path / "rtcbot.yml"
+    config.write_text("drafts: on\n")
+    validate = CliRunner().invoke(main, ["config", "validate", str(config)])
+    assert validate.exit_code == 2 and sorted(validate.stderr.splitlines()) == sorted(tools_lines)
+    action = CliRunner().invoke(main, ["action"])
+    assert action.exit_code == 2, action.output
+    assert sorted(action.stderr.splitlines()) == sorted([*tools_lines, "Error: RTCBOT_HTTP_TIMEOUT_S: must be more than 0"])
+
+
+# -- RTCBOT_ variables rtcbot does not read ----------------------------------------------------
+
+def test_an_unknown_variable_is_an_error_when_it_is_a_near_miss_and_a_warning_otherwise() -> None:
+    errors, warnings = unknown_variables({
+        "RTCBOT_ANALYSERS": "x", "RTCBOT_WORKER": "3", "rtcbot_stale_after": "9", "RTCBOT_STALE_AFTER_S": "60",
+        "RTCBOT_ANALYZERS": "crscore", "RTCBOT_TEST_REDIS_DB": "3", "RTCBOT_PMD_SERVER": "off",
+        "RTCBOT_COLOUR": "blue", "RTCBOT_SEMGREP_TIMEOUT": "9", "DATABASE": "x", "REDIS": "y"})
+    assert errors == ["RTCBOT_ANALYSERS: not a setting; did you mean RTCBOT_ANALYZERS?",
+                      "RTCBOT_WORKER: not a setting; did you mean RTCBOT_WORKERS?",
+                      "rtcbot_stale_after: not a setting; did you mean RTCBOT_STALE_AFTER_S?"]
+    assert warnings == ["RTCBOT_COLOUR: not a setting rtcbot reads, ignored",
+                        "RTCBOT_SEMGREP_TIMEOUT: not a setting rtcbot reads, ignored; did you mean RTCBOT_SEMGREP_RULES?"]
+
+
+def test_a_far_unknown_variable_is_logged_once_and_the_service_starts(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    clean_env(monkeypatch, tmp_path)
+    monkeypatch.setenv("RTCBOT_COLOUR_SCHEME", "dark")
+    with caplog.at_level("WARNING", logger="rtcbot.settings"):
+        load_settings()
+        load_settings()
+    said = [r.getMessage() for r in caplog.records if r.name == "rtcbot.settings"]
+    assert said == ["RTCBOT_COLOUR_SCHEME: not a setting rtcbot reads, ignored"]
+    monkeypatch.setenv("RTCBOT_WEBHOOK_SECRT", "s" * 20)
+    with pytest.raises(SettingsError, match="^RTCBOT_WEBHOOK_SECRT: not a setting; did you mean RTCBOT_WEBHOOK_SECRET"):
+        load_settings()
+
+
+def test_every_rtcbot_variable_rtcbot_reads_or_documents_is_known() -> None:
+    """A name in the code, the scripts or the docs that the check did not know would be
+    reported as a mistake to whoever sets it."""
+    known = known_variables()
+    places = [*ROOT.glob("bot/**/*.py"), *ROOT.glob("analyzers/**/*.py"), *ROOT.glob("reporters/**/*.py"),
+              *ROOT.glob("scripts/*"), *ROOT.glob("docs/**/*.md"), *ROOT.glob("docs/workflows/*.yml"),
+              ROOT / "README.md", ROOT / "Makefile", ROOT / "Dockerfile", ROOT / "action.yml"]
+    named = {m for p in places if p.is_file() for m in re.findall(r"\bRTCBOT_[A-Z0-9_]*[A-Z0-9]\b", p.read_text())}
+    assert len(named) > 40
+    assert sorted(named - known - MISSPELT_ON_PURPOSE) == []
+
+
+MISSPELT_ON_PURPOSE = {"RTCBOT_ANALYSERS"}  # the docs' example of a near miss
+
+
+# -- the database ------------------------------------------------------------------------------
+
+@pytest.mark.parametrize(("url", "problem"), [
+    ("notaurl", "DATABASE_URL: not a database URL (e.g. postgresql://rtcbot@db.internal/rtcbot)"),
+    ("mysql://rtcbot@db/rtcbot", "DATABASE_URL: rtcbot stores its data in PostgreSQL or SQLite, not 'mysql' "
+                                 "(e.g. postgresql://rtcbot@db.internal/rtcbot)"),
+    ("postgresql+psycopg2://rtcbot@db/rtcbot", "DATABASE_URL: the driver of 'postgresql+psycopg2' is not "
+                                               "installed (postgresql+psycopg:// comes with rtcbot)"),
+])
+def test_a_database_url_that_cannot_work_is_one_line_at_start(monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
+                                                             url: str, problem: str) -> None:
+    if "psycopg2" in url and importlib.util.find_spec("psycopg2") is not None:
+        pytest.skip("psycopg2 is installed here")
+    clean_env(monkeypatch, tmp_path)
+    monkeypatch.setenv("DATABASE_URL", url)
+    monkeypatch.setenv("RTCBOT_WORKERS", "0")
+    with pytest.raises(SettingsError) as e:
+        service_settings()
+    assert e.value.lines == ["RTCBOT_WORKERS: must be at least 1", problem]
+
+
+def test_a_database_that_does_not_answer_is_one_line_naming_database_url(tmp_path: Path) -> None:
+    from bot.store import Store
+
+    s = ServiceSettings(database_url="postgresql://rtcbot:hunter2@127.0.0.1:1/rtcbot", data_dir=tmp_path)
+    assert database_problems(s) == []  # a URL that reads well: only connecting tells
+    with pytest.raises(Exception) as e:
+        Store(s.database())
+    assert start_problem(e.value, s) == ("DATABASE_URL: cannot use the database at "
+                                         "postgresql+psycopg://rtcbot:***@127.0.0.1:1/rtcbot: Connection refused")
+
+
+@pytest.mark.slow
+def test_worker_with_a_database_that_does_not_answer_says_one_line(tmp_path: Path) -> None:
+    p = run_cli(tmp_path, "worker", RTCBOT_APP_ID="12", RTCBOT_PRIVATE_KEY=rsa_pem(),
+                DATABASE_URL="postgresql://rtcbot:hunter2@127.0.0.1:1/rtcbot")
+    assert p.returncode == 1, p.stderr
+    assert p.stderr.splitlines() == [
+        "Error: DATABASE_URL: cannot use the database at postgresql+psycopg://rtcbot:***@127.0.0.1:1/rtcbot: "
+        "Connection refused"]
