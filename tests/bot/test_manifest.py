@@ -30,3 +30,32 @@ def test_manifest_asks_for_the_documented_permissions_and_events() -> None:
     assert set(m["default_events"]) >= {"pull_request", "pull_request_review", "pull_request_review_comment",
                                          "pull_request_review_thread",
                                          "check_run", "check_suite"}
+
+
+def register_section() -> str:
+    text = (ROOT / "docs" / "github-app.md").read_text(encoding="utf-8")
+    return text.split("## 1. Register the app", 1)[1].split("\n## ", 1)[0]
+
+
+def table(section: str, header: str) -> list[list[str]]:
+    """The rows of the Markdown table whose header row starts with `| header |`, as cells."""
+    lines = section.splitlines()
+    start = next(i for i, ln in enumerate(lines) if ln.startswith(f"| {header} |"))
+    rows = []
+    for ln in lines[start + 2:]:
+        if not ln.startswith("|"):
+            break
+        rows.append([c.strip() for c in ln.strip().strip("|").split("|")])
+    return rows
+
+
+def test_the_docs_ask_for_what_the_manifest_asks_for() -> None:
+    """docs/github-app.md §1's permissions and events are the manifest's, no more, no less (the
+    doc once asked for pull requests: read and left out pull_request_review_thread)."""
+    m = json.loads((ROOT / "bot" / "manifest.json").read_text())
+    section = register_section()
+    permissions = {row[0].strip("`"): row[1] for row in table(section, "permission")}
+    events = [row[0].strip("`") for row in table(section, "event")]
+    assert permissions == m["default_permissions"]
+    assert sorted(events) == sorted(m["default_events"]) and len(events) == len(set(events))
+    assert all(len(row) == 3 and row[2] for row in table(section, "permission"))  # each says what for
