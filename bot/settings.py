@@ -3,6 +3,14 @@
 Everything is prefixed `RTCBOT_` except the two URLs every platform already names:
 `DATABASE_URL` (SQLAlchemy URL; default a SQLite file in the data directory) and `REDIS_URL`
 (the job queue; default a SQLite-backed huey queue in the data directory).
+
+Every setting is typed and bounded, and every problem is found in one run (a wrong value takes
+its default while the rest is checked) and said in one line naming its variable, the same on
+every surface (`rtcbot serve`, `rtcbot worker`, `rtcbot config validate`, the Action). An
+`RTCBOT_` variable rtcbot does not read is an error when it is a near miss of one it does
+(`RTCBOT_ANALYSERS`: did you mean RTCBOT_ANALYZERS?), else a warning in the log. DATABASE_URL
+is read at start (`database_problems`), and a server that does not answer is one line naming
+it (`start_problem`).
 """
 
 from __future__ import annotations
