@@ -487,7 +487,8 @@ def known_variables() -> set[str]:
     names = set(OTHER_VARIABLES)
     for field, info in ServiceSettings.model_fields.items():
         alias = info.validation_alias
-        choices = [str(c) for c in alias.choices] if isinstance(alias, AliasChoices) else [env_name(ServiceSettings, field)]
+        choices = ([str(c) for c in alias.choices] if isinstance(alias, AliasChoices)
+                   else [env_name(ServiceSettings, field)])
         names.update(c.upper() for c in choices)
     return {n for n in names if n.startswith("RTCBOT_")}
 

@@ -279,7 +279,8 @@ def test_the_action_and_config_validate_say_every_problem_in_the_same_words(
     assert validate.exit_code == 2 and sorted(validate.stderr.splitlines()) == sorted(tools_lines)
     action = CliRunner().invoke(main, ["action"])
     assert action.exit_code == 2, action.output
-    assert sorted(action.stderr.splitlines()) == sorted([*tools_lines, "Error: RTCBOT_HTTP_TIMEOUT_S: must be more than 0"])
+    github_line = "Error: RTCBOT_HTTP_TIMEOUT_S: must be more than 0"
+    assert sorted(action.stderr.splitlines()) == sorted([*tools_lines, github_line])
 
 
 # -- RTCBOT_ variables rtcbot does not read ----------------------------------------------------
@@ -293,7 +294,8 @@ def test_an_unknown_variable_is_an_error_when_it_is_a_near_miss_and_a_warning_ot
                       "RTCBOT_WORKER: not a setting; did you mean RTCBOT_WORKERS?",
                       "rtcbot_stale_after: not a setting; did you mean RTCBOT_STALE_AFTER_S?"]
     assert warnings == ["RTCBOT_COLOUR: not a setting rtcbot reads, ignored",
-                        "RTCBOT_SEMGREP_TIMEOUT: not a setting rtcbot reads, ignored; did you mean RTCBOT_SEMGREP_RULES?"]
+                        "RTCBOT_SEMGREP_TIMEOUT: not a setting rtcbot reads, ignored; "
+                        "did you mean RTCBOT_SEMGREP_RULES?"]
 
 
 def test_a_far_unknown_variable_is_logged_once_and_the_service_starts(
