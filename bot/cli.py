@@ -35,7 +35,7 @@ from bot.config import CONFIG_PATH, ConfigError, LoadedConfig, parse_config, rea
 from bot.context import build, changes_from_diff, comments_from_github, select
 from bot.gate import judge
 from bot.progress import live
-from bot.settings import SettingsError, load_log_settings, load_tools
+from bot.settings import LogSettings, SettingsError, load_log_settings, load_tools
 from reporters import FORMATS
 
 MAX_PATCH_BYTES = 64 * 1024 * 1024
@@ -69,7 +69,9 @@ def main(ctx: click.Context, verbose: int) -> None:
     try:
         log_settings = load_log_settings()
     except SettingsError as e:
-        settings_exit(e)
+        if ctx.invoked_subcommand not in SERVICES:
+            settings_exit(e)
+        log_settings = LogSettings.model_construct()  # said with every other problem by the service
     default = logging.INFO if ctx.invoked_subcommand in SERVICES else logging.WARNING
     logs.configure(log_settings, verbose=verbose, default=default)
 

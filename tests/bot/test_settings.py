@@ -257,6 +257,10 @@ def test_serve_and_worker_report_every_problem_at_once(tmp_path: Path) -> None:
         assert p.returncode == 2, p.stderr
         assert "Traceback" not in p.stderr
         assert sorted(p.stderr.splitlines()) == sorted(f"Error: {line}" for line in FOUR_LINES)
+    # the log settings, read before any command runs, are said with the rest too
+    p = run_cli(tmp_path, "worker", **FOUR_BAD, RTCBOT_LOG_FORMAT="xml")
+    assert p.returncode == 2 and "Error: RTCBOT_LOG_FORMAT: must be 'text' or 'json'" in p.stderr.splitlines()
+    assert len(p.stderr.splitlines()) == 7  # with RTCBOT_APP_ID and RTCBOT_PRIVATE_KEY not set
     assert not (tmp_path / "data").exists()  # refused before touching the database or queue
 
 
