@@ -433,6 +433,9 @@ def check_service(settings: ServiceSettings, *, webhooks: bool = False, app: boo
         problems.append(f"RTCBOT_STALE_AFTER_S: must be more than RTCBOT_HEARTBEAT_S ({settings.heartbeat_s:g}): "
                         "a job that marks itself alive less often would be taken for dead")
     problems += database_problems(settings)
+    if settings.redis_url and urlsplit(settings.redis_url).scheme not in REDIS_SCHEMES:
+        problems.append(f"{_set_name(ServiceSettings, 'REDIS_URL')}: not a Redis URL "
+                        "(e.g. redis://redis.internal:6379/0; rediss:// or unix:// too)")
     source = ("RTCBOT_PRIVATE_KEY" if settings.private_key
               else "RTCBOT_PRIVATE_KEY_PATH" if settings.private_key_path else None)
     if source is None:
@@ -527,6 +530,7 @@ def variable_problems(environ: Mapping[str, str] | None = None) -> list[str]:
 
 # -- the database ----------------------------------------------------------------------------
 BACKENDS = ("postgresql", "sqlite")
+REDIS_SCHEMES = ("redis", "rediss", "unix")
 DATABASE_EXAMPLE = "postgresql://rtcbot@db.internal/rtcbot"
 
 

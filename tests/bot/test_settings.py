@@ -352,6 +352,16 @@ def test_a_database_url_that_cannot_work_is_one_line_at_start(monkeypatch: pytes
     assert e.value.lines == ["RTCBOT_WORKERS: must be at least 1", problem]
 
 
+def test_a_redis_url_that_is_not_one_is_one_line_at_start(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    clean_env(monkeypatch, tmp_path)
+    monkeypatch.setenv("REDIS_URL", "redis.internal:6379")
+    with pytest.raises(SettingsError) as e:
+        service_settings()
+    assert e.value.lines == ["REDIS_URL: not a Redis URL (e.g. redis://redis.internal:6379/0; rediss:// or unix:// too)"]
+    monkeypatch.setenv("REDIS_URL", "redis://127.0.0.1:1/0")
+    assert service_settings().redis_url == "redis://127.0.0.1:1/0"
+
+
 def test_a_database_that_does_not_answer_is_one_line_naming_database_url(tmp_path: Path) -> None:
     from bot.store import Store
 
