@@ -184,19 +184,14 @@ class EditingRTC:
                     answered(check(t))
             return texts
 
-        answers: dict[str, str] = {}  # description → the answer it was parsed from
-
         def forward() -> list[str]:
             texts = llm.sample(forward_messages(old, new, lang), n=cfg.n_forward,
                                temperature=cfg.forward_temperature,
                                max_tokens=cfg.forward_max_tokens, seed=cfg.seed)
-            out = [parse_description(t) or BASELINE for t in seen(texts, forward_well_formed)]
-            for d, t in zip(out, texts, strict=True):
-                answers.setdefault(d, _before_markers(t))  # what follows an echoed marker is not passed on
-            return out
+            return [parse_description(t) or BASELINE for t in seen(texts, forward_well_formed)]
 
-        def leak(description: str) -> str | None:
-            return leak_reason(description, new, old, answers.get(description))
+        def leak(description: str) -> str | None:  # judged on what the backward step is given
+            return leak_reason(description, new, old)
 
         def backward(description: str) -> list[str]:
             texts = llm.sample(backward_messages(old, description, lang), n=1,

@@ -2,9 +2,9 @@
 
 A forward step's description is meant to say what code does, in words, so that the backward
 step has to re-create the code from an understanding of it. A description that carries the code
-itself (an added line verbatim, a long run of the new code's tokens, a code block with any of the
-new code in it, or most of the identifiers that exist only in the new code) lets any backward
-step copy the answer: the round
+itself (an added line verbatim, most of the new code in runs of its tokens, in a code block or
+not, or most of the identifiers that exist only in the new code) lets any backward step copy
+the answer: the round
 trip then measures copying, not understanding, and a model obeying an instruction planted in the
 diff ("copy this line into your answer") could pass a gate on any edit. Such a sample is invalid:
 `leak_reason` says why, and the round trip counts it as failed (analyzers/rtc.py).
@@ -24,9 +24,7 @@ from collections.abc import Sequence
 # identifiers (with $ for JavaScript), numbers, and every other non-space character on its own
 _TOKEN = re.compile(r"[A-Za-z_$][\w$]*|\d+(?:\.\d+)?|[^\w\s]")
 _WORD = re.compile(r"[\w$]")
-# a code block: from a fence to the next fence of its kind or the end (an answer cut by the
-# token limit, or a description whose whitespace was collapsed to one line)
-_BLOCK = re.compile(r"(`{3,}|~{3,})(.*?)(?:\1|\Z)", re.S)
+_FENCE = re.compile(r"```|~~~")
 # string literals and comments on one line, in the common languages' syntax (approximate: a
 # quote of one counts less, since a description may have to name a message or a path)
 _LITERAL = re.compile(
@@ -47,16 +45,12 @@ _LETTER = re.compile(r"[A-Za-z]")
 
 LINE_MIN_TOKENS = 5  # a whole added line quoted: at least this many code tokens ...
 LINE_MIN_CHARS = 12  # ... and this many characters of code (not `}` nor `return x;`)
-RUN_TOKENS = 8  # a run of this many consecutive tokens of the new code ...
-RUN_MIN_CODE = 5  # ... of which this many are code (not inside a string or a comment) ...
-RUN_MIN_CODE_PUNCT = 2  # ... with this much code punctuation among them
-# inside a code block, where code is not quoted by accident, less of the new code is enough:
-BLOCK_LINE_MIN_TOKENS, BLOCK_LINE_MIN_CHARS = 3, 8  # a whole new line, or ...
-BLOCK_RUN_TOKENS, BLOCK_RUN_MIN_CODE, BLOCK_RUN_MIN_CODE_PUNCT = 5, 3, 1  # ... a run of 5 tokens
+COVER_GRAM = 5  # the new code's runs of this many tokens (that the old code lacks) found in the
+COVER_SHARE = 0.5  # description cover at least this share of the code tokens of its new lines ...
+COVER_MIN = 8  # ... and at least this many (a shared idiom, `in range(len(s))`, is not the answer)
 IDENT_MIN = 5  # identifiers found only in the new code, named in the description: at least ...
 IDENT_SHARE = 0.5  # ... and at least this share of all of them
 
-CODE_BLOCK = "description carries the new code in a code block"
 QUOTES = "description quotes the new code"
 
 Token = tuple[str, bool]  # the token, and whether it is code (not in a string or a comment)
@@ -125,38 +119,20 @@ def quoted_line(description: str, new: str, old: str = "", min_tokens: int = LIN
     return None
 
 
-def quoted_run(description: str, new: str, old: str = "", n: int = RUN_TOKENS, min_code: int = RUN_MIN_CODE,
-               min_punct: int = RUN_MIN_CODE_PUNCT) -> int | None:
-    """The line where the first run of `n` tokens of the new code that the description repeats
-    starts, if any: a run that the old code does not have, with code in it."""
-    desc = _grams(tokens(description), n)
-    if not desc:
-        return None
-    stale = _grams(tokens(old), n)
-    stream = [(t, c, no) for no, line in enumerate(new.splitlines(), 1) for t, c in code_tokens(line)]
-    toks = [t for t, _, _ in stream]
-    for i in range(len(toks) - n + 1):
-        gram = tuple(toks[i:i + n])
-        if gram not in desc or gram in stale:
-            continue
-        code = [t for t, c, _ in stream[i:i + n] if c]
-        if len(code) >= min_code and sum(t in _CODE_PUNCT for t in code) >= min_punct:
-            return stream[i][2]
-    return None
-
-
-def code_blocks(text: str) -> list[str]:
-    """The contents of the fenced code blocks in `text` (an unclosed one runs to the end)."""
-    return [m.group(2) for m in _BLOCK.finditer(text)]
-
-
-def block_carries_new_code(text: str, new: str, old: str = "") -> bool:
-    """Whether a code block in `text` has any of the new code in it: a whole new line of three
-    code tokens, or a run of five tokens the old code does not have. A block of other code (a
-    small model's guess, an example) reveals nothing; the round trip judges it as it is."""
-    return any(quoted_line(b, new, old, BLOCK_LINE_MIN_TOKENS, BLOCK_LINE_MIN_CHARS) is not None
-               or quoted_run(b, new, old, BLOCK_RUN_TOKENS, BLOCK_RUN_MIN_CODE, BLOCK_RUN_MIN_CODE_PUNCT) is not None
-               for b in code_blocks(text))
+def covered(description: str, new: str, old: str = "") -> tuple[int, int]:
+    """(how many code tokens of the new lines the description repeats, how many there are): a
+    token counts when a run of COVER_GRAM tokens of the new code around it, one the old code
+    does not have, is in the description."""
+    desc, stale = _grams(tokens(description), COVER_GRAM), _grams(tokens(old), COVER_GRAM)
+    fresh = {no for no, _ in _new_lines(new, old)}
+    stream = [(t, c and no in fresh) for no, line in enumerate(new.splitlines(), 1) for t, c in code_tokens(line)]
+    toks = [t for t, _ in stream]
+    hit: set[int] = set()
+    for i in range(len(toks) - COVER_GRAM + 1):
+        gram = tuple(toks[i:i + COVER_GRAM])
+        if gram in desc and gram not in stale:
+            hit.update(range(i, i + COVER_GRAM))
+    return sum(1 for i in hit if stream[i][1]), sum(1 for _, target in stream if target)
 
 
 def new_identifiers(new: str, old: str = "") -> set[str]:
@@ -172,19 +148,17 @@ def named_identifiers(description: str, new: str, old: str = "") -> tuple[int, i
     return len(fresh & set(tokens(description))), len(fresh)
 
 
-def leak_reason(description: str, new: str, old: str = "", answer: str | None = None) -> str | None:
+def leak_reason(description: str, new: str, old: str = "") -> str | None:
     """Why `description` (the text the backward step is given) reveals `new` (the code it
     should describe) beyond what `old` (the code before the edit, or the context shown) already
-    has; None when it does not. `answer`: the model's answer the description was parsed from,
-    where code blocks are looked for (parsing may strip a block's fences)."""
-    if block_carries_new_code(description if answer is None else answer, new, old):
-        return CODE_BLOCK
+    has; None when it does not."""
     line = quoted_line(description, new, old)
     if line is not None:
         return f"{QUOTES}: its line {line}, verbatim"
-    line = quoted_run(description, new, old)
-    if line is not None:
-        return f"{QUOTES}: {RUN_TOKENS} or more tokens in a row from its line {line}"
+    hit, total = covered(description, new, old)
+    if hit >= COVER_MIN and hit >= COVER_SHARE * total:
+        where = " in a code block" if _FENCE.search(description) else ""
+        return f"description carries {round(100 * hit / total)}% of the new code{where}"
     named, fresh = named_identifiers(description, new, old)
     if named >= IDENT_MIN and named >= IDENT_SHARE * fresh:
         return f"description names {named} of the {fresh} identifiers that only the new code has"
@@ -221,7 +195,6 @@ def fence_for(text: str) -> str:
     return "`" * max(3, longest + 1)
 
 
-def check_descriptions(answers: Sequence[str], descriptions: Sequence[str], new: str,
-                       old: str = "") -> list[str | None]:
-    """Each description's leak (`leak_reason`), with the answer it was parsed from."""
-    return [leak_reason(d, new, old, a) for a, d in zip(answers, descriptions, strict=True)]
+def check_descriptions(descriptions: Sequence[str], new: str, old: str = "") -> list[str | None]:
+    """Each description's leak (`leak_reason`)."""
+    return [leak_reason(d, new, old) for d in descriptions]

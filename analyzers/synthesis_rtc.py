@@ -181,7 +181,7 @@ def humaneval_round_trips(llm: LLMClient, problems: Sequence[Problem], executor:
             plain_messages(p.prompt, p.entry_point), n=cfg.plain_samples, temperature=cfg.plain_temperature,
             max_tokens=cfg.backward_max_tokens, seed=cfg.seed)]
         trip = RoundTrip(forward=descriptions, backward=[back[d] for d in descriptions], baseline=back[BASELINE],
-                         leaks=check_descriptions(texts, descriptions, p.canonical_solution, context))
+                         leaks=check_descriptions(descriptions, p.canonical_solution, context))
         if on_done is not None:
             on_done()
         return p, trip, plain
@@ -413,7 +413,7 @@ class SynthesisRTCAnalyzer:
                                  baseline=[regenerated[BASELINE]])
                 trip.sims["pass"] = [[passed[d]] for d in descriptions]
                 trip.baseline_sims["pass"] = [passed[BASELINE]]
-                trip.void_leaks(leaks := check_descriptions(texts, descriptions, code, pre + post))
+                trip.void_leaks(leaks := check_descriptions(descriptions, code, pre + post))
                 scores = trip.scores("pass", k=cfg.n_forward)
                 per_region.append(scores)
                 report.findings.append(Finding(

@@ -9,9 +9,9 @@ import pytest
 
 from analyzers.editing_rtc import EXAMPLES
 from analyzers.leak import (
-    CODE_BLOCK,
     check_descriptions,
     code_tokens,
+    covered,
     fence_for,
     leak_note,
     leak_rate,
@@ -58,28 +58,34 @@ def test_an_added_line_quoted_whole_is_caught_however_it_is_spaced() -> None:
     assert leak_reason(f"End with {spaced}", NEW, OLD) == "description quotes the new code: its line 4, verbatim"
 
 
-def test_a_long_run_of_a_line_is_caught() -> None:
-    why = leak_reason("Add `validate_token(token, max_age_s=SESSION_MAX_AGE)` to the check.", NEW, OLD)
-    assert why == "description quotes the new code: 8 or more tokens in a row from its line 2"
+def test_most_of_the_new_code_in_pieces_is_caught() -> None:
+    desc = ("Check `not validate_token(token, max_age_s=SESSION_MAX_AGE)` and return "
+            "`fetch_user_by_id(user.id, include_roles=True)`.")
+    assert leak_reason(desc, NEW, OLD) == "description carries 73% of the new code"
+    # one expression of it is a description naming what it calls
+    assert leak_reason("Add `validate_token(token, max_age_s=SESSION_MAX_AGE)` to the check.", NEW, OLD) is None
+    assert covered("Add `validate_token(token, max_age_s=SESSION_MAX_AGE)`.", NEW, OLD) == (8, 26)
 
 
-def test_a_code_block_with_any_of_the_new_code_is_caught() -> None:
-    assert leak_reason("Like this: ```python\nreturn fetch_user_by_id(user.id)\n```", NEW, OLD) == CODE_BLOCK
-    # whitespace collapsed to one line, an unclosed block, another fence
-    assert leak_reason("Like this: ```python return fetch_user_by_id(user.id) ```", NEW, OLD) == CODE_BLOCK
-    assert leak_reason("~~~\nnot validate_token(token, max_age_s", NEW, OLD) == CODE_BLOCK
-    # the answer had a block that parsing stripped: the answer tells
-    answers = ["```\nvalidate_token(token, max_age_s)\n```", "Check it."]
-    assert check_descriptions(answers, ["validate_token(token, max_age_s)", "Check it."], NEW, OLD) == [
-        CODE_BLOCK, None]
+def test_the_new_code_in_a_code_block_is_caught() -> None:
+    block = ("Like this:\n```\nif token is None or not validate_token(token, max_age_s=SESSION_MAX_AGE)\n"
+             "    return None\nfetch_user_by_id(user.id, include_roles=True)\n```")
+    assert leak_reason(block, NEW, OLD) == "description carries 92% of the new code in a code block"
+    # whitespace collapsed to one line, as the backward step gets it
+    assert leak_reason(" ".join(block.split()), NEW, OLD) == "description carries 92% of the new code in a code block"
+    assert check_descriptions([block, "Check it."], NEW, OLD) == [
+        "description carries 92% of the new code in a code block", None]
 
 
 def test_a_code_block_of_other_code_reveals_nothing() -> None:
     """A small model's guess or an example in a block: a bad description, judged by the round
-    trip itself; and code the old code already has is not the answer."""
+    trip itself; an idiom it shares with the new code is not the answer, nor is old code."""
     assert leak_reason("Like this: ```python\nx = compute(a, b)\nprint(x)\n```", NEW, OLD) is None
     assert leak_reason("Keep ```if token is None:``` as it is.", NEW, OLD) is None
-    assert leak_reason("```\n```", NEW, OLD) is None
+    new = "def prefixes(s):\n    out = []\n    for i in range(len(s)):\n        out.append(s[:i+1])\n    return out\n"
+    guess = "```python\nreturn [x for x in range(len(s)) if s == x]\n```"
+    hit, total = covered(guess, new, "def prefixes(s):\n")
+    assert hit == 8 and hit < total / 2 and leak_reason(guess, new, "def prefixes(s):\n") is None
 
 
 def test_short_lines_and_lines_the_old_code_has_are_not_leaks() -> None:
