@@ -38,6 +38,8 @@ _LITERAL = re.compile(
     r"|<!--.*?(?:-->|$)"  # <!-- comments -->
     r"|(?:^|(?<=\s))--(?=\s).*"  # -- comments (SQL, Lua, Haskell)
 )
+# imports, includes, package and namespace lines
+_NAMES_ONLY = re.compile(r"^\s*(?:import|from\s+[\w.]+\s+import|#\s*include|package|using|use|require)\b[^(){}=]*$")
 # punctuation that prose seldom has and code always has
 _CODE_PUNCT = frozenset("()[]{}=<>+*/%&|^!;@~")
 _CAMEL = re.compile(r"[a-z0-9][A-Z]")
@@ -61,7 +63,10 @@ def tokens(text: str) -> list[str]:
 
 
 def code_tokens(line: str) -> list[Token]:
-    """A line's tokens, each marked code or not (inside a string literal or a comment)."""
+    """A line's tokens, each marked code or not (inside a string literal or a comment, or a line
+    that only names what it imports: a description of such an edit has to name them)."""
+    if _NAMES_ONLY.match(line):
+        return [(t, False) for t in tokens(line)]
     out: list[Token] = []
     at = 0
     for m in _LITERAL.finditer(line):

@@ -102,6 +102,12 @@ def test_a_quoted_comment_or_string_is_not_code() -> None:
     desc = "Add the comment 'retry once: the server drops the first request after a restart'."
     assert leak_reason(desc, new, old) is None
     assert [t for t, is_code in code_tokens('f("a b c") // d e') if is_code] == ["f", "(", ")"]
+    # a line that only names what it imports: a description of the edit has to name it
+    assert leak_reason("Include <sys/wait.h> and network/NetworkUtils.h.",
+                       '#include <stdio.h>\n#include <sys/wait.h>\n#include "network/NetworkUtils.h"\n',
+                       "#include <stdio.h>\n") is None
+    assert [t for t, is_code in code_tokens("from os.path import join as j") if is_code] == []
+    assert [t for t, c in code_tokens("import_all = load(x)") if c] == ["import_all", "=", "load", "(", "x", ")"]
     # code around a string still counts
     new2 = 'log.info("start")\nlog.warn("retrying after " + delay_ms + " ms");\n'
     assert leak_reason('Add log.warn("retrying after " + delay_ms + " ms");', new2, old) is not None
