@@ -608,7 +608,8 @@ class AutoFix:
             else:
                 report.skipped.append(Skipped(path, "Semgrep could not fully parse it (a syntax error)"))
         for path, why in sorted({**result.failed, **result.skipped}.items()):
-            report.skipped.append(Skipped(path, why if why.startswith(SIZE_LIMIT) else f"not scanned by semgrep: {why}"))
+            report.skipped.append(Skipped(path, why if why.startswith(SIZE_LIMIT)
+                                          else f"not scanned by semgrep: {why}"))
         by_path = {fc.path: fc for fc in files if fc.path in texts}
         on_changed = [f for f in result.findings
                       if f.path in by_path and f.touches(by_path[f.path].changed_lines)]

@@ -106,9 +106,11 @@ def forward_messages(old: str, new: str, lang: str = "") -> list[Message]:
 def backward_messages(old: str, description: str, lang: str = "") -> list[Message]:
     msgs: list[Message] = [{"role": "system", "content": SYSTEM}]
     for ex_old, ex_new, desc in EXAMPLES:
-        msgs.append({"role": "user", "content": f"{BACKWARD_ASK}\n\n[old]\n{_block(ex_old)}\n[edit description] {desc}"})
+        msgs.append({"role": "user",
+                     "content": f"{BACKWARD_ASK}\n\n[old]\n{_block(ex_old)}\n[edit description] {desc}"})
         msgs.append({"role": "assistant", "content": f"{_block(ex_new)}\n{END}"})
-    msgs.append({"role": "user", "content": f"{BACKWARD_ASK}\n\n[old]\n{_block(old, lang)}\n[edit description] {description}"})
+    msgs.append({"role": "user",
+                 "content": f"{BACKWARD_ASK}\n\n[old]\n{_block(old, lang)}\n[edit description] {description}"})
     return msgs
 
 
@@ -214,14 +216,15 @@ class EditingRTC:
         todo: list[tuple[FileChange, Hunk]] = []
         for fc, hunk in changes.hunks():
             if fc.language not in CODE_LANGUAGES:
-                report.skipped.append(Skipped(f"{fc.path} {hunk.header}", f"not code ({fc.language or 'unknown language'})",
-                                              "policy"))
+                report.skipped.append(Skipped(f"{fc.path} {hunk.header}",
+                                              f"not code ({fc.language or 'unknown language'})", "policy"))
             elif not hunk.added_lines and not hunk.removed_lines:
                 continue
             elif len(hunk.old_code) + len(hunk.new_code) > cfg.max_hunk_chars:
                 report.skipped.append(Skipped(f"{fc.path} {hunk.header}", f"hunk over {cfg.max_hunk_chars} characters"))
             elif len(todo) >= cfg.max_hunks:
-                report.skipped.append(Skipped(f"{fc.path} {hunk.header}", f"over the limit of {cfg.max_hunks} hunks per run"))
+                report.skipped.append(Skipped(f"{fc.path} {hunk.header}",
+                                              f"over the limit of {cfg.max_hunks} hunks per run"))
             else:
                 todo.append((fc, hunk))
         if not todo:

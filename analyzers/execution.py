@@ -411,7 +411,8 @@ class Executor:
         raw, _ = self.sandbox.run(self._argv(program, case), files=compiled.files, stdin=stdin,
                                   limits=limits, address_space=program.language != "java")
         res = CaseResult("AC", wall_s=round(raw.wall_s, 4), cpu_s=round(raw.cpu_s, 4), max_rss_kb=raw.max_rss_kb,
-                         exit_code=raw.exit_code, signal=raw.signal, stdout=raw.stdout[:2000].decode("utf-8", "replace"),
+                         exit_code=raw.exit_code, signal=raw.signal,
+                         stdout=raw.stdout[:2000].decode("utf-8", "replace"),
                          stderr=_tail(raw.stderr), notes=list(raw.notes))
         failure = failure_verdict(raw, limits)
         if failure is not None:

@@ -296,7 +296,8 @@ class LLMClient:
     def _describe(self, exc: BaseException) -> LLMError:
         where = f"{self.base_url} (model {self.model!r})"
         if isinstance(exc, openai.NotFoundError):
-            return LLMError(f"model {self.model!r} not found at {self.base_url}, or the endpoint is not OpenAI-compatible")
+            return LLMError(f"model {self.model!r} not found at {self.base_url}, "
+                            "or the endpoint is not OpenAI-compatible")
         if isinstance(exc, openai.AuthenticationError | openai.PermissionDeniedError):
             return LLMError(f"the LLM endpoint {where} refused the API key ({exc.status_code})")
         if isinstance(exc, openai.APITimeoutError):

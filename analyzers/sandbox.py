@@ -138,7 +138,8 @@ def userns_setup():
                 continue
     os.close(info)
     libc.prctl(PDEATHSIG, signal.SIGKILL, 0, 0, 0)
-    MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVATE = 1, 2, 4, 8, 32, 4096, 16384, 1 << 18
+    MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_REMOUNT = 1, 2, 4, 8, 32
+    MS_BIND, MS_REC, MS_PRIVATE = 4096, 16384, 1 << 18
     mount(None, "/", None, MS_REC | MS_PRIVATE)
     root = cfg["newroot"]
     mount("tmpfs", root, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755,size=1m")
@@ -166,7 +167,8 @@ def userns_setup():
     mount("tmpfs", root + "/dev", "tmpfs", MS_NOSUID, "mode=0755,size=64k")
     for d in cfg["devices"]:
         bind("/dev/" + d, "/dev/" + d, rw=True)
-    for n, t in (("fd", "/proc/self/fd"), ("stdin", "/proc/self/fd/0"), ("stdout", "/proc/self/fd/1"), ("stderr", "/proc/self/fd/2")):
+    for n, t in (("fd", "/proc/self/fd"), ("stdin", "/proc/self/fd/0"), ("stdout", "/proc/self/fd/1"),
+                 ("stderr", "/proc/self/fd/2")):
         os.symlink(t, root + "/dev/" + n)
     for d in ("/tmp", "/dev/shm"):
         os.makedirs(root + d)
@@ -448,8 +450,8 @@ class Sandbox:
         if self.mode != "bwrap":
             return [*launcher, _launcher_config(cfg), *argv]
         ro, links = self._binds()
-        cmd = [self.bwrap or "bwrap", "--unshare-all", "--unshare-user", "--disable-userns", "--die-with-parent", "--new-session",
-               "--clearenv", "--cap-drop", "ALL"]
+        cmd = [self.bwrap or "bwrap", "--unshare-all", "--unshare-user", "--disable-userns", "--die-with-parent",
+               "--new-session", "--clearenv", "--cap-drop", "ALL"]
         if not self.isolate_network:
             cmd.append("--share-net")
         for src, dst in ro:

@@ -32,7 +32,8 @@ def forward_messages(context: str, body: str, name: str) -> list[Message]:
         {"role": "system", "content": SYSTEM},
         {"role": "user", "content": FORWARD_ASK.format(name="count_vowels") + f"\n\n```python\n{ex_ctx}{ex_body}```"},
         {"role": "assistant", "content": ex_desc},
-        {"role": "user", "content": FORWARD_ASK.format(name=name) + f"\n\n```python\n{context.rstrip()}\n{body.rstrip()}\n```"},
+        {"role": "user",
+         "content": FORWARD_ASK.format(name=name) + f"\n\n```python\n{context.rstrip()}\n{body.rstrip()}\n```"},
     ]
 
 

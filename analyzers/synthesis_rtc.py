@@ -437,7 +437,8 @@ class SynthesisRTCAnalyzer:
             agg = aggregate(per_region)
             report.scores = {"rtc_pass": agg["rtc"], "baseline": agg["baseline"], "lift": agg["lift"],
                              "regions": float(len(per_region)), "leaks": sum(s["leaks"] for s in per_region),
-                             "leak_rate": leak_rate([s["leaks"] for s in per_region], [cfg.n_forward] * len(per_region))}
+                             "leak_rate": leak_rate([s["leaks"] for s in per_region],
+                                                    [cfg.n_forward] * len(per_region))}
         if ctx.has_llm:
             report.usage = ctx.llm.usage.as_dict()
         return report

@@ -514,7 +514,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--connections", choices=("keepalive", "new"), default="keepalive")
     ap.add_argument("--workers", type=int, help="rtcbot serve --workers (default: its own)")
     ap.add_argument("--threads", type=int, help="rtcbot serve --threads (default: its own)")
-    ap.add_argument("--worker-class", choices=("gevent", "gthread"), help="rtcbot serve --worker-class (default: its own)")
+    ap.add_argument("--worker-class", choices=("gevent", "gthread"),
+                    help="rtcbot serve --worker-class (default: its own)")
     args = ap.parse_args(argv)
     backends = [b.strip() for b in args.backend.split(",") if b.strip()]
     unknown = [b for b in backends if b not in BACKENDS]

@@ -136,7 +136,8 @@ def rows_from(runs: Sequence[Run]) -> list[Row]:
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
     out.append(row("Many workers: CPU per PR, workers + harness (informational: the webhook service and the "
                    "fakes run in the bench's process; the ceiling is cores / CPU per PR)",
-                   "; ".join(f"{r.workers}: {1000 * r.worker_cpu_s / r.prs:.0f} + {1000 * r.harness_cpu_s / r.prs:.0f} ms"
+                   "; ".join(f"{r.workers}: {1000 * r.worker_cpu_s / r.prs:.0f} + "
+                             f"{1000 * r.harness_cpu_s / r.prs:.0f} ms"
                              for r in runs if r.prs)
                    + f"; {cores} cores usable, load average {os.getloadavg()[0]:.1f}"))
     total = sum(r.prs for r in runs)

@@ -112,7 +112,8 @@ class RepoConfig(BaseModel):
     # on | off, YAML's true | false (and yes | no) alike
     feedback: Literal["on", "off"] = "on"
     # model-based scores only from a model that `rtcbot qualify` qualified (.rtcbot/qualification.json)
-    require_qualified: bool = Field(default=False, validation_alias=AliasChoices("require_qualified", "require-qualified"))
+    require_qualified: bool = Field(default=False,
+                                    validation_alias=AliasChoices("require_qualified", "require-qualified"))
 
     @field_validator("suggestions", "feedback", mode="before")
     @classmethod

@@ -359,7 +359,8 @@ class Runtime:
                     made.append((name, job_id))
             with ThreadPoolExecutor(max_workers=max(1, len(made)), thread_name_prefix=f"job-{row.id}") as ex:
                 ran = list(ex.map(lambda m: self.run_job(m[1], inputs), made))
-        return "done", "analyses: " + (", ".join(f"{name} {status}" for (name, _), status in zip(made, ran, strict=True))
+        return "done", "analyses: " + (", ".join(f"{name} {status}"
+                                                 for (name, _), status in zip(made, ran, strict=True))
                                        or "none new")
 
     def _children(self, row: JobRow, job: PRJob) -> dict[str, int]:

@@ -318,7 +318,8 @@ class ServiceSettings(ToolSettings, GitHubSettings, LogSettings):
             try:
                 return self.private_key_path.read_text(encoding="utf-8")
             except OSError as e:
-                raise SettingsError(f"cannot read RTCBOT_PRIVATE_KEY_PATH {self.private_key_path}: {e.strerror}") from None
+                raise SettingsError(f"cannot read RTCBOT_PRIVATE_KEY_PATH {self.private_key_path}: "
+                                    f"{e.strerror}") from None
         raise SettingsError("no GitHub App private key: set RTCBOT_PRIVATE_KEY or RTCBOT_PRIVATE_KEY_PATH")
 
     def require_app(self) -> tuple[int, str]:
@@ -390,7 +391,8 @@ def private_key_problem(pem: str) -> str | None:
     except (ValueError, UnsupportedAlgorithm):
         return "not a PEM RSA private key (expected the .pem file GitHub gave you)"
     if not isinstance(key, RSAPrivateKey):
-        return f"a {type(key).__name__.removeprefix('_').replace('PrivateKey', '')} key, not RSA (GitHub App keys are RSA)"
+        return (f"a {type(key).__name__.removeprefix('_').replace('PrivateKey', '')} key, "
+                "not RSA (GitHub App keys are RSA)")
     return None
 
 

@@ -176,8 +176,8 @@ def evidence_markdown(f: Finding, max_chars: int = 4000, literal: Literal = iner
     text that is not rtcbot's is written (`str`: as it is, for a place shown as plain text)."""
     parts: list[str] = []
     for k, v in f.evidence.items():
-        parts += [f"<details><summary>{literal(label(str(k)))}</summary>", "", *_evidence_value(v, max_chars, literal), "",
-                  "</details>", ""]
+        parts += [f"<details><summary>{literal(label(str(k)))}</summary>", "",
+                  *_evidence_value(v, max_chars, literal), "", "</details>", ""]
     return "\n".join(parts)
 
 

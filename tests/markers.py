@@ -113,7 +113,8 @@ def _url_port(url: str) -> int | None:
     """The port a PostgreSQL or Redis URL names (its default when none), None for anything else."""
     try:
         parts = urlsplit(url)
-        default = {"redis": 6379, "rediss": 6379}.get(parts.scheme, 5432 if parts.scheme.startswith("postgres") else None)
+        default = {"redis": 6379, "rediss": 6379}.get(parts.scheme,
+                                                      5432 if parts.scheme.startswith("postgres") else None)
         return parts.port or default
     except ValueError:
         return None
@@ -121,7 +122,8 @@ def _url_port(url: str) -> int | None:
 
 def needs_of_command(args: object, env: object) -> dict[str, str]:
     """What starting this command says about the test (subprocess.Popen's audit arguments)."""
-    argv = [_text(args)] if isinstance(args, (str, bytes, os.PathLike)) else [_text(a) for a in (args or [])]  # type: ignore[attr-defined]
+    argv = ([_text(args)] if isinstance(args, (str, bytes, os.PathLike))
+            else [_text(a) for a in (args or [])])  # type: ignore[attr-defined]
     found: dict[str, str] = {}
     program = _program(argv)
     line = " ".join(argv)[:200]
@@ -181,7 +183,8 @@ def _watch_psycopg() -> None:
 
     def connect(cls: Any, /, conninfo: str = "", **kw: Any) -> Any:
         try:
-            libpq = {k: v for k, v in kw.items() if k not in OWN_ARGS and isinstance(v, (str, int)) and not isinstance(v, bool)}
+            libpq = {k: v for k, v in kw.items()
+                     if k not in OWN_ARGS and isinstance(v, (str, int)) and not isinstance(v, bool)}
             params = conninfo_to_dict(make_conninfo(conninfo, **libpq))
             where = f"{params.get('host', 'the default socket')}:{params.get('port', 5432)}/{params.get('dbname', '')}"
             if str(params.get("port", "5432")) == "5432":
@@ -270,7 +273,8 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> 
 
 
 @pytest.hookimpl(wrapper=True)
-def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+def pytest_runtest_makereport(item: pytest.Item,
+                              call: pytest.CallInfo[None]) -> Generator[None, pytest.TestReport, pytest.TestReport]:
     report = yield
     if _current.nodeid != item.nodeid or call.when == "teardown":
         return report

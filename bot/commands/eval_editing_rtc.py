@@ -123,7 +123,8 @@ def command(data: Path, limit: int | None, out: Path | None, plot: Path | None, 
         assert llm is not None
         trip, scores = analyzer.score(llm, old, new)
         rec = {"key": key, "id": ident, "scores": scores,
-               "descriptions": trip.forward, "leaks": trip.leaks, "regenerated": [r[0] if r else "" for r in trip.backward],
+               "descriptions": trip.forward, "leaks": trip.leaks,
+               "regenerated": [r[0] if r else "" for r in trip.backward],
                "baseline_regenerated": trip.baseline[0] if trip.baseline else ""}
         with lock:
             append_text(*split(out), json.dumps(rec, ensure_ascii=False) + "\n", name=str(out))

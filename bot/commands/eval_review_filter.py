@@ -35,7 +35,8 @@ DIMS = ("rel", "con", "comp")
 REF_SOURCES = ("magicoder", "gpt4o", "human_verified")
 
 
-def group_by_diff(rows: Sequence[dict[str, Any]], scores: Sequence[float]) -> list[list[tuple[float, dict[str, float]]]]:
+def group_by_diff(rows: Sequence[dict[str, Any]],
+                  scores: Sequence[float]) -> list[list[tuple[float, dict[str, float]]]]:
     """Per diff (in first-seen order): each generated review's (CRScore Rel, human ratings);
     diffs with fewer than two reviews are left out (there is nothing to pick from)."""
     groups: dict[tuple[str, str, str], list[tuple[float, dict[str, float]]]] = {}

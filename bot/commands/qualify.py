@@ -146,7 +146,8 @@ def open_store(url: str) -> Store:
     except (ArgumentError, ValueError) as e:  # the URL itself may hold a password: never echoed
         raise click.ClickException(f"--database: not a database URL ({type(e).__name__})") from None
     except (SQLAlchemyError, OSError) as e:
-        raise click.ClickException(f"--database: cannot open it: {type(e).__name__}: {str(e).splitlines()[0]}") from None
+        raise click.ClickException(f"--database: cannot open it: {type(e).__name__}: "
+                                   f"{str(e).splitlines()[0]}") from None
 
 
 def store_results(store: Store, repo: str, results: list[ModelResult], rec: dict[str, Any]) -> None:
@@ -186,7 +187,8 @@ def parse_prices(specs: tuple[str, ...]) -> tuple[float | None, dict[str, float]
         try:
             price = float(value)
         except ValueError:
-            raise click.BadParameter(f"expected PRICE or MODEL=PRICE, got {spec!r}", param_hint="--price-per-1k") from None
+            raise click.BadParameter(f"expected PRICE or MODEL=PRICE, got {spec!r}",
+                                     param_hint="--price-per-1k") from None
         if price < 0 or price != price:
             raise click.BadParameter(f"{spec!r}: a price must be a non-negative number", param_hint="--price-per-1k")
         if sep:
@@ -286,14 +288,16 @@ def table(rec: dict[str, Any], results: list[ModelResult]) -> Table:
               help="API key (env RTCBOT_LLM_API_KEY or OPENAI_API_KEY).")
 @click.option("--max-hunks", type=click.IntRange(min=1), default=200, show_default=True,
               help="Hunks sampled (stratified by language and hunk size).")
-@click.option("--seed", type=click.IntRange(min=0), default=1234, show_default=True, help="Sampling and bootstrap seed.")
+@click.option("--seed", type=click.IntRange(min=0), default=1234, show_default=True,
+              help="Sampling and bootstrap seed.")
 @click.option("--min-lift-lower", type=float, default=0.0, show_default=True,
               help="A model qualifies when lift's 95% lower bound is above this.")
 @click.option("--min-rtc", type=click.FloatRange(0, 1), default=None, help="…and its mean RTC is at least this.")
 @click.option("--price-per-1k", "prices", multiple=True, metavar="PRICE|MODEL=PRICE",
               help="Price per 1000 tokens, for every model or one (repeatable): adds cost.")
 @click.option("--max-requests", type=click.IntRange(min=1), default=None, help="Request budget per model.")
-@click.option("--max-tokens", "max_tokens_total", type=click.IntRange(min=1), default=None, help="Token budget per model.")
+@click.option("--max-tokens", "max_tokens_total", type=click.IntRange(min=1), default=None,
+              help="Token budget per model.")
 @click.option("--concurrency", type=click.IntRange(min=1, max=64), default=4, show_default=True)
 @click.option("--no-cache", is_flag=True, help="Do not read or write the LLM cache.")
 @click.option("--format", "fmt", type=click.Choice(["text", "json", "markdown"]), default="text", show_default=True)
@@ -333,7 +337,8 @@ def command(git_range: str | None, last: int | None, repo: Path, models: tuple[s
                                      "(give --repo-name)", param_hint="--repo-name")
         store = open_store(app_database(database_url))
     default_price, prices_by_model = parse_prices(prices)
-    specs: list[tuple[str | None, str | None]] = [parse_model(m, llm_base_url) for m in models] or [(llm_base_url, None)]
+    specs: list[tuple[str | None, str | None]] = ([parse_model(m, llm_base_url) for m in models]
+                                                  or [(llm_base_url, None)])
     thresholds = Thresholds(min_lift_lower=min_lift_lower, min_rtc=min_rtc)
     cfg = EditingRTCConfig()
 

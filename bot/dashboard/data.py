@@ -54,5 +54,6 @@ def load(store: Store, repo: str, github_url: str, *, weeks: int = WEEKS, now: f
         suggestions = [Suggestion(analyzer=a, created_at=c, applied=applied is not None)
                        for a, c, applied in s.execute(select(PublishedRow.analyzer, PublishedRow.created_at,
                                                              PublishedRow.applied_at)
-                                                      .where(PublishedRow.repo == repo, PublishedRow.created_at >= since))]
+                                                      .where(PublishedRow.repo == repo,
+                                                             PublishedRow.created_at >= since))]
     return figures(repo, runs, items, jobs, suggestions, github_url)

@@ -110,7 +110,8 @@ def rtc_per_pr(runs: Sequence[Run]) -> list[dict[str, Any]]:
         rtc, lift = _num(r.scores.get("rtc")), _num(r.scores.get("lift"))
         if rtc is None:
             continue
-        out.append({"pr": r.pr_number, "week": week(r.updated_at), "rtc": rtc, "lift": lift if lift is not None else 0.0})
+        out.append({"pr": r.pr_number, "week": week(r.updated_at), "rtc": rtc,
+                    "lift": lift if lift is not None else 0.0})
     return out
 
 

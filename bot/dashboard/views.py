@@ -95,7 +95,8 @@ def blueprint(settings: ServiceSettings, store: Store) -> Blueprint:
 
     @bp.after_request
     def headers(resp: Response) -> Response:
-        resp.headers["Content-Security-Policy"] = ("default-src 'none'; style-src 'unsafe-inline'; img-src 'self' data:; "
+        resp.headers["Content-Security-Policy"] = ("default-src 'none'; style-src 'unsafe-inline'; "
+                                                   "img-src 'self' data:; "
                                                    "form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
         resp.headers["X-Content-Type-Options"] = "nosniff"
         resp.headers["Referrer-Policy"] = "same-origin"

@@ -289,7 +289,8 @@ def test_java_stdio_cases() -> None:
                             Case(stdin="2", expected_output="5 0.3333333")])
     assert [x.verdict for x in r] == ["AC", "WA"], [x.stderr for x in r]
     assert one(ex, Program("java", "public class Main { void f( }")).verdict == "CE"
-    boom = Program("java", "public class Main { public static void main(String[] a) { int[] x = new int[1]; x[2] = 1; } }")
+    boom = Program("java", "public class Main { public static void main(String[] a) {"
+                           " int[] x = new int[1]; x[2] = 1; } }")
     assert one(ex, boom).verdict == "RE"
     mem = Program("java", "import java.util.*;\npublic class Main { public static void main(String[] a) {"
                           " List<long[]> l = new ArrayList<>(); while (true) l.add(new long[1 << 20]); } }")

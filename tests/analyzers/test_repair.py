@@ -36,7 +36,8 @@ def test_task_from_json_function_and_stdio_styles() -> None:
     assert len(t.cases) == 7 and t.cases[0].kind == "function" and t.cases[0].expected == 2
     s = task_from_json({"id": "p1", "language": "java", "buggy": "class Main {}",
                         "tests": [{"input": "1 2", "output": "3"}], "tolerance": 1e-3})
-    assert s.cases[0].kind == "stdio" and s.cases[0].stdin == "1 2" and s.cases[0].tolerance.abs == 1e-3  # type: ignore[union-attr]
+    assert (s.cases[0].kind == "stdio" and s.cases[0].stdin == "1 2"
+            and s.cases[0].tolerance.abs == 1e-3)  # type: ignore[union-attr]
     with pytest.raises(TaskError, match="unsupported language"):
         task_from_json({"id": "x", "language": "cobol", "buggy": "x", "tests": [{"input": ""}]})
     with pytest.raises(TaskError, match="no tests"):

@@ -112,7 +112,8 @@ def test_options_are_strict_and_bounded() -> None:
 def test_parser_keeps_what_parses() -> None:
     got = parse_candidates("Here you go:\n1. **Line 12:** The loop skips\nthe last item.\n\n"
                            "- line 7 — `x` is unused\nSome closing words.\n```\nLine 9: in code\n```\nLine x: no")
-    assert [(c.line, c.text) for c in got] == [(12, "The loop skips the last item."), (7, "`x` is unused Some closing words.")]
+    assert [(c.line, c.text) for c in got] == [(12, "The loop skips the last item."),
+                                               (7, "`x` is unused Some closing words.")]
     assert parse_candidates("I have no comments.") == []
 
 

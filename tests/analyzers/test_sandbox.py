@@ -21,7 +21,8 @@ def test_the_launcher_starts_on_built_in_modules_and_reports_the_run(tmp_path: P
     python = sandbox.find_python(as_other=False)
     try:
         proc = subprocess.run([python, "-I", "-S", "-X", "importtime", "-c", sandbox._LAUNCHER,  # noqa: SLF001
-                               sandbox._launcher_config(cfg), "/bin/sh", "-c", 'echo "$GREETING"; exit 3'],  # noqa: SLF001
+                               sandbox._launcher_config(cfg),  # noqa: SLF001
+                               "/bin/sh", "-c", 'echo "$GREETING"; exit 3'],
                               pass_fds=(status_w,), capture_output=True, timeout=60, env={})
     finally:
         os.close(status_w)

@@ -87,8 +87,8 @@ def scripted_round_trip(problems):  # type: ignore[no-untyped-def]
     return respond
 
 
-def test_humaneval_round_trips_scores(problems, scripted_llm: Callable[..., ScriptedLLM],  # type: ignore[no-untyped-def]
-                                      tmp_path: Path) -> None:
+def test_humaneval_round_trips_scores(problems,  # type: ignore[no-untyped-def]
+                                      scripted_llm: Callable[..., ScriptedLLM], tmp_path: Path) -> None:
     four = problems[:4]
     srv = scripted_llm(scripted_round_trip(four))
     llm = client_for(srv, tmp_path)
@@ -106,8 +106,8 @@ def test_humaneval_round_trips_scores(problems, scripted_llm: Callable[..., Scri
     assert res[0].trip.forward == [f"describe {four[0].entry_point} #{i}" for i in range(3)]
 
 
-def test_pass_at_1_is_left_out_without_a_plain_sample(problems, scripted_llm: Callable[..., ScriptedLLM],  # type: ignore[no-untyped-def]
-                                                      tmp_path: Path) -> None:
+def test_pass_at_1_is_left_out_without_a_plain_sample(problems,  # type: ignore[no-untyped-def]
+                                                      scripted_llm: Callable[..., ScriptedLLM], tmp_path: Path) -> None:
     one = problems[:1]
     srv = scripted_llm(scripted_round_trip(one))
     cfg = dataclasses.replace(SynthesisConfig(), plain_samples=0)

@@ -30,7 +30,8 @@ def redis_db() -> int:
     worker = os.environ.get("PYTEST_XDIST_WORKER", "gw0")  # set before xdist's workers collect
     db = int(os.environ.get("RTCBOT_TEST_REDIS_DB", "15")) - int(worker.removeprefix("gw") or 0)
     if not 0 <= db <= 15:
-        raise RuntimeError(f"Redis database {db} for worker {worker}: set RTCBOT_TEST_REDIS_DB higher or use fewer workers")
+        raise RuntimeError(f"Redis database {db} for worker {worker}: "
+                           "set RTCBOT_TEST_REDIS_DB higher or use fewer workers")
     return db
 
 

@@ -3,7 +3,8 @@
 The end-to-end tests run `rtcbot action` as a subprocess, the way the Action's container does
 (SynthesisRTC too, on a small repository checked out at the head, when a test command is set):
 the event from tests/fixtures/github/webhooks/pull_request/, GITHUB_API_URL pointing at a
-the fake GitHub REST server (tests/fakes/github_server.py) serving the PR's files from a real diff, and the scripted LLM.
+the fake GitHub REST server (tests/fakes/github_server.py) serving the PR's files from a real
+diff, and the scripted LLM.
 """
 
 from __future__ import annotations

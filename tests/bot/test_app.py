@@ -113,7 +113,9 @@ def test_unknown_event_is_acknowledged_and_ignored(app_url) -> None:  # type: ig
     assert rt.store.jobs() == []
 
 
-def test_a_delivery_without_an_installation_is_recorded_and_queues_nothing(app_url) -> None:  # type: ignore[no-untyped-def]
+def test_a_delivery_without_an_installation_is_recorded_and_queues_nothing(  # type: ignore[no-untyped-def]
+    app_url,
+) -> None:
     url, rt = app_url
     # GitHub's example payload is a repository webhook's: no `installation`, so no token to act with
     p = payload("pull_request", "ready_for_review.payload.json")
@@ -305,7 +307,8 @@ def test_worker_refuses_to_start_when_the_queue_is_unreachable(tmp_path: Path) -
 
     pem = app_key().private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
                                   serialization.NoEncryption()).decode()
-    env = {k: v for k, v in os.environ.items() if not k.startswith("RTCBOT_") and k not in ("DATABASE_URL", "REDIS_URL")}
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith("RTCBOT_") and k not in ("DATABASE_URL", "REDIS_URL")}
     env.update({"RTCBOT_APP_ID": "1", "RTCBOT_PRIVATE_KEY": pem, "RTCBOT_DATA_DIR": str(tmp_path / "data"),
                 "REDIS_URL": "redis://:hunter2@127.0.0.1:1/0", "PYTHONPATH": str(ROOT)})
     done = subprocess.run([sys.executable, "-m", "bot.cli", "worker"], cwd=ROOT, env=env, capture_output=True,

@@ -51,7 +51,8 @@ def test_not_a_diff(tmp_path: Path) -> None:
 def test_missing_file_and_bad_options(tmp_path: Path) -> None:
     assert_one_clear_error(rtcbot("review", str(tmp_path / "nope.diff")), "no such file")
     assert_one_clear_error(rtcbot("review"), "PATCH_FILE")
-    assert_one_clear_error(rtcbot("review", str(FIXTURES / "prs" / "jsoup-b035b623d3.diff"), "--analyzers", "bogus"), "unknown analyzer")
+    assert_one_clear_error(rtcbot("review", str(FIXTURES / "prs" / "jsoup-b035b623d3.diff"), "--analyzers", "bogus"),
+                           "unknown analyzer")
 
 
 @pytest.mark.slow
@@ -89,7 +90,8 @@ def test_large_and_wide_diffs_complete(scripted_llm: Callable[..., ScriptedLLM],
     assert len(rep["findings"]) == 100  # the per-run hunk limit…
     assert sum("limit of 100 hunks" in s["reason"] for s in rep["skipped"]) == 400  # …and the rest listed
     big = tmp_path / "big.diff"
-    big.write_text("--- /dev/null\n+++ b/big.py\n@@ -0,0 +1,400000 @@\n" + "".join(f"+v{i} = {i}\n" for i in range(400000)))
+    big.write_text("--- /dev/null\n+++ b/big.py\n@@ -0,0 +1,400000 @@\n"
+                   + "".join(f"+v{i} = {i}\n" for i in range(400000)))
     assert big.stat().st_size > 5_000_000
     r = CliRunner().invoke(main, ["review", str(big), "--format", "json", *llm_args(srv)])
     assert r.exit_code == 0, r.output
@@ -97,7 +99,8 @@ def test_large_and_wide_diffs_complete(scripted_llm: Callable[..., ScriptedLLM],
     assert rep["findings"] == [] and rep["skipped"][0]["reason"].startswith("too large")
 
 
-@pytest.mark.parametrize("fixture", ["more-itertools-069b30002a.diff", "jsoup-b035b623d3.diff", "underscore-0061801a43.diff"])
+@pytest.mark.parametrize("fixture", ["more-itertools-069b30002a.diff", "jsoup-b035b623d3.diff",
+                                     "underscore-0061801a43.diff"])
 def test_review_json_has_every_hunk(fixture: str, scripted_llm: Callable[..., ScriptedLLM]) -> None:
     from analyzers.diff import CODE_LANGUAGES, parse_diff
 
@@ -130,7 +133,8 @@ def test_git_range(scripted_llm: Callable[..., ScriptedLLM], tmp_path: Path) -> 
     subprocess.run([*git, "-C", str(tmp_path), "commit", "-qm", "a"], check=True)
     (tmp_path / "a.py").write_text("x = 2\n")
     subprocess.run([*git, "-C", str(tmp_path), "commit", "-qam", "b"], check=True)
-    r = CliRunner().invoke(main, ["review", "--git", "HEAD~1..HEAD", "--repo", str(tmp_path), "--format", "json", *llm_args(srv)])
+    r = CliRunner().invoke(main, ["review", "--git", "HEAD~1..HEAD", "--repo", str(tmp_path),
+                                  "--format", "json", *llm_args(srv)])
     assert r.exit_code == 0, r.output
     assert json.loads(r.output)["reports"][0]["findings"][0]["path"] == "a.py"
 
@@ -141,7 +145,8 @@ def test_review_autofix_with_repo_checkout(scripted_llm: Callable[..., ScriptedL
     repo.mkdir()
     (repo / "calc.py").write_text("import os\n\n\ndef run(expr):\n    return eval(expr)\n")
     patch = tmp_path / "p.diff"
-    patch.write_text("--- a/calc.py\n+++ b/calc.py\n@@ -4,2 +4,2 @@\n def run(expr):\n-    return int(expr)\n+    return eval(expr)\n")
+    patch.write_text("--- a/calc.py\n+++ b/calc.py\n@@ -4,2 +4,2 @@\n"
+                     " def run(expr):\n-    return int(expr)\n+    return eval(expr)\n")
     r = CliRunner().invoke(main, ["review", str(patch), "--analyzers", "autofix", "--repo", str(repo),
                                   "--format", "json", *llm_args(srv)])
     assert r.exit_code == 0, r.output

@@ -77,7 +77,8 @@ def test_review_comment_runs_the_comment_analyzers(action: str) -> None:
 
 
 def test_deleted_review_comment_is_ignored() -> None:
-    assert events.route("pull_request_review_comment", load("pull_request_review_comment", "deleted.payload.json")).jobs == []
+    assert events.route("pull_request_review_comment",
+                        load("pull_request_review_comment", "deleted.payload.json")).jobs == []
 
 
 def test_review_submitted_runs_the_comment_analyzers_but_dismissed_does_not() -> None:
@@ -98,7 +99,8 @@ def test_check_run_rerequested_reads_external_id() -> None:
 
 
 def test_foreign_check_run_is_not_ours() -> None:
-    routed = events.route("check_run", load("check_run", "rerequested.payload.json"), titles={"EditingRTC": "editing_rtc"})
+    routed = events.route("check_run", load("check_run", "rerequested.payload.json"),
+                          titles={"EditingRTC": "editing_rtc"})
     assert routed.jobs == [] and "not one of ours" in routed.note
 
 

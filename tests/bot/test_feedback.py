@@ -99,7 +99,8 @@ def test_a_suggestion_applied_resolved_liked_and_merged_is_counted(
     assert r.exit_code == 0, r.output
     stats = json.loads(r.output)
     assert stats["published"] == 1 and stats["overall"]["accepted"] == 1
-    assert stats["by_rtc"] == {"pass": {"n": 1, "accepted": 1, "rate": 1.0, "interval": stats["by_rtc"]["pass"]["interval"]}}
+    assert stats["by_rtc"] == {"pass": {"n": 1, "accepted": 1, "rate": 1.0,
+                                        "interval": stats["by_rtc"]["pass"]["interval"]}}
     assert (stats["resolved"], stats["thumbs_up"], stats["thumbs_down"], stats["merged_prs"]) == (1, 1, 0, 1)
     table = CliRunner().invoke(main, ["stats"], env={"RTCBOT_DATA_DIR": str(settings.data_dir), "DATABASE_URL": ""})
     assert table.exit_code == 0 and "Patched RTC pass" in table.output and "100%" in table.output

@@ -332,7 +332,8 @@ def test_secondary_rate_limit_is_obeyed(world: Callable[..., World]) -> None:
     w.run()
     assert time.monotonic() - t0 >= 1.0
     finished(w, sha=pr.head_sha)
-    assert (403, "You have exceeded a secondary rate limit. Please wait a few minutes before you try again.") in w.gh.rejections
+    assert (403, "You have exceeded a secondary rate limit. "
+                 "Please wait a few minutes before you try again.") in w.gh.rejections
 
 
 def test_installation_token_is_reused_and_jwt_is_backdated(world: Callable[..., World]) -> None:
@@ -413,7 +414,8 @@ def test_huge_pr_pages_files_and_cuts_the_summary(world: Callable[..., World]) -
     assert [r for r in w.gh.rejections if r[0] == 422] == []
 
 
-def test_installation_token_is_renewed_before_it_expires(world: Callable[..., World], fake_github: Callable[..., FakeGitHub]) -> None:
+def test_installation_token_is_renewed_before_it_expires(world: Callable[..., World],
+                                                         fake_github: Callable[..., FakeGitHub]) -> None:
     w = world()
     w.gh.token_ttl_s = 61.5  # rtcbot renews a token 60 s before it expires (bot/github/auth.py)
     w.gh.add_pr(40, fixture="more-itertools-d992be0de9.diff")

@@ -26,7 +26,8 @@ def test_repo_config() -> None:
 
 def test_manifest_asks_for_the_documented_permissions_and_events() -> None:
     m = json.loads((ROOT / "bot" / "manifest.json").read_text())
-    assert m["default_permissions"] == {"checks": "write", "pull_requests": "write", "contents": "read", "metadata": "read"}
+    assert m["default_permissions"] == {"checks": "write", "pull_requests": "write", "contents": "read",
+                                        "metadata": "read"}
     assert set(m["default_events"]) >= {"pull_request", "pull_request_review", "pull_request_review_comment",
                                          "pull_request_review_thread",
                                          "check_run", "check_suite"}

@@ -192,7 +192,8 @@ def _action_runs(tmp_path: Path, fake_github: Callable[..., FakeGitHub], llm: Sc
     event = json.loads(EVENT.read_text(encoding="utf-8"))
     gh = fake_github(repo=event["repository"]["full_name"])
     gh.grant_token(TOKEN)
-    gh.add_pr(event["pull_request"]["number"], files=files_from_diff(DIFF), head_sha=event["pull_request"]["head"]["sha"])
+    gh.add_pr(event["pull_request"]["number"], files=files_from_diff(DIFF),
+              head_sha=event["pull_request"]["head"]["sha"])
     base = event["pull_request"]["base"]["sha"]
     gh.set_file(CONFIG_PATH, CONFIG, ref=base)
     if base_record is not None:

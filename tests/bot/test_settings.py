@@ -357,7 +357,8 @@ def test_a_redis_url_that_is_not_one_is_one_line_at_start(monkeypatch: pytest.Mo
     monkeypatch.setenv("REDIS_URL", "redis.internal:6379")
     with pytest.raises(SettingsError) as e:
         service_settings()
-    assert e.value.lines == ["REDIS_URL: not a Redis URL (e.g. redis://redis.internal:6379/0; rediss:// or unix:// too)"]
+    assert e.value.lines == ["REDIS_URL: not a Redis URL "
+                             "(e.g. redis://redis.internal:6379/0; rediss:// or unix:// too)"]
     monkeypatch.setenv("REDIS_URL", "redis://127.0.0.1:1/0")
     assert service_settings().redis_url == "redis://127.0.0.1:1/0"
 

@@ -25,7 +25,8 @@ RTCBOT = [sys.executable, "-m", "bot.cli"]
 
 
 def worker_env(settings: Any) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("RTCBOT_") and k not in ("DATABASE_URL", "REDIS_URL")}
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith("RTCBOT_") and k not in ("DATABASE_URL", "REDIS_URL")}
     env.update({
         "RTCBOT_APP_ID": str(settings.app_id),
         "RTCBOT_PRIVATE_KEY": settings.private_key,
@@ -89,7 +90,8 @@ def test_sigkill_mid_job_then_restart_finishes_everything(
     env = worker_env(settings)
     w1 = start_worker(env)
     # wait until the first analysis is in the middle of its LLM requests
-    gh.wait_for(lambda: any(r["status"] == "in_progress" for r in gh.runs(head_sha=a.head_sha)) and llm.request_count >= 3,
+    gh.wait_for(lambda: any(r["status"] == "in_progress" for r in gh.runs(head_sha=a.head_sha))
+                and llm.request_count >= 3,
                 timeout=90)
     w1.send_signal(signal.SIGKILL)
     w1.wait(10)

@@ -382,7 +382,8 @@ class FakeGitHub(LoopbackServer):
         p["action"] = action
         run = self.check_runs[check_run_id]
         p["check_run"] = {**p.get("check_run", {}), **{k: run[k] for k in
-                                                       ("id", "name", "head_sha", "external_id", "status", "conclusion")},
+                                                       ("id", "name", "head_sha", "external_id", "status",
+                                                        "conclusion")},
                           "pull_requests": []}
         if action == "requested_action":
             p["requested_action"] = {"identifier": "rerun"}
@@ -514,7 +515,8 @@ class FakeGitHub(LoopbackServer):
                     if status == 422:
                         return self._error(422, "Validation Failed", ["injected by chaos()"])
                     return self._error(status, "You have exceeded a secondary rate limit." if status in (403, 429)
-                                       else "Server Error", headers={"Retry-After": "1"} if status in (403, 429) else {})
+                                       else "Server Error",
+                                       headers={"Retry-After": "1"} if status in (403, 429) else {})
         auth = headers.get("Authorization") or headers.get("authorization") or ""
         m = re.fullmatch(r"/app/installations/(\d+)/access_tokens", path)
         if m and method == "POST":
@@ -826,7 +828,8 @@ class FakeGitHub(LoopbackServer):
             if len(actions) > 3:
                 errs.append("no more than 3 actions")
             for a in actions:
-                if len(a.get("label", "")) > 20 or len(a.get("description", "")) > 40 or len(a.get("identifier", "")) > 20:
+                if (len(a.get("label", "")) > 20 or len(a.get("description", "")) > 40
+                        or len(a.get("identifier", "")) > 20):
                     errs.append("action label ≤ 20, description ≤ 40, identifier ≤ 20 characters")
         out = body.get("output")
         if out is not None:
@@ -841,7 +844,8 @@ class FakeGitHub(LoopbackServer):
             if len(anns) > 50:
                 errs.append("Only 50 annotations are allowed per request")
             for a in anns:
-                missing = [k for k in ("path", "start_line", "end_line", "annotation_level", "message") if a.get(k) in (None, "")]
+                missing = [k for k in ("path", "start_line", "end_line", "annotation_level", "message")
+                           if a.get(k) in (None, "")]
                 if missing:
                     errs.append(f"annotation is missing {', '.join(missing)}")
                 elif a["annotation_level"] not in LEVELS:
@@ -858,7 +862,8 @@ class FakeGitHub(LoopbackServer):
         return errs
 
     def _apply(self, run: dict[str, Any], body: dict[str, Any]) -> None:
-        for k in ("name", "status", "conclusion", "external_id", "details_url", "started_at", "completed_at", "actions"):
+        for k in ("name", "status", "conclusion", "external_id", "details_url", "started_at", "completed_at",
+                  "actions"):
             if k in body:
                 run[k] = body[k]
         if body.get("conclusion") is not None:

@@ -84,7 +84,8 @@ HEADER = ["scenario", "PRs", "deliveries sent", "faults injected", "check runs c
 
 
 def worker_env(settings: ServiceSettings, threads: int = 2, **extra: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("RTCBOT_") and k not in ("DATABASE_URL", "REDIS_URL")}
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith("RTCBOT_") and k not in ("DATABASE_URL", "REDIS_URL")}
     env.update({
         "RTCBOT_APP_ID": str(settings.app_id),
         "RTCBOT_PRIVATE_KEY": settings.private_key or "",

@@ -60,7 +60,8 @@ def test_tally_catches_a_doubled_and_a_lost_check_run(servers: tuple[Postgres, R
             w.heads[n] = pr.head_sha
         body = {"name": CHECK, "head_sha": w.heads[1], "status": "completed", "conclusion": "neutral",
                 "output": {"title": "t", "summary": "s", "annotations": [
-                    {"path": "x.py", "start_line": 1, "end_line": 1, "annotation_level": "notice", "message": "m"}] * 2}}
+                    {"path": "x.py", "start_line": 1, "end_line": 1, "annotation_level": "notice",
+                     "message": "m"}] * 2}}
         w.gh._create_run({}, body)
         w.gh._create_run({}, body)
         t = w.tally({"x": 1})

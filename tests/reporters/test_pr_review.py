@@ -89,7 +89,8 @@ def test_the_reporter_is_built_by_name_and_says_what_it_lacks() -> None:
     with pytest.raises(ReporterError, match="pr-review reporter needs a GitHub client"):
         build(["pr-review"], Sinks())
     assert isinstance(build(["pr-review"], Sinks(github=object()))[0], PullRequestReviewReporter)
-    assert [r.mode for r in build(["pr-review"], Sinks(github=object(), suggestions="all"))] == ["all"]  # type: ignore[attr-defined]
+    assert [r.mode  # type: ignore[attr-defined]
+            for r in build(["pr-review"], Sinks(github=object(), suggestions="all"))] == ["all"]
     with pytest.raises(ReporterError, match="suggestions: 'some'"):
         build(["pr-review"], Sinks(github=object(), suggestions="some"))
     off = PullRequestReviewReporter(object(), mode="off")  # type: ignore[arg-type]  # never called

@@ -54,7 +54,8 @@ def hand_reports() -> list[AnalyzerReport]:
         notes=["threshold-free (soft) scores"],
     )
     fix = Fix("src/db.py", 20, 21, "cur.execute(q, (user,))\n",
-              diff="--- a/src/db.py\n+++ b/src/db.py\n@@ -20,2 +20,1 @@\n-q = f'..{user}'\n-cur.execute(q)\n+cur.execute(q, (user,))\n")
+              diff="--- a/src/db.py\n+++ b/src/db.py\n@@ -20,2 +20,1 @@\n"
+                   "-q = f'..{user}'\n-cur.execute(q)\n+cur.execute(q, (user,))\n")
     autofix = AnalyzerReport(
         "autofix", "AutoFix",
         findings=[

@@ -129,7 +129,8 @@ def test_old_rows_stay_readable_and_are_never_counted(tmp_path: Path, backend: B
 def _own_and_foreign(gh: FakeGitHub, rt: Runtime) -> tuple[dict[str, Any], dict[str, Any]]:
     """A pull request with one suggestion of rtcbot's (its App's bot wrote it) and one whose
     marker another bot copied into its own comment; both recorded as rtcbot's."""
-    gh.add_pr(1, diff_text="diff --git a/app.py b/app.py\n--- a/app.py\n+++ b/app.py\n@@ -1,1 +1,2 @@\n x = 1\n+y = 2\n")
+    gh.add_pr(1, diff_text="diff --git a/app.py b/app.py\n--- a/app.py\n+++ b/app.py\n"
+                           "@@ -1,1 +1,2 @@\n x = 1\n+y = 2\n")
     feedback.record(rt.store, gh.installation_id, gh.repo, 1, gh.pulls[1].head_sha,
                     [suggestion(KEY), suggestion("fedcba9876543210fedc")])
     own = gh.add_comment(1, "app.py", 2, "fix\n" + MARKER.format(key=KEY), user="rtcbot[bot]", user_type="Bot")

@@ -109,7 +109,8 @@ def test_qualify_never_writes_through_a_committed_symlink(
         commit_link(checkout, ".rtcbot", str(victim))
     llm = scripted_llm("Edit.", model="B")
     one_line_error(cli("qualify", "--repo", str(checkout), "--last", "3", "--model", f"{llm.base_url}#B"),
-                   2, f"`{RECORD}`" + (" is a symbolic link" if planted == "file" else ": `.rtcbot` is a symbolic link"))
+                   2, f"`{RECORD}`" + (" is a symbolic link" if planted == "file"
+                                       else ": `.rtcbot` is a symbolic link"))
     assert (victim / "qualification.json").read_text() == "keep me\n" and os.listdir(victim) == ["qualification.json"]
     assert llm.request_count == 0  # refused before the run spent anything
 

@@ -110,7 +110,8 @@ def test_cli_policy_skips_do_not_fail_the_gate(scripted_llm: Callable[..., Scrip
 
 
 @pytest.mark.slow
-def test_cli_a_budget_cut_leaves_the_gate_failing_closed(scripted_llm: Callable[..., ScriptedLLM], tmp_path: Path) -> None:
+def test_cli_a_budget_cut_leaves_the_gate_failing_closed(scripted_llm: Callable[..., ScriptedLLM],
+                                                         tmp_path: Path) -> None:
     srv = scripted_llm("```\nx\n```")
     llm = ["--llm-base-url", srv.base_url, "--model", srv.model]
     cfg = tmp_path / "rtcbot.yml"

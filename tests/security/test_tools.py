@@ -331,7 +331,8 @@ def other_user_python() -> tuple[list[str], str]:
         return [], sys.executable
     require(shutil.which("setpriv"), "setpriv (util-linux) is needed to act as another user")
     version = f"{sys.version_info.major}.{sys.version_info.minor}"
-    for candidate in (sys.executable, getattr(sys, "_base_executable", sys.executable), f"/usr/bin/python{version}", "/usr/bin/python3"):
+    for candidate in (sys.executable, getattr(sys, "_base_executable", sys.executable), f"/usr/bin/python{version}",
+                      "/usr/bin/python3"):
         probe = subprocess.run([*NOBODY, candidate, "-c", "import sys; print(sys.version_info[:2])"],
                                capture_output=True, text=True, timeout=60, check=False)
         if probe.returncode == 0 and probe.stdout.strip() == str(sys.version_info[:2]):

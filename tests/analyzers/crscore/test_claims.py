@@ -101,7 +101,8 @@ def test_generate_claims_asks_once_and_is_cached(scripted_llm: Callable[..., Scr
 def test_claims_from_the_embedded_model(embedded_llm: object) -> None:
     # 64 tokens, not the default 256: the real model's answer, cut off as long ones are, still
     # parses into whole points (a quarter of the generation on a 2-core machine)
-    claims = generate_claims(embedded_llm, "@@ -1,2 +1,2 @@\n def f(x):\n-    return x\n+    return x + 1\n",  # type: ignore[arg-type]
+    claims = generate_claims(embedded_llm,  # type: ignore[arg-type]
+                             "@@ -1,2 +1,2 @@\n def f(x):\n-    return x\n+    return x + 1\n",
                              "    return x\n", "    return x + 1\n", max_tokens=64)
     assert isinstance(claims.all, list)
     assert all(c.strip() for c in claims.all)

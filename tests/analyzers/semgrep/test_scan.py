@@ -155,7 +155,8 @@ def test_a_semgrep_without_the_native_command_line_is_run_the_classic_way(tmp_pa
     real = _semgrep()
     wrapper = tmp_path / "old-semgrep"
     wrapper.write_text("#!/bin/sh\n"
-                       "for a in \"$@\"; do [ \"$a\" = --experimental ] && { echo 'no such option' >&2; exit 2; }; done\n"
+                       "for a in \"$@\"; do [ \"$a\" = --experimental ] && "
+                       "{ echo 'no such option' >&2; exit 2; }; done\n"
                        f"exec {real} \"$@\"\n")
     wrapper.chmod(0o755)
     (tmp_path / "a.py").write_text("import pickle\npickle.loads(b'')\n")
