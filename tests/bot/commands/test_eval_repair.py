@@ -110,6 +110,7 @@ def test_bad_input_is_one_clear_line(tmp_path: Path) -> None:
 @pytest.mark.slow
 def test_embedded_model_run_prints_its_table() -> None:
     require(local_llm.available(), local_llm.unavailable_reason())
-    code, out, err = run(str(QUIX), "--samples", "3", "--limit", "3", "--k", "1,3", "--timeout", "2")
+    # 2 tasks x 2 samples: each sample is up to 1,024 tokens from the embedded model
+    code, out, err = run(str(QUIX), "--samples", "2", "--limit", "2", "--k", "1,2", "--timeout", "2")
     assert code == 0, err
-    assert "overall: pass@1=" in out and "tca@3=" in out
+    assert "overall: pass@1=" in out and "tca@2=" in out
