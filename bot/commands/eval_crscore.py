@@ -16,7 +16,6 @@ import click
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.table import Table
-from scipy.stats import kendalltau, spearmanr
 
 from analyzers.crscore import score as crs
 from analyzers.crscore.sts import DEFAULT_MODEL, POOLINGS, Embedder, EmbeddingError
@@ -90,6 +89,9 @@ def pseudo_refs_of(row: dict[str, Any], source: str, generated: dict[str, list[s
 def correlations(pred: list[float], gold: list[float]) -> dict[str, float | int | None]:
     if len(pred) < 3:
         return {"spearman": None, "kendall": None, "n": len(pred)}
+    # here, not at the top: scipy.stats costs ~1 s of every `rtcbot` start (bot.cli loads all commands)
+    from scipy.stats import kendalltau, spearmanr
+
     s = spearmanr(pred, gold)[0]
     k = kendalltau(pred, gold)[0]
     return {"spearman": None if s != s else round(float(s), 4),
