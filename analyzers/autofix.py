@@ -39,7 +39,7 @@ from analyzers.llm import LLMClient, LLMError, Message
 from analyzers.options import AnalyzerOptions, validate
 from analyzers.paths import write_inside
 from analyzers.pipeline import files_at_head
-from analyzers.report import AnalyzerReport, Finding, Fix, Skipped
+from analyzers.report import AnalyzerReport, Finding, Fix, Skipped, fence_for
 from analyzers.semgrep.scan import (
     SIZE_LIMIT,
     ScanResult,
@@ -74,7 +74,8 @@ REGENERATE_SYSTEM = (
 
 
 def _fence(code: str, language: str) -> str:
-    return f"```{language}\n{code.rstrip(chr(10))}\n```"
+    fence = fence_for(code)  # the file's own backticks cannot end the block the model is shown
+    return f"{fence}{language}\n{code.rstrip(chr(10))}\n{fence}"
 
 
 def fix_messages(finding: SemgrepFinding, language: str, snippet: str, context: str,

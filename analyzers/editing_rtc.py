@@ -25,14 +25,13 @@ from analyzers.context import AnalysisContext
 from analyzers.diff import CODE_LANGUAGES, ChangeSet, FileChange, Hunk
 from analyzers.leak import (
     DATA_NOTE,
-    fence_for,
     leak_note,
     leak_rate,
     leak_reason,
 )
 from analyzers.llm import BudgetExceeded, LLMClient, Message
 from analyzers.options import AnalyzerOptions
-from analyzers.report import AnalyzerReport, Finding, Skipped
+from analyzers.report import AnalyzerReport, Finding, Skipped, fence_for
 from analyzers.rtc import RoundTrip, aggregate, round_trip
 
 BASELINE = "Edit."

@@ -8,8 +8,9 @@ inside is addressed to the model).
 
 from __future__ import annotations
 
-from analyzers.leak import DATA_NOTE, fence_for
+from analyzers.leak import DATA_NOTE
 from analyzers.llm import Message
+from analyzers.report import fence_for
 
 BASELINE = "Implement."
 

@@ -12,12 +12,12 @@ from analyzers.leak import (
     check_descriptions,
     code_tokens,
     covered,
-    fence_for,
     leak_note,
     leak_rate,
     leak_reason,
     named_identifiers,
 )
+from analyzers.report import fence_for
 from analyzers.rtc import round_trip
 from bot.datasets import lookup
 
