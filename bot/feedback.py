@@ -202,14 +202,23 @@ def record(store: Store, installation_id: int | None, repo: str, pr_number: int,
                 texts[path] = None
         return texts.get(path)
 
+    def known_keys(s: Any) -> set[str]:
+        return set(s.scalars(select(PublishedRow.key).where(PublishedRow.repo == repo,
+                                                            PublishedRow.pr_number == pr_number)))
+
+    # the files are read from GitHub before the write session, never while it holds the database
+    with store.session() as s:
+        seen = known_keys(s)
+    for it in items:
+        if it.kind == "suggestion" and it.key not in seen:
+            at_head(it.path)
     new = 0
     with store.session() as s:
-        known = set(s.scalars(select(PublishedRow.key).where(PublishedRow.repo == repo,
-                                                             PublishedRow.pr_number == pr_number)))
+        known = known_keys(s)
         for it in items:
             if it.key in known:
                 continue
-            text = at_head(it.path) if it.kind == "suggestion" else None
+            text = texts.get(it.path) if it.kind == "suggestion" else None
             original = flagged_lines(text, it.start_line, it.end_line)
             s.add(PublishedRow(installation_id=installation_id, repo=repo, pr_number=pr_number, head_sha=head_sha,
                                analyzer=it.analyzer, kind=it.kind, key=it.key, path=it.path,
