@@ -561,7 +561,7 @@ class AutoFix:
             "re-scan and by Patched RTC.")
     options_type = Options
     languages = SCANNED_LANGUAGES  # a file in another language that could not be read is not ours
-    unanalysed_words = ("scan", "changed file")  # what a gate says of a Skipped "failed" (bot/gate.py)
+    unanalysed_words = ("scan", "changed file")  # what a gate says of a Skipped "failed" (bot/core/gate.py)
 
     def run(self, changes: ChangeSet, ctx: AnalysisContext) -> AnalyzerReport:
         opts = ctx.config(self.name, Options)

@@ -1,4 +1,4 @@
-"""Confidence intervals of a proportion (pure): the acceptance rates (bot/feedback.py) and the
+"""Confidence intervals of a proportion (pure): the acceptance rates (bot/app/feedback.py) and the
 evaluations' plots (Fix % with intervals) use the same one."""
 
 from __future__ import annotations

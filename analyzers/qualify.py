@@ -1,6 +1,6 @@
 """Qualifying a model on a repository's own history (pure: sampling, statistics, verdict).
 
-`rtcbot qualify` (bot/commands/qualify.py) runs EditingRTC with each candidate model over a
+`rtcbot qualify` (bot/cli/commands/qualify.py) runs EditingRTC with each candidate model over a
 sample of the repository's past hunks and asks: does this model re-create the repository's
 edits from its own descriptions clearly better than from the uninformative "Edit."? This
 module holds the parts that need no model and no git:

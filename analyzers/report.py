@@ -80,7 +80,7 @@ class Finding:
 
 
 # How a gate's reason starts when it cannot pass over what an analyzer left unanalysed
-# (bot/gate.py writes it, the check run shows it)
+# (bot/core/gate.py writes it, the check run shows it)
 GATE_CANNOT_PASS = "The gate cannot pass: "
 SkipKind = Literal["policy", "failed"]
 SKIP_KINDS: tuple[SkipKind, ...] = ("policy", "failed")
@@ -93,7 +93,7 @@ class Skipped:
     `kind` says which: "policy", left out on purpose (an ignore glob, a binary or deleted
     file, a file in a language the analyzer is not made for); "failed", the analyzer could not
     analyse it (a size limit, a tool's error, a parse failure, a budget cut). A gate on the
-    analyzer's findings or scores never passes over a "failed" item (bot/gate.py). "failed"
+    analyzer's findings or scores never passes over a "failed" item (bot/core/gate.py). "failed"
     is the default: an analyzer that does not say fails closed."""
 
     item: str

@@ -21,7 +21,7 @@ from typing import Any
 
 from analyzers.crscore.score import score_reviews
 from analyzers.crscore.sts import Embedder, load_sentence_transformer
-from bot.datasets import BUNDLED
+from bot.cli.datasets import BUNDLED
 
 DEV = Path(str(BUNDLED["crscore-dev"].file()))  # the bundled dataset, a plain file in a checkout
 

@@ -168,7 +168,7 @@ def warm_up() -> None:
     """Load the embedding model and start the PMD server, and freeze what that loaded out of
     the garbage collector's full passes, as `rtcbot worker` does at start."""
     from analyzers.crscore.analyzer import warm_up as warm_crscore
-    from bot.jobs import freeze_start_up
+    from bot.app.jobs import freeze_start_up
 
     warm_crscore()
     freeze_start_up()
@@ -404,10 +404,10 @@ def bot_measure(diffs: Sequence[Path], delay_s: float = LATENCY_S, worker_thread
     import httpx
 
     from bench.llm_process import LLMProcess
-    from bot.app import create_app
-    from bot.commands.worker import consumer
-    from bot.jobs import Runtime
-    from bot.settings import ServiceSettings
+    from bot.app.commands.worker import consumer
+    from bot.app.jobs import Runtime
+    from bot.app.web import create_app
+    from bot.core.settings import ServiceSettings
     from tests.bot.app_support import deliver, serve
     from tests.fakes.github_server import FakeGitHub
 
@@ -494,7 +494,7 @@ def run(quick: bool = False) -> list[Row]:
     prs = load_prs(paths[:2] if quick else paths)
     rows = rows_from(measure(prs))
     try:
-        from bot import app as _app  # noqa: F401
+        from bot.app import web as _app  # noqa: F401
     except ImportError as e:
         return [*rows, row("E2E through the App", f"not measured: {e}", f"≤ {TARGET}×", None)]
     import tempfile

@@ -343,9 +343,9 @@ class Counts:
 
 def count(settings_env: dict[str, str], delivery_ids: list[str]) -> Counts:
     """Deliveries and jobs in the store; queue messages drained and counted per job id."""
-    from bot.queue import make_huey
-    from bot.settings import load_settings
-    from bot.store import Delivery, JobRow, Store
+    from bot.app.queue import make_huey
+    from bot.core.settings import load_settings
+    from bot.store.store import Delivery, JobRow, Store
 
     saved = {k: os.environ.get(k) for k in settings_env}
     os.environ.update(settings_env)

@@ -259,7 +259,7 @@ class PullRequestReviewReporter:
         return len(body["comments"])
 
     def published(self) -> list[dict[str, Any]]:
-        """What the last review suggested, for the record of what people took (bot/feedback.py):
+        """What the last review suggested, for the record of what people took (bot/app/feedback.py):
         its committable suggestions (the `review` analyzer's plain comments suggest no lines)."""
         out = []
         for s in self.posted:

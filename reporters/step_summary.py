@@ -36,7 +36,7 @@ class RunOutcome:
     gate: str = ""  # the fail-on expression ("" when none)
     matched: tuple[str, ...] = ()  # the alternatives that hold
     missing: tuple[str, ...] = ()  # comparisons the run did not measure
-    blocked: tuple[str, ...] = ()  # why the gate cannot pass (bot/gate.py: gates fail closed)
+    blocked: tuple[str, ...] = ()  # why the gate cannot pass (bot/core/gate.py: gates fail closed)
     notes: tuple[str, ...] = ()
     sarif_file: str = ""
     extra: dict[str, str] = field(default_factory=dict)

@@ -9,7 +9,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = ROOT / "tests" / "fixtures"  # real diffs, vulnerable programs, webhook payloads
-DATA = ROOT / "bot" / "datasets"  # the bundled evaluation datasets (package data)
+DATA = ROOT / "bot" / "cli" / "datasets"  # the bundled evaluation datasets (package data)
 IN_CI = os.environ.get("CI") == "true"
 
 

@@ -42,7 +42,7 @@ def version() -> str:
 
 
 def test_action_runs_the_published_image_of_its_own_version() -> None:
-    owner = json.loads((ROOT / "bot" / "manifest.json").read_text(encoding="utf-8"))["url"].split("/")[-2]
+    owner = json.loads((ROOT / "bot" / "app" / "manifest.json").read_text(encoding="utf-8"))["url"].split("/")[-2]
     runs = load(ROOT / "action.yml")["runs"]
     assert runs["using"] == "docker"
     assert runs["image"] == f"docker://ghcr.io/{owner.lower()}/rtcbot:v{version()}"

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.datasets import BUNDLED
+from bot.cli.datasets import BUNDLED
 from tests.support import DATA, FIXTURES, ROOT
 
 # Folders that are not the project's own text: local state, caches, installed tools.

@@ -20,7 +20,7 @@ from bot.github.protocol import GitHub
 from bot.github.settings import GitHubSettings, load_github_settings
 
 if TYPE_CHECKING:
-    from bot.settings import ServiceSettings
+    from bot.core.settings import ServiceSettings
 
 __all__ = [
     "API_VERSION",

@@ -42,6 +42,6 @@ def load_github_settings(*, action: bool = False, **overrides: Any) -> GitHubSet
     try:
         return GitHubSettings(**overrides)
     except ValidationError as e:
-        from bot.settings import SettingsError, error_lines  # bot.settings imports this module
+        from bot.core.settings import SettingsError, error_lines  # bot.core.settings imports this module
 
         raise SettingsError(*error_lines(e, GitHubSettings)) from None

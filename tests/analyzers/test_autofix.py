@@ -264,7 +264,7 @@ def test_rule_messages_reach_the_prompt(tmp_path: Path, scripted_llm: Any) -> No
 def test_eval_autofix_prints_the_paper_table(tmp_path: Path, scripted_llm: Any) -> None:
     from click.testing import CliRunner
 
-    from bot.commands.eval_autofix import command
+    from bot.cli.commands.eval_autofix import command
 
     require(find_semgrep(), "semgrep is not installed")
     progs = tmp_path / "progs"

@@ -19,7 +19,7 @@ from analyzers.leak import (
 )
 from analyzers.report import fence_for
 from analyzers.rtc import round_trip
-from bot.datasets import lookup
+from bot.cli.datasets import lookup
 
 OLD = (
     "def load(user, token):\n"

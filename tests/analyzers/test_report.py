@@ -9,7 +9,7 @@ from typing import Any
 
 from analyzers import registry
 from analyzers.report import AnalyzerReport, Finding, Fix, Skipped
-from bot.store import Store
+from bot.store.store import Store
 
 
 def test_reports_and_analyzers_share_one_naming() -> None:

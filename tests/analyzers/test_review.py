@@ -127,7 +127,7 @@ def test_rtcbot_review_prints_the_kept_comments(scripted_llm: Callable[..., Scri
                                                 monkeypatch: pytest.MonkeyPatch) -> None:
     from click.testing import CliRunner
 
-    from bot.cli import main
+    from bot.entry import main
 
     monkeypatch.setenv("RTCBOT_CACHE_DIR", str(tmp_path))
     server = scripted_llm(responder)

@@ -16,8 +16,8 @@ import httpx
 from flask import Flask
 from werkzeug.serving import make_server
 
-from bot.jobs import Runtime
-from bot.settings import ServiceSettings
+from bot.app.jobs import Runtime
+from bot.core.settings import ServiceSettings
 from tests.fakes import STOP_POLL_S
 from tests.fakes.github_server import FakeGitHub, sign
 from tests.fakes.llm_server import ScriptedLLM

@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 
 from analyzers.report import AnalyzerReport, Finding, Fix, Skipped
-from bot.gate import FailOnError, metrics_of, parse_fail_on
+from bot.core.gate import FailOnError, metrics_of, parse_fail_on
 from reporters.step_summary import RunOutcome, output_values
 from reporters.workflow_commands import STEP_ANNOTATIONS_PER_LEVEL
 from tests.fakes.github_server import FakeGitHub, files_from_diff
@@ -117,7 +117,7 @@ def run_action(gh: FakeGitHub, llm: ScriptedLLM, tmp_path: Path, *, event: Path 
         "INPUT_LLM-BASE-URL": llm.base_url, "INPUT_MODEL": llm.model,
     })
     env.update({f"INPUT_{k.upper().replace('_', '-')}": v for k, v in inputs.items()})
-    return subprocess.run([sys.executable, "-m", "bot.cli", "action"], cwd=ROOT, env=env,
+    return subprocess.run([sys.executable, "-m", "bot", "action"], cwd=ROOT, env=env,
                           capture_output=True, text=True, timeout=400, check=False)
 
 
@@ -270,7 +270,7 @@ def test_action_runs_synthesis_rtc_with_a_test_command(
 def test_every_action_input_reaches_the_command() -> None:
     import yaml
 
-    from bot.commands.action import command
+    from bot.action.command import command
 
     action = yaml.safe_load((ROOT / "action.yml").read_text(encoding="utf-8"))
     assert action["runs"]["using"] == "docker" and action["runs"]["args"] == ["action"]
@@ -300,14 +300,14 @@ def test_ready_workflow_has_the_right_permissions() -> None:
 
 
 def test_the_action_module_stays_wiring() -> None:
-    """Issue #13: bot/action.py is wiring over the shared core (≤ 250 lines); logic goes to
+    """Issue #13: bot/action/run.py is wiring over the shared core (≤ 250 lines); logic goes to
     the modules the App and the CLI share."""
-    lines = (Path(__file__).parents[2] / "bot" / "action.py").read_text(encoding="utf-8").splitlines()
-    assert len(lines) <= 250, f"bot/action.py has {len(lines)} lines"
+    lines = (Path(__file__).parents[2] / "bot" / "action" / "run.py").read_text(encoding="utf-8").splitlines()
+    assert len(lines) <= 250, f"bot/action/run.py has {len(lines)} lines"
 
 
 def test_check_run_links_are_on_the_pull_requests_own_server() -> None:
-    from bot.workflow import PullRequest
+    from bot.action.workflow import PullRequest
 
     pr = PullRequest("o", "r", 1, "h" * 40, "b" * 40, html_url="https://ghe.example/o/r/pull/1")
     assert pr.run_links({"crscore": 7}) == {"crscore": "https://ghe.example/o/r/runs/7"}

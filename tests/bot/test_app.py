@@ -17,9 +17,9 @@ from pathlib import Path
 import httpx
 import pytest
 
-from bot.app import create_app, verify_signature
-from bot.jobs import Runtime
-from bot.settings import SettingsError
+from bot.app.jobs import Runtime
+from bot.app.web import create_app, verify_signature
+from bot.core.settings import SettingsError
 from tests.bot.app_support import SECRET, deliver, make_settings, serve
 from tests.bot.conftest import Backend
 from tests.support import FIXTURES, ROOT, require
@@ -159,7 +159,7 @@ def test_healthz_and_metrics(app_url) -> None:  # type: ignore[no-untyped-def]
 
 
 def test_healthz_is_503_when_the_database_is_gone(tmp_path: Path) -> None:
-    from bot.store import Store
+    from bot.store.store import Store
 
     settings = make_settings(tmp_path)
     dead = Store("postgresql+psycopg://nobody@127.0.0.1:1/none?connect_timeout=1", create=False)
@@ -215,7 +215,7 @@ def test_a_queue_that_is_away_loses_no_job(tmp_path: Path, caplog: pytest.LogCap
     with caplog.at_level(logging.WARNING), serve(create_app(settings, runtime=rt)) as url:
         r = deliver(url, "pull_request", payload("pull_request", "opened.payload.json"), delivery="q-away")
     assert r.status_code == 202, r.text  # the delivery and its job are stored: GitHub need not resend
-    [warning] = [rec for rec in caplog.records if rec.name == "bot.jobs"]
+    [warning] = [rec for rec in caplog.records if rec.name == "bot.app.jobs"]
     assert warning.levelno == logging.WARNING and warning.exc_info is None  # one line, no traceback
     assert "could not send job(s)" in warning.getMessage() and "Connection refused" in warning.getMessage()
     job = rt.store.jobs()[0]
@@ -311,7 +311,7 @@ def test_worker_refuses_to_start_when_the_queue_is_unreachable(tmp_path: Path) -
            if not k.startswith("RTCBOT_") and k not in ("DATABASE_URL", "REDIS_URL")}
     env.update({"RTCBOT_APP_ID": "1", "RTCBOT_PRIVATE_KEY": pem, "RTCBOT_DATA_DIR": str(tmp_path / "data"),
                 "REDIS_URL": "redis://:hunter2@127.0.0.1:1/0", "PYTHONPATH": str(ROOT)})
-    done = subprocess.run([sys.executable, "-m", "bot.cli", "worker"], cwd=ROOT, env=env, capture_output=True,
+    done = subprocess.run([sys.executable, "-m", "bot", "worker"], cwd=ROOT, env=env, capture_output=True,
                           text=True, timeout=60)
     assert done.returncode != 0
     assert "Traceback" not in done.stderr + done.stdout

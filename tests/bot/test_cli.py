@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from bot.cli import main
+from bot.entry import main
 from tests.fakes.llm_server import ScriptedLLM, varied
 from tests.support import FIXTURES, ROOT, require
 
@@ -22,7 +22,7 @@ def llm_args(srv: ScriptedLLM) -> list[str]:
 
 def rtcbot(*args: str, stdin: bytes | None = None) -> subprocess.CompletedProcess[str]:
     env = dict(os.environ)
-    return subprocess.run([sys.executable, "-m", "bot.cli", *args], cwd=ROOT, capture_output=True,
+    return subprocess.run([sys.executable, "-m", "bot", *args], cwd=ROOT, capture_output=True,
                           text=True, env=env, input=None if stdin is None else stdin.decode(), timeout=120)
 
 
@@ -236,7 +236,7 @@ def test_a_spent_budget_that_skipped_work_exits_3_saying_how_much(scripted_llm: 
 @pytest.mark.slow
 def test_bad_log_settings_are_one_line_naming_the_variable(tmp_path: Path) -> None:
     env = {**os.environ, "RTCBOT_LOG_FORMAT": "xml", "LOG_LEVEL": "loud"}
-    p = subprocess.run([sys.executable, "-m", "bot.cli", "config", "validate", str(tmp_path / "none.yml")],
+    p = subprocess.run([sys.executable, "-m", "bot", "config", "validate", str(tmp_path / "none.yml")],
                        cwd=ROOT, capture_output=True, text=True, env=env, timeout=120)
     assert p.returncode == 2 and "Traceback" not in p.stderr
     assert p.stderr.splitlines() == ["Error: LOG_LEVEL: must be one of debug, info, warning, error, critical",
@@ -244,7 +244,7 @@ def test_bad_log_settings_are_one_line_naming_the_variable(tmp_path: Path) -> No
 
 
 def test_review_reads_githubs_own_comment_json_by_side(tmp_path: Path) -> None:
-    from bot.cli import load_comments
+    from bot.cli.review import load_comments
 
     listed = [{"id": 1, "path": "a.py", "line": 4, "side": "LEFT", "original_line": 4, "body": "why drop this?",
                "user": {"login": "alice", "type": "User"}},

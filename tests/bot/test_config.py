@@ -22,10 +22,10 @@ from analyzers.crscore.analyzer import CRScoreOptions
 from analyzers.editing_rtc import EditingRTCConfig
 from analyzers.options import OptionsError
 from analyzers.synthesis_rtc import SynthesisOptions
-from bot.cli import main
-from bot.config import CONFIG_PATH, RepoConfig, effective, parse_config
-from bot.context import app_runs_no_code
-from bot.settings import SettingsError, load_settings, load_tools
+from bot.core.config import CONFIG_PATH, RepoConfig, effective, parse_config
+from bot.core.context import app_runs_no_code
+from bot.core.settings import SettingsError, load_settings, load_tools
+from bot.entry import main
 from tests.bot.test_action import EVENT, pr_github, run_action  # noqa: F401  (fixture)
 from tests.fakes.github_server import FakeGitHub
 from tests.fakes.llm_server import ScriptedLLM, varied
@@ -220,7 +220,7 @@ def test_other_words_for_on_off_are_errors(text: str, problem: str) -> None:
 
 def test_thresholds_are_sugar_for_fail_on() -> None:
     from analyzers.report import AnalyzerReport
-    from bot.gate import judge, parse_fail_on
+    from bot.core.gate import judge, parse_fail_on
 
     sugar = parse_config("thresholds: {editing_rtc: {rtc: 0.5}}\n").config.gate()
     spelled = parse_config('fail_on: "editing_rtc.rtc<0.5"\n').config.gate()
@@ -246,7 +246,7 @@ def test_an_analyzers_list_names_exactly_what_runs() -> None:
 def test_analyzers_that_read_comments_get_them() -> None:
     """No analyzer name is hard-coded: the builder asks each analyzer whether it reads them."""
     from analyzers.context import ReviewComment
-    from bot.context import build, select
+    from bot.core.context import build, select
 
     assert registry.comment_readers() == ["crscore"]
     fetched: list[int] = []
@@ -266,8 +266,8 @@ def test_analyzers_that_read_comments_get_them() -> None:
 def _app_check_run(tmp_path: Path, gh: FakeGitHub, llm: ScriptedLLM, config: str) -> dict[str, Any]:
     """The App on `config` (default branch): a pull request opened, its jobs run; the
     completed EditingRTC check run."""
-    from bot.app import create_app
-    from bot.jobs import Runtime
+    from bot.app.jobs import Runtime
+    from bot.app.web import create_app
     from tests.bot.app_support import deliver, drain, make_settings, serve
 
     gh.set_file(CONFIG_PATH, config)
@@ -335,9 +335,9 @@ def test_the_app_gates_on_fail_on_and_runs_no_test_command(
 
 
 def test_select_leaves_require_qualified_to_the_surfaces() -> None:
-    """Every surface reads the qualification record now (bot/qualification.py): `select` adds
+    """Every surface reads the qualification record now (bot/core/qualification.py): `select` adds
     no "not read here" note."""
-    from bot.context import select
+    from bot.core.context import select
 
     loaded = parse_config("require_qualified: true\n", Tools())
     assert loaded.config.require_qualified

@@ -1,4 +1,4 @@
-"""The context builder's review comments (bot/context.py `comments_from_github`), read from the
+"""The context builder's review comments (bot/core/context.py `comments_from_github`), read from the
 fake GitHub by the App's client and the Action's, placed on a real diff by side and line.
 
 The diff: hunk 1 removes ten lines (the head's numbers fall 10 behind the base's), hunk 2
@@ -17,10 +17,10 @@ import pytest
 from analyzers.context import AnalysisContext, ReviewComment
 from analyzers.crscore.analyzer import CRScoreAnalyzer, locate
 from analyzers.diff import ChangeSet
-from bot.config import LoadedConfig
-from bot.context import changes_from_github, comments_from_github, head_files
+from bot.core.config import LoadedConfig
+from bot.core.context import changes_from_github, comments_from_github, head_files
+from bot.core.settings import ServiceSettings
 from bot.github import GitHubClient, GitHubSettings, installation_client, token_client
-from bot.settings import ServiceSettings
 from tests.fakes.github_server import FakeGitHub
 
 PATH = "src/table.py"

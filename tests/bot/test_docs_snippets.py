@@ -1,5 +1,5 @@
 """Every `.github/rtcbot.yml` snippet in the README and docs/*.md is a valid config, read by the
-loader the App uses (`bot.config.parse_config`); one the doc marks `<!-- invalid on purpose -->`
+loader the App uses (`bot.core.config.parse_config`); one the doc marks `<!-- invalid on purpose -->`
 on the line before its fence must be refused, so an example of an error stays one.
 
 A ```yaml (or ```yml) block is a config unless it is a GitHub Actions workflow or a piece of one
@@ -15,7 +15,7 @@ import pytest
 import yaml
 
 from analyzers.context import Tools
-from bot.config import parse_config
+from bot.core.config import parse_config
 from tests.support import ROOT
 
 INVALID_MARK = "<!-- invalid on purpose -->"

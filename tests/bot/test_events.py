@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from bot import events
-from bot.events import AnalyzeJob, BadJob, FeedbackJob, InstallationJob, PRJob
+from bot.app import events
+from bot.app.events import AnalyzeJob, BadJob, FeedbackJob, InstallationJob, PRJob
 from tests.support import FIXTURES
 
 HOOKS = FIXTURES / "github" / "webhooks"

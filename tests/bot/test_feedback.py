@@ -17,10 +17,10 @@ import pytest
 from click.testing import CliRunner
 
 from analyzers.semgrep.scan import find_semgrep
-from bot import feedback
-from bot.app import create_app
-from bot.cli import main
-from bot.jobs import Runtime
+from bot.app import feedback
+from bot.app.jobs import Runtime
+from bot.app.web import create_app
+from bot.entry import main
 from tests.analyzers.test_autofix import APP
 from tests.analyzers.test_autofix import responder as autofix_answers
 from tests.bot.app_support import deliver, drain, make_settings, serve

@@ -1,4 +1,4 @@
-"""bot/gate.py, pure: gates fail closed over what an analyzer could not analyse.
+"""bot/core/gate.py, pure: gates fail closed over what an analyzer could not analyse.
 
 A changed file an analyzer could not analyse (a Skipped item of kind "failed") is the metric
 `<analyzer>.unscanned`, and a gate that reads the analyzer's findings or scores cannot pass
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from analyzers.report import GATE_CANNOT_PASS as CANNOT_PASS
 from analyzers.report import AnalyzerReport, Finding, Skipped
-from bot.gate import SHOWN_ITEMS, judge, metrics_of, parse_fail_on
+from bot.core.gate import SHOWN_ITEMS, judge, metrics_of, parse_fail_on
 
 BIG = Skipped("big.py", "over Semgrep's size limit: target file size exceeds 200 bytes")
 LOCK = Skipped("package-lock.json", "ignored by glob 'package-lock.json'", "policy")
@@ -74,7 +74,7 @@ def test_an_analyzer_that_could_not_run_blocks_a_gate_on_it() -> None:
 
 
 def test_thresholds_fail_closed_too_with_the_analyzers_own_words() -> None:
-    from bot.gate import from_thresholds
+    from bot.core.gate import from_thresholds
 
     cut = Skipped("a.py @@ -1 +1 @@", "not scored: request budget of 3 spent")
     report = AnalyzerReport("editing_rtc", "EditingRTC", scores={"rtc": 0.9}, skipped=[cut])

@@ -22,6 +22,7 @@ from typing import Any
 
 import pytest
 
+from bot.core.settings import ServiceSettings
 from bot.github import (
     API_VERSION,
     GitHubClient,
@@ -31,7 +32,6 @@ from bot.github import (
     token_client,
 )
 from bot.github.policy import RESET_MARGIN_S, Attempts, GiveUp, Retry, decide
-from bot.settings import ServiceSettings
 from tests.fakes.github_server import FakeGitHub, Request, many_hunks_diff
 from tests.fakes.llm_server import ScriptedLLM, varied
 from tests.support import FIXTURES, ROOT
@@ -302,7 +302,7 @@ def test_the_action_rides_out_a_secondary_limit_without_retry_after(
         }
     )
     proc = subprocess.run(
-        [sys.executable, "-m", "bot.cli", "action"],
+        [sys.executable, "-m", "bot", "action"],
         cwd=ROOT,
         env=env,
         capture_output=True,

@@ -16,10 +16,10 @@ from typing import Any
 
 import pytest
 
-from bot import events
-from bot.app import create_app
-from bot.events import AnalyzeJob, PRJob
-from bot.jobs import Runtime
+from bot.app import events
+from bot.app.events import AnalyzeJob, PRJob
+from bot.app.jobs import Runtime
+from bot.app.web import create_app
 from tests.bot.app_support import deliver, drain, make_settings, serve
 from tests.bot.conftest import Backend
 from tests.fakes.github_server import FakeGitHub, many_hunks_diff

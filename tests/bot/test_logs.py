@@ -1,4 +1,4 @@
-"""Logging (bot/logs.py): timestamps, the job's context on every line a job logs, JSON on
+"""Logging (bot/core/logs.py): timestamps, the job's context on every line a job logs, JSON on
 request, and `rtcbot worker` logging at info with timestamps."""
 
 from __future__ import annotations
@@ -16,10 +16,10 @@ from pathlib import Path
 
 import pytest
 
-from bot.app import create_app
-from bot.jobs import Runtime
-from bot.logs import configure, job_context
-from bot.settings import LogSettings
+from bot.app.jobs import Runtime
+from bot.app.web import create_app
+from bot.core.logs import configure, job_context
+from bot.core.settings import LogSettings
 from tests.bot.app_support import deliver, drain, make_settings, serve
 from tests.fakes.github_server import FakeGitHub, app_key
 from tests.fakes.llm_server import ScriptedLLM, varied
@@ -86,7 +86,7 @@ def test_every_line_a_job_logs_names_it(captured: Callable[[str], io.StringIO], 
     finally:
         rt.store.close()
     records = [json.loads(ln) for ln in buf.getvalue().splitlines()]
-    jobs = [r for r in records if r["logger"] == "bot.jobs"]
+    jobs = [r for r in records if r["logger"] == "bot.app.jobs"]
     assert {r["message"] for r in jobs} >= {"pr job started (attempt 1)", "analyze job started (attempt 1)",
                                            "pr job ended: done", "analyze job ended: done"}
     for r in jobs:
@@ -108,7 +108,7 @@ def test_the_worker_logs_at_info_with_timestamps(tmp_path: Path) -> None:
                 "RTCBOT_ANALYZERS": "editing_rtc"})
     log = tmp_path / "worker.log"
     with log.open("wb") as out:
-        p = subprocess.Popen([sys.executable, "-m", "bot.cli", "worker"], cwd=ROOT, env=env, stdout=out,
+        p = subprocess.Popen([sys.executable, "-m", "bot", "worker"], cwd=ROOT, env=env, stdout=out,
                              stderr=subprocess.STDOUT)
     try:
         deadline = time.monotonic() + 90

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from bot.config import parse_config
+from bot.core.config import parse_config
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -25,7 +25,7 @@ def test_repo_config() -> None:
 
 
 def test_manifest_asks_for_the_documented_permissions_and_events() -> None:
-    m = json.loads((ROOT / "bot" / "manifest.json").read_text())
+    m = json.loads((ROOT / "bot" / "app" / "manifest.json").read_text())
     assert m["default_permissions"] == {"checks": "write", "pull_requests": "write", "contents": "read",
                                         "metadata": "read"}
     assert set(m["default_events"]) >= {"pull_request", "pull_request_review", "pull_request_review_comment",
@@ -53,7 +53,7 @@ def table(section: str, header: str) -> list[list[str]]:
 def test_the_docs_ask_for_what_the_manifest_asks_for() -> None:
     """docs/github-app.md §1's permissions and events are the manifest's, no more, no less (the
     doc once asked for pull requests: read and left out pull_request_review_thread)."""
-    m = json.loads((ROOT / "bot" / "manifest.json").read_text())
+    m = json.loads((ROOT / "bot" / "app" / "manifest.json").read_text())
     section = register_section()
     permissions = {row[0].strip("`"): row[1] for row in table(section, "permission")}
     events = [row[0].strip("`") for row in table(section, "event")]

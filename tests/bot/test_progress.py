@@ -13,13 +13,13 @@ from collections.abc import Callable
 import pytest
 
 from analyzers.llm import Usage
-from bot.progress import shown, usage_line
+from bot.cli.progress import shown, usage_line
 from tests.fakes.llm_server import ScriptedLLM, varied
 from tests.support import ROOT
 
 
 def review_argv(srv: ScriptedLLM, *extra: str) -> list[str]:
-    return [sys.executable, "-m", "bot.cli", "review", "samples/demo.diff", "--format", "json",
+    return [sys.executable, "-m", "bot", "review", "samples/demo.diff", "--format", "json",
             "--llm-base-url", srv.base_url, "--model", srv.model, "--no-cache", *extra]
 
 

@@ -1,4 +1,4 @@
-"""bot/publish.py: a report published into its check run on the fake GitHub, then recorded.
+"""bot/app/publish.py: a report published into its check run on the fake GitHub, then recorded.
 
 A check run can be published into more than once: a forced re-run (the Re-run button), or the
 sweep's new attempt at a job whose check run GitHub already shows completed but whose record the
@@ -18,16 +18,16 @@ import pytest
 from sqlalchemy.exc import OperationalError
 
 from analyzers.report import AnalyzerReport, Finding
-from bot import events
-from bot.config import LoadedConfig
-from bot.context import changes_from_github
-from bot.events import AnalyzeJob
-from bot.gate import FailOn
+from bot.app import events
+from bot.app.events import AnalyzeJob
+from bot.app.publish import publish, record
+from bot.core.checks import CheckRuns
+from bot.core.config import LoadedConfig
+from bot.core.context import changes_from_github
+from bot.core.gate import FailOn
+from bot.core.settings import ServiceSettings
 from bot.github import GitHubClient, installation_client
-from bot.lifecycle import CheckRuns
-from bot.publish import publish, record
-from bot.settings import ServiceSettings
-from bot.store import Store
+from bot.store.store import Store
 from reporters.check_run import CheckOutput, annotation_of, diff_lines
 from tests.fakes.github_server import FakeGitHub, many_hunks_diff
 from tests.reliability.services import Postgres, ServiceUnavailable

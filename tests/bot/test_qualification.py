@@ -1,4 +1,4 @@
-"""`require_qualified: true` on the App and the Action (bot/qualification.py).
+"""`require_qualified: true` on the App and the Action (bot/core/qualification.py).
 
 End to end against the fake GitHub (tests/fakes/github_server.py) and the scripted LLM: a
 pull request adding a Python file that a bundled Semgrep rule flags. An unqualified model
@@ -22,15 +22,15 @@ from analyzers.autofix import AutoFix
 from analyzers.context import AnalysisContext
 from analyzers.diff import parse_diff
 from analyzers.semgrep import find_semgrep
-from bot.config import CONFIG_PATH
-from bot.qualification import (
+from bot.core.config import CONFIG_PATH
+from bot.core.qualification import (
     RECORD_PATH,
     refusal_from_file,
     refusal_from_store,
     refusal_from_text,
     refusing_factory,
 )
-from bot.store import Store
+from bot.store.store import Store
 from tests.bot.commands.test_qualify import git, qualify, recreator
 from tests.bot.commands.test_qualify import repo as repo  # noqa: F401  (fixture)
 from tests.bot.test_action import EVENT, TOKEN, run_action
@@ -131,8 +131,8 @@ def _app_runs(tmp_path: Path, gh: FakeGitHub, llm: ScriptedLLM,
               before: Callable[[Store], object] = lambda _: None) -> dict[str, dict[str, Any]]:
     """The App on CONFIG: a pull request adding PATH opened, its jobs run; the completed
     check runs by name."""
-    from bot.app import create_app
-    from bot.jobs import Runtime
+    from bot.app.jobs import Runtime
+    from bot.app.web import create_app
     from tests.bot.app_support import deliver, drain, make_settings, serve
 
     gh.set_file(CONFIG_PATH, CONFIG)

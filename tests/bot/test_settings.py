@@ -15,7 +15,7 @@ import pytest
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 
-from bot.settings import (
+from bot.core.settings import (
     ServiceSettings,
     SettingsError,
     check_service,
@@ -31,7 +31,7 @@ from bot.settings import (
 from tests.fakes.github_server import app_key
 from tests.support import ROOT
 
-RTCBOT = [sys.executable, "-m", "bot.cli"]
+RTCBOT = [sys.executable, "-m", "bot"]
 
 
 def rsa_pem() -> str:
@@ -268,7 +268,7 @@ def test_the_action_and_config_validate_say_every_problem_in_the_same_words(
         monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     from click.testing import CliRunner
 
-    from bot.cli import main
+    from bot.entry import main
 
     clean_env(monkeypatch, tmp_path)
     for k, v in {"RTCBOT_SANDBOX": "docker", "RTCBOT_SEMGREP_MAX_TARGET_BYTES": "0",
@@ -364,7 +364,7 @@ def test_a_redis_url_that_is_not_one_is_one_line_at_start(monkeypatch: pytest.Mo
 
 
 def test_a_database_that_does_not_answer_is_one_line_naming_database_url(tmp_path: Path) -> None:
-    from bot.store import Store
+    from bot.store.store import Store
 
     s = ServiceSettings(database_url="postgresql://rtcbot:hunter2@127.0.0.1:1/rtcbot", data_dir=tmp_path)
     assert database_problems(s) == []  # a URL that reads well: only connecting tells

@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from bot.store import Store, StoreCache
+from bot.store.store import Store, StoreCache
 from tests.bot.conftest import Backend
 
 

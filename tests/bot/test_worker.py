@@ -13,15 +13,15 @@ from typing import Any
 
 import pytest
 
-from bot.app import create_app
-from bot.jobs import Runtime
+from bot.app.jobs import Runtime
+from bot.app.web import create_app
 from tests.bot.app_support import deliver, make_settings, serve
 from tests.bot.conftest import Backend
 from tests.fakes.github_server import FakeGitHub, many_hunks_diff
 from tests.fakes.llm_server import ScriptedLLM, varied
 from tests.support import ROOT
 
-RTCBOT = [sys.executable, "-m", "bot.cli"]
+RTCBOT = [sys.executable, "-m", "bot"]
 
 
 def worker_env(settings: Any) -> dict[str, str]:

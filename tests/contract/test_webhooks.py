@@ -14,8 +14,8 @@ from typing import Any
 import httpx
 import pytest
 
-from bot.app import create_app
-from bot.jobs import Runtime
+from bot.app.jobs import Runtime
+from bot.app.web import create_app
 from tests.bot.app_support import deliver, make_settings, serve
 from tests.support import FIXTURES
 
@@ -59,7 +59,7 @@ def client() -> Iterator[httpx.Client]:
 
 
 def test_the_vendored_examples_cover_every_event_the_app_subscribes_to() -> None:
-    manifest = json.loads((Path(__file__).resolve().parents[2] / "bot" / "manifest.json").read_text(encoding="utf-8"))
+    manifest = json.loads((Path(__file__).resolve().parents[2] / "bot" / "app" / "manifest.json").read_text(encoding="utf-8"))
     subscribed = set(manifest["default_events"]) | {"installation", "installation_repositories", "ping"}
     assert subscribed <= set(EVENTS), sorted(subscribed - set(EVENTS))
     assert sum(1 for _ in examples()) >= 70  # every example, not a sample

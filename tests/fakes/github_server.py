@@ -225,7 +225,7 @@ class FakeGitHub(LoopbackServer):
         self.injected: Counter[int] = Counter()  # random failures given, by status
         self._ids = itertools.count(1000)
         self._lock = threading.RLock()
-        # the dashboard's "Sign in with GitHub" (the App's OAuth web flow, bot/dashboard/oauth.py):
+        # the dashboard's "Sign in with GitHub" (the App's OAuth web flow, bot/app/dashboard/oauth.py):
         # /login/oauth/authorize sends the browser straight back with a code for `user`, and
         # user-to-server tokens reach `user_installations` (installation id → repositories)
         self.oauth_client_id = "Iv1.fake0a1b2c3d4e5f"

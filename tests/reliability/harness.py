@@ -33,9 +33,9 @@ from typing import Any
 
 import httpx
 
-from bot.app import create_app
-from bot.jobs import Runtime
-from bot.settings import ServiceSettings
+from bot.app.jobs import Runtime
+from bot.app.web import create_app
+from bot.core.settings import ServiceSettings
 from tests.bot.app_support import deliver, make_settings, serve
 from tests.fakes.github_server import FakeGitHub
 from tests.fakes.llm_server import Responder, ScriptedLLM, varied
@@ -45,7 +45,7 @@ from tests.support import ROOT
 CHECK = "rtcbot / EditingRTC"
 READY = b"rtcbot: worker on the"  # what `rtcbot worker` prints once it consumes
 NOTE = "note: "  # a key of a scenario's faults that is a consequence, not counted as a fault
-RTCBOT = [sys.executable, "-m", "bot.cli"]
+RTCBOT = [sys.executable, "-m", "bot"]
 # the workers' recovery clocks, short so that a scenario recovers in seconds
 TIMINGS = {
     "RTCBOT_HEARTBEAT_S": "0.5",

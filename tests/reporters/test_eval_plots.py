@@ -13,11 +13,11 @@ from click.testing import CliRunner
 
 from analyzers.semgrep.scan import find_semgrep
 from analyzers.synthesis_rtc import load_humaneval
-from bot.commands.eval_autofix import command as autofix
-from bot.commands.eval_crscore import command as crscore
-from bot.commands.eval_editing_rtc import command as editing_rtc
-from bot.commands.eval_repair import command as repair
-from bot.commands.eval_synthesis_rtc import command as synthesis_rtc
+from bot.cli.commands.eval_autofix import command as autofix
+from bot.cli.commands.eval_crscore import command as crscore
+from bot.cli.commands.eval_editing_rtc import command as editing_rtc
+from bot.cli.commands.eval_repair import command as repair
+from bot.cli.commands.eval_synthesis_rtc import command as synthesis_rtc
 from reporters.eval_plots import (
     autofix_chart,
     crscore_chart,

@@ -21,7 +21,7 @@ import pytest
 
 from analyzers.diff import parse_diff
 from analyzers.report import AnalyzerReport, Finding, Skipped
-from bot.context import unlisted_files_note
+from bot.core.context import unlisted_files_note
 from reporters import check_run
 from reporters.base import Target
 from reporters.check_run import CheckRunReporter

@@ -21,8 +21,8 @@ from typing import Any
 
 import pytest
 
-from bot.app import create_app
-from bot.jobs import Runtime
+from bot.app.jobs import Runtime
+from bot.app.web import create_app
 from tests.bot.app_support import deliver, drain, make_settings, serve
 from tests.fakes.github_server import FakeGitHub
 from tests.fakes.llm_server import ScriptedLLM, varied
@@ -69,7 +69,7 @@ def _action(tmp_path: Path, gh: FakeGitHub, llm: ScriptedLLM) -> list[dict[str, 
         "INPUT_LLM-BASE-URL": llm.base_url, "INPUT_MODEL": llm.model, "INPUT_ANALYZERS": "editing-rtc",
         "RTCBOT_CACHE_DIR": str(work / "cache"),  # a fresh LLM cache, as the App's fresh store
     })
-    proc = subprocess.run([sys.executable, "-m", "bot.cli", "action"], cwd=ROOT, env=env,
+    proc = subprocess.run([sys.executable, "-m", "bot", "action"], cwd=ROOT, env=env,
                           capture_output=True, text=True, timeout=300, check=False)
     assert proc.returncode in (0, 1), proc.stderr[-3000:]
     return _bodies(gh)

@@ -17,8 +17,8 @@ import pytest
 
 from analyzers.report import AnalyzerReport, Finding, Fix
 from analyzers.semgrep.scan import find_semgrep
+from bot.core.settings import ServiceSettings
 from bot.github import token_client
-from bot.settings import ServiceSettings
 from reporters.base import REPORTERS, ReporterError, Sinks, Target, build, publish
 from reporters.pr_review import MARKER, PullRequestReviewReporter, candidates, key_of, plan
 from tests.analyzers.test_autofix import APP
@@ -95,7 +95,7 @@ def test_the_reporter_is_built_by_name_and_says_what_it_lacks() -> None:
         build(["pr-review"], Sinks(github=object(), suggestions="some"))
     off = PullRequestReviewReporter(object(), mode="off")  # type: ignore[arg-type]  # never called
     assert publish(off, HEAD, {}, [report(fixed(2))]) == 0
-    from bot.config import parse_config
+    from bot.core.config import parse_config
 
     assert parse_config("suggestions: all\n").config.suggestions == "all"
     assert "suggestions" in (parse_config("suggestions: maybe\n").error or "")
@@ -222,8 +222,8 @@ def test_the_app_posts_them_with_rtcbot_reporters(
     gh = fake_github()
     llm = scripted_llm(autofix_answers)
     settings = make_settings(tmp_path, gh, llm, analyzers=["autofix"], reporters=["pr-review"])
-    from bot.app import create_app
-    from bot.jobs import Runtime
+    from bot.app.jobs import Runtime
+    from bot.app.web import create_app
 
     rt = Runtime(settings)
     try:

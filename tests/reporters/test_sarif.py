@@ -183,7 +183,7 @@ def test_cli_review_of_a_real_diff_validates(scripted_llm: Callable[..., Scripte
     llm = scripted_llm(varied)
     out = tmp_path / "out.sarif"
     proc = subprocess.run(
-        [sys.executable, "-m", "bot.cli", "review", str(diff), "--format", "sarif",
+        [sys.executable, "-m", "bot", "review", str(diff), "--format", "sarif",
          "--llm-base-url", llm.base_url, "--model", llm.model,
          "--analyzers", "editing-rtc,crscore,autofix",
          "--comment", "Why is this check removed? A StringBuilder would be clearer.",

@@ -19,15 +19,15 @@ import pytest
 from sqlalchemy import text
 
 from analyzers.report import AnalyzerReport, Finding
-from bot import feedback
-from bot.app import create_app
-from bot.events import AnalyzeJob
-from bot.gate import FailOn
+from bot.app import feedback
+from bot.app.events import AnalyzeJob
+from bot.app.jobs import Runtime
+from bot.app.publish import publish
+from bot.app.web import create_app
+from bot.core.checks import CheckRuns
+from bot.core.gate import FailOn
 from bot.github import installation_client
-from bot.jobs import Runtime
-from bot.lifecycle import CheckRuns
-from bot.publish import publish
-from bot.store import Store
+from bot.store.store import Store
 from reporters.base import failure
 from reporters.pr_review import MARKER
 from tests.bot.app_support import deliver, drain, make_settings, serve
@@ -215,7 +215,7 @@ def test_the_review_analyzers_comments_publish_and_record_without_an_error(
         fake_github: Callable[..., FakeGitHub], tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
     gh = fake_github()
     recorded: list[list[dict[str, object]]] = []
-    with caplog.at_level(logging.WARNING, logger="bot.publish"):
+    with caplog.at_level(logging.WARNING, logger="bot.app.publish"):
         _publish_review(gh, tmp_path, recorded)
     assert [r.getMessage() for r in caplog.records] == []
     assert len(gh.reviews) == 1 and recorded == [[]]  # posted; a plain comment suggests no lines
@@ -225,7 +225,7 @@ def test_a_reporter_that_fails_is_logged_with_its_type_and_message(
         fake_github: Callable[..., FakeGitHub], tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
     gh = fake_github(expect_violations=False)
     gh.fail_next(1, status=404, match="/reviews")
-    with caplog.at_level(logging.WARNING, logger="bot.publish"):
+    with caplog.at_level(logging.WARNING, logger="bot.app.publish"):
         _publish_review(gh, tmp_path, [])
     [line] = [r.getMessage() for r in caplog.records if "pr-review reporter failed" in r.getMessage()]
     assert "GitHubError: " in line and "Not Found" in line
@@ -234,7 +234,7 @@ def test_a_reporter_that_fails_is_logged_with_its_type_and_message(
 
 
 def test_the_actions_further_output_that_fails_is_said_with_its_type_and_message(tmp_path: Path) -> None:
-    from bot.action import _extra_outputs
+    from bot.action.run import _extra_outputs
     from reporters.base import Sinks, Target
 
     (tmp_path / "out.sarif").symlink_to(tmp_path / "victim")

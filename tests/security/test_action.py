@@ -49,7 +49,7 @@ def action(gh: FakeGitHub, llm: ScriptedLLM, tmp_path: Path, *, event_name: str 
         "INPUT_LLM-BASE-URL": llm.base_url, "INPUT_MODEL": llm.model,
     })
     env.update({f"INPUT_{k.upper().replace('_', '-')}": v for k, v in inputs.items()})
-    return subprocess.run([sys.executable, "-m", "bot.cli", "action"], cwd=workspace, env=env,
+    return subprocess.run([sys.executable, "-m", "bot", "action"], cwd=workspace, env=env,
                           capture_output=True, text=True, timeout=400, check=False)
 
 

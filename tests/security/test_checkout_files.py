@@ -26,8 +26,8 @@ from analyzers.checkout_files import (
     write_text,
 )
 from analyzers.report import AnalyzerReport, Finding
-from bot.cli import main
-from bot.qualification import refusal_from_file
+from bot.core.qualification import refusal_from_file
+from bot.entry import main
 from reporters.sarif import SarifReporter
 from tests.bot.commands.test_qualify import (
     git,
@@ -41,7 +41,7 @@ RECORD = ".rtcbot/qualification.json"
 
 def rtcbot(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    return subprocess.run([sys.executable, "-m", "bot.cli", *args], cwd=cwd, capture_output=True, text=True,
+    return subprocess.run([sys.executable, "-m", "bot", *args], cwd=cwd, capture_output=True, text=True,
                           env=env, timeout=120, check=False)
 
 

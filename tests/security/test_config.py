@@ -30,12 +30,12 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-import bot.workflow
+import bot.action.workflow
 from analyzers.context import AnalysisContext, Tools
 from analyzers.diff import parse_diff
 from analyzers.pipeline import run_one
-from bot.commands.config import command as config_command
-from bot.config import MAX_CONFIG_BYTES, MAX_DEPTH, parse_config
+from bot.cli.commands.config import command as config_command
+from bot.core.config import MAX_CONFIG_BYTES, MAX_DEPTH, parse_config
 from tests.conftest import client_for
 from tests.fakes.llm_server import ScriptedLLM
 from tests.support import require
@@ -200,7 +200,7 @@ def test_deep_nesting_is_one_line_not_a_recursion_error(opener: str) -> None:
     assert "\n" not in loaded.error
     # the Action reads the file with the same loader (tests/bot/test_config.py runs all three
     # surfaces on one invalid file)
-    assert vars(bot.workflow)["parse_config"] is parse_config
+    assert vars(bot.action.workflow)["parse_config"] is parse_config
 
 
 def test_oversized_file_several_documents_and_duplicate_keys() -> None:
@@ -217,7 +217,7 @@ def test_validate_command_rejects_programs_and_paths(tmp_path: Path) -> None:
     bad = tmp_path / "rtcbot.yml"
     bad.write_text("options:\n  autofix: {semgrep: python3, extra_rules: [/etc/passwd]}\n"
                    "  editing_rtc: {n_forward: 60}\n")
-    p = subprocess.run([sys.executable, "-m", "bot.cli", "config", "validate", str(bad)],
+    p = subprocess.run([sys.executable, "-m", "bot", "config", "validate", str(bad)],
                        capture_output=True, text=True, timeout=120, check=False)
     assert p.returncode == 2, p.stderr
     lines = p.stderr.splitlines()

@@ -12,7 +12,7 @@ import httpx
 from flask import Flask
 from flask.sessions import SecureCookieSessionInterface
 
-from bot.qualification import refusal_from_text
+from bot.core.qualification import refusal_from_text
 from tests.bot.dashboard.support import SESSION_SECRET, sign_in
 from tests.bot.dashboard.test_views import OTHER, REPO, dashboard_app, no_data
 from tests.fakes.github_server import FakeGitHub
@@ -87,8 +87,8 @@ def test_a_record_built_to_crash_the_reader_is_a_refusal() -> None:
 def test_repository_names_from_github_are_only_ever_compared(tmp_path: Path) -> None:
     """Sign-in asks the store which of the user's repositories (names GitHub lists, some chosen
     by whoever named them) have data: a name built as SQL or as a pattern matches nothing."""
-    from bot.dashboard.data import repos_with_data
-    from bot.store import Store
+    from bot.app.dashboard.data import repos_with_data
+    from bot.store.store import Store
     from tests.bot.dashboard.support import seed
 
     store = Store(f"sqlite:///{tmp_path / 'db.sqlite3'}")

@@ -22,7 +22,7 @@ from click.testing import CliRunner
 
 from analyzers.diff import parse_github_files
 from analyzers.semgrep.scan import parse_output
-from bot.cli import main
+from bot.entry import main
 from tests.bot.test_action import EVENT, TOKEN, read_outputs
 from tests.bot.test_jobs import World, finished, world  # noqa: F401  (fixture)
 from tests.fakes.github_server import FakeGitHub, fake_github  # noqa: F401  (fixture)

@@ -27,9 +27,9 @@ from analyzers.context import AnalysisContext
 from analyzers.diff import parse_diff
 from analyzers.editing_rtc import EditingRTC
 from analyzers.report import AnalyzerReport
-from bot.app import create_app
-from bot.cli import main
-from bot.jobs import Runtime
+from bot.app.jobs import Runtime
+from bot.app.web import create_app
+from bot.entry import main
 from tests.bot.app_support import deliver, drain, make_settings, serve
 from tests.bot.test_action import EVENT, TOKEN, read_outputs, run_action
 from tests.conftest import client_for

@@ -7,9 +7,9 @@ from pathlib import Path
 import httpx
 
 from analyzers.report import AnalyzerReport, Finding, Fix
-from bot import feedback
-from bot.app import create_app
-from bot.jobs import Runtime
+from bot.app import feedback
+from bot.app.jobs import Runtime
+from bot.app.web import create_app
 from reporters.base import Target
 from reporters.pr_review import MARKER, candidates, key_of, plan
 from tests.bot.app_support import make_settings, serve

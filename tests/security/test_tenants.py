@@ -31,10 +31,10 @@ import httpx
 import pytest
 from pydantic import ValidationError
 
-from bot.app import create_app
+from bot.app.jobs import Runtime
+from bot.app.web import create_app
+from bot.core.settings import ServiceSettings
 from bot.github import installation_client
-from bot.jobs import Runtime
-from bot.settings import ServiceSettings
 from tests.bot.app_support import deliver, drain, make_settings, serve
 from tests.bot.conftest import Backend
 from tests.fakes.github_server import FakeGitHub, many_hunks_diff
@@ -257,7 +257,7 @@ def test_an_installations_daily_budget_cut_off_is_listed_as_skipped(
 # -- files at rest --------------------------------------------------------------------------------
 def test_the_store_and_the_llm_cache_are_private_files(tmp_path: Path) -> None:
     from analyzers.llm import SqliteCache
-    from bot.store import Store
+    from bot.store.store import Store
 
     umask = os.umask(0o022)  # the usual umask: files 0644, folders 0755 unless we say otherwise
     store = Store(f"sqlite:///{tmp_path / 'data' / 'rtcbot.sqlite3'}")

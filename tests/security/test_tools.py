@@ -311,7 +311,7 @@ def test_git_in_a_hostile_checkout_runs_no_program(
         git(repo, "config", key, value)
     llm = scripted_llm(varied)
     proc = subprocess.run(
-        [sys.executable, "-m", "bot.cli", "review", "--git", "HEAD~1..HEAD", "--format", "json",
+        [sys.executable, "-m", "bot", "review", "--git", "HEAD~1..HEAD", "--format", "json",
          "--llm-base-url", llm.base_url, "--model", llm.model],
         cwd=repo, env=secret_env(), capture_output=True, text=True, timeout=300, check=False)
     assert proc.returncode == 0, proc.stderr[-2000:]
@@ -371,7 +371,7 @@ def test_the_worker_hides_its_secrets_from_its_own_user(
                "RTCBOT_GITHUB_API_URL": gh.base_url, "RTCBOT_DATA_DIR": str(shared_dir / "data"),
                "RTCBOT_CACHE_DIR": str(shared_dir / "cache"), "RTCBOT_LLM_BASE_URL": "http://127.0.0.1:9/v1",
                "RTCBOT_LLM_MODEL": "m", "RTCBOT_ANALYZERS": "editing_rtc", "RTCBOT_PMD_SERVER": "off"}
-        worker = started([*as_user, python, "-m", "bot.cli", "worker", "--workers", "1"], shared_dir, env)
+        worker = started([*as_user, python, "-m", "bot", "worker", "--workers", "1"], shared_dir, env)
         worker.wait_for_err("worker on the", 120)
         plain = started([*as_user, python, "-c", "import time; print('up', flush=True); time.sleep(600)"],
                         shared_dir, env)

@@ -24,11 +24,11 @@ from urllib.parse import urlsplit
 import pytest
 from click.testing import CliRunner
 
-from bot.app import create_app
-from bot.cli import main
-from bot.dashboard.figures import EDITING_RTC
-from bot.jobs import Runtime
-from bot.store import CheckRunRow, FindingRow
+from bot.app.dashboard.figures import EDITING_RTC
+from bot.app.jobs import Runtime
+from bot.app.web import create_app
+from bot.entry import main
+from bot.store.store import CheckRunRow, FindingRow
 from tests.bot.app_support import deliver, drain, make_settings, serve
 from tests.bot.dashboard.support import dashboard_settings, sign_in
 from tests.bot.test_action import EVENT, TOKEN, run_action

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from bot.commands.eval_crscore import command
+from bot.cli.commands.eval_crscore import command
 from tests.support import DATA, require
 
 DEV = DATA / "crscore-human" / "dev.jsonl"

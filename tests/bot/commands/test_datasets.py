@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.datasets import BUNDLED
+from bot.cli.datasets import BUNDLED
 from tests.fakes.llm_server import ScriptedLLM, varied
 from tests.support import DATA, ROOT
 
@@ -26,7 +26,7 @@ pytestmark = pytest.mark.slow  # every command is a new `rtcbot` process (second
 
 
 def rtcbot(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "bot.cli", *args], cwd=cwd, capture_output=True,
+    return subprocess.run([sys.executable, "-m", "bot", *args], cwd=cwd, capture_output=True,
                           text=True, env=dict(os.environ), timeout=300, check=False)
 
 
@@ -117,12 +117,12 @@ def test_the_wheel_ships_the_datasets_and_loads_them_from_where_it_is_installed(
     names = set(zipfile.ZipFile(wheel).namelist())
     for ds in BUNDLED.values():
         folder = ds.resource.rsplit("/", 1)[0]
-        assert f"bot/datasets/{ds.resource}" in names and f"bot/datasets/{folder}/SOURCES.md" in names
+        assert f"bot/cli/datasets/{ds.resource}" in names and f"bot/cli/datasets/{folder}/SOURCES.md" in names
 
     site = tmp_path / "site"
     with zipfile.ZipFile(wheel) as zf:
         zf.extractall(site)  # what pip install does with the files of a pure-Python wheel
-    probe = ("import json, sys; sys.path.insert(0, sys.argv[1]); import bot.datasets as d; "
+    probe = ("import json, sys; sys.path.insert(0, sys.argv[1]); import bot.cli.datasets as d; "
              "print(json.dumps({'module': d.__file__, "
              "'files': {n: str(x.file()) for n, x in d.BUNDLED.items()}, "
              "'rows': {n: x.rows() for n, x in d.BUNDLED.items()}}))")

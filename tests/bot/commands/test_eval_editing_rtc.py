@@ -7,8 +7,8 @@ from typing import Any
 
 from click.testing import CliRunner
 
-from bot.cli import main
-from bot.commands.eval_editing_rtc import edit_of
+from bot.cli.commands.eval_editing_rtc import edit_of
+from bot.entry import main
 from tests.fakes.llm_server import ScriptedLLM, last_user_text, varied
 from tests.support import DATA
 

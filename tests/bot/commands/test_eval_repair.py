@@ -8,7 +8,7 @@ import pytest
 from click.testing import CliRunner
 
 from analyzers import local_llm
-from bot.cli import main
+from bot.entry import main
 from tests.fakes.llm_server import ScriptedLLM, last_user_text
 from tests.support import DATA, require
 

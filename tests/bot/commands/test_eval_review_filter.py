@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from bot.commands.eval_review_filter import command, group_by_diff, per_diff, summarise
+from bot.cli.commands.eval_review_filter import command, group_by_diff, per_diff, summarise
 from tests.support import DATA, require
 
 DEV = DATA / "crscore-human" / "dev.jsonl"

@@ -8,7 +8,7 @@ from click.testing import CliRunner
 
 from analyzers import local_llm
 from analyzers.synthesis_rtc import load_humaneval
-from bot.cli import main
+from bot.entry import main
 from tests.analyzers.test_synthesis_rtc import scripted_round_trip
 from tests.fakes.llm_server import ScriptedLLM
 from tests.support import require

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from bot.cli import main
+from bot.entry import main
 from tests.fakes.llm_server import ScriptedLLM, last_user_text
 from tests.support import require
 

@@ -20,7 +20,7 @@ from tests.bot.app_support import SECRET
 from tests.fakes.github_server import sign
 from tests.support import ROOT
 
-RTCBOT = [sys.executable, "-m", "bot.cli"]
+RTCBOT = [sys.executable, "-m", "bot"]
 
 
 def _env(tmp_path: Path, **extra: str) -> dict[str, str]:

@@ -12,9 +12,9 @@ from urllib.parse import urlsplit
 import httpx
 from flask.testing import FlaskClient
 
-from bot.dashboard.figures import AUTOFIX, CRSCORE, EDITING_RTC
-from bot.settings import ServiceSettings
-from bot.store import CheckRunRow, FindingRow, JobRow, PublishedRow, Store
+from bot.app.dashboard.figures import AUTOFIX, CRSCORE, EDITING_RTC
+from bot.core.settings import ServiceSettings
+from bot.store.store import CheckRunRow, FindingRow, JobRow, PublishedRow, Store
 from tests.bot.app_support import make_settings
 from tests.fakes.github_server import FakeGitHub
 

@@ -16,8 +16,8 @@ from typing import Any
 import pytest
 from werkzeug.serving import make_server
 
-from bot.app import create_app
-from bot.jobs import Runtime
+from bot.app.jobs import Runtime
+from bot.app.web import create_app
 from tests.bot.dashboard.support import dashboard_settings, seed
 from tests.fakes.github_server import FakeGitHub
 from tests.reliability.services import free_port

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from bot.dashboard import charts, figures
-from bot.dashboard.data import load, repos_with_data
-from bot.dashboard.figures import AUTOFIX, CRSCORE, EDITING_RTC, Item, Job, Run, Suggestion
-from bot.store import Store
+from bot.app.dashboard import charts, figures
+from bot.app.dashboard.data import load, repos_with_data
+from bot.app.dashboard.figures import AUTOFIX, CRSCORE, EDITING_RTC, Item, Job, Run, Suggestion
+from bot.store.store import Store
 from tests.bot.dashboard.support import seed
 
 T0 = calendar.timegm((2026, 11, 25, 12, 0, 0))  # a Wednesday

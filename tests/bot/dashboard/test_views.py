@@ -11,8 +11,8 @@ from pathlib import Path
 from flask import Flask
 from flask.testing import FlaskClient
 
-from bot.app import create_app
-from bot.jobs import Runtime
+from bot.app.jobs import Runtime
+from bot.app.web import create_app
 from tests.bot.app_support import make_settings
 from tests.bot.dashboard.support import dashboard_settings, seed, sign_in
 from tests.fakes.github_server import FakeGitHub

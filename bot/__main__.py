@@ -1,0 +1,5 @@
+"""`python -m bot …` runs `rtcbot …`."""
+
+from bot.entry import main
+
+main()

@@ -1,0 +1,161 @@
+"""The Action's inputs made into a run: the workflow's event file, its inputs (checked before
+any request), and the plan — the one RepoConfig read at the base commit, chosen into analyzers,
+a gate, a test command and notes by the one context builder (bot/core/context.py).
+
+A pull request is data, never policy: on `pull_request_target` (a write token and the
+repository's secrets) nothing from the pull request runs — `test-command` is refused, a
+config's `test_command` is not used, SynthesisRTC is left out, with a note. Pure but for the
+event file and a look at the checkout's `.git`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from analyzers import registry
+from analyzers.context import Tools
+from bot.core.config import CONFIG_PATH, LoadedConfig, parse_config
+from bot.core.context import EXECUTING_ANALYZERS, Selection, git_head, select
+from bot.core.gate import FailOn, FailOnError, parse_fail_on
+from reporters.base import UnknownReporter, check_names
+
+PR_EVENTS = ("pull_request", "pull_request_target")
+TRUSTED_EVENT = "pull_request_target"  # runs with secrets: the PR's code never executes
+
+
+class ActionError(Exception):
+    """A problem the user can act on: one clear line, exit status 2."""
+
+
+# -- the event ----------------------------------------------------------------------------
+@dataclass(frozen=True)
+class PullRequest:
+    owner: str
+    repo: str
+    number: int
+    head_sha: str
+    base_sha: str
+    title: str = ""
+    html_url: str = ""
+    draft: bool = False
+    fork: bool = False
+
+    @property
+    def full_name(self) -> str:
+        return f"{self.owner}/{self.repo}"
+
+    def run_links(self, runs: dict[str, int]) -> dict[str, str]:
+        """Each analyzer's check run page, on the server of the pull request's page."""
+        marker = f"/{self.full_name}/"
+        server = self.html_url.split(marker, 1)[0] if marker in self.html_url else ""
+        return {name: f"{server}/{self.full_name}/runs/{rid}" for name, rid in runs.items()}
+
+
+def load_event(path: str | os.PathLike[str] | None, event_name: str | None) -> PullRequest:
+    if not path:
+        raise ActionError("GITHUB_EVENT_PATH is not set: run inside a GitHub workflow or pass --event")
+    try:
+        payload = json.loads(Path(path).read_text(encoding="utf-8"))
+    except OSError as e:
+        raise ActionError(f"cannot read the event file {path}: {e.strerror}") from None
+    except json.JSONDecodeError as e:
+        raise ActionError(f"the event file {path} is not JSON ({e.msg})") from None
+    if event_name and event_name not in PR_EVENTS:
+        raise ActionError(f"rtcbot action runs on pull_request events, not {event_name!r}")
+    pr = payload.get("pull_request") if isinstance(payload, dict) else None
+    if not isinstance(pr, dict):
+        raise ActionError(f"the event in {path} has no pull_request: run the action on pull_request")
+    try:
+        full = payload["repository"]["full_name"]
+        owner, _, repo = full.partition("/")
+        head_repo = (pr.get("head") or {}).get("repo") or {}
+        return PullRequest(
+            owner=owner, repo=repo, number=int(pr.get("number") or payload["number"]),
+            head_sha=str(pr["head"]["sha"]), base_sha=str(pr["base"]["sha"]),
+            title=str(pr.get("title") or ""), html_url=str(pr.get("html_url") or ""),
+            draft=bool(pr.get("draft")), fork=head_repo.get("full_name", full) != full,
+        )
+    except (KeyError, TypeError, ValueError) as e:
+        raise ActionError(f"the pull_request event in {path} lacks {e}") from None
+
+
+# -- the inputs ---------------------------------------------------------------------------
+def config_path(path: str) -> str:
+    """The settings file's path in the repository (relative, inside it), or ActionError."""
+    parts = path.strip().replace("\\", "/").split("/")
+    if not path.strip() or path.strip().startswith("/") or any(p in ("", ".", "..") for p in parts):
+        raise ActionError(f"config: {path!r} must be a relative path inside the repository, "
+                          "e.g. .github/rtcbot.yml")
+    return "/".join(parts)
+
+
+@dataclass(frozen=True)
+class Inputs:
+    """The workflow's own inputs, checked before any request."""
+
+    analyzers: list[str] | None  # an exact list, or None: the config's
+    gate: FailOn | None  # replaces the config's `fail_on`, or None
+    config: str | None  # the settings file's path, or None: none
+    test_command: str | None
+    trusted_event: bool  # pull_request_target: nothing from the pull request runs
+    reporters: tuple[str, ...] = ()  # further outputs by name (reporters.REPORTERS), e.g. pr-review
+
+
+def read_inputs(event_name: str | None, *, analyzers: str, fail_on: str, config: str,
+                test_command: str, reporters: str = "") -> Inputs:
+    """The inputs, or ActionError with one line."""
+    trusted = event_name == TRUSTED_EVENT
+    if test_command and trusted:
+        raise ActionError("test-command runs the pull request's code; "
+                          "refusing on pull_request_target")
+    try:
+        wanted = registry.parse_names(analyzers) if analyzers.strip() else None
+    except registry.UnknownAnalyzer as e:
+        raise ActionError(f"analyzers: {e}") from None
+    try:
+        gate = parse_fail_on(fail_on) if fail_on.strip() else None
+    except FailOnError as e:
+        raise ActionError(str(e)) from None
+    try:
+        extra = check_names([n.strip() for n in reporters.split(",") if n.strip()])
+    except UnknownReporter as e:
+        raise ActionError(f"reporters: {e}") from None
+    return Inputs(wanted, gate, config_path(config) if config.strip() else None,
+                  test_command or None, trusted, tuple(extra))
+
+
+# -- the plan -----------------------------------------------------------------------------
+@dataclass
+class Plan:
+    loaded: LoadedConfig
+    selection: Selection
+    names: list[str]  # the analyzers to run
+    gate: FailOn
+    checkout: Path | None  # the workspace, when it is checked out at the head
+    notes: list[str] = field(default_factory=list)  # for the log, the summary and every check run
+
+
+def plan(inputs: Inputs, pr: PullRequest, config_text: str | None, *, workspace: Path, tools: Tools,
+         allowed_models: tuple[str, ...] = ()) -> Plan:
+    """What the run does: `config_text` is the settings file at the base commit (None: none)."""
+    name = inputs.config or CONFIG_PATH
+    loaded = parse_config(config_text, tools, name=name)
+    sel = select(loaded, defaults=registry.DEFAULT_ANALYZERS, explicit=inputs.analyzers,
+                 test_command=inputs.test_command, runs_code=not inputs.trusted_event,
+                 no_code_note=None, allowed_models=allowed_models, config_name=name)
+    notes, names = list(sel.notes), sel.names
+    if inputs.trusted_event:
+        dropped = [registry.get(n).title for n in names if n in EXECUTING_ANALYZERS]
+        names = [n for n in names if n not in EXECUTING_ANALYZERS]
+        notes.append("pull_request_target: the pull request is read as data only; nothing from it "
+                     "runs (no test command" + "".join(f", no {t}" for t in dropped) + ").")
+    at_head = not inputs.trusted_event and git_head(workspace) == pr.head_sha
+    if sel.test_command and not at_head:
+        notes.append(f"test-command is set, but {workspace} is not checked out at the head "
+                     f"{pr.head_sha[:12]} (actions/checkout with `ref: <head sha>`): SynthesisRTC "
+                     "cannot run")
+    return Plan(loaded, sel, names, loaded.config.gate(inputs.gate),
+                workspace if at_head else None, notes)

@@ -1,0 +1,1 @@
+"""The App's long-running commands: `rtcbot serve` (webhooks, dashboard) and `rtcbot worker`."""

@@ -1,0 +1,131 @@
+"""`rtcbot serve`: the webhook service (Flask app under gunicorn).
+
+The default worker class is gevent: every connection is a greenlet, so hundreds of slow or idle
+clients (a client that sends its request a byte at a time holds a thread of gunicorn's
+`gthread` worker until it is done: 8 of them stalled the default 2 × 4 threads) wait side by
+side while /healthz and /webhook keep answering. Each worker holds up to `--connections` of
+them. On the internet, put a buffering reverse proxy in front (docs/github-app.md): it reads
+whole requests before it hands them on, and bounds how long a client may take.
+
+/metrics: each gunicorn worker counts in files of a private folder (prometheus_client's
+multiprocess mode, `metrics_dir`), and whichever worker answers a scrape sums every worker's:
+successive scrapes agree (with a registry per process they alternated between two sets of
+numbers). The folder is emptied at start; gunicorn's `child_exit` hook marks dead workers.
+"""
+
+from __future__ import annotations
+
+import os
+import warnings
+from pathlib import Path
+from typing import Any
+
+import click
+
+from bot.app.hardening import make_non_dumpable
+from bot.core.settings import SettingsError, service_settings, start_problem
+
+SHM = "/dev/shm"
+WORKER_CLASSES = ("gevent", "gthread")
+MULTIPROC_ENV = "PROMETHEUS_MULTIPROC_DIR"  # prometheus_client's name for it
+
+
+def metrics_dir(data_dir: Path, port: int) -> Path:
+    """The folder where gunicorn's workers keep their metric files (prometheus_client's
+    multiprocess mode), private (0700) and emptied at start: files a previous run left would
+    add its counts to this one's. PROMETHEUS_MULTIPROC_DIR, when the operator set it; else one
+    per data directory and port."""
+    given = os.environ.get(MULTIPROC_ENV)
+    path = Path(given) if given else data_dir / f"metrics-{port}"
+    if not path.parent.is_dir():  # the data directory, private as the store would make it
+        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    path.mkdir(mode=0o700, exist_ok=True)
+    if not given:
+        path.chmod(0o700)
+    for old in path.glob("*.db"):
+        old.unlink()
+    return path
+
+
+def _worker_exited(_server: Any, worker: Any) -> None:
+    """gunicorn's child_exit hook: a dead worker's live gauges are dropped (its counters stay:
+    what it counted still happened)."""
+    from prometheus_client import multiprocess
+
+    multiprocess.mark_process_dead(worker.pid)
+
+
+def _gunicorn(app_factory: Any, options: dict[str, Any]) -> None:
+    from gunicorn.app.base import BaseApplication
+
+    class Server(BaseApplication):  # type: ignore[misc]
+        def load_config(self) -> None:
+            for key, value in options.items():
+                self.cfg.set(key, value)
+
+        def load(self) -> Any:
+            return app_factory()
+
+    Server().run()
+
+
+@click.command("serve")
+@click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
+@click.option("--port", default=8000, show_default=True, type=click.IntRange(1, 65535), help="Port to listen on.")
+@click.option("--workers", default=2, show_default=True, type=click.IntRange(1, 64), help="gunicorn worker processes.")
+@click.option("--worker-class", "worker_class", type=click.Choice(WORKER_CLASSES), default="gevent",
+              show_default=True, help="gunicorn worker class: gevent (one greenlet per connection) or gthread.")
+@click.option("--connections", default=1000, show_default=True, type=click.IntRange(1, 100_000),
+              help="Connections each gevent worker holds at once.")
+@click.option("--threads", default=4, show_default=True, type=click.IntRange(1, 256),
+              help="Threads per worker (gthread only).")
+def command(host: str, port: int, workers: int, worker_class: str, connections: int, threads: int) -> None:
+    """Receive GitHub webhooks: verify, record, enqueue, answer 202 (work happens in `rtcbot worker`).
+
+    Settings come from the environment: RTCBOT_WEBHOOK_SECRET (required), DATABASE_URL,
+    REDIS_URL, RTCBOT_DATA_DIR; see docs/github-app.md."""
+    make_non_dumpable()  # a same-user process cannot read our secrets from /proc
+    from bot.core.exits import settings_exit
+
+    try:  # every setting checked before anything starts: one line each, exit 2
+        settings = service_settings(webhooks=True)
+    except SettingsError as e:
+        settings_exit(e)
+    if worker_class == "gevent":
+        # psycopg picks how it waits for the server when it is first imported (here, before the
+        # fork; gevent patches `select` only in each worker): its C wait would hold a worker's
+        # every greenlet while PostgreSQL answers one. select() is patched, so greenlets go on.
+        os.environ.setdefault("PSYCOPG_WAIT_FUNC", "wait_select")
+    try:  # before prometheus_client is imported: it picks its storage on import
+        metrics = metrics_dir(settings.data_dir, port)
+    except OSError as e:
+        raise click.ClickException(f"cannot make the metrics folder: {e}") from None
+    os.environ[MULTIPROC_ENV] = str(metrics)
+    from bot.app.web import create_app
+
+    try:
+        # fail here, once, on a bad database or queue URL; each gunicorn worker makes its own
+        # app after the fork, so this one's connections are closed before any fork
+        create_app(settings).extensions["rtcbot"].store.close()
+    except SettingsError as e:
+        raise click.ClickException(str(e)) from None
+    except Exception as e:  # one line; a database error names DATABASE_URL (bot/core/settings.py)
+        raise click.ClickException(start_problem(e, settings)) from None
+    click.echo(f"rtcbot: webhook service on http://{host}:{port}/webhook "
+               f"(database {settings.database().split('://')[0]}, queue {'redis' if settings.redis_url else 'sqlite'})",
+               err=True)
+    if worker_class == "gevent":
+        # gevent patches the standard library in each worker, after this process imported ssl
+        # (the LLM and GitHub clients' imports). It warns that TLS contexts made before then stay
+        # blocking; the webhook service makes none: its one outbound client, GitHub's, runs
+        # in `rtcbot worker`, and PostgreSQL's TLS is libpq's own.
+        warnings.filterwarnings("ignore", message="Monkey-patching ssl after ssl has already been imported")
+    _gunicorn(lambda: create_app(settings), {
+        "bind": f"{host}:{port}", "workers": workers, "threads": threads, "worker_class": worker_class,
+        "worker_connections": connections,
+        "timeout": 30, "accesslog": "-", "errorlog": "-", "loglevel": "info",
+        # the workers' heartbeat touches a file after every batch of requests: on a disk-backed
+        # folder that can stall behind other processes' fsyncs (gunicorn's docs say so)
+        "worker_tmp_dir": SHM if os.path.isdir(SHM) and os.access(SHM, os.W_OK) else None,
+        "child_exit": _worker_exited,
+    })

@@ -1,0 +1,173 @@
+"""The dashboard's routes: sign-in (GET /login, GET /oauth/callback, POST /logout), the list of
+a user's repositories (GET /dashboard) and a repository's page (GET /dashboard/OWNER/NAME).
+
+The session is Flask's signed cookie (itsdangerous): HttpOnly, SameSite=Lax, Secure unless the
+App's public URL is plain http on loopback; it expires after RTCBOT_SESSION_LIFETIME_S. It
+holds the user's login, the repositories they may see (of those the store has data for), the
+time they signed in and a CSRF token; never a token of GitHub's."""
+
+from __future__ import annotations
+
+import hmac
+import logging
+import secrets
+import time
+from ipaddress import ip_address
+from typing import Any
+from urllib.parse import urlsplit
+
+from flask import Blueprint, Flask, Response, redirect, render_template, request, session, url_for
+
+from bot.app.dashboard import charts as charts_
+from bot.app.dashboard.data import load, repos_with_data
+from bot.app.dashboard.oauth import GitHubSignIn, SignInError, authorize_url
+from bot.core.settings import ServiceSettings
+from bot.store.store import Store
+
+log = logging.getLogger(__name__)
+MAX_REPOS = 300  # repositories kept in the session (the cookie's size), at most
+
+
+def _loopback_http(url: str | None) -> bool:
+    if not url:
+        return False
+    parts = urlsplit(url)
+    if parts.scheme != "http":
+        return False
+    host = parts.hostname or ""
+    if host == "localhost":
+        return True
+    try:
+        return ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def configure(app: Flask, settings: ServiceSettings) -> None:
+    """The app's session: signed with RTCBOT_SESSION_SECRET, expiring, HttpOnly, SameSite=Lax."""
+    app.secret_key = settings.session_secret
+    app.config.update(
+        SESSION_COOKIE_NAME="rtcbot_session",
+        SESSION_COOKIE_HTTPONLY=True,
+        SESSION_COOKIE_SAMESITE="Lax",
+        SESSION_COOKIE_SECURE=not _loopback_http(settings.public_url),
+        PERMANENT_SESSION_LIFETIME=int(settings.session_lifetime_s),
+    )
+
+
+def _safe_next(value: str | None) -> str:
+    """Where to go after signing in: a dashboard path of this app, never another site."""
+    if value and value.startswith("/dashboard") and "//" not in value and "\\" not in value and len(value) < 300:
+        return value
+    return "/dashboard"
+
+
+def blueprint(settings: ServiceSettings, store: Store) -> Blueprint:
+    bp = Blueprint("dashboard", __name__, template_folder="templates")
+    assert settings.oauth_client_id and settings.oauth_client_secret
+    github = GitHubSignIn(settings.github_url, settings.github_api_url, settings.oauth_client_id,
+                          settings.oauth_client_secret)
+    lifetime = settings.session_lifetime_s
+
+    def redirect_uri() -> str:
+        if settings.public_url:
+            return settings.public_url.rstrip("/") + "/oauth/callback"
+        return url_for("dashboard.callback", _external=True)
+
+    def page(template: str, status: int = 200, **ctx: Any) -> Response:
+        resp = Response(render_template(template, login=session.get("login"), csrf=session.get("csrf"), **ctx),
+                        status=status, mimetype="text/html")
+        return resp
+
+    def message(status: int, title: str, text: str) -> Response:
+        return page("message.html", status, title=title, text=text)
+
+    def signed_in() -> dict[str, int] | None:
+        """The user's repositories, or None (anonymous, or the sign-in expired: then cleared)."""
+        at = session.get("at")
+        if not session.get("login") or not isinstance(at, int | float):
+            return None
+        if time.time() - at > lifetime:
+            session.clear()
+            return None
+        repos = session.get("repos")
+        return repos if isinstance(repos, dict) else {}
+
+    @bp.after_request
+    def headers(resp: Response) -> Response:
+        resp.headers["Content-Security-Policy"] = ("default-src 'none'; style-src 'unsafe-inline'; "
+                                                   "img-src 'self' data:; "
+                                                   "form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
+        resp.headers["X-Content-Type-Options"] = "nosniff"
+        resp.headers["Referrer-Policy"] = "same-origin"
+        resp.headers["Cache-Control"] = "no-store"
+        return resp
+
+    @bp.get("/login")
+    def login() -> Any:
+        state = secrets.token_urlsafe(24)
+        session.clear()
+        session["state"] = state
+        session["next"] = _safe_next(request.args.get("next"))
+        session.permanent = True
+        return redirect(authorize_url(settings.github_url, github.client_id, redirect_uri(), state))
+
+    @bp.get("/oauth/callback")
+    def callback() -> Any:
+        expected = session.pop("state", None)
+        given = request.args.get("state", "")
+        if not isinstance(expected, str) or not hmac.compare_digest(expected.encode(), given.encode()):
+            return message(400, "Sign-in failed", "The sign-in's state does not match this browser's; "
+                           "start again from the sign-in link.")
+        code = request.args.get("code", "")
+        if not code or len(code) > 200:
+            why = request.args.get("error_description") or "GitHub sent no authorization code"
+            return message(400, "Sign-in failed", why[:200])
+        try:
+            token = github.exchange(code, redirect_uri())
+            user = github.user(token)
+        except SignInError as e:
+            log.warning("dashboard sign-in failed: %s", e)
+            return message(502, "Sign-in failed", str(e))
+        del token
+        known = repos_with_data(store, user.repos)
+        visible = dict(sorted((r, i) for r, i in user.repos.items() if r in known)[:MAX_REPOS])
+        go = session.pop("next", "/dashboard")
+        session.clear()
+        session.update(login=user.login, repos=visible, at=time.time(), csrf=secrets.token_urlsafe(24))
+        session.permanent = True
+        log.info("dashboard: %s signed in (%d repositories with data)", user.login, len(visible))
+        return redirect(_safe_next(go))
+
+    @bp.post("/logout")
+    def logout() -> Any:
+        expected = session.get("csrf")
+        given = request.form.get("csrf", "")
+        if not isinstance(expected, str) or not hmac.compare_digest(expected.encode(), given.encode()):
+            return message(400, "Not signed out", "The form's CSRF token is missing or wrong; reload the page.")
+        session.clear()
+        return message(200, "Signed out", "You are signed out.")
+
+    @bp.get("/dashboard")
+    def index() -> Any:
+        repos = signed_in()
+        if repos is None:
+            return redirect(url_for("dashboard.login", next=request.path))
+        by_installation: dict[int, list[str]] = {}
+        for r, inst in sorted(repos.items()):
+            by_installation.setdefault(int(inst), []).append(r)
+        return page("index.html", installations=sorted(by_installation.items()))
+
+    @bp.get("/dashboard/<owner>/<name>")
+    def repo_page(owner: str, name: str) -> Any:
+        repos = signed_in()
+        if repos is None:
+            return redirect(url_for("dashboard.login", next=request.path))
+        repo = f"{owner}/{name}"
+        if repo not in repos:  # the same answer as a repository that does not exist
+            return message(404, "Not found", "No such repository, or not one you can see.")
+        figures = load(store, repo, settings.github_url)
+        return page("repo.html", repo=repo, installation=repos[repo], f=figures, charts=charts_.charts(figures),
+                    github_url=settings.github_url.rstrip("/"))
+
+    return bp

@@ -1,0 +1,282 @@
+"""Webhook payload → zero or more typed jobs. Pure: no I/O, unit-tested on GitHub's example
+payloads.
+
+Job kinds (each a frozen dataclass; stored as JSON in the jobs table, see `to_spec` and
+`from_spec`):
+
+- `PRJob` (`pr`): a pull request head to analyse; the worker reads the repository's
+  configuration and fans it out into one `AnalyzeJob` per enabled analyzer and runs them at
+  once (drafts stop there unless enabled).
+- `AnalyzeJob` (`analyze`): one analyzer on one head SHA: one check run "rtcbot / <title>".
+- `InstallationJob` (`installation`): remember an installation (created, deleted, suspended, …).
+- `FeedbackJob` (`feedback`): a pull request closed: what became of rtcbot's suggestions.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Annotated, Any, Literal
+
+from pydantic import Field, TypeAdapter, ValidationError
+
+# a check run's name, external_id and Re-run button are the check-run reporter's (one renderer)
+from reporters.check_run import CHECK_PREFIX, RERUN_ACTION, check_name, external_id
+
+PR_ACTIONS = frozenset({"opened", "synchronize", "reopened", "ready_for_review"})
+COMMENT_ACTIONS = frozenset({"created", "edited"})
+__all__ = ["CHECK_PREFIX", "RERUN_ACTION", "AnalyzeJob", "BadJob", "FeedbackJob", "InstallationJob", "Job", "PRJob",
+           "Routed",
+           "check_name", "external_id", "from_spec", "parse_external_id", "route", "to_spec"]
+
+
+@dataclass(frozen=True, kw_only=True)
+class PRJob:
+    """A pull request head to analyse with every analyzer its repository enables."""
+
+    kind: Literal["pr"] = "pr"
+    repo: str
+    default_branch: str = "main"
+    installation_id: int | None = None
+    pr_number: int
+    head_sha: str
+    draft: bool = False
+    fork: bool = False
+    action: str | None = None  # the pull_request action ("opened", …) or "rerequested"
+    force: bool = False  # work to do again even where it was done (a re-requested suite)
+
+
+@dataclass(frozen=True, kw_only=True)
+class AnalyzeJob:
+    """One analyzer on one pull request head: one check run."""
+
+    kind: Literal["analyze"] = "analyze"
+    repo: str
+    default_branch: str = "main"
+    installation_id: int | None = None
+    pr_number: int
+    head_sha: str
+    analyzer: str
+    force: bool = False
+    reason: str = ""  # what asked for it: "pull_request.opened", "check_run.rerequested", …
+    root: int | None = None  # the id of the `pr` job that fanned it out
+
+    @property
+    def explicit(self) -> bool:
+        """Asked for by name (a re-run of its check run): runs even where the config turns
+        the analyzer off."""
+        return self.reason.startswith("check_run")
+
+    @classmethod
+    def of(cls, pr: PRJob, analyzer: str, root: int) -> AnalyzeJob:
+        """The analysis `pr`'s job (id `root`) fans out for `analyzer`."""
+        return cls(repo=pr.repo, default_branch=pr.default_branch, installation_id=pr.installation_id,
+                   pr_number=pr.pr_number, head_sha=pr.head_sha, analyzer=analyzer, force=pr.force,
+                   reason=f"pull_request.{pr.action}", root=root)
+
+
+@dataclass(frozen=True, kw_only=True)
+class InstallationJob:
+    """An installation created, deleted, suspended, or its repositories changed."""
+
+    kind: Literal["installation"] = "installation"
+    repo: str = ""
+    installation_id: int | None = None
+    account: str = ""
+    active: bool = True
+    action: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class FeedbackJob:
+    """A pull request closed: what became of rtcbot's suggestions on it (merged or not, the
+    reactions on its comments; bot/app/feedback.py)."""
+
+    kind: Literal["feedback"] = "feedback"
+    repo: str
+    installation_id: int | None = None
+    pr_number: int
+    merged: bool = False
+
+
+Job = PRJob | AnalyzeJob | InstallationJob | FeedbackJob
+
+_JOB: TypeAdapter[Job] = TypeAdapter(Annotated[Job, Field(discriminator="kind")])
+
+
+class BadJob(ValueError):
+    """A stored job spec that is not a job (an unknown kind, a missing or mistyped field)."""
+
+
+def to_spec(job: Job) -> dict[str, Any]:
+    """The job as the JSON object the store keeps (its fields are all scalars)."""
+    return dict(vars(job))
+
+
+def from_spec(spec: Mapping[str, Any]) -> Job:
+    """The typed job of a stored spec (keys it does not know, from older versions, are
+    ignored); BadJob when it is not one."""
+    try:
+        return _JOB.validate_python(dict(spec))
+    except ValidationError as e:
+        first = e.errors()[0]
+        where = ".".join(str(p) for p in first["loc"]) or "spec"
+        raise BadJob(f"not a job: {where}: {first['msg']}") from None
+
+
+@dataclass
+class Routed:
+    jobs: list[Job] = field(default_factory=list)
+    note: str = ""
+
+
+def parse_external_id(value: str | None) -> tuple[int | None, str | None]:
+    if not value or ":" not in value:
+        return None, None
+    pr, _, analyzer = value.partition(":")
+    return (int(pr) if pr.isdigit() else None), (analyzer or None)
+
+
+@dataclass(frozen=True)
+class _Base:
+    repo: str
+    default_branch: str
+    installation_id: int | None
+
+
+def _base(payload: Mapping[str, Any]) -> _Base:
+    repo = payload.get("repository") or {}
+    inst = payload.get("installation") or {}
+    inst_id = inst.get("id")
+    return _Base(repo=str(repo.get("full_name") or ""), default_branch=str(repo.get("default_branch") or "main"),
+                 installation_id=inst_id if isinstance(inst_id, int) else None)
+
+
+def _number(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
+
+
+def _sha(value: Any) -> str | None:
+    return value if isinstance(value, str) and value else None
+
+
+def _pr_head(pr: Mapping[str, Any]) -> tuple[int | None, str | None, bool, bool]:
+    """(number, head SHA, draft, fork) of a pull request object."""
+    head = pr.get("head") or {}
+    base = pr.get("base") or {}
+    head_repo = (head.get("repo") or {}).get("full_name")
+    base_repo = (base.get("repo") or {}).get("full_name")
+    return (_number(pr.get("number")), _sha(head.get("sha")), bool(pr.get("draft")),
+            bool(head_repo and base_repo and head_repo != base_repo))
+
+
+def _closed(pr: Mapping[str, Any]) -> str | None:
+    state = pr.get("state", "open")
+    return None if state == "open" else f"pull_request #{pr.get('number')} is {state}"
+
+
+def route(event: str, payload: Mapping[str, Any], *,
+          comment_analyzers: Sequence[str] = ("crscore",),
+          titles: Mapping[str, str] | None = None) -> Routed:
+    """The jobs one delivery asks for. `titles` maps check titles ("EditingRTC") to analyzer
+    names, for check runs whose external_id does not say (created before it did).
+
+    A delivery that names no installation (a repository or organization webhook, not the
+    App's) makes no job: every job acts through an installation's token, so it could only
+    fail; the note says why."""
+    routed = _route(event, payload, comment_analyzers=comment_analyzers, titles=titles)
+    if routed.jobs and _base(payload).installation_id is None:
+        return Routed(note=f"{event}: no installation in the payload (a repository or organization webhook, "
+                           "not the GitHub App's); rtcbot acts only on deliveries from an installation of its App")
+    return routed
+
+
+def _route(event: str, payload: Mapping[str, Any], *, comment_analyzers: Sequence[str],
+           titles: Mapping[str, str] | None) -> Routed:
+    action = payload.get("action")
+    if event == "ping":
+        return Routed(note="pong")
+    if not isinstance(payload.get("repository"), Mapping) and not event.startswith("installation"):
+        return Routed(note=f"{event}: no repository in the payload")
+    b = _base(payload)
+
+    if event == "pull_request":
+        if action == "closed":
+            pr = payload.get("pull_request") or {}
+            number = _number(pr.get("number"))
+            if number is None:
+                return Routed(note="pull_request.closed without a number")
+            return Routed([FeedbackJob(repo=b.repo, installation_id=b.installation_id, pr_number=number,
+                                       merged=bool(pr.get("merged")))],
+                          note="pull_request.closed: reading what became of rtcbot's suggestions")
+        if action not in PR_ACTIONS:
+            return Routed(note=f"pull_request.{action}: nothing to do")
+        pr = payload.get("pull_request") or {}
+        if closed := _closed(pr):
+            return Routed(note=closed)
+        number, sha, draft, fork = _pr_head(pr)
+        if number is None or sha is None:
+            return Routed(note="pull_request without a number or head SHA")
+        return Routed([PRJob(repo=b.repo, default_branch=b.default_branch, installation_id=b.installation_id,
+                             pr_number=number, head_sha=sha, draft=draft, fork=fork, action=action)])
+
+    if event in ("pull_request_review_comment", "pull_request_review"):
+        wanted = COMMENT_ACTIONS if event == "pull_request_review_comment" else {"submitted"}
+        if action not in wanted:
+            return Routed(note=f"{event}.{action}: nothing to do")
+        pr = payload.get("pull_request") or {}
+        if closed := _closed(pr):
+            return Routed(note=closed)
+        number, sha, _, _ = _pr_head(pr)
+        if number is None or sha is None:
+            return Routed(note=f"{event} without a pull request number or head SHA")
+        return Routed([AnalyzeJob(repo=b.repo, default_branch=b.default_branch, installation_id=b.installation_id,
+                                  pr_number=number, head_sha=sha, analyzer=name, force=True, reason=event)
+                       for name in comment_analyzers])
+
+    if event == "check_run":
+        run = payload.get("check_run") or {}
+        if action == "requested_action":
+            ident = (payload.get("requested_action") or {}).get("identifier")
+            if ident != RERUN_ACTION:
+                return Routed(note=f"check_run.requested_action {ident!r}: not ours")
+        elif action != "rerequested":
+            return Routed(note=f"check_run.{action}: nothing to do")
+        pr_number, analyzer = parse_external_id(run.get("external_id"))
+        if analyzer is None:
+            name = str(run.get("name") or "")
+            title = name[len(CHECK_PREFIX):] if name.startswith(CHECK_PREFIX) else None
+            analyzer = (titles or {}).get(title or "")
+            if analyzer is None:
+                return Routed(note=f"check run {name!r} is not one of ours")
+        if pr_number is None:
+            prs = run.get("pull_requests") or []
+            pr_number = _number(prs[0].get("number")) if prs else None
+        if pr_number is None:
+            return Routed(note="check run without a pull request (no external_id, no pull_requests)")
+        sha = _sha(run.get("head_sha"))
+        if sha is None:
+            return Routed(note="check run without a head SHA")
+        return Routed([AnalyzeJob(repo=b.repo, default_branch=b.default_branch, installation_id=b.installation_id,
+                                  pr_number=pr_number, head_sha=sha, analyzer=analyzer, force=True,
+                                  reason=f"check_run.{action}")])
+
+    if event == "check_suite":
+        if action != "rerequested":
+            return Routed(note=f"check_suite.{action}: nothing to do")
+        suite = payload.get("check_suite") or {}
+        numbers = [n for n in (_number(p.get("number")) for p in suite.get("pull_requests") or []) if n]
+        sha = _sha(suite.get("head_sha"))
+        if not numbers or sha is None:
+            return Routed(note="check suite without a pull request")
+        return Routed([PRJob(repo=b.repo, default_branch=b.default_branch, installation_id=b.installation_id,
+                             pr_number=n, head_sha=sha, action="rerequested", force=True) for n in numbers])
+
+    if event in ("installation", "installation_repositories"):
+        inst = payload.get("installation") or {}
+        account = (inst.get("account") or {}).get("login", "")
+        active = not (event == "installation" and action in ("deleted", "suspend"))
+        return Routed([InstallationJob(installation_id=b.installation_id, account=str(account or ""),
+                                       active=active, action=action)])
+
+    return Routed(note=f"event {event!r} is not handled")

@@ -1,0 +1,109 @@
+"""An analysis's report → its check run on GitHub → the store. The App publishes through the
+one check-run reporter (reporters/check_run.py), so a report gives the same request bodies as
+in the Action: output, annotations in batches of 50, and with the last batch the conclusion the
+gate (bot/core/gate.py) gives and the Re-run button. Then the check run is completed in the store,
+with the report's findings.
+
+Publishing again into the same check run (a forced re-run; or the sweep's new attempt at a job
+whose check run GitHub already shows completed, its record in the store lost to a database
+outage) sends only the annotations the run does not show yet: GitHub appends annotations on
+every update and never removes one. Recording retries for a while when the database is away
+(RECORD_RETRY_S), so that a database restart does not leave a published run for the sweep to
+do again.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from sqlalchemy.exc import DBAPIError, InterfaceError, OperationalError
+from tenacity import (
+    RetryCallState,
+    Retrying,
+    retry_if_exception,
+    stop_after_delay,
+    wait_exponential_jitter,
+)
+
+from analyzers.report import AnalyzerReport
+from bot.app.events import AnalyzeJob
+from bot.core.gate import FailOn, judge
+from bot.github import GitHub
+from bot.store.store import Store
+from reporters.base import Sinks, Target, build, failure
+from reporters.base import publish as drive
+from reporters.check_run import CheckOutput, CheckRunReporter, DiffLines
+
+log = logging.getLogger(__name__)
+
+RECORD_RETRY_S = 20.0  # recording waits this long for the database (well under stale_after_s)
+
+Gate = Callable[[AnalyzerReport], tuple[str, list[str]]]
+
+
+def gate_for(fail_on: FailOn) -> Gate:
+    """One report's check-run conclusion under the gate, with the alternatives that hold."""
+    def gate(report: AnalyzerReport) -> tuple[str, list[str]]:
+        verdict = judge(fail_on, [report])
+        return verdict.conclusion_of(report.name), verdict.crossed(report.name)
+
+    return gate
+
+
+def publish(gh: GitHub, job: AnalyzeJob, cr_id: int, report: AnalyzerReport, *,
+            fail_on: FailOn, notes: Sequence[str] = (), extra: Sequence[str] = (),
+            diff: DiffLines | None = None, suggestions: str = "verified",
+            on_published: Callable[[list[dict[str, Any]]], object] | None = None,
+            fresh: bool = False) -> CheckOutput:
+    """Complete check run `cr_id` (the job's, already open) with the report, then drive the
+    further reporters `extra` (RTCBOT_REPORTERS) by name; the check run's output (every annotation
+    of the report, those the run showed already included).
+    `diff`: the lines the PR's diff shows (`check_run.diff_lines`), the only ones annotated;
+    `fresh`: this attempt created the run, which shows nothing yet (GitHub is not asked)."""
+    target = Target(repo=job.repo, number=job.pr_number, head_sha=job.head_sha)
+    # a run this attempt did not create may show an earlier publish's annotations, forced re-run
+    # or not (the sweep's new attempt after a lost record): only the others are sent
+    reporter = CheckRunReporter(gh, runs={job.analyzer: cr_id}, gate=gate_for(fail_on), notes=notes, diff=diff,
+                                shown=None if fresh else (lambda rid: gh.check_run_annotations(job.repo, rid)))
+    reporter.start(target, {})
+    out = reporter.publish(report)
+    reporter.flush()
+    if out is None:  # the report is another analyzer's: a bug, never a silent no-op
+        raise RuntimeError(f"the report of {report.name!r} is not {job.analyzer!r}'s")
+    for further in build(extra, Sinks(github=gh, notes=tuple(notes), suggestions=suggestions)):
+        try:  # the check run is out: a further output that fails is logged, never undoes it
+            done = drive(further, target, {job.analyzer: report.title}, [report])
+            log.info("%s for %s@%s: %s", further.name, job.repo, job.head_sha[:12], done)
+            published = getattr(further, "published", None)
+            if on_published is not None and published is not None:
+                on_published(published())
+        except Exception as e:
+            log.warning("the %s reporter failed for %s#%s at %s: %s", further.name, job.repo, job.pr_number,
+                        job.head_sha[:12], failure(e), exc_info=True)
+    return out
+
+
+def database_away(e: BaseException) -> bool:
+    """The database did not answer (down, restarting, its connection dropped): worth another try."""
+    return isinstance(e, OperationalError | InterfaceError) or (isinstance(e, DBAPIError) and e.connection_invalidated)
+
+
+def record(store: Store, job: AnalyzeJob, name: str, cr_id: int, out: CheckOutput,
+           report: AnalyzerReport, *, retry_s: float = RECORD_RETRY_S) -> None:
+    """The published check run, completed in the store, with the report's findings; tried again
+    for up to `retry_s` seconds while the database is away (both writes are idempotent)."""
+    def warn(state: RetryCallState) -> None:
+        e = state.outcome.exception() if state.outcome else None
+        log.warning("could not record check run %s of %s@%s (%s); trying again", cr_id, job.repo,
+                    job.head_sha[:12], type(e).__name__)
+
+    for attempt in Retrying(retry=retry_if_exception(database_away), stop=stop_after_delay(retry_s),
+                            wait=wait_exponential_jitter(multiplier=0.25, max=4.0, jitter=0.25),
+                            before_sleep=warn, reraise=True):
+        with attempt:
+            cr = store.save_check_run(job.repo, name, job.head_sha, github_id=cr_id, status="completed",
+                                      conclusion=out.conclusion, scores=dict(report.scores),
+                                      pr_number=job.pr_number, annotations=len(out.annotations))
+            store.save_findings(cr.id, report.findings)

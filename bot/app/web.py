@@ -1,0 +1,326 @@
+"""The webhook service: a Flask app factory with /webhook, /healthz and /metrics.
+
+`POST /webhook` does only what must happen inside GitHub's 10-second window: refuse bodies
+over 25 MB (413, chunked ones too, before anything else is done with them), verify
+`X-Hub-Signature-256` over the raw body (gidgethub.sansio), parse the JSON once with a bound on
+its nesting (400, never a 500, for anything malformed), route it to jobs (a pure function),
+record the delivery and its jobs in one database transaction (its `X-GitHub-Delivery` id makes a
+redelivery a no-op), enqueue the job ids and answer 202. A delivery that asks for nothing (an
+event or action not handled, one without an `installation`: a repository webhook's) is
+recorded and answered 200 with the reason, and queues nothing. The work happens in `rtcbot
+worker`. No static files are served.
+"""
+
+from __future__ import annotations
+
+import hmac
+import json
+import logging
+import os
+import re
+import time
+import urllib.parse
+from collections.abc import Callable
+from typing import Any
+
+from flask import Flask, Response, jsonify, request
+from gidgethub import ValidationFailure
+from gidgethub.sansio import validate_event
+from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
+from prometheus_client.registry import Collector
+
+from bot.app import feedback
+from bot.app.jobs import Runtime
+from bot.app.queue import describe, ping
+from bot.core.settings import ServiceSettings, SettingsError, load_settings
+
+log = logging.getLogger(__name__)
+MULTIPROC_ENV = "PROMETHEUS_MULTIPROC_DIR"
+
+
+def verify_signature(body: bytes, signature: str | None, secret: str) -> bool:
+    """True when `signature` (the X-Hub-Signature-256 header) signs `body` with `secret`."""
+    if not signature:
+        return False
+    try:
+        validate_event(body, signature=signature, secret=secret)
+    except ValidationFailure:
+        return False
+    return signature.startswith("sha256=")
+
+
+JSON_TYPES = ("application/json", "application/x-www-form-urlencoded")
+MAX_JSON_DEPTH = 256  # GitHub's payloads nest about 10 deep; Python's json recurses per level
+READ_CHUNK = 64 * 1024
+_JSON_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
+_JSON_BRACKETS = re.compile(r"[\[{]+|[\]}]+")
+
+
+class UnsupportedType(ValueError):
+    pass
+
+
+class TooLarge(ValueError):
+    pass
+
+
+def read_bounded(read: Callable[[int], bytes], limit: int) -> bytes:
+    """The whole body from `read` (a stream's read), refusing it (TooLarge) as soon as it has
+    more than `limit` bytes: a chunked body has no Content-Length to check beforehand."""
+    parts: list[bytes] = []
+    size = 0
+    while True:
+        chunk = read(min(READ_CHUNK, limit + 1 - size))
+        if not chunk:
+            return b"".join(parts)
+        size += len(chunk)
+        if size > limit:
+            raise TooLarge(f"body over {limit} bytes")
+        parts.append(chunk)
+
+
+def json_depth(text: str) -> int:
+    """How deep arrays and objects nest in `text` (JSON), found without recursion: strings are
+    blanked out, then runs of opening and closing brackets are counted."""
+    depth = deepest = 0
+    for m in _JSON_BRACKETS.finditer(_JSON_STRING.sub('""', text)):
+        run = m.group()
+        if run[0] in "[{":
+            depth += len(run)
+            deepest = max(deepest, depth)
+        else:
+            depth -= len(run)
+    return deepest
+
+
+def loads_bounded(text: str, max_depth: int = MAX_JSON_DEPTH) -> Any:
+    """json.loads, refusing (ValueError) a document nested deeper than `max_depth`, which would
+    otherwise exhaust the interpreter's recursion limit."""
+    depth = json_depth(text) if text.count("[") + text.count("{") > max_depth else 0
+    if depth > max_depth:
+        raise ValueError(f"JSON nested {depth} deep (at most {max_depth})")
+    try:
+        return json.loads(text)
+    except RecursionError:  # not expected after the check; never a 500
+        raise ValueError("JSON nested too deeply") from None
+
+
+def decode_payload(content_type: str, body: bytes) -> tuple[Any, str]:
+    """(the parsed JSON document of a delivery, its text): the body itself (application/json),
+    or its `payload` field (application/x-www-form-urlencoded, GitHub's other content type),
+    parsed once. Raises UnsupportedType for any other content type, ValueError for a body
+    that is not JSON in its charset."""
+    kind, _, params = content_type.partition(";")
+    kind = kind.strip().lower()
+    if kind not in JSON_TYPES:
+        raise UnsupportedType(kind)
+    charset = "utf-8"
+    for param in params.split(";"):
+        name, _, value = param.partition("=")
+        if name.strip().lower() == "charset" and value.strip():
+            charset = value.strip().strip('"')
+    try:
+        text = body.decode(charset)
+    except LookupError as e:
+        raise ValueError(f"unknown charset {charset!r}") from e
+    if kind == "application/x-www-form-urlencoded":
+        fields = urllib.parse.parse_qs(text)
+        if "payload" not in fields:
+            raise ValueError("no payload field in the form")
+        text = fields["payload"][0]
+    return loads_bounded(text), text
+
+
+class StoreCollector(Collector):
+    """Figures kept in the database, read at scrape time (the worker is another process)."""
+
+    def __init__(self, runtime: Runtime) -> None:
+        self.runtime = runtime
+
+    def collect(self) -> Any:
+        try:
+            m = self.runtime.store.metrics()
+        except Exception:
+            log.warning("metrics: the database did not answer", exc_info=True)
+            return
+        d = CounterMetricFamily("rtcbot_deliveries", "Webhook deliveries recorded", labels=["event", "status"])
+        for event, status, n in m["deliveries"]:
+            d.add_metric([event, status], n)
+        yield d
+        jobs = GaugeMetricFamily("rtcbot_jobs", "Jobs by kind and status", labels=["kind", "status"])
+        dur = CounterMetricFamily("rtcbot_job_duration_seconds", "Time spent in jobs", labels=["kind"])
+        req = CounterMetricFamily("rtcbot_llm_requests", "LLM requests made by jobs", labels=["kind"])
+        tok = CounterMetricFamily("rtcbot_llm_tokens", "LLM tokens used by jobs", labels=["kind"])
+        per_kind: dict[str, list[float]] = {}
+        for kind, status, n, seconds, requests_, tokens in m["jobs"]:
+            jobs.add_metric([kind, status], n)
+            acc = per_kind.setdefault(kind, [0.0, 0.0, 0.0])
+            acc[0] += float(seconds)
+            acc[1] += float(requests_)
+            acc[2] += float(tokens)
+        for kind, (seconds, requests_, tokens) in per_kind.items():
+            dur.add_metric([kind], seconds)
+            req.add_metric([kind], requests_)
+            tok.add_metric([kind], tokens)
+        yield from (jobs, dur, req, tok)
+        # cache figures live here, for the operator, and in no check run: a tenant who saw them
+        # could test whether an answer was cached, i.e. whether some code was seen before
+        hits = CounterMetricFamily("rtcbot_llm_cache_hits", "LLM samples served from the cache (all installations)")
+        hits.add_metric([], float(m.get("llm_cache_hits", 0)))
+        yield hits
+
+
+def scrape_registry(own: CollectorRegistry, rt: Runtime) -> CollectorRegistry:
+    """What /metrics serves. Under `rtcbot serve` (gunicorn, several worker processes) each
+    worker's counters live in files of PROMETHEUS_MULTIPROC_DIR (set before prometheus_client
+    is imported, bot/app/commands/serve.py): every scrape, whichever worker answers, sums all of
+    them, so successive scrapes agree. In one process (tests, a WSGI server of your own): this
+    process's registry."""
+    path = os.environ.get(MULTIPROC_ENV)
+    if not path:
+        return own
+    from prometheus_client import multiprocess
+
+    merged = CollectorRegistry()
+    multiprocess.MultiProcessCollector(merged, path=path)
+    merged.register(StoreCollector(rt))
+    return merged
+
+
+def create_app(settings: ServiceSettings | None = None, *, runtime: Runtime | None = None) -> Flask:
+    settings = settings or (runtime.settings if runtime else load_settings())
+    if not settings.webhook_secret:
+        raise SettingsError("no webhook secret: set RTCBOT_WEBHOOK_SECRET (the secret you gave GitHub "
+                            "when registering the app); rtcbot will not accept unsigned deliveries")
+    secret: str = settings.webhook_secret
+    rt = runtime or Runtime(settings)
+    app = Flask("rtcbot", static_folder=None)  # no /static: Flask's default serves the cwd's static/
+    app.config["MAX_CONTENT_LENGTH"] = settings.max_body_bytes
+    app.extensions["rtcbot"] = rt
+
+    registry = CollectorRegistry()
+    webhooks = Counter("rtcbot_webhook_requests", "Webhook requests by answer", ["event", "status"], registry=registry)
+    latency = Histogram("rtcbot_webhook_seconds", "Time to answer a webhook", registry=registry,
+                        buckets=(0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10))
+    registry.register(StoreCollector(rt))
+    scraped = scrape_registry(registry, rt)
+
+    too_large_message = f"payload over {settings.max_body_bytes:,} bytes"
+
+    def read_body() -> bytes:
+        """The raw body, at most max_body_bytes (TooLarge beyond). With a Content-Length,
+        Werkzeug's stream stops there; a chunked body (no length) is read from the server's
+        de-chunked input (gunicorn and Werkzeug's server say so with wsgi.input_terminated),
+        which Werkzeug's own stream would cut at the limit without a word (its signature then
+        failed: 401 instead of 413)."""
+        environ = request.environ
+        if request.content_length is None and environ.get("wsgi.input_terminated"):
+            stream = environ["wsgi.input"]
+        else:
+            stream = request.stream
+        return read_bounded(stream.read, settings.max_body_bytes)
+
+    def answer(status: int, message: str, event: str = "", **extra: Any) -> Response:
+        webhooks.labels(event or "-", str(status)).inc()
+        resp = jsonify({"message": message, **extra})
+        resp.status_code = status
+        return resp
+
+    @app.post("/webhook")
+    def webhook() -> Response:
+        t0 = time.perf_counter()
+        event = request.headers.get("X-GitHub-Event", "")
+        length = request.content_length
+        if length is not None and length > settings.max_body_bytes:
+            return answer(413, too_large_message, event)
+        try:
+            body = read_body()
+        except TooLarge:
+            return answer(413, too_large_message, event)
+        # SHA-256 only: a request that carries only the SHA-1 X-Hub-Signature is refused
+        if not verify_signature(body, request.headers.get("X-Hub-Signature-256"), secret):
+            return answer(401, "missing or wrong X-Hub-Signature-256", event)
+        delivery = request.headers.get("X-GitHub-Delivery", "")
+        if not event or not delivery:
+            return answer(400, "missing X-GitHub-Event or X-GitHub-Delivery", event)
+        try:
+            payload, text = decode_payload(request.headers.get("Content-Type", ""), body)
+        except UnsupportedType:
+            return answer(415, "expected a JSON body (content type application/json)", event)
+        except ValueError as e:  # json.JSONDecodeError and UnicodeDecodeError among them
+            return answer(400, f"malformed body: {e}", event)
+        if not isinstance(payload, dict):
+            return answer(400, "malformed body: expected a JSON object", event)
+        try:
+            accepted = rt.accept(delivery, event, payload, text)
+        except Exception:
+            log.exception("could not record delivery %s", delivery)
+            return answer(503, "could not record the delivery; redeliver it", event, delivery=delivery)
+        if accepted is None:
+            return answer(200, "duplicate delivery: already received", event, delivery=delivery)
+        latency.observe(time.perf_counter() - t0)
+        if event == "ping":
+            return answer(200, "pong", event, delivery=delivery)
+        if accepted.nothing_to_do:
+            # received and recorded, but nothing to do: a 2xx (GitHub shows it as delivered; a
+            # redelivery would change nothing), with the reason
+            return answer(200, f"received; nothing queued: {accepted.note or 'nothing to do'}", event,
+                          delivery=delivery, jobs=[])
+        if accepted.note:  # its work joined the same work already queued or running
+            return answer(202, f"accepted: {accepted.note}", event, delivery=delivery, jobs=accepted.jobs)
+        return answer(202, "accepted", event, delivery=delivery, jobs=accepted.jobs)
+
+    @app.get("/healthz")
+    def healthz() -> Response:
+        checks: dict[str, Any] = {}
+        ok = True
+        try:
+            rt.store.ping()
+            checks["database"] = "ok"
+        except Exception as e:
+            ok, checks["database"] = False, f"error: {type(e).__name__}"
+        try:
+            checks["queue"] = {"backend": describe(rt.huey), "pending": ping(rt.huey)}
+        except Exception as e:
+            ok, checks["queue"] = False, f"error: {type(e).__name__}"
+        resp = jsonify({"status": "ok" if ok else "unavailable", **checks})
+        resp.status_code = 200 if ok else 503
+        return resp
+
+    @app.get("/stats")
+    def stats() -> Response:
+        """Acceptance of rtcbot's suggestions (bot/app/feedback.py), for `?repo=owner/name` or all;
+        only with the operator's RTCBOT_STATS_TOKEN (the figures name repositories)."""
+        if not settings.stats_token:
+            return answer(404, "not found: set RTCBOT_STATS_TOKEN to serve /stats")
+        given = request.headers.get("Authorization", "")
+        if not hmac.compare_digest(given.encode(), f"Bearer {settings.stats_token}".encode()):
+            return answer(401, "a bearer token is required (RTCBOT_STATS_TOKEN)")
+        repo = request.args.get("repo") or None
+        if repo is not None and (len(repo) > 200 or repo.count("/") != 1):
+            return answer(400, "repo: expected owner/name")
+        data = feedback.acceptance(feedback.rows(rt.store, repo))
+        return jsonify({**data, "repo": repo})
+
+    @app.get("/metrics")
+    def metrics() -> Response:
+        return Response(generate_latest(scraped), mimetype="text/plain; version=0.0.4")
+
+    @app.errorhandler(413)
+    def too_large(_e: Any) -> Response:
+        return answer(413, too_large_message)
+
+    @app.errorhandler(400)
+    def bad_request(_e: Any) -> Response:
+        return answer(400, "malformed request")
+
+    from bot.app.dashboard import register_dashboard
+
+    register_dashboard(app, settings, rt.store)  # /dashboard, sign-in with GitHub (docs/dashboard.md)
+    return app
+
+
+def wsgi() -> Flask:
+    """Entry for gunicorn (`bot.app.web:wsgi()`): settings from the environment."""
+    return create_app(load_settings())

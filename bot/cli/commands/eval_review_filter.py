@@ -1,0 +1,142 @@
+"""`rtcbot eval review-filter DATASET`: does picking review comments by CRScore pick the ones
+people rate best?
+
+The `review` analyzer drafts several comments per hunk and keeps the best by CRScore. This
+measures that filter on the CRScore human ratings (the format of the bundled `crscore-dev`):
+the generated reviews of each diff (every `system` but `msg`) stand in for the candidates.
+Per diff, the top-1 by CRScore Rel (the scores `rtcbot eval crscore` computes: soft, MiniLM,
+tokens pooling, the dataset's claims + smells) and the top half are picked; the report gives
+the mean human Rel / Con / Comp of the picked comments against the mean of all the diff's
+comments (a random pick) and the best possible pick (the diff's highest human rating),
+`gain_captured` = (picked − all) / (best − all), and how often the pick is a human-best
+(`top1_is_best`; `top1_chance` is a random pick's rate), each with a bootstrap interval
+over diffs.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import click
+import numpy as np
+from rich.console import Console
+from rich.table import Table
+
+from analyzers.crscore.sts import DEFAULT_MODEL, Embedder, EmbeddingError
+from bot.cli.commands._datasets import DatasetArgument
+from bot.cli.commands.eval_crscore import _score_all, load_rows, pseudo_refs_of
+
+DIMS = ("rel", "con", "comp")
+REF_SOURCES = ("magicoder", "gpt4o", "human_verified")
+
+
+def group_by_diff(rows: Sequence[dict[str, Any]],
+                  scores: Sequence[float]) -> list[list[tuple[float, dict[str, float]]]]:
+    """Per diff (in first-seen order): each generated review's (CRScore Rel, human ratings);
+    diffs with fewer than two reviews are left out (there is nothing to pick from)."""
+    groups: dict[tuple[str, str, str], list[tuple[float, dict[str, float]]]] = {}
+    for row, s in zip(rows, scores, strict=True):
+        key = (str(row.get("lang", "")), str(row.get("index", "")), str(row["diff"]))
+        groups.setdefault(key, []).append((float(s), {d: float(row["human"][d]) for d in DIMS}))
+    return [g for g in groups.values() if len(g) >= 2]
+
+
+def per_diff(groups: Sequence[Sequence[tuple[float, dict[str, float]]]]) -> dict[str, np.ndarray]:
+    """Per diff: picked / half / all / best for each dimension, and whether the pick is a
+    human-best on Rel (and a random pick's chance of that)."""
+    cols: dict[str, list[float]] = {}
+    for g in groups:
+        order = sorted(range(len(g)), key=lambda i: -g[i][0])  # stable: ties keep dataset order
+        top, half = order[0], order[:math.ceil(len(g) / 2)]
+        for d in DIMS:
+            human = [h[d] for _, h in g]
+            cols.setdefault(f"picked_{d}", []).append(human[top])
+            cols.setdefault(f"half_{d}", []).append(float(np.mean([human[i] for i in half])))
+            cols.setdefault(f"all_{d}", []).append(float(np.mean(human)))
+            cols.setdefault(f"best_{d}", []).append(max(human))
+        rel = [h["rel"] for _, h in g]
+        cols.setdefault("top1_is_best", []).append(1.0 if rel[top] == max(rel) else 0.0)
+        cols.setdefault("top1_chance", []).append(rel.count(max(rel)) / len(rel))
+    return {k: np.asarray(v, dtype=np.float64) for k, v in cols.items()}
+
+
+def gain(picked: np.ndarray, all_: np.ndarray, best: np.ndarray) -> np.ndarray:
+    """(picked − all) / (best − all) over the mean of each (rows: bootstrap samples); NaN
+    where no pick could beat a random one."""
+    room = best - all_
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(room > 0, (picked - all_) / np.where(room > 0, room, 1.0), np.nan)
+
+
+def summarise(cols: dict[str, np.ndarray], samples: int, seed: int) -> dict[str, Any]:
+    n = len(cols["picked_rel"])
+    out: dict[str, Any] = {k: round(float(v.mean()), 4) for k, v in cols.items()}
+    for prefix in ("picked", "half"):
+        g = gain(np.array(cols[f"{prefix}_rel"].mean()), np.array(cols["all_rel"].mean()),
+                 np.array(cols["best_rel"].mean()))
+        out["gain_captured" if prefix == "picked" else "half_gain_captured"] = (
+            None if np.isnan(g) else round(float(g), 4))
+    rng = np.random.default_rng(seed)
+    idx = rng.integers(0, n, size=(samples, n))
+    means = {k: v[idx].mean(axis=1) for k, v in cols.items()}
+    boot = {"picked_rel": means["picked_rel"], "top1_is_best": means["top1_is_best"],
+            "gain_captured": gain(means["picked_rel"], means["all_rel"], means["best_rel"]),
+            "picked_minus_all_rel": means["picked_rel"] - means["all_rel"]}
+    out["ci95"] = {k: [round(float(np.nanpercentile(v, 2.5)), 4), round(float(np.nanpercentile(v, 97.5)), 4)]
+                   for k, v in boot.items()}
+    out["n_diffs"] = n
+    return out
+
+
+@click.command("review-filter")
+@click.argument("data", type=DatasetArgument("crscore"), metavar="DATASET")
+@click.option("--pseudo-refs", "source", type=click.Choice(REF_SOURCES), default="magicoder", show_default=True,
+              help="The dataset's claims (plus its smells) that CRScore scores against.")
+@click.option("--bootstrap", "samples", type=click.IntRange(100, 100_000), default=2000, show_default=True,
+              help="Bootstrap resamples of the diffs for the 95 % intervals.")
+@click.option("--seed", type=int, default=0, show_default=True, help="The bootstrap's seed.")
+@click.option("--limit", type=click.IntRange(min=1), default=None, help="Only the first N rows.")
+@click.option("--json", "as_json", is_flag=True, help="One JSON object on one line.")
+def command(data: Path, source: str, samples: int, seed: int, limit: int | None, as_json: bool) -> None:
+    """How good the comments CRScore picks are, by the human ratings in DATASET.
+
+    DATASET: a JSON-lines file, or the bundled `crscore-dev` (see `rtcbot eval --list`)."""
+    rows = load_rows(data)
+    rows = [r for r in (rows[:limit] if limit else rows) if r["system"] != "msg"]
+    if not rows:
+        raise click.ClickException(f"{data}: no rows with system other than msg")
+    for r in rows:
+        bad = [d for d in DIMS if not isinstance(r["human"].get(d), int | float)]
+        if bad:
+            raise click.ClickException(f"{data}: row {r.get('index')}: 'human' needs numbers for {', '.join(bad)}")
+    try:
+        results = _score_all(Embedder(DEFAULT_MODEL, pooling="tokens"),
+                             [(str(r["review"]), pseudo_refs_of(r, source, None)) for r in rows], None, "scoring")
+    except EmbeddingError as e:
+        raise click.ClickException(str(e)) from None
+    groups = group_by_diff(rows, [s.rel for s in results])
+    if not groups:
+        raise click.ClickException(f"{data}: no diff has two or more generated reviews to pick from")
+    out = summarise(per_diff(groups), samples, seed)
+    out.update({"n_reviews": sum(len(g) for g in groups), "pseudo_refs": source, "model": DEFAULT_MODEL,
+                "pick_by": "crscore soft rel"})
+    if as_json:
+        click.echo(json.dumps(out))
+        return
+    table = Table(title=f"Picking review comments by CRScore Rel on {data.name} "
+                        f"({out['n_diffs']} diffs, {out['n_reviews']} reviews; human ratings 1–5)")
+    for col in ("human rating", "top-1 pick", "top half", "all (random pick)", "best possible"):
+        table.add_column(col, justify="left" if col == "human rating" else "right")
+    for d in DIMS:
+        table.add_row(d.capitalize(), str(out[f"picked_{d}"]), str(out[f"half_{d}"]), str(out[f"all_{d}"]),
+                      str(out[f"best_{d}"]))
+    Console().print(table)
+    ci = out["ci95"]
+    click.echo(f"gain captured (Rel): {out['gain_captured']} (95 % CI {ci['gain_captured'][0]}–"
+               f"{ci['gain_captured'][1]}); top half: {out['half_gain_captured']}")
+    click.echo(f"top-1 is a human-best: {out['top1_is_best']} (95 % CI {ci['top1_is_best'][0]}–"
+               f"{ci['top1_is_best'][1]}; a random pick: {out['top1_chance']})")

@@ -1,0 +1,420 @@
+"""`rtcbot qualify`: which models re-create this repository's own edits (EditingRTC)?
+
+The hunks of the last N first-parent commits (or of BASE..HEAD) are sampled — stratified by
+language and hunk size, seeded, at most `--max-hunks` — and scored with EditingRTC by each
+`--model`. Each model gets RTC, RTC@3, baseline, lift with a bootstrap interval over hunks,
+requests, tokens, wall time, cost (with `--price-per-1k`) and a verdict; the cheapest model
+that qualifies is named, and the whole result is written as the repository's qualification
+record (`--output`, default `.rtcbot/qualification.json` in the checkout), which `rtcbot
+review` reads under `require_qualified: true`. Re-runs draw the same hunks and send the same
+requests, so they are served from the LLM cache.
+
+Git runs with a clean environment and a private HOME (analyzers/tooling.py), never through a
+shell, with the checkout's path as its working directory (never an argument) and the range
+after `--end-of-options`; the checkout's config cannot start a program (see bot/cli/commands/_git.py).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+import threading
+import time
+from collections import Counter
+from collections.abc import Callable
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import click
+from rich.console import Console
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TaskID,
+    TextColumn,
+    TimeRemainingColumn,
+)
+from rich.table import Table
+
+from analyzers.checkout_files import CheckoutFileError, check_writable, split, write_text
+from analyzers.diff import CODE_LANGUAGES, DEFAULT_IGNORES, DiffError, parse_diff
+from analyzers.editing_rtc import EditingRTC, EditingRTCConfig
+from analyzers.llm import BudgetExceeded, LLMClient, LLMError, LLMSettings
+from analyzers.qualify import (
+    Candidate,
+    ModelResult,
+    Thresholds,
+    judge,
+    record,
+    stratified_sample,
+    summarise,
+)
+from bot.cli.commands._common import plot_option
+from bot.cli.commands._git import git as _git
+
+if TYPE_CHECKING:
+    from bot.store.store import Store
+
+RECORD_PATH = Path(".rtcbot") / "qualification.json"  # bot/core/qualification.py reads it
+DIFF_FLAGS = ["--no-color", "--no-ext-diff", "--no-textconv"]
+
+
+# -- git -------------------------------------------------------------------------------------
+def git(args: list[str], repo: Path) -> str:
+    return _git(args, repo).decode("utf-8", errors="replace")
+
+
+def commits(repo: Path, git_range: str | None, last: int) -> list[list[str]]:
+    """[commit, parents…] of each first-parent commit, newest first."""
+    if git_range is not None:
+        if ".." not in git_range or git_range.startswith("-"):
+            raise click.BadParameter("expected BASE..HEAD", param_hint="--git")
+        args = ["rev-list", "--first-parent", "--parents", "--end-of-options", git_range]
+    else:
+        args = ["rev-list", "--first-parent", "--parents", "-n", str(last), "--end-of-options", "HEAD"]
+    return [line.split() for line in git(args, repo).splitlines() if line.strip()]
+
+
+def candidates(repo: Path, history: list[list[str]], max_hunk_chars: int) -> list[Candidate]:
+    """Every hunk of the history that EditingRTC would score (code, changed, not too long)."""
+    out: list[Candidate] = []
+    for commit, *parents in reversed(history):  # oldest first
+        if parents:
+            data = git(["diff", *DIFF_FLAGS, parents[0], commit, "--"], repo)
+        else:
+            data = git(["diff-tree", "-p", "--root", "--no-commit-id", *DIFF_FLAGS, commit, "--"], repo)
+        if not data.strip():
+            continue
+        try:
+            changes = parse_diff(data, ignore=DEFAULT_IGNORES)
+        except DiffError:
+            continue
+        for fc, h in changes.hunks():
+            changed = len(h.added_lines) + len(h.removed_lines)
+            if (fc.language not in CODE_LANGUAGES or not changed
+                    or len(h.old_code) + len(h.new_code) > max_hunk_chars):
+                continue
+            out.append(Candidate(commit[:12], fc.path, fc.language or "", changed, h.old_code, h.new_code, h.header))
+    return out
+
+
+def repository_name(repo: Path) -> str:
+    """The origin's URL without credentials, else the folder's name (never a local path)."""
+    try:
+        url = git(["config", "--get", "remote.origin.url"], repo).strip()
+    except click.ClickException:
+        url = ""
+    return re.sub(r"//[^/@]*@", "//", url) if url else repo.resolve().name
+
+
+OWNER_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9-]{0,38}/(?!\.\.?$)[A-Za-z0-9_.-]{1,100}")  # GitHub's rules
+
+
+def github_name(url: str) -> str | None:
+    """OWNER/NAME of a GitHub remote URL (https, ssh or scp-like), None when it is not one."""
+    m = re.search(r"github\.com[:/]+([A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+?)(?:\.git)?/?$", url)
+    return m.group(1) if m else None
+
+
+# -- the App's database ------------------------------------------------------------------------
+def app_database(url: str) -> str:
+    """`app`: the App's database URL from its settings; else `url` itself."""
+    if url != "app":
+        return url
+    from pydantic import ValidationError
+
+    from bot.core.settings import ServiceSettings, error_lines
+
+    try:
+        return ServiceSettings().database()
+    except ValidationError as e:
+        raise click.ClickException("the App's settings: " + "; ".join(error_lines(e, ServiceSettings))) from None
+
+
+def open_store(url: str) -> Store:
+    """The App's store, opened before any model runs (a bad URL fails first, not last)."""
+    from sqlalchemy.exc import ArgumentError, SQLAlchemyError
+
+    from bot.store.store import Store
+
+    try:
+        return Store(url)
+    except (ArgumentError, ValueError) as e:  # the URL itself may hold a password: never echoed
+        raise click.ClickException(f"--database: not a database URL ({type(e).__name__})") from None
+    except (SQLAlchemyError, OSError) as e:
+        raise click.ClickException(f"--database: cannot open it: {type(e).__name__}: "
+                                   f"{str(e).splitlines()[0]}") from None
+
+
+def store_results(store: Store, repo: str, results: list[ModelResult], rec: dict[str, Any]) -> None:
+    """One row per model in the App's `qualifications` table."""
+    from sqlalchemy.exc import SQLAlchemyError
+
+    try:
+        for r in results:
+            figures = {**r.to_dict(), "revisions": rec["revisions"], "date": rec["date"],
+                       "thresholds": rec["thresholds"], "seed": rec["seed"]}
+            store.save_qualification(repo, r.model, r.qualified, figures, base_url=r.base_url)
+    except SQLAlchemyError as e:
+        raise click.ClickException(f"--database: cannot store the record: {str(e).splitlines()[0]}") from None
+    finally:
+        store.close()
+
+
+# -- models ------------------------------------------------------------------------------------
+def parse_model(spec: str, base_url: str | None) -> tuple[str | None, str]:
+    """`NAME` (at --llm-base-url) or `URL#NAME` → (base URL, name)."""
+    url, sep, name = spec.rpartition("#")
+    if sep and url.startswith(("http://", "https://")):
+        if not name:
+            raise click.BadParameter(f"{spec!r}: no model name after '#'", param_hint="--model")
+        return url, name
+    if not spec.strip():
+        raise click.BadParameter("empty model name", param_hint="--model")
+    return base_url, spec
+
+
+def parse_prices(specs: tuple[str, ...]) -> tuple[float | None, dict[str, float]]:
+    """`PRICE` (every model) and `MODEL=PRICE` → (the default, per model)."""
+    default: float | None = None
+    per: dict[str, float] = {}
+    for spec in specs:
+        name, sep, value = spec.rpartition("=")
+        try:
+            price = float(value)
+        except ValueError:
+            raise click.BadParameter(f"expected PRICE or MODEL=PRICE, got {spec!r}",
+                                     param_hint="--price-per-1k") from None
+        if price < 0 or price != price:
+            raise click.BadParameter(f"{spec!r}: a price must be a non-negative number", param_hint="--price-per-1k")
+        if sep:
+            per[name] = price
+        else:
+            default = price
+    return default, per
+
+
+def qualify_model(llm: LLMClient, sample: list[Candidate], analyzer: EditingRTC,
+                  on_hunk: Callable[[], None]) -> tuple[list[dict[str, float]], int, float | None]:
+    """Per-hunk scores of the sample, how many hunks a budget cut off, and the share of the
+    model's answers in the expected format (None: no answer)."""
+    tally = Counter[bool]()
+    lock = threading.Lock()
+
+    def answered(well_formed: bool) -> None:
+        with lock:
+            tally[well_formed] += 1
+
+    def one(c: Candidate) -> dict[str, float] | None:
+        try:
+            return analyzer.score(llm, c.old, c.new, c.language, answered)[1]
+        except BudgetExceeded:
+            return None
+        finally:
+            on_hunk()
+
+    res = llm.map(one, sample)
+    total = tally[True] + tally[False]
+    return [r for r in res if r is not None], sum(r is None for r in res), tally[True] / total if total else None
+
+
+# -- output --------------------------------------------------------------------------------------
+def _ci(r: ModelResult) -> str:
+    return f"[{r.lift_low:+.3f}, {r.lift_high:+.3f}]"
+
+
+def _fmt_share(r: ModelResult) -> str:
+    return "n/a" if r.format_share is None else f"{r.format_share:.0%}"
+
+
+def _verdict(r: ModelResult) -> str:
+    return "qualified" if r.qualified else "not qualified: " + "; ".join(r.reasons)
+
+
+COLUMNS = ("model", "hunks", "RTC", "RTC@3", "baseline", "lift", "lift 95% CI", "format", "requests",
+           "tokens", "wall s", "cost", "qualified")
+
+
+def _row(r: ModelResult) -> list[str]:
+    return [r.model, str(r.hunks), f"{r.rtc:.3f}", f"{r.rtc_at_3:.3f}", f"{r.baseline:.3f}", f"{r.lift:+.3f}", _ci(r),
+            _fmt_share(r), str(r.requests), str(r.tokens), f"{r.wall_s:.1f}",
+            "" if r.cost is None else f"{r.cost:.4f}", "yes" if r.qualified else "no"]
+
+
+def _summary(rec: dict[str, Any]) -> str:
+    best = rec["cheapest_qualified"]
+    return f"cheapest qualified model: {best}" if best else "no model qualified"
+
+
+def markdown(rec: dict[str, Any], results: list[ModelResult]) -> str:
+    lines = [f"### rtcbot qualify: {rec['repository']} ({rec['revisions']}, "
+             f"{results[0].hunks + results[0].not_scored if results else 0} of {rec['hunks_available']} hunks)", "",
+             "| " + " | ".join(COLUMNS) + " |", "|" + "---|" * len(COLUMNS)]
+    lines += ["| " + " | ".join(c.replace("|", "\\|") for c in _row(r)) + " |" for r in results]
+    lines += [""] + [f"- {r.model}: {_verdict(r)}" for r in results]
+    lines += ["", f"**{_summary(rec)}**",
+              "", "format: the share of the model's answers in the expected format (a description without code; "
+                  "code in a fenced block)."]
+    return "\n".join(lines)
+
+
+def table(rec: dict[str, Any], results: list[ModelResult]) -> Table:
+    t = Table(title=f"rtcbot qualify: {rec['repository']} ({rec['revisions']})",
+              caption=_summary(rec) + " · format: answers in the expected format")
+    for col in COLUMNS:
+        t.add_column(col, justify="left" if col == "model" else "right", no_wrap=col != "model")
+    for r in results:
+        t.add_row(*_row(r))
+    return t
+
+
+# -- the command -------------------------------------------------------------------------------------
+@click.command("qualify")
+@click.option("--git", "git_range", metavar="BASE..HEAD", default=None, help="The commits to sample (first parents).")
+@click.option("--last", type=click.IntRange(min=1), default=None,
+              help="The last N first-parent commits of HEAD (default 100 when --git is not given).")
+@click.option("--repo", type=click.Path(file_okay=False, path_type=Path), default=Path("."), show_default=True,
+              help="The git checkout.")
+@click.option("--model", "models", multiple=True, metavar="NAME|URL#NAME",
+              help="A model to qualify (repeatable): NAME at --llm-base-url, or URL#NAME. "
+                   "Default: RTCBOT_LLM_MODEL, else the embedded model.")
+@click.option("--llm-base-url", envvar="RTCBOT_LLM_BASE_URL", default=None, metavar="URL",
+              help="OpenAI-compatible endpoint of the NAME models.")
+@click.option("--api-key", envvar=["RTCBOT_LLM_API_KEY", "OPENAI_API_KEY"], default=None, show_envvar=False,
+              help="API key (env RTCBOT_LLM_API_KEY or OPENAI_API_KEY).")
+@click.option("--max-hunks", type=click.IntRange(min=1), default=200, show_default=True,
+              help="Hunks sampled (stratified by language and hunk size).")
+@click.option("--seed", type=click.IntRange(min=0), default=1234, show_default=True,
+              help="Sampling and bootstrap seed.")
+@click.option("--min-lift-lower", type=float, default=0.0, show_default=True,
+              help="A model qualifies when lift's 95% lower bound is above this.")
+@click.option("--min-rtc", type=click.FloatRange(0, 1), default=None, help="…and its mean RTC is at least this.")
+@click.option("--price-per-1k", "prices", multiple=True, metavar="PRICE|MODEL=PRICE",
+              help="Price per 1000 tokens, for every model or one (repeatable): adds cost.")
+@click.option("--max-requests", type=click.IntRange(min=1), default=None, help="Request budget per model.")
+@click.option("--max-tokens", "max_tokens_total", type=click.IntRange(min=1), default=None,
+              help="Token budget per model.")
+@click.option("--concurrency", type=click.IntRange(min=1, max=64), default=4, show_default=True)
+@click.option("--no-cache", is_flag=True, help="Do not read or write the LLM cache.")
+@click.option("--format", "fmt", type=click.Choice(["text", "json", "markdown"]), default="text", show_default=True)
+@click.option("--json", "as_json", is_flag=True, help="Same as --format json (one line).")
+@click.option("--output", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="The qualification record (default: .rtcbot/qualification.json in --repo).")
+@click.option("--database", "database_url", metavar="URL", default=None,
+              help="Also store each model's verdict in the GitHub App's database (a SQLAlchemy URL; "
+                   "`--database app` uses the App's DATABASE_URL / RTCBOT_DATABASE_URL), where the App "
+                   "reads it under `require_qualified: true`.")
+@click.option("--repo-name", default=None, metavar="OWNER/NAME",
+              help="The repository's name on GitHub for --database (default: from the origin remote).")
+@plot_option
+def command(git_range: str | None, last: int | None, repo: Path, models: tuple[str, ...], llm_base_url: str | None,
+            api_key: str | None, max_hunks: int, seed: int, min_lift_lower: float, min_rtc: float | None,
+            prices: tuple[str, ...], max_requests: int | None, max_tokens_total: int | None, concurrency: int,
+            no_cache: bool, fmt: str, as_json: bool, output: Path | None, database_url: str | None,
+            repo_name: str | None, plot: Path | None) -> None:
+    """Qualify models on this repository's own history with EditingRTC.
+
+    Exit 0 when at least one model qualifies, 1 when none does."""
+    if git_range is not None and last is not None:
+        raise click.UsageError("give either --git BASE..HEAD or --last N")
+    if not repo.is_dir():
+        raise click.ClickException(f"--repo {repo}: no such directory")
+    fmt = "json" if as_json else fmt
+    root, rel = split(output) if output is not None else (repo, RECORD_PATH.as_posix())
+    try:  # the record is written after the run: refuse a link in its place before spending on it
+        check_writable(root, rel)
+    except CheckoutFileError as e:
+        raise click.BadParameter(str(e), param_hint="--output" if output is not None else "--repo") from None
+    owner_name, store = None, None
+    if database_url is not None:
+        owner_name = repo_name or github_name(repository_name(repo))
+        if owner_name is None or not OWNER_NAME.fullmatch(owner_name):
+            raise click.BadParameter(f"{owner_name or repository_name(repo)!r} is not a GitHub OWNER/NAME "
+                                     "(give --repo-name)", param_hint="--repo-name")
+        store = open_store(app_database(database_url))
+    default_price, prices_by_model = parse_prices(prices)
+    specs: list[tuple[str | None, str | None]] = ([parse_model(m, llm_base_url) for m in models]
+                                                  or [(llm_base_url, None)])
+    thresholds = Thresholds(min_lift_lower=min_lift_lower, min_rtc=min_rtc)
+    cfg = EditingRTCConfig()
+
+    history = commits(repo, git_range, last or 100)
+    if not history:
+        raise click.ClickException(f"no commits in {git_range or 'HEAD'}")
+    pool = candidates(repo, history, cfg.max_hunk_chars)
+    if not pool:
+        raise click.ClickException(f"no code hunks to score in {len(history)} commit(s)")
+    sample = stratified_sample(pool, max_hunks, seed)
+    revisions = git_range or f"last {len(history)} first-parent commits of {history[0][0][:12]}"
+
+    err = Console(stderr=True)
+    results: list[ModelResult] = []
+    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
+                  console=err, disable=not err.is_terminal, transient=True) as bar:
+        for url, name in specs:
+            settings = LLMSettings.from_env(base_url=url, model=name, api_key=api_key, max_requests=max_requests,
+                                            max_tokens_total=max_tokens_total, max_concurrency=concurrency)
+            if no_cache:
+                settings.cache_path = None
+            label = name or settings.model or "embedded"
+            task = bar.add_task(label, total=len(sample))
+
+            def advance(t: TaskID = task) -> None:
+                bar.advance(t)
+
+            t0 = time.monotonic()
+            try:
+                from analyzers.local_llm import client_from_settings
+
+                llm = client_from_settings(settings)
+                label = name or llm.model
+                scores, cut, share = qualify_model(llm, sample, EditingRTC(cfg), advance)
+            except LLMError as e:
+                res = ModelResult(label, url)
+                res.reasons = [str(e)]
+                results.append(res)
+                continue
+            price = prices_by_model.get(label, default_price)
+            res = summarise(label, llm.base_url if url else None, scores, seed=seed,
+                            requests=llm.usage.requests, tokens=llm.usage.tokens,
+                            cache_hits=llm.usage.cache_hits, wall_s=time.monotonic() - t0,
+                            price_per_1k=price, not_scored=cut, format_share=share)
+            results.append(judge(res, thresholds))
+
+    rec = record(results, repository=repository_name(repo), revisions=revisions,
+                 date=datetime.now(UTC).isoformat(timespec="seconds"), hunks_available=len(pool),
+                 thresholds=thresholds, seed=seed)
+    try:  # never through a link the repository committed (analyzers/checkout_files.py)
+        target = write_text(root, rel, json.dumps(rec, indent=2, ensure_ascii=False) + "\n")
+    except CheckoutFileError as e:
+        raise click.BadParameter(str(e), param_hint="--output" if output is not None else "--repo") from None
+    except OSError as e:
+        raise click.ClickException(f"cannot write {root / rel}: {e.strerror}") from None
+    if plot is not None:
+        from reporters.eval_plots import qualify_chart
+        from reporters.plots import save
+
+        save(qualify_chart([(r.model, r.lift, r.lift_low, r.lift_high, r.qualified) for r in results],
+                           thresholds.min_lift_lower, str(rec.get("repository") or repo.name), len(sample)), plot)
+    if store is not None and owner_name is not None:
+        store_results(store, owner_name, results, rec)
+        click.echo(f"stored in the App's database for {owner_name}", err=True)
+    if fmt == "json":
+        click.echo(json.dumps(rec, ensure_ascii=False))
+    elif fmt == "markdown":
+        click.echo(markdown(rec, results))
+    else:
+        out = Console()
+        if not out.is_terminal:  # a pipe or a log: the whole table, not squeezed to 80 columns
+            out = Console(width=200)
+        out.print(table(rec, results))
+        for r in results:
+            out.print(f"{r.model}: {_verdict(r)}", markup=False, highlight=False)
+    for r in results:
+        if r.not_scored:
+            click.echo(f"note: {r.model}: {r.not_scored} sampled hunk(s) not scored (budget spent)", err=True)
+    click.echo(f"record: {target}", err=True)
+    sys.exit(0 if rec["cheapest_qualified"] else 1)

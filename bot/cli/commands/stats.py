@@ -1,0 +1,76 @@
+"""`rtcbot stats [--repo R] [--json]`: what people did with rtcbot's suggestions.
+
+Reads the App's store (DATABASE_URL, else the SQLite file under RTCBOT_DATA_DIR) and prints
+acceptance rates — a suggestion counts as accepted when a later push applied it — by analyzer,
+by Patched RTC outcome and by CRScore band, each with its count and 95% Wilson interval, then
+the other signals (threads resolved, reactions, merged pull requests). See bot/app/feedback.py.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import click
+from rich.console import Console
+from rich.table import Table
+
+from bot.app import feedback
+from bot.core.settings import SettingsError, load_settings
+from bot.store.store import Store
+
+
+def _pct(rate: float | None) -> str:
+    return "—" if rate is None else f"{100 * rate:.0f}%"
+
+
+def _interval(iv: list[float] | None) -> str:
+    return "—" if not iv else f"{100 * iv[0]:.0f}–{100 * iv[1]:.0f}%"
+
+
+def render(stats: dict[str, Any], repo: str | None) -> Table | str:
+    where = repo or "every repository"
+    if not stats["published"]:
+        return f"No suggestions published yet in {where}."
+    t = Table(title=f"What people did with rtcbot's suggestions in {where}", title_justify="left")
+    for col, justify in (("group", "left"), ("suggestions", "right"), ("applied", "right"),
+                         ("rate", "right"), ("95% interval", "right")):
+        t.add_column(col, justify=justify)  # type: ignore[arg-type]
+
+    def row(label: str, r: dict[str, Any]) -> None:
+        t.add_row(label, f"{r['n']:,}", f"{r['accepted']:,}", _pct(r["rate"]), _interval(r["interval"]))
+
+    row("all", stats["overall"])
+    for name, r in stats["by_analyzer"].items():
+        row(f"analyzer {name}", r)
+    for name, r in stats["by_rtc"].items():
+        row(f"Patched RTC {name}", r)
+    for name, r in stats["by_band"].items():
+        row(f"CRScore {name}", r)
+    t.caption = (f"{stats['resolved']:,} review threads resolved · 👍 {stats['thumbs_up']:,} · "
+                 f"👎 {stats['thumbs_down']:,} · {stats['merged_prs']:,} pull requests merged")
+    return t
+
+
+@click.command("stats")
+@click.option("--repo", default=None, metavar="OWNER/NAME", help="Only this repository.")
+@click.option("--json", "as_json", is_flag=True, help="One JSON object instead of the table.")
+def command(repo: str | None, as_json: bool) -> None:
+    """Acceptance of rtcbot's suggestions, from the App's store (bot/app/feedback.py)."""
+    try:
+        settings = load_settings()
+    except SettingsError as e:
+        raise click.ClickException(str(e)) from None
+    try:
+        store = Store(settings.database())
+    except Exception as e:
+        raise click.ClickException(f"cannot open the store: {type(e).__name__}: {e}") from None
+    try:
+        stats = feedback.acceptance(feedback.rows(store, repo))
+    finally:
+        store.close()
+    stats["repo"] = repo
+    if as_json:
+        click.echo(json.dumps(stats, sort_keys=True))
+        return
+    Console().print(render(stats, repo))

@@ -1,0 +1,270 @@
+"""`rtcbot` commands: review a patch or a git range; `eval …`, `serve`, `worker`, `action`.
+
+Every command lives in this module or in one module of `bot.cli.commands`, found at start-up.
+Bad input is one clear line on stderr and a non-zero exit, never a traceback.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Callable
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import click
+
+from analyzers import registry
+from analyzers.context import ReviewComment, Tools
+from analyzers.diff import ChangeSet, DiffError
+from analyzers.pipeline import run_all
+from analyzers.report import AnalyzerReport
+from bot.cli.commands._git import git as _git
+from bot.cli.commands._git import run as git_run
+from bot.cli.progress import live
+from bot.core.config import CONFIG_PATH, ConfigError, LoadedConfig, parse_config, read_file
+from bot.core.context import build, changes_from_diff, comments_from_github, select
+from bot.core.exits import settings_exit
+from bot.core.gate import judge
+from bot.core.llm import llm_factory, llm_options, pop_llm_settings
+from bot.core.settings import SettingsError, load_tools
+from reporters import FORMATS
+
+MAX_PATCH_BYTES = 64 * 1024 * 1024
+
+
+# -- review -------------------------------------------------------------------------------
+def _read_patch(path: str) -> bytes:
+    if path == "-":
+        return sys.stdin.buffer.read(MAX_PATCH_BYTES + 1)
+    p = Path(path)
+    if not p.exists():
+        raise click.ClickException(f"{path}: no such file")
+    if p.is_dir():
+        raise click.ClickException(f"{path}: is a directory, not a patch file")
+    if p.stat().st_size > MAX_PATCH_BYTES:
+        raise click.ClickException(f"{path}: larger than {MAX_PATCH_BYTES // 2**20} MB")
+    return p.read_bytes()
+
+
+def _git_loader(cwd: Path, head: str) -> Callable[[str], str | None]:
+    def load(path: str) -> str | None:
+        try:  # the blob as stored (`cat-file` applies no textconv filter)
+            out = git_run(["cat-file", "blob", f"{head}:{path}"], cwd)
+        except (OSError, subprocess.TimeoutExpired):
+            return None
+        return out.stdout.decode("utf-8", errors="replace") if out.returncode == 0 else None
+
+    return load
+
+
+def _parse_at(at: str) -> tuple[str, int]:
+    path, sep, line = at.rpartition(":")
+    if not sep or not path or not line.isdigit() or int(line) < 1:
+        raise click.BadParameter(f"expected PATH:LINE, got {at!r}", param_hint="--at")
+    return path, int(line)
+
+
+def load_comments(path: Path) -> list[ReviewComment]:
+    """A JSON list of {path, line, body, author}, or of GitHub's pull-request review comments
+    as its API lists them (they carry `side`, `original_line` or `user`): those are read the
+    way the App and the Action read them (by side and line; outdated ones placed nowhere)."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except OSError as e:
+        raise click.ClickException(f"cannot read {path}: {e.strerror}") from None
+    except json.JSONDecodeError as e:
+        raise click.ClickException(f"{path}: not JSON ({e.msg} at line {e.lineno})") from None
+    if not isinstance(data, list):
+        raise click.ClickException(f"{path}: expected a JSON list of comments")
+    if data and all(isinstance(c, dict) for c in data) and any(
+            k in c for c in data for k in ("side", "original_line", "user", "subject_type")):
+        return comments_from_github(data)
+    out = []
+    for i, c in enumerate(data):
+        if not isinstance(c, dict) or not isinstance(c.get("body"), str) or not c.get("path"):
+            raise click.ClickException(f"{path}: comment {i} needs at least 'path' and 'body'")
+        try:
+            line = int(c.get("line") or 0)
+        except (TypeError, ValueError):
+            raise click.ClickException(f"{path}: comment {i} has a non-integer 'line'") from None
+        out.append(ReviewComment(path=str(c["path"]), line=line, body=c["body"],
+                                 author=str(c.get("author") or ""), id=c.get("id", i)))
+    return out
+
+
+RENDERERS: dict[str, str] = dict(FORMATS)  # format → reporters' "module:function"
+
+
+def render(reports: list[AnalyzerReport], fmt: str) -> str:
+    module, attr = RENDERERS[fmt].split(":")
+    try:
+        fn = getattr(importlib.import_module(module), attr)
+    except (ImportError, AttributeError):
+        raise click.ClickException(f"the {fmt} output is not available in this build") from None
+    return str(fn(reports))
+
+
+@click.command("review")
+@click.argument("patch", required=False, metavar="PATCH_FILE")
+@click.option("--git", "git_range", metavar="BASE..HEAD", help="Review a range of the git checkout here.")
+@click.option("--analyzers", "analyzer_spec", default=None, metavar="LIST",
+              help="Comma-separated: editing-rtc, crscore, autofix, synthesis-rtc, or all. "
+                   "Default: editing-rtc (plus the analyzers that read comments when comments are "
+                   "given), with --config's on/off and SynthesisRTC with a test command.")
+@click.option("--format", "fmt", type=click.Choice(list(RENDERERS)), default="text", show_default=True)
+@click.option("--comments", "comments_file", type=click.Path(dir_okay=False, path_type=Path),
+              help="Review comments to score: a JSON list of {path, line, body, author}.")
+@click.option("--comment", "comment_text", help="One review comment to score (with --at).")
+@click.option("--at", "comment_at", metavar="PATH:LINE", help="Where --comment was written.")
+@click.option("--repo", "repo", type=click.Path(file_okay=False, path_type=Path),
+              help="Checkout at the head of the change (files for AutoFix and the smell detectors).")
+@click.option("--test-command", default=None,
+              help="Runs the repository's tests at --repo: turns SynthesisRTC on (wins over the config's).")
+@click.option("--config", "config_file", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              metavar="FILE", help="Repository settings (.github/rtcbot.yml's format: analyzers, fail_on, "
+                                   "thresholds, ignore, test_command, options); exit 1 when its gate fails.")
+@click.option("--ignore", "ignores", multiple=True, metavar="GLOB", help="Extra ignore globs.")
+@click.option("--out", "out_file", type=click.Path(dir_okay=False, path_type=Path), help="Write the output here too.")
+@click.option("--semgrep", "semgrep", metavar="PROGRAM", default=None,
+              help="The Semgrep executable for AutoFix (default: RTCBOT_SEMGREP, else the one installed).")
+@click.option("--rules", "rules", multiple=True, type=click.Path(exists=True, path_type=Path),
+              help="Extra local Semgrep rule file or folder for AutoFix (repeatable; default: RTCBOT_SEMGREP_RULES).")
+@click.option("-q", "--quiet", is_flag=True, help="No progress on stderr (it shows only on a terminal anyway).")
+@llm_options
+def review(patch: str | None, git_range: str | None, analyzer_spec: str | None, fmt: str,
+           comments_file: Path | None, comment_text: str | None, comment_at: str | None,
+           repo: Path | None, test_command: str | None, config_file: Path | None, ignores: tuple[str, ...],
+           out_file: Path | None, semgrep: str | None, rules: tuple[Path, ...], quiet: bool,
+           **kwargs: Any) -> None:
+    """Score a change's hunks and review comments.
+
+    The change is PATCH_FILE (a git diff, git show -p or format-patch; '-' for stdin) or
+    --git BASE..HEAD in the checkout here (or at --repo).
+
+    Exit status: 0 done; 1 the config's fail_on matched, or cannot pass because an analyzer
+    it reads left changed files unanalysed (gates fail closed), or every analyzer failed; 2 bad input;
+    3 the LLM budget (--max-requests, --max-tokens) ran out and cut work off (partial result)."""
+    settings = pop_llm_settings(kwargs)
+    if bool(patch) == bool(git_range):
+        raise click.UsageError("give either a PATCH_FILE or --git BASE..HEAD")
+    if bool(comment_text) != bool(comment_at):
+        raise click.UsageError("--comment and --at go together")
+    if repo is not None and not repo.is_dir():
+        raise click.ClickException(f"--repo {repo}: no such directory")
+    loader = None
+    if git_range:
+        cwd = repo or Path.cwd()
+        if ".." not in git_range:
+            raise click.BadParameter("expected BASE..HEAD", param_hint="--git")
+        data = _git(["diff", "--no-color", "--no-ext-diff", "--no-textconv", git_range], cwd)
+        head = git_range.split("..")[-1].lstrip(".") or "HEAD"
+        loader = _git_loader(cwd, head)
+        if not data.strip():
+            raise click.ClickException(f"git diff {git_range} is empty: nothing to review")
+    else:
+        assert patch is not None
+        data = _read_patch(patch)
+    try:
+        tools = load_tools()  # the person at the terminal is the operator: flags win
+    except SettingsError as e:
+        settings_exit(e)
+    tools = replace(tools, semgrep=semgrep or tools.semgrep,
+                    extra_rules=tuple(map(str, rules)) or tools.extra_rules)
+    loaded = _load_config(config_file, tools)
+    try:
+        changes: ChangeSet = changes_from_diff(data, loaded, ignores)
+    except DiffError as e:
+        raise click.ClickException(f"{patch or git_range}: {e}") from None
+
+    comments = load_comments(comments_file) if comments_file else []
+    if comment_text and comment_at:
+        path, line = _parse_at(comment_at)
+        comments.append(ReviewComment(path=path, line=line, body=comment_text, author="cli", id="cli"))
+    explicit = None
+    if analyzer_spec:
+        try:
+            explicit = registry.parse_names(analyzer_spec)
+        except registry.UnknownAnalyzer as e:
+            raise click.BadParameter(str(e), param_hint="--analyzers") from None
+    defaults = ["editing_rtc"] + (registry.comment_readers() if comments else [])
+    sel = select(loaded, defaults=defaults, explicit=explicit, test_command=test_command,
+                 allowed_models=_allowed_models(), config_name=str(config_file or CONFIG_PATH))
+    for note in sel.notes:
+        click.echo(f"note: {note}", err=True)
+    if sel.model:
+        settings = replace(settings, model=sel.model)
+    names = sel.names
+    factory = llm_factory(settings)
+    if loaded.config.require_qualified:  # `rtcbot qualify`'s record (bot/core/qualification.py)
+        from bot.core.qualification import model_name, refusal_from_file, refusing_factory
+
+        if (why := refusal_from_file(model_name(settings), repo)) is not None:
+            click.echo(f"note: {why}", err=True)
+            factory = refusing_factory(why)
+    ctx = build(loaded, sel, tools=tools, llm_factory=factory, comments=comments,
+                file_loader=loader, repo_path=repo)
+    hunks = sum(len(f.hunks) for f in changes.files)
+    with live(lambda: ctx.llm.usage if ctx.has_llm else None, quiet=quiet) as display:
+        done = display.step(f"{len(names)} analys{'es' if len(names) != 1 else 'is'} of {hunks} hunk"
+                            f"{'s' if hunks != 1 else ''}", total=len(names))
+        reports = run_all(names, changes, ctx, on_done=lambda _: done(1))
+    text = render(reports, fmt)
+    click.echo(text)
+    if out_file:
+        out_file.write_text(text, encoding="utf-8")
+    if reports and all(r.error for r in reports):
+        for err in dict.fromkeys(r.error for r in reports if r.error):
+            click.echo(f"Error: {err}", err=True)
+        sys.exit(1)
+    verdict = judge(loaded.config.gate(), reports)
+    if verdict.missing:
+        click.echo("note: fail_on: not measured in this run: " + ", ".join(verdict.missing), err=True)
+    cut = budget_cut_message(ctx.llm.budget_cut if ctx.has_llm else None, reports)
+    if cut:
+        click.echo(f"Error: {cut}", err=True)
+    for why in verdict.blocked.values():  # fails closed: it read what was not analysed
+        click.echo(f"Error: {why}", err=True)
+    if verdict.matched:
+        click.echo("fail_on matched: " + "; ".join(verdict.matched), err=True)
+    if verdict.fails:
+        sys.exit(1)
+    if cut:
+        sys.exit(EXIT_BUDGET)
+
+
+EXIT_BUDGET = 3  # the LLM budget (--max-requests, --max-tokens) cut work off: the result is partial
+
+
+def budget_cut_message(cut: str | None, reports: list[AnalyzerReport]) -> str | None:
+    """In words, what a spent LLM budget left undone (None: it cut nothing off)."""
+    if not cut:
+        return None
+    skipped = sum(1 for r in reports for s in r.skipped if "budget" in s.reason)
+    stopped = [r.title for r in reports if any("budget" in n for n in r.notes)]
+    done = "; ".join([*([f"{skipped} item{'s' if skipped != 1 else ''} skipped"] if skipped else []),
+                      *(f"{t} stopped early" for t in stopped)]) or "some work not done"
+    return f"the LLM budget ran out ({cut}): {done}; the result is partial (raise --max-requests/--max-tokens)"
+
+
+def _load_config(path: Path | None, tools: Tools) -> LoadedConfig:
+    """`--config FILE` (none: the defaults); an invalid file is an error (exit 2) in the words
+    the App and the Action use."""
+    if path is None:
+        return LoadedConfig()
+    try:
+        loaded = parse_config(read_file(path), tools, name=str(path))
+    except ConfigError as e:
+        loaded = LoadedConfig(error=str(e))
+    if loaded.error is not None:
+        click.echo(f"Error: {loaded.error}", err=True)
+        sys.exit(2)
+    return loaded
+
+
+def _allowed_models() -> list[str]:
+    return [m.strip() for m in os.environ.get("RTCBOT_ALLOWED_MODELS", "").split(",") if m.strip()]

@@ -1,0 +1,123 @@
+"""A check run's life, on GitHub and in the store: one per (check name, head SHA), updated in
+place, re-runs and review comments included (GitHub appends a re-run's annotations to those
+already there). Found (in the store, else on GitHub) or created in progress with its external_id;
+cancelled when a newer push supersedes its head; completed as neutral with the reason when its
+job fails. What it says when it completes normally is bot/app/publish.py's.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Protocol
+
+from analyzers import registry
+from bot.github import GitHub
+from bot.store.store import Store
+from reporters.base import Target
+from reporters.check_run import abandon_body, check_name, create_body, external_id
+
+
+class AnalysisRef(Protocol):
+    """The analysis whose check run this is: an App job (bot/app/events.py AnalyzeJob)."""
+
+    @property
+    def repo(self) -> str: ...
+    @property
+    def pr_number(self) -> int | None: ...
+    @property
+    def head_sha(self) -> str: ...
+    @property
+    def analyzer(self) -> str: ...
+    @property
+    def force(self) -> bool: ...
+
+
+CLAIM_WAIT_S = 10.0  # how long a job waits for the check run another job is creating
+
+
+def check_name_of(analyzer: str) -> str | None:
+    """The check run's name for `analyzer` ("rtcbot / EditingRTC"); None when it does not import."""
+    try:
+        return check_name(registry.get(analyzer).title)
+    except Exception:  # an unknown analyzer, or one whose optional dependencies are missing
+        return None
+
+
+class CheckRuns:
+    """The check runs of the analyze jobs, kept in step between GitHub and the store."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+
+    def existing(self, gh: GitHub, job: AnalysisRef, name: str) -> tuple[int | None, bool]:
+        """(the check run to use, None for a new one; whether the work is already done). The
+        check run of (analysis, head) is found in the store, else on GitHub (made by this App),
+        and reused whatever its state: a forced job (a re-run, a review comment) redoes
+        completed work in it, in place; any other job finds completed work done."""
+        row = self.store.check_run(job.repo, name, job.head_sha)
+        if row is not None and row.github_id is not None:
+            return row.github_id, row.status == "completed" and not job.force
+        found = gh.find_check_run(job.repo, job.head_sha, name)
+        if found is None:
+            return None, False
+        self.store.save_check_run(job.repo, name, job.head_sha, github_id=int(found["id"]),
+                                  status=found.get("status"), conclusion=found.get("conclusion"),
+                                  pr_number=job.pr_number)
+        return int(found["id"]), found.get("status") == "completed" and not job.force
+
+    def start(self, gh: GitHub, job: AnalysisRef, title: str, cr_id: int | None) -> tuple[int, bool]:
+        """The check run of the analyzer titled `title` (created when `cr_id` is None), marked
+        in progress: (its id, whether this call created it, so that it shows nothing yet).
+        Creating it claims its row in the store first: a job that finds the row claimed (the
+        same analysis of the same head running at once) waits for the other's check run and
+        updates it instead of making a second one."""
+        name, ext = check_name(title), external_id(job.pr_number, job.analyzer)
+        if cr_id is None and not self.store.claim_check_run(job.repo, name, job.head_sha, job.pr_number):
+            cr_id = self._claimed_id(job.repo, name, job.head_sha)
+        if cr_id is None:  # created in progress, with its external_id: nothing to update
+            # the same body as the Action's (reporters/check_run.py)
+            body = create_body(Target(repo=job.repo, number=job.pr_number, head_sha=job.head_sha), job.analyzer,
+                               title)
+            created = gh.create_check_run(job.repo, body.pop("name"), body.pop("head_sha"), **body)
+            cr_id, new = int(created["id"]), True
+        else:
+            gh.update_check_run(job.repo, cr_id, status="in_progress", external_id=ext)
+            new = False
+        self.store.save_check_run(job.repo, name, job.head_sha, github_id=cr_id, status="in_progress",
+                                  conclusion=None, pr_number=job.pr_number)
+        return cr_id, new
+
+    def _claimed_id(self, repo: str, name: str, head_sha: str) -> int | None:
+        """The GitHub id of a check run another job claimed, once it has one (None after
+        CLAIM_WAIT_S: its creator died; this job creates it)."""
+        deadline = time.monotonic() + CLAIM_WAIT_S
+        while True:
+            row = self.store.check_run(repo, name, head_sha)
+            if row is not None and row.github_id is not None:
+                return row.github_id
+            if time.monotonic() >= deadline:
+                return None
+            time.sleep(0.05)
+
+    def cancel(self, gh: GitHub, repo: str, analyzer: str | None, head_sha: str | None, newer: str) -> None:
+        """Complete the check run of a superseded analysis (if it has one still open) as cancelled."""
+        name = check_name_of(analyzer) if analyzer else None
+        if name is None or not head_sha:
+            return
+        cr = self.store.check_run(repo, name, head_sha)
+        if cr is None or cr.github_id is None or cr.status == "completed":
+            return
+        gh.update_check_run(repo, cr.github_id, conclusion="cancelled", output={
+            "title": "Superseded by a newer push", "summary": f"A newer commit ({newer[:12]}) replaced this one."})
+        self.store.save_check_run(repo, name, head_sha, status="completed", conclusion="cancelled")
+
+    def fail(self, gh: GitHub, job: AnalysisRef, why: str) -> None:
+        """Complete the job's check run (if it has one still open) as neutral, saying why."""
+        name = check_name_of(job.analyzer)
+        if name is None:
+            return
+        cr = self.store.check_run(job.repo, name, job.head_sha)
+        if cr is None or cr.github_id is None or cr.status == "completed":
+            return
+        gh.update_check_run(job.repo, cr.github_id, **abandon_body(why))
+        self.store.save_check_run(job.repo, name, job.head_sha, status="completed", conclusion="neutral")

@@ -1,0 +1,372 @@
+"""Per-repository configuration, the one `RepoConfig`: `.github/rtcbot.yml`, read by the App
+from the default branch, by the Action at the pull request's base commit, and by
+`rtcbot review --config FILE` / `rtcbot config validate [FILE]` from a file.
+
+    analyzers:            # on / off per analyzer (unlisted: the surface's default);
+      editing_rtc: true   #   a list (`[crscore, autofix]`) names exactly the ones to run
+      autofix: false
+    fail_on: "editing_rtc.rtc<0.2 || autofix.findings>0"   # the gate (bot/core/gate.py)
+    thresholds:           # sugar for the gate: `editing_rtc.rtc<0.2`
+      editing_rtc: {rtc: 0.2}
+    test_command: pytest -q   # SynthesisRTC's oracle: run by the Action and `rtcbot review`
+                              # (in the sandbox), never by the App
+    ignore: ["docs/*", "*.generated.ts"]
+    drafts: false         # analyse draft pull requests
+    model: gpt-4o-mini    # only a model the installation allows (RTCBOT_ALLOWED_MODELS)
+    options:              # each analyzer's typed, bounded Options (analyzers/options.py)
+      editing_rtc: {n_forward: 3}
+    suggestions: verified # off | verified | all (`off`/false: off; `on`/true: verified)
+    feedback: on          # on | off
+
+On/off settings take YAML's booleans and the words alike (`on`, `off`, `yes`, `no`, `true`,
+`false`, quoted or not, in any case): YAML 1.1 reads unquoted `on`/`off` as booleans, and a
+sample that says `feedback: on` must mean what it says.
+
+The file is data, never a program: it is at most `MAX_CONFIG_BYTES`, YAML anchors and aliases
+are refused (no alias bombs), nesting is at most `MAX_DEPTH` deep, duplicate keys are errors,
+and every loader error (RecursionError included) is one line with its line number. Options
+are validated against the analyzer's Options type: an unknown key, a wrong type, a value over
+its maximum, or a key that names a program, a rule file or a model the operator does not
+allow is an error with its key path (`options.autofix.semgrep: ...`).
+
+An invalid file never stops the analysis: the defaults apply and every check run says what
+is wrong with the file, in the same words on every surface (`LoadedConfig.message`): the App's
+check runs, the Action's log and summary, `rtcbot review --config` (which refuses the file) and
+`rtcbot config validate` (each problem on its own line).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import (
+    AliasChoices,
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+)
+
+from analyzers import registry
+from analyzers.checkout_files import CheckoutFileError, read_bytes, split
+from analyzers.context import Tools
+from bot.core.gate import FailOn, FailOnError, from_thresholds, parse_fail_on
+
+CONFIG_PATH = ".github/rtcbot.yml"
+MAX_CONFIG_BYTES = 64 * 1024  # a real config is well under 2 KiB
+MAX_DEPTH = 16  # nesting of mappings and lists (options sit at depth 3)
+MAX_PROBLEMS = 20  # problems listed; more are counted
+MAX_EXPRESSION_CHARS = 2000  # fail_on
+MAX_COMMAND_CHARS = 1000  # test_command
+SYNTHESIS = "synthesis_rtc"  # the analyzer a test command turns on
+
+
+class ConfigError(ValueError):
+    """The file cannot be read as configuration (one line)."""
+
+
+ON_WORDS = frozenset({"on", "true", "yes"})
+OFF_WORDS = frozenset({"off", "false", "no"})
+
+
+def on_off(value: Any, *, on: str = "on", off: str = "off") -> Any:
+    """An on/off setting as people write it: YAML's booleans (`on`, `off`, `yes`, `no`,
+    `true`, `false` unquoted) and the same words quoted, in any case, become `on` / `off`
+    (the field's own words for them); anything else is left for the field to judge."""
+    if isinstance(value, bool):
+        return on if value else off
+    if isinstance(value, str):
+        word = value.strip().lower()
+        if word in ON_WORDS:
+            return on
+        if word in OFF_WORDS:
+            return off
+    return value
+
+
+class RepoConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    analyzers: dict[str, bool] = Field(default_factory=dict)
+    fail_on: str | None = Field(default=None, max_length=MAX_EXPRESSION_CHARS,
+                                validation_alias=AliasChoices("fail_on", "fail-on"))
+    thresholds: dict[str, dict[str, float]] = Field(default_factory=dict)
+    ignore: list[str] = Field(default_factory=list)
+    drafts: bool | None = None
+    model: str | None = None
+    test_command: str | None = Field(default=None, min_length=1, max_length=MAX_COMMAND_CHARS,
+                                     validation_alias=AliasChoices("test_command", "test-command"))
+    # validated per analyzer by parse_config (registry.validate_options), kept as given
+    options: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    # AutoFix's fixes as committable suggestions (the pr-review reporter): only those verified
+    # by a clean Semgrep re-scan and Patched RTC, every proposed fix, or none
+    # (`off`, `no` and false are "off"; `on` and true are "verified", the default)
+    suggestions: Literal["off", "verified", "all"] = "verified"
+    # whether the App records what became of its suggestions (applied, resolved, reactions):
+    # on | off, YAML's true | false (and yes | no) alike
+    feedback: Literal["on", "off"] = "on"
+    # model-based scores only from a model that `rtcbot qualify` qualified (.rtcbot/qualification.json)
+    require_qualified: bool = Field(default=False,
+                                    validation_alias=AliasChoices("require_qualified", "require-qualified"))
+
+    @field_validator("suggestions", "feedback", mode="before")
+    @classmethod
+    def _on_off(cls, v: Any, info: ValidationInfo) -> Any:
+        """YAML 1.1 reads `on`, `off`, `yes`, `no` as booleans: each means what its word says,
+        quoted or not (`feedback: on`, `suggestions: off`)."""
+        return on_off(v, on="verified" if info.field_name == "suggestions" else "on")
+
+    @field_validator("analyzers", mode="before")
+    @classmethod
+    def _exact_list(cls, v: Any) -> Any:
+        """A list (or a comma-separated string) names exactly the analyzers to run."""
+        if isinstance(v, str):
+            v = [n for n in v.split(",") if n.strip()]
+        if isinstance(v, list) and all(isinstance(n, str) for n in v):
+            try:
+                names = registry.parse_names(",".join(v))
+            except registry.UnknownAnalyzer as e:
+                raise ValueError(str(e)) from None
+            return {n: n in names for n in registry.ANALYZERS}
+        return v
+
+    @field_validator("analyzers", "thresholds", "options")
+    @classmethod
+    def _known(cls, v: dict[str, Any]) -> dict[str, Any]:
+        out = {}
+        for name, value in v.items():
+            key = registry.normalise(name)
+            if key not in registry.ANALYZERS:
+                known = ", ".join(registry.ANALYZERS)
+                raise ValueError(f"unknown analyzer {name!r} (known: {known})")
+            out[key] = value
+        return out
+
+    @field_validator("fail_on")
+    @classmethod
+    def _gate(cls, v: str | None) -> str | None:
+        if v is not None:
+            try:
+                parse_fail_on(v)
+            except FailOnError as e:
+                raise ValueError(str(e).removeprefix("fail-on: ")) from None
+        return v
+
+    @field_validator("test_command")
+    @classmethod
+    def _command(cls, v: str | None) -> str | None:
+        if v is not None and ("\x00" in v or not v.strip()):
+            raise ValueError("must be a non-empty shell command without NUL characters")
+        return v
+
+    def gate(self, fail_on: FailOn | None = None) -> FailOn:
+        """The one gate: the file's `fail_on` (or `fail_on`, an operator's gate that replaces
+        it: the Action's `fail-on` input), with `thresholds` as further alternatives."""
+        base = fail_on if fail_on is not None else parse_fail_on(self.fail_on or "")
+        return base | from_thresholds(self.thresholds)
+
+
+@dataclass
+class LoadedConfig:
+    config: RepoConfig = field(default_factory=RepoConfig)
+    error: str | None = None  # why the file was not used (one line)
+    problems: list[str] = field(default_factory=list)  # each with its key path
+
+    @property
+    def message(self) -> str | None:
+        """What every surface says about an invalid file (one line), None when it is valid."""
+        return None if self.error is None else f"{self.error}; the defaults apply"
+
+    def enabled(self, defaults: Sequence[str], test_command: str | None = None) -> list[str]:
+        """The analyzers to run: `defaults` with the file's on/off; SynthesisRTC too when a
+        test command is set (unless the file turns it off)."""
+        names = [registry.normalise(n) for n in defaults]
+        if test_command and SYNTHESIS not in names and self.config.analyzers.get(SYNTHESIS) is not False:
+            names.append(SYNTHESIS)
+        for name, on in self.config.analyzers.items():
+            if on and name not in names:
+                names.append(name)
+            if not on and name in names:
+                names.remove(name)
+        return names
+
+    def drafts(self, service_default: bool) -> bool:
+        return self.config.drafts if self.config.drafts is not None else service_default
+
+    def model(self, allowed: Sequence[str]) -> tuple[str | None, str | None]:
+        """(model to use or None for the service's, a note when the asked model is refused)."""
+        m = self.config.model
+        if m is None:
+            return None, None
+        if m in allowed:
+            return m, None
+        return None, f"`model: {m}` in {CONFIG_PATH} is not allowed by this installation; the default model was used"
+
+
+# -- safe YAML ---------------------------------------------------------------------------
+class _Loader(yaml.SafeLoader):
+    """The safe loader, refusing duplicate keys (a silently overwritten setting)."""
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        seen: set[Any] = set()
+        for key_node, _ in node.value:
+            key = self.construct_object(key_node, deep=deep)
+            try:
+                dup = key in seen
+                seen.add(key)
+            except TypeError:
+                continue  # unhashable: the base class reports it
+            if dup:
+                raise yaml.constructor.ConstructorError(
+                    None, None, f"duplicate key {key!r}", key_node.start_mark)
+        return super().construct_mapping(node, deep=deep)
+
+
+def _line(mark: Any) -> str:
+    return f" at line {mark.line + 1}" if mark is not None else ""
+
+
+def _check_events(text: str, name: str) -> None:
+    """Refuse anchors, aliases, deep nesting and several documents before anything is built
+    (the event stream is flat: neither recursion nor expansion happens here)."""
+    depth = docs = 0
+    for ev in yaml.parse(text, Loader=yaml.SafeLoader):
+        where, anchor = _line(ev.start_mark), getattr(ev, "anchor", None)
+        if isinstance(ev, yaml.AliasEvent):
+            raise ConfigError(f"{name}: YAML aliases (*{anchor}) are not allowed{where}")
+        if anchor is not None:
+            raise ConfigError(f"{name}: YAML anchors (&{anchor}) are not allowed{where}")
+        if isinstance(ev, yaml.CollectionStartEvent):
+            depth += 1
+            if depth > MAX_DEPTH:
+                raise ConfigError(f"{name}: nested more than {MAX_DEPTH} levels deep{where}")
+        elif isinstance(ev, yaml.CollectionEndEvent):
+            depth -= 1
+        elif isinstance(ev, yaml.DocumentStartEvent):
+            docs += 1
+            if docs > 1:
+                raise ConfigError(f"{name}: expected one YAML document, found another{where}")
+
+
+def load_yaml(text: str | bytes, name: str = CONFIG_PATH) -> Any:
+    """The data in a configuration file, loaded safely (see the module's docstring); raises
+    ConfigError with one line."""
+    raw = text if isinstance(text, bytes) else text.encode("utf-8", "surrogatepass")
+    if len(raw) > MAX_CONFIG_BYTES:
+        raise ConfigError(f"{name}: larger than {MAX_CONFIG_BYTES // 1024} KiB "
+                          f"({len(raw)} bytes)")
+    if isinstance(text, bytes):
+        try:
+            text = text.decode("utf-8")
+        except UnicodeDecodeError as e:
+            raise ConfigError(f"{name}: not UTF-8 text (byte {e.start})") from None
+    try:
+        _check_events(text, name)
+        return yaml.load(text, Loader=_Loader)  # noqa: S506 - a SafeLoader subclass
+    except ConfigError:
+        raise
+    except yaml.MarkedYAMLError as e:
+        what = e.problem or e.context or "invalid YAML"
+        raise ConfigError(f"{name} is not valid YAML{_line(e.problem_mark)}: {what}") from None
+    except yaml.YAMLError as e:
+        raise ConfigError(f"{name} is not valid YAML: {str(e).splitlines()[0] if str(e) else e}") from None
+    except RecursionError:
+        raise ConfigError(f"{name}: nested too deeply") from None
+    except Exception as e:  # noqa: BLE001 - a loader bug must stay one line too
+        raise ConfigError(f"{name} could not be read: {type(e).__name__}: {e}") from None
+
+
+def read_file(path: Path) -> bytes:
+    """A configuration file's bytes, read as every fixed-name file in a checkout is
+    (analyzers/checkout_files.py: no symbolic link followed, a regular file, at most
+    MAX_CONFIG_BYTES); ConfigError with one line when it cannot be read."""
+    root, rel = split(path)
+    try:
+        data = read_bytes(root, rel, limit=MAX_CONFIG_BYTES, name=str(path))
+    except CheckoutFileError as e:
+        raise ConfigError(str(e)) from None
+    if data is None:
+        raise ConfigError(f"{path}: no such file")
+    return data
+
+
+# -- validation ---------------------------------------------------------------------------
+def _describe(e: ValidationError) -> list[str]:
+    out = []
+    for err in e.errors():
+        loc = ".".join(str(x) for x in err["loc"]) or "(top level)"
+        msg = str(err["msg"]).removeprefix("Value error, ")
+        out.append(f"{loc}: {msg}")
+    return out
+
+
+def _loaded_error(problems: list[str], name: str) -> LoadedConfig:
+    shown = problems[:MAX_PROBLEMS]
+    more = f"; and {len(problems) - MAX_PROBLEMS} more" if len(problems) > MAX_PROBLEMS else ""
+    return LoadedConfig(error=f"{name} is invalid: " + "; ".join(shown) + more,
+                        problems=problems)
+
+
+def validate_data(data: Any, tools: Tools | None = None, name: str = CONFIG_PATH) -> LoadedConfig:
+    """The configuration in already-loaded data (None: empty), or the defaults with every
+    problem. `tools` holds the operator's allow-lists."""
+    if data is None:
+        return LoadedConfig()
+    if not isinstance(data, dict):
+        problem = f"{name} must be a mapping of settings"
+        return LoadedConfig(error=problem, problems=[problem])
+    problems: list[str] = []
+    options = data.get("options")
+    if isinstance(options, dict):
+        _, problems = registry.validate_all(options, tools)
+    try:
+        config = RepoConfig.model_validate(data)
+    except ValidationError as e:
+        described = _describe(e)
+        # an options problem the registry already named precisely is not repeated
+        problems += [p for p in described if not (problems and p.startswith("options"))]
+        return _loaded_error(problems, name)
+    if problems:
+        return _loaded_error(problems, name)
+    return LoadedConfig(config)
+
+
+def parse_config(text: str | bytes | None, tools: Tools | None = None,
+                 name: str = CONFIG_PATH) -> LoadedConfig:
+    """The configuration in `text` (None: no file), or the defaults with the reason. `tools`:
+    the operator's allow-lists; `name`: the file's name in messages."""
+    if text is None or not text.strip():
+        return LoadedConfig()
+    try:
+        data = load_yaml(text, name)
+    except ConfigError as e:
+        return LoadedConfig(error=str(e), problems=[str(e)])
+    return validate_data(data, tools, name)
+
+
+def effective(loaded: LoadedConfig, default_analyzers: Sequence[str],
+              tools: Tools | None = None) -> dict[str, Any]:
+    """The settings a run uses with this file: every analyzer's options with the defaults
+    filled in (what `rtcbot config validate` prints)."""
+    cfg = loaded.config
+    options: dict[str, Any] = {}
+    for name in registry.ANALYZERS:
+        opts = registry.validate_options(name, cfg.options.get(name, {}), tools)
+        options[name] = opts.model_dump(mode="json")
+    return {
+        "analyzers": loaded.enabled(default_analyzers, cfg.test_command),
+        "fail_on": cfg.fail_on,
+        "thresholds": cfg.thresholds,
+        "gate": cfg.gate().text or None,  # fail_on and thresholds as one expression
+        "ignore": cfg.ignore,
+        "drafts": cfg.drafts,
+        "model": cfg.model,
+        "test_command": cfg.test_command,
+        "options": options,
+    }

@@ -1,0 +1,206 @@
+"""One context builder for every surface: the App's jobs, the Action and `rtcbot review`.
+
+Each surface reads its inputs its own way (the App and the Action through the GitHub REST API,
+the CLI from a patch or a git range) and hands them here as plain data; this module decides
+the rest the same way for all three:
+
+- `select`: which analyzers run (the surface's defaults or an explicit list, the file's
+  on/off, SynthesisRTC when a test command is set), the test command, the model, and the notes
+  every check run / summary carries (an invalid file, a refused model, the App running no code);
+- `changes_from_github` / `changes_from_diff`: the change, with the file's `ignore` globs;
+- `comments_from_github`: review comments, the same rules on the App and the Action;
+- `head_files`: the files at the head, from a checkout at the head or else the contents API;
+- `build`: the AnalysisContext — review comments only when an analyzer that reads them runs
+  (`reads_comments` on the analyzer, not a name hard-coded here), the files at the head, the
+  per-analyzer options, the test command, the operator's tools.
+
+Pure but for the callables it is given (`comments`, `file_loader`), which it calls lazily,
+and for `git_head` / `head_files`, which read a checkout.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from analyzers import registry
+from analyzers.context import AnalysisContext, ReviewComment, Side, Tools
+from analyzers.diff import DEFAULT_IGNORES, ChangeSet, parse_diff, parse_github_files
+from analyzers.llm import LLMClient
+from bot.core.config import CONFIG_PATH, SYNTHESIS, LoadedConfig
+
+EXECUTING_ANALYZERS = (SYNTHESIS,)  # run the repository's tests on the pull request's code
+
+
+def app_runs_no_code(config_name: str = CONFIG_PATH) -> str:
+    return (f"The GitHub App never runs a pull request's code: `test_command` in {config_name} "
+            "is used by the Action and `rtcbot review` only, so SynthesisRTC does not run here.")
+
+
+@dataclass(frozen=True)
+class Selection:
+    """What a run does, decided from the repository's file and the surface's settings."""
+
+    names: list[str]
+    test_command: str | None = None
+    model: str | None = None  # None: the surface's default model
+    notes: list[str] = field(default_factory=list)  # for every check run / summary, one line each
+
+
+def select(loaded: LoadedConfig, *, defaults: Sequence[str], explicit: Sequence[str] | None = None,
+           test_command: str | None = None, runs_code: bool = True, no_code_note: str | None = "",
+           allowed_models: Sequence[str] = (), config_name: str = CONFIG_PATH) -> Selection:
+    """The analyzers, test command, model and notes of a run.
+
+    `explicit`: an operator's exact list (the Action's `analyzers` input, `--analyzers`),
+    which wins over the file; `test_command`: the operator's (input or flag), which wins over
+    the file's; `runs_code`: False on the App, which never runs a pull request's code, and
+    then `no_code_note` ("": the App's words; None: no note) says so when a command is set.
+    `require_qualified` is each surface's to check, where it trusts the record (bot/core/qualification.py)."""
+    notes = [loaded.message] if loaded.message else []
+    cfg = loaded.config
+    command = (test_command or cfg.test_command) if runs_code else None
+    if not runs_code and (test_command or cfg.test_command) and no_code_note is not None:
+        notes.append(no_code_note or app_runs_no_code(config_name))
+    if explicit is not None:
+        names = [registry.normalise(n) for n in explicit]
+    else:
+        names = loaded.enabled(defaults, command)
+    model, model_note = loaded.model(allowed_models)
+    if model_note:
+        notes.append(model_note.replace(CONFIG_PATH, config_name))
+    return Selection(names, command, model, notes)
+
+
+def ignores(loaded: LoadedConfig, extra: Iterable[str] = ()) -> tuple[str, ...]:
+    return (*DEFAULT_IGNORES, *loaded.config.ignore, *extra)
+
+
+def changes_from_github(files: Sequence[Mapping[str, Any]], loaded: LoadedConfig) -> ChangeSet:
+    """The change in GitHub's pull-request files (their `patch`es), minus ignored paths."""
+    return parse_github_files(files, ignore=ignores(loaded))
+
+
+MAX_LISTED_FILES = 3000  # GitHub's "list pull request files" stops here
+
+
+def unlisted_files_note(listed: int, changed_files: Callable[[], int | None]) -> str | None:
+    """What a check run says when GitHub's list of a pull request's files stopped at its
+    3,000 (None when the list is not full). `changed_files`: the pull request's own count
+    (`changed_files` of GET /pulls/{n}), asked only for a full list; an error it raises is
+    said in the note."""
+    if listed < MAX_LISTED_FILES:
+        return None
+    try:
+        total = changed_files()
+    except Exception as e:  # the count is for the note only: the analysis goes on without it
+        total, why = None, f" (its file count could not be read: {e})"
+    else:
+        why = ""
+    if total is not None and total <= listed:
+        return None
+    if total is None:
+        return (f"GitHub lists at most {MAX_LISTED_FILES:,} files of a pull request and listed "
+                f"{listed:,} here: any files after those were not analysed{why}.")
+    return (f"This pull request changes {total:,} files, but GitHub lists at most "
+            f"{MAX_LISTED_FILES:,}: {total - listed:,} files were not analysed.")
+
+
+def changes_from_diff(data: bytes | str, loaded: LoadedConfig,
+                      extra_ignores: Iterable[str] = ()) -> ChangeSet:
+    """The change in a unified diff, minus ignored paths (DiffError when it is not a diff)."""
+    return parse_diff(data, ignore=ignores(loaded, extra_ignores))
+
+
+def comments_from_github(raw: Iterable[Mapping[str, Any]]) -> list[ReviewComment]:
+    """Review comments from GitHub's pull-request comments, for the App and the Action alike.
+
+    Each keeps its side: `line` on `side` "LEFT" is a line of the base file (a removed line),
+    on "RIGHT" one of the head; a multi-line comment keeps `start_line` / `start_side`; a
+    comment on the file (`subject_type: file`) is about the whole file (line 0). An outdated
+    comment (`line` null: its lines changed since) keeps its `original_line` but is marked
+    `outdated` and placed nowhere: that number is a line of the commit it was written on, not
+    of this diff. Ones without a path or a text body are left out."""
+    out = []
+    for c in raw:
+        path, body = c.get("path"), c.get("body")
+        if not path or not isinstance(body, str):
+            continue
+        user = c.get("user") or {}
+        login = str(user.get("login") or "") if isinstance(user, dict) else ""
+        whole_file = c.get("subject_type") == "file"
+        line, outdated = _int(c.get("line")), False
+        if whole_file:
+            line = 0
+        elif line is None:
+            line, outdated = _int(c.get("original_line")) or 0, True
+        start = _int(c.get("start_line") if not outdated else c.get("original_start_line"))
+        out.append(ReviewComment(path=str(path), line=line, body=body, author=login, id=c.get("id"),
+                                 side=_side(c.get("side")),
+                                 start_line=None if whole_file else start,
+                                 start_side=_side(c.get("start_side") or c.get("side"))
+                                 if start is not None else None,
+                                 outdated=outdated))
+    return out
+
+
+def _int(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _side(value: Any) -> Side:
+    return "LEFT" if value == "LEFT" else "RIGHT"
+
+
+def git_head(workspace: Path) -> str | None:
+    """The commit a checkout is at (read from .git, no git started), None when unknown."""
+    git = workspace / ".git"
+    try:
+        ref = (git / "HEAD").read_text().strip()
+        return (git / ref[5:]).read_text().strip() if ref.startswith("ref: ") else ref
+    except (OSError, ValueError):
+        return None
+
+
+def head_files(checkout: Path | None,
+               fallback: Callable[[str], str | None]) -> Callable[[str], str | None]:
+    """The head's files: from `checkout` (a checkout at the head; None: none) for paths inside
+    it, else from `fallback` (the contents API); each read once."""
+    cache: dict[str, str | None] = {}
+    root = checkout.resolve() if checkout is not None else None
+
+    def load(path: str) -> str | None:
+        if path not in cache:
+            local = (root / path).resolve() if root is not None else None
+            if root is not None and local is not None and local.is_relative_to(root) \
+                    and local.is_file():
+                cache[path] = local.read_text(encoding="utf-8", errors="replace")
+            else:
+                cache[path] = fallback(path)
+        return cache[path]
+
+    return load
+
+
+def wants_comments(names: Iterable[str]) -> bool:
+    """Whether any of these analyzers reads review comments."""
+    return any(registry.reads_comments(n) for n in names)
+
+
+Comments = Sequence[ReviewComment] | Callable[[], Sequence[ReviewComment]]
+
+
+def build(loaded: LoadedConfig, selection: Selection, *, tools: Tools,
+          llm_factory: Callable[[], LLMClient] | None, comments: Comments = (),
+          file_loader: Callable[[str], str | None] | None = None,
+          repo_path: Path | None = None) -> AnalysisContext:
+    """The AnalysisContext of a run. `comments` (a list, or a callable that fetches them) is
+    read only when an analyzer of `selection` reads comments."""
+    got: list[ReviewComment] = []
+    if wants_comments(selection.names):
+        got = list(comments() if callable(comments) else comments)
+    return AnalysisContext(llm_factory=llm_factory, comments=got, repo_path=repo_path,
+                           file_loader=file_loader, options=dict(loaded.config.options),
+                           test_command=selection.test_command, tools=tools)

@@ -1,0 +1,585 @@
+"""Service settings for the GitHub App (`rtcbot serve`, `rtcbot worker`), from the environment.
+
+Everything is prefixed `RTCBOT_` except the two URLs every platform already names:
+`DATABASE_URL` (SQLAlchemy URL; default a SQLite file in the data directory) and `REDIS_URL`
+(the job queue; default a SQLite-backed huey queue in the data directory).
+
+Every setting is typed and bounded, and every problem is found in one run (a wrong value takes
+its default while the rest is checked) and said in one line naming its variable, the same on
+every surface (`rtcbot serve`, `rtcbot worker`, `rtcbot config validate`, the Action). An
+`RTCBOT_` variable rtcbot does not read is an error when it is a near miss of one it does
+(`RTCBOT_ANALYSERS`: did you mean RTCBOT_ANALYZERS?), else a warning in the log. DATABASE_URL
+is read at start (`database_problems`), and a server that does not answer is one line naming
+it (`start_problem`).
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import logging
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Annotated, Any, Literal, TypeVar
+from urllib.parse import urlsplit
+
+from pydantic import AliasChoices, Field, ValidationError, field_validator
+from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
+
+from analyzers.context import Tools
+from analyzers.llm import LLMSettings
+from analyzers.registry import ANALYZERS, DEFAULT_ANALYZERS, normalise
+from bot.github.settings import GitHubSettings
+
+MAX_BODY_BYTES = 25 * 1024 * 1024  # GitHub caps payloads at 25 MB
+log = logging.getLogger("rtcbot.settings")
+
+
+SettingsT = TypeVar("SettingsT", bound=BaseSettings)
+
+
+def _default_data_dir() -> Path:
+    root = os.environ.get("XDG_DATA_HOME") or os.path.expanduser("~/.local/share")
+    return Path(root) / "rtcbot"
+
+
+class SettingsError(ValueError):
+    """Service settings missing or wrong: one clear line per problem, each naming its
+    environment variable (`lines`)."""
+
+    def __init__(self, *lines: str) -> None:
+        super().__init__("\n".join(lines))
+        self.lines = list(lines)
+
+
+LOG_LEVELS = ("debug", "info", "warning", "error", "critical")
+
+
+class LogSettings(BaseSettings):
+    """How every command logs (bot/core/logs.py): LOG_LEVEL or RTCBOT_LOG_LEVEL (debug, info,
+    warning, error, critical; default: warning for the command line, info for `serve` and
+    `worker`), RTCBOT_LOG_FORMAT (text, or json: one object per line)."""
+
+    model_config = SettingsConfigDict(env_prefix="RTCBOT_", extra="ignore", populate_by_name=True)
+
+    log_level: str | None = Field(default=None, validation_alias=AliasChoices("LOG_LEVEL", "RTCBOT_LOG_LEVEL"))
+    log_format: Literal["text", "json"] = "text"
+
+    @field_validator("log_level", mode="before")
+    @classmethod
+    def _level(cls, v: Any) -> Any:
+        if isinstance(v, str):
+            v = v.strip().lower() or None
+            if v == "warn":
+                v = "warning"
+            if v is not None and v not in LOG_LEVELS:
+                raise ValueError("must be one of " + ", ".join(LOG_LEVELS))
+        return v
+
+
+def load_log_settings() -> LogSettings:
+    """The logging settings from the environment (SettingsError: one line per bad value)."""
+    try:
+        return LogSettings()
+    except ValidationError as e:
+        raise SettingsError(*error_lines(e, LogSettings)) from None
+
+
+def _split_list(v: Any) -> Any:
+    """A list setting from the environment: a JSON list, or comma-separated."""
+    if isinstance(v, str):
+        if v.strip().startswith("["):
+            try:
+                return json.loads(v)
+            except json.JSONDecodeError:
+                raise ValueError("must be a JSON list or comma-separated names") from None
+        return [x.strip() for x in v.split(",") if x.strip()]
+    return v
+
+
+class ToolSettings(BaseSettings):
+    """What only the operator chooses (`analyzers.context.Tools`), never a repository:
+    RTCBOT_SEMGREP (the executable), RTCBOT_SEMGREP_RULES (extra rule files, comma-separated),
+    RTCBOT_SEMGREP_MAX_TARGET_BYTES (Semgrep's size limit: a larger file is not scanned),
+    RTCBOT_EMBEDDING_MODELS (embedding models a repository may pick besides the default),
+    RTCBOT_SANDBOX (auto | bwrap | userns | none). Read by every surface (App, Action, CLI)."""
+
+    model_config = SettingsConfigDict(env_prefix="RTCBOT_", extra="ignore", populate_by_name=True)
+
+    semgrep: str | None = None
+    semgrep_rules: Annotated[list[str], NoDecode] = Field(default_factory=list)
+    semgrep_max_target_bytes: int | None = Field(default=None, gt=0)
+    embedding_models: Annotated[list[str], NoDecode] = Field(default_factory=list)
+    sandbox: Literal["auto", "bwrap", "userns", "none"] = "auto"
+
+    @field_validator("semgrep_rules", "embedding_models", mode="before")
+    @classmethod
+    def _split_tools(cls, v: Any) -> Any:
+        return _split_list(v)
+
+    def tools(self) -> Tools:
+        return Tools(semgrep=self.semgrep or None, extra_rules=tuple(self.semgrep_rules),
+                     semgrep_max_target_bytes=self.semgrep_max_target_bytes,
+                     embedding_models=tuple(self.embedding_models), sandbox=self.sandbox)
+
+
+def load_tools(**overrides: Any) -> Tools:
+    """The operator's tools from the environment (SettingsError: every problem, one line each,
+    a misspelt RTCBOT_ variable among them; see `unknown_variables`)."""
+    settings, problems = _load(ToolSettings, overrides)
+    problems = variable_problems() + problems
+    if problems or settings is None:
+        raise SettingsError(*problems)
+    return settings.tools()
+
+
+def env_name(model: type[BaseSettings], field: str) -> str:
+    """The environment variable a settings field is read from (its first alias, else
+    RTCBOT_<FIELD>)."""
+    info = model.model_fields.get(field)
+    alias = info.validation_alias if info is not None else None
+    if isinstance(alias, AliasChoices):
+        return str(alias.choices[0])
+    if isinstance(alias, str):
+        return alias
+    return "RTCBOT_" + field.upper()
+
+
+_PLAIN_WORDS = {
+    "int_parsing": "must be an integer", "int_type": "must be an integer", "int_from_float": "must be an integer",
+    "float_parsing": "must be a number", "float_type": "must be a number",
+    "bool_parsing": "must be true or false", "bool_type": "must be true or false",
+    "json_invalid": "must be valid JSON", "list_type": "must be a list",
+}
+
+
+def _words(err: Any) -> str:
+    ctx = err.get("ctx") or {}
+    kind = err["type"]
+    if kind in _PLAIN_WORDS:
+        return _PLAIN_WORDS[kind]
+    bounds = {"greater_than_equal": ("at least", "ge"), "greater_than": ("more than", "gt"),
+              "less_than_equal": ("at most", "le"), "less_than": ("less than", "lt")}
+    if kind in bounds:
+        words, key = bounds[kind]
+        limit = ctx.get(key)
+        return f"must be {words} {limit:g}" if isinstance(limit, (int, float)) else f"must be {words} {limit}"
+    if kind == "literal_error":
+        return f"must be {ctx.get('expected')}"
+    if kind == "value_error":
+        return str(ctx.get("error") or err["msg"])
+    return str(err["msg"])
+
+
+def _set_name(model: type[BaseSettings], name: str) -> str:
+    """Of a field read from several variables (DATABASE_URL or RTCBOT_DATABASE_URL), the one
+    that is set: the one whose value is wrong."""
+    env = {k.upper() for k in os.environ}
+    for info in model.model_fields.values():
+        alias = info.validation_alias
+        if isinstance(alias, AliasChoices) and name in alias.choices:
+            return next((str(c) for c in alias.choices if str(c).upper() in env), name)
+    return name
+
+
+def error_lines(e: ValidationError, model: type[BaseSettings]) -> list[str]:
+    """One line per error: `ENV_VAR: what is wrong` (never the field name or pydantic's dump)."""
+    out = []
+    for err in e.errors():
+        loc = [str(x) for x in err["loc"]]
+        first = loc[0] if loc else ""
+        name = _set_name(model, env_name(model, first) if first in model.model_fields else first)
+        where = f"{name}[{']['.join(loc[1:])}]" if len(loc) > 1 else name
+        words = _words(err)
+        out.append(f"{where}: {words.removeprefix(where + ': ')}")
+    return list(dict.fromkeys(out))
+
+
+class ServiceSettings(ToolSettings, GitHubSettings, LogSettings):
+    model_config = SettingsConfigDict(env_prefix="RTCBOT_", extra="ignore", populate_by_name=True)
+
+    webhook_secret: str | None = None
+    # GET /stats (acceptance of rtcbot's suggestions) answers only `Authorization: Bearer <this>`;
+    # unset: the endpoint is off (404)
+    stats_token: str | None = Field(default=None, min_length=16)
+    # /dashboard with "Sign in with GitHub" (bot/dashboard, docs/dashboard.md): on only when the
+    # App's OAuth client id and secret and a session secret are set; otherwise 404
+    oauth_client_id: str | None = None
+    oauth_client_secret: str | None = None
+    session_secret: str | None = Field(default=None, min_length=32)
+    github_url: str = "https://github.com"  # GitHub's web base (GitHub Enterprise: its host)
+    public_url: str | None = None  # the App's public base URL (the OAuth callback is under it)
+    session_lifetime_s: float = Field(default=8 * 3600.0, gt=0, le=30 * 24 * 3600.0)
+    app_id: int | None = Field(default=None, ge=1)
+    private_key: str | None = None
+    private_key_path: Path | None = None
+    github_api_url: str = "https://api.github.com"
+
+    database_url: str | None = Field(default=None, validation_alias=AliasChoices("DATABASE_URL", "RTCBOT_DATABASE_URL"))
+    redis_url: str | None = Field(default=None, validation_alias=AliasChoices("REDIS_URL", "RTCBOT_REDIS_URL"))
+    data_dir: Path = Field(default_factory=_default_data_dir)
+
+    # LLM (the installation's endpoint; none → the embedded model)
+    llm_base_url: str | None = None
+    llm_model: str | None = None
+    llm_api_key: str | None = None
+    llm_concurrency: int = Field(default=4, ge=1, le=64)
+    # LLM budgets (cut-off work is listed as skipped in the check run): per job, and per
+    # installation per UTC day (counted in the store; jobs running at once may pass it by
+    # at most one job's budget each)
+    llm_timeout_s: float = Field(default=120.0, gt=0, le=600)  # one LLM request, before it is retried
+    llm_max_requests: int = Field(default=1000, ge=1)  # per job, retries included
+    llm_max_tokens: int = Field(default=2_000_000, ge=1)  # per job, prompt + completion
+    llm_daily_requests: int = Field(default=20_000, ge=1)  # per installation per day
+    llm_daily_tokens: int = Field(default=50_000_000, ge=1)  # per installation per day
+    allowed_models: Annotated[list[str], NoDecode] = Field(default_factory=list)  # models a repository may pick
+
+    # behaviour
+    analyzers: Annotated[list[str], NoDecode] = Field(default_factory=lambda: list(DEFAULT_ANALYZERS))
+    comment_analyzers: Annotated[list[str], NoDecode] = Field(default_factory=lambda: ["crscore"])
+    # further outputs of every analysis after its check run, by name (reporters.REPORTERS):
+    # e.g. pr-review (AutoFix's verified fixes as suggestions; the App needs pull_requests: write)
+    reporters: Annotated[list[str], NoDecode] = Field(default_factory=lambda: ["pr-review"])
+    process_drafts: bool = False
+    max_body_bytes: int = Field(default=MAX_BODY_BYTES, ge=1)
+
+    # GitHub client: write_interval_s, http_timeout_s, http_retries, retry_backoff_s,
+    # secondary_wait_s, max_retry_wait_s (bot.github.settings.GitHubSettings)
+
+    # worker
+    workers: int = Field(default=2, ge=1, le=64)  # as `rtcbot worker --workers`
+    heartbeat_s: float = Field(default=10.0, gt=0)
+    # a running job without a heartbeat this long is abandoned (more than heartbeat_s: checked
+    # in check_service)
+    stale_after_s: float = Field(default=60.0, gt=0)
+    requeue_after_s: float = Field(default=600.0, gt=0)  # a queued job nobody picked up this long is enqueued again
+    sweep_interval_s: float = Field(default=30.0, gt=0)
+    max_attempts: int = Field(default=3, ge=1)
+    # forced work (re-run requests, edited review comments): at most one analysis per head and
+    # analysis per window; a delivery's payload is dropped this long after it was routed
+    force_debounce_s: float = Field(default=30.0, ge=0)
+    payload_retention_s: float = Field(default=7 * 24 * 3600.0, ge=0)
+
+    @field_validator("allowed_models", "analyzers", "comment_analyzers", "reporters", mode="before")
+    @classmethod
+    def _split(cls, v: Any) -> Any:
+        return _split_list(v)
+
+    @field_validator("analyzers", "comment_analyzers")
+    @classmethod
+    def _known_analyzers(cls, v: list[str]) -> list[str]:
+        """Analyzer names the registry knows (`editing-rtc` is `editing_rtc`; `all`: every one)."""
+        names = [normalise(n) for n in v]
+        if names == ["all"]:
+            return list(ANALYZERS)
+        unknown = [n for n in v if normalise(n) not in ANALYZERS]
+        if unknown:
+            raise ValueError(f"unknown analyzer{'s' if len(unknown) > 1 else ''} "
+                             f"{', '.join(repr(n) for n in unknown)} (known: {', '.join(ANALYZERS)})")
+        return list(dict.fromkeys(names))
+
+    @field_validator("reporters")
+    @classmethod
+    def _app_reporters(cls, v: list[str]) -> list[str]:
+        """Known reporters that write through GitHub alone (the App has no stream or files);
+        the check runs are always published."""
+        from reporters.base import (
+            ReporterError,
+            Sinks,
+            UnknownReporter,
+            check_names,
+            reporter_class,
+        )
+
+        try:
+            names = [n for n in check_names(v) if n != "check-runs"]
+            for n in names:
+                reporter_class(n).from_sinks(Sinks(github=object()))
+        except (UnknownReporter, ReporterError) as e:
+            raise ValueError(f"RTCBOT_REPORTERS: {e}") from None
+        return names
+
+    # -- derived ----------------------------------------------------------------------------
+    def database(self) -> str:
+        if self.database_url:
+            url = self.database_url
+            # Heroku-style postgres:// URLs: use psycopg 3.
+            for prefix in ("postgres://", "postgresql://"):
+                if url.startswith(prefix):
+                    return "postgresql+psycopg://" + url[len(prefix):]
+            return url
+        return f"sqlite:///{self.data_dir / 'rtcbot.sqlite3'}"
+
+    def private_key_pem(self) -> str:
+        if self.private_key:
+            return self.private_key.replace("\\n", "\n")
+        if self.private_key_path:
+            try:
+                return self.private_key_path.read_text(encoding="utf-8")
+            except OSError as e:
+                raise SettingsError(f"cannot read RTCBOT_PRIVATE_KEY_PATH {self.private_key_path}: "
+                                    f"{e.strerror}") from None
+        raise SettingsError("no GitHub App private key: set RTCBOT_PRIVATE_KEY or RTCBOT_PRIVATE_KEY_PATH")
+
+    def require_app(self) -> tuple[int, str]:
+        if not self.app_id:
+            raise SettingsError("no GitHub App id: set RTCBOT_APP_ID")
+        return self.app_id, self.private_key_pem()
+
+    def llm_settings(self, model: str | None = None) -> LLMSettings:
+        return LLMSettings(
+            base_url=self.llm_base_url,
+            model=model or self.llm_model,
+            api_key=self.llm_api_key,
+            max_concurrency=self.llm_concurrency,
+            max_requests=self.llm_max_requests,
+            max_tokens_total=self.llm_max_tokens,
+            timeout=self.llm_timeout_s,
+            cache_path=None,  # the store is the cache
+        )
+
+
+def _field_of(model: type[BaseSettings], loc: str) -> str | None:
+    """The field an error's location names: the field itself, or one of its variables."""
+    if loc in model.model_fields:
+        return loc
+    for name, info in model.model_fields.items():
+        alias = info.validation_alias
+        choices = alias.choices if isinstance(alias, AliasChoices) else [alias] if isinstance(alias, str) else []
+        if loc.upper() in (str(c).upper() for c in choices):
+            return name
+    return None
+
+
+def _load(model: type[SettingsT], overrides: Mapping[str, Any]) -> tuple[SettingsT | None, list[str]]:
+    """`model` from the environment, and every problem with it, one line each: a field whose
+    value is wrong takes its default, so what else is wrong (a missing App id, a bad database
+    URL) is found in the same run and reported together."""
+    try:
+        return model(**overrides), []
+    except ValidationError as e:
+        problems = error_lines(e, model)
+        bad = {_field_of(model, str(err["loc"][0])) for err in e.errors() if err["loc"]}
+        fallback = {f: model.model_fields[f].get_default(call_default_factory=True) for f in bad if f}
+        try:
+            return model(**{**overrides, **fallback}), problems
+        except ValidationError:
+            return None, problems
+
+
+def load_settings(**overrides: Any) -> ServiceSettings:
+    """The service settings from the environment (SettingsError: every problem, one line
+    each, a misspelt RTCBOT_ variable among them)."""
+    settings, problems = _load(ServiceSettings, overrides)
+    problems = variable_problems() + problems
+    if problems or settings is None:
+        raise SettingsError(*problems)
+    return settings
+
+
+def private_key_problem(pem: str) -> str | None:
+    """Why `pem` is not a usable GitHub App key (a PEM RSA private key), or None."""
+    from cryptography.exceptions import UnsupportedAlgorithm
+    from cryptography.hazmat.primitives.asymmetric.rsa import RSAPrivateKey
+    from cryptography.hazmat.primitives.serialization import load_pem_private_key
+
+    try:
+        key = load_pem_private_key(pem.encode("utf-8", errors="replace"), password=None)
+    except TypeError:
+        return "the private key is encrypted; GitHub App keys are not (use the .pem GitHub gave you)"
+    except (ValueError, UnsupportedAlgorithm):
+        return "not a PEM RSA private key (expected the .pem file GitHub gave you)"
+    if not isinstance(key, RSAPrivateKey):
+        return (f"a {type(key).__name__.removeprefix('_').replace('PrivateKey', '')} key, "
+                "not RSA (GitHub App keys are RSA)")
+    return None
+
+
+DASHBOARD_SETTINGS = ("RTCBOT_OAUTH_CLIENT_ID", "RTCBOT_OAUTH_CLIENT_SECRET", "RTCBOT_SESSION_SECRET")
+
+
+def dashboard_unset(settings: ServiceSettings) -> list[str]:
+    """The dashboard's settings that are not set (all of them: the dashboard is off)."""
+    values = (settings.oauth_client_id, settings.oauth_client_secret, settings.session_secret)
+    return [name for name, v in zip(DASHBOARD_SETTINGS, values, strict=True) if not v]
+
+
+def dashboard_problems(settings: ServiceSettings) -> list[str]:
+    """/dashboard is on with all three of its settings and off with none: some of them set is a
+    mistake, never a dashboard silently off. Its URLs must be http(s) addresses."""
+    unset = dashboard_unset(settings)
+    problems = []
+    if 0 < len(unset) < len(DASHBOARD_SETTINGS):
+        given = [n for n in DASHBOARD_SETTINGS if n not in unset]
+        problems += [f"{n}: not set, while {', '.join(given)} is: the dashboard needs all of "
+                     f"{', '.join(DASHBOARD_SETTINGS)} (docs/dashboard.md)" for n in unset]
+    for name, url in (("RTCBOT_GITHUB_URL", settings.github_url), ("RTCBOT_PUBLIC_URL", settings.public_url)):
+        if url is not None and (urlsplit(url).scheme not in ("http", "https") or not urlsplit(url).hostname):
+            problems.append(f"{name}: must be an http(s) address such as https://github.com, not {url[:80]!r}")
+    return problems
+
+
+def check_service(settings: ServiceSettings, *, webhooks: bool = False, app: bool = False) -> list[str]:
+    """What stops a service from starting, one line per problem naming its variable:
+    `webhooks` (rtcbot serve) needs the webhook secret, `app` (rtcbot worker) the App's id and
+    private key; a private key that is set is parsed either way."""
+    problems: list[str] = []
+    if webhooks and not settings.webhook_secret:
+        problems.append("RTCBOT_WEBHOOK_SECRET: not set (the secret you gave GitHub when registering "
+                        "the app; unsigned deliveries are never accepted)")
+    if app and not settings.app_id:
+        problems.append("RTCBOT_APP_ID: not set (the GitHub App's id)")
+    problems += dashboard_problems(settings)
+    if settings.stale_after_s <= settings.heartbeat_s:
+        problems.append(f"RTCBOT_STALE_AFTER_S: must be more than RTCBOT_HEARTBEAT_S ({settings.heartbeat_s:g}): "
+                        "a job that marks itself alive less often would be taken for dead")
+    problems += database_problems(settings)
+    if settings.redis_url and urlsplit(settings.redis_url).scheme not in REDIS_SCHEMES:
+        problems.append(f"{_set_name(ServiceSettings, 'REDIS_URL')}: not a Redis URL "
+                        "(e.g. redis://redis.internal:6379/0; rediss:// or unix:// too)")
+    source = ("RTCBOT_PRIVATE_KEY" if settings.private_key
+              else "RTCBOT_PRIVATE_KEY_PATH" if settings.private_key_path else None)
+    if source is None:
+        if app:
+            problems.append("RTCBOT_PRIVATE_KEY: not set (the App's private key; or RTCBOT_PRIVATE_KEY_PATH, its file)")
+        return problems
+    try:
+        pem = settings.private_key_pem()
+    except SettingsError as e:
+        problems.append(f"{source}: {str(e).removeprefix('cannot read RTCBOT_PRIVATE_KEY_PATH ')}")
+        return problems
+    why = private_key_problem(pem)
+    if why:
+        problems.append(f"{source}: {why}")
+    return problems
+
+
+def service_settings(*, webhooks: bool = False, app: bool = False) -> ServiceSettings:
+    """The settings `rtcbot serve` (webhooks) and `rtcbot worker` (app) start with, all of them
+    checked first (SettingsError: every problem, one line each)."""
+    settings, problems = _load(ServiceSettings, {})
+    problems = variable_problems() + problems
+    if settings is not None:  # a wrong value took its default: not said twice ("not set")
+        said = {line.split(":", 1)[0] for line in problems}
+        problems += [p for p in check_service(settings, webhooks=webhooks, app=app) if p.split(":", 1)[0] not in said]
+    if problems or settings is None:
+        raise SettingsError(*problems)
+    return settings
+
+
+# -- the environment's RTCBOT_ variables ------------------------------------------------------
+# read outside the service settings: by the analyzers, the install script, the test harness
+OTHER_VARIABLES: dict[str, str] = {
+    "RTCBOT_CACHE_DIR": "the LLM cache's folder (analyzers/llm.py)",
+    "RTCBOT_MODEL": "an older name of RTCBOT_LLM_MODEL (analyzers/llm.py)",
+    "RTCBOT_EMBEDDED_GGUF": "the embedded model's GGUF file (analyzers/local_llm.py)",
+    "RTCBOT_PMD_SERVER": "PMD as a long-lived server: on, off, auto (analyzers/crscore/smells/pmd.py)",
+    "RTCBOT_SEMGREP_ENGINE": "python: Semgrep's classic command line (analyzers/semgrep/scan.py)",
+    "RTCBOT_EXTRAS": "scripts/install.sh", "RTCBOT_EDITABLE": "scripts/install.sh",
+    "RTCBOT_BROWSER": "scripts/install.sh", "RTCBOT_WHEEL_CACHE": "scripts/install.sh",
+    "RTCBOT_CHROMIUM": "the tests' browser", "RTCBOT_TEST_ARTIFACTS": "the tests' screenshots",
+    "RTCBOT_TEST_MARKERS": "tests/markers.py", "RTCBOT_TEST_REDIS_DB": "tests/bot/app_support.py",
+}
+NEAR_MISS = 0.8  # difflib's ratio past RTCBOT_ above which an unknown name is a misspelling: an error
+SUGGEST = 0.6  # above which an unknown name gets a "did you mean"
+_warned: set[str] = set()
+
+
+def known_variables() -> set[str]:
+    """Every RTCBOT_ variable rtcbot reads: the service settings' (each of a field's names) and
+    OTHER_VARIABLES."""
+    names = set(OTHER_VARIABLES)
+    for field, info in ServiceSettings.model_fields.items():
+        alias = info.validation_alias
+        choices = ([str(c) for c in alias.choices] if isinstance(alias, AliasChoices)
+                   else [env_name(ServiceSettings, field)])
+        names.update(c.upper() for c in choices)
+    return {n for n in names if n.startswith("RTCBOT_")}
+
+
+def unknown_variables(environ: Mapping[str, str] | None = None) -> tuple[list[str], list[str]]:
+    """(errors, warnings) about the RTCBOT_ variables rtcbot does not read. One that is a near
+    miss of a known name (RTCBOT_ANALYSERS) is an error naming it: a setting someone meant to
+    give, silently ignored otherwise. Any other is a warning, with the closest name if one is
+    close."""
+    known = known_variables()
+    tails = {n.removeprefix("RTCBOT_"): n for n in known}
+    errors: list[str] = []
+    warnings: list[str] = []
+    env = os.environ if environ is None else environ
+    for name in sorted(k for k in env if k.upper().startswith("RTCBOT_") and k.upper() not in known):
+        tail = name.upper().removeprefix("RTCBOT_")
+        close = difflib.get_close_matches(tail, tails, n=1, cutoff=SUGGEST)
+        ratio = difflib.SequenceMatcher(None, tail, close[0]).ratio() if close else 0.0
+        if close and ratio >= NEAR_MISS:
+            errors.append(f"{name}: not a setting; did you mean {tails[close[0]]}?")
+        else:
+            hint = f"; did you mean {tails[close[0]]}?" if close else ""
+            warnings.append(f"{name}: not a setting rtcbot reads, ignored{hint}")
+    return errors, warnings
+
+
+def variable_problems(environ: Mapping[str, str] | None = None) -> list[str]:
+    """unknown_variables' errors; its warnings are logged (once a process)."""
+    errors, warnings = unknown_variables(environ)
+    for line in warnings:
+        if line not in _warned:
+            _warned.add(line)
+            log.warning("%s", line)
+    return errors
+
+
+# -- the database ----------------------------------------------------------------------------
+BACKENDS = ("postgresql", "sqlite")
+REDIS_SCHEMES = ("redis", "rediss", "unix")
+DATABASE_EXAMPLE = "postgresql://rtcbot@db.internal/rtcbot"
+
+
+def _database_variable() -> str:
+    return _set_name(ServiceSettings, "DATABASE_URL")
+
+
+def _safe_database_url(settings: ServiceSettings) -> str:
+    from sqlalchemy.engine import make_url
+
+    try:
+        return make_url(settings.database()).render_as_string(hide_password=True)
+    except Exception:  # noqa: BLE001 - not a URL: said by database_problems
+        return "(unreadable)"
+
+
+def database_problems(settings: ServiceSettings) -> list[str]:
+    """What is wrong with DATABASE_URL that shows without connecting: not a URL, a database rtcbot
+    does not store in, a driver that is not installed; one line naming the variable."""
+    if not settings.database_url:
+        return []
+    from sqlalchemy.engine import make_url
+    from sqlalchemy.exc import ArgumentError, NoSuchModuleError
+
+    name = _database_variable()
+    try:
+        url = make_url(settings.database())
+    except (ArgumentError, ValueError):
+        return [f"{name}: not a database URL (e.g. {DATABASE_EXAMPLE})"]
+    if url.get_backend_name() not in BACKENDS:
+        return [f"{name}: rtcbot stores its data in PostgreSQL or SQLite, not {url.get_backend_name()!r} "
+                f"(e.g. {DATABASE_EXAMPLE})"]
+    try:
+        url.get_dialect().import_dbapi()
+    except (NoSuchModuleError, ImportError):
+        return [f"{name}: the driver of {url.drivername!r} is not installed (postgresql+psycopg:// comes with rtcbot)"]
+    return []
+
+
+def start_problem(e: BaseException, settings: ServiceSettings) -> str:
+    """One line for what stopped a service at start: the database, naming its variable and the
+    server's own reason (never SQLAlchemy's three lines); else the error's first line."""
+    from sqlalchemy.exc import DBAPIError, SQLAlchemyError
+
+    if isinstance(e, SQLAlchemyError):
+        first = str(e.orig if isinstance(e, DBAPIError) else e).strip().splitlines() or [type(e).__name__]
+        reason = " ".join(first[0].rsplit(" failed: ", 1)[-1].removeprefix("FATAL:").split())
+        return f"{_database_variable()}: cannot use the database at {_safe_database_url(settings)}: {reason}"
+    text = str(e).strip().splitlines()
+    return f"cannot start: {type(e).__name__}: {text[0]}" if text else f"cannot start: {type(e).__name__}"

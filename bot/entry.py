@@ -1,0 +1,71 @@
+"""`rtcbot`: the one entry point over the three surfaces. `review`, `eval …`, `qualify`,
+`config` and `stats` are the CLI's (bot/cli), `serve` and `worker` the App's (bot/app),
+`action` the Action's (bot/action); each is imported only when it is called.
+
+Bad input is one clear line on stderr and a non-zero exit, never a traceback.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+from typing import Any
+
+import click
+
+from bot.core import logs
+from bot.core.commands import LazyGroup
+from bot.core.exits import settings_exit
+from bot.core.settings import LogSettings, SettingsError, load_log_settings
+
+COMMANDS = {
+    "review": "bot.cli.review:review",
+    "eval": "bot.cli.evaluate:eval_group",
+    "qualify": "bot.cli.commands.qualify:command",
+    "config": "bot.cli.commands.config:command",
+    "stats": "bot.cli.commands.stats:command",
+    "serve": "bot.app.commands.serve:command",
+    "worker": "bot.app.commands.worker:command",
+    "action": "bot.action.command:command",
+}
+SERVICES = ("serve", "worker")  # long-running: log at info by default
+
+
+def _user_error(e: BaseException) -> bool:
+    """An LLM endpoint or sandbox the user must fix (their modules are loaded if they raised)."""
+    llm, sandbox = sys.modules.get("analyzers.llm"), sys.modules.get("analyzers.sandbox")
+    return bool((llm and isinstance(e, llm.LLMError)) or (sandbox and isinstance(e, sandbox.SandboxUnavailable)))
+
+
+class Main(LazyGroup):
+    """Turns the errors a user can act on into one line and an exit code."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except KeyboardInterrupt:
+            click.echo("interrupted", err=True)
+            sys.exit(130)
+        except BrokenPipeError:
+            sys.exit(0)
+        except Exception as e:
+            if not _user_error(e):
+                raise
+            click.echo(f"Error: {e}", err=True)
+            sys.exit(2)
+
+
+@click.group(cls=Main, lazy=COMMANDS)
+@click.version_option(package_name="rtcbot")
+@click.option("-v", "--verbose", count=True, help="More logging (-v info, -vv debug; default: LOG_LEVEL).")
+@click.pass_context
+def main(ctx: click.Context, verbose: int) -> None:
+    """rtcbot: label-free trust scores for code changes and review comments."""
+    try:
+        log_settings = load_log_settings()
+    except SettingsError as e:
+        if ctx.invoked_subcommand not in SERVICES:
+            settings_exit(e)
+        log_settings = LogSettings.model_construct()  # said with every other problem by the service
+    default = logging.INFO if ctx.invoked_subcommand in SERVICES else logging.WARNING
+    logs.configure(log_settings, verbose=verbose, default=default)

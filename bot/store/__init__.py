@@ -1,0 +1,2 @@
+"""The App's database: deliveries and jobs, check runs and findings, feedback, budgets,
+installations, qualifications and the LLM cache."""
