@@ -380,11 +380,6 @@ class Sandbox:
                     _PROBES[key] = str(e)
             return _PROBES[key]
 
-    def containment(self) -> str:
-        return {"bwrap": "bubblewrap: all namespaces unshared, whole-run limits",
-                "userns": "unprivileged user, mount, PID and network namespaces, whole-run limits",
-                "none": NOT_ISOLATED}[self.mode]
-
     # -- one run ---------------------------------------------------------------------------
     def run(self, argv: Sequence[str], *, files: Mapping[str, bytes] | None = None, stdin: bytes = b"",
             limits: Limits = Limits(), address_space: bool = True, setup: Callable[[Path], None] | None = None,

@@ -1,4 +1,4 @@
-"""Similarity of two texts (code or prose): exact, whitespace-normalised, chrF, BLEU, TF-IDF cosine."""
+"""Similarity of two texts (code or prose): exact, whitespace-normalised, chrF."""
 
 from __future__ import annotations
 
@@ -28,25 +28,6 @@ def chrf(hypothesis: str, reference: str) -> float:
     if not hypothesis.strip() and not reference.strip():
         return 1.0
     return float(CHRF().sentence_score(hypothesis, [reference]).score) / 100.0
-
-
-def bleu(hypothesis: str, reference: str) -> float:
-    """Sentence BLEU in [0, 1] (sacrebleu, exponential smoothing)."""
-    from sacrebleu.metrics.bleu import BLEU
-
-    return float(BLEU(effective_order=True).sentence_score(hypothesis, [reference]).score) / 100.0
-
-
-def tfidf_cosine(a: str, b: str) -> float:
-    """TF-IDF cosine with English stop words, as optillm's RTC evaluation uses."""
-    from sklearn.feature_extraction.text import TfidfVectorizer
-    from sklearn.metrics.pairwise import cosine_similarity
-
-    try:
-        m = TfidfVectorizer(stop_words="english").fit_transform([a, b])
-    except ValueError:  # only stop words, or empty
-        return 1.0 if a.strip() == b.strip() else 0.0
-    return float(cosine_similarity(m[0], m[1])[0, 0])
 
 
 SIMS = {"exact": exact, "normalised": normalised, "chrf": chrf}

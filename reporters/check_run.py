@@ -43,7 +43,6 @@ from reporters.markdown import (
 from reporters.untrusted import inert, plain, unclosed
 
 MAX_OUTPUT_BYTES = 65_535
-MAX_OUTPUT_CHARS = MAX_OUTPUT_BYTES  # kept for callers that spoke in characters
 MAX_ANNOTATIONS_PER_REQUEST = 50
 MAX_ANNOTATION_TITLE = 255  # bytes
 MAX_ANNOTATION_BYTES = 60_000  # message / raw_details: 64 KB, with room to spare
@@ -189,28 +188,12 @@ def outside_lines(findings: Sequence[Finding], target: Target | None) -> list[st
     return [*lines, ""]
 
 
-def _fmt(v: float) -> str:
-    return f"{v:.2f}" if isinstance(v, float) else str(v)
-
-
 def title_of(report: AnalyzerReport) -> str:
     if report.error:
         return f"{report.title}: could not run"
     n = len(report.findings)
     items = f"{n:,} finding{'s' if n != 1 else ''}" if n else "no findings"
     return clip(plain(f"{report.title}: {readable.headline(report)} · {items}"), MAX_ANNOTATION_TITLE)
-
-
-def conclusion_of(report: AnalyzerReport,
-                  thresholds: Mapping[str, float] | None = None) -> tuple[str, list[str]]:
-    """`failure` when an overall score falls below its configured minimum, else `neutral`;
-    with the reasons (for callers that still hand over per-analyzer minimums)."""
-    crossed = []
-    for score, minimum in (thresholds or {}).items():
-        value = report.scores.get(score)
-        if value is not None and value < minimum:
-            crossed.append(f"{score} {_fmt(value)} is below the threshold {_fmt(minimum)}")
-    return ("failure" if crossed else "neutral"), crossed
 
 
 def _primary_score(report: AnalyzerReport) -> str | None:
@@ -283,15 +266,12 @@ def annotation_of(f: Finding) -> dict[str, Any] | None:
 
 
 def render(report: AnalyzerReport, *, conclusion: str | None = None, crossed: Sequence[str] = (),
-           thresholds: Mapping[str, float] | None = None, notes: Sequence[str] = (),
-           diff: DiffLines | None = None, target: Target | None = None) -> CheckOutput:
+           notes: Sequence[str] = (), diff: DiffLines | None = None, target: Target | None = None) -> CheckOutput:
     """The check run of `report`. The gate decides: `conclusion` and the conditions that hold
-    (`crossed`, shown in the summary); without them, `thresholds` (per-score minimums) do.
+    (`crossed`, shown in the summary); without a gate the conclusion is `neutral`.
     `diff` (see `diff_lines`): annotate only what the diff shows, list the rest in the summary
     with links to `target`'s head; None: annotate every finding."""
-    if conclusion is None:
-        conclusion, reasons = conclusion_of(report, thresholds)
-        crossed = [*crossed, *reasons]
+    conclusion = conclusion or "neutral"
     annotations: list[dict[str, Any]] = []
     outside: list[Finding] = []
     for f in report.findings:

@@ -15,7 +15,6 @@ import ctypes.util
 import sys
 
 PR_SET_DUMPABLE = 4
-PR_GET_DUMPABLE = 3
 
 
 def _prctl(option: int, arg: int = 0) -> int:
@@ -33,10 +32,3 @@ def make_non_dumpable() -> bool:
         return False
     _prctl(PR_SET_DUMPABLE, 0)
     return True
-
-
-def is_dumpable() -> bool | None:
-    """This process's dumpable flag (None where there is no prctl)."""
-    if not sys.platform.startswith("linux"):
-        return None
-    return _prctl(PR_GET_DUMPABLE) != 0

@@ -69,10 +69,6 @@ def job_context(job: int, *, repo: str | None = None, pr: int | None = None, hea
         _current.reset(token)
 
 
-def current_job() -> JobContext | None:
-    return _current.get()
-
-
 class JobFilter(logging.Filter):
     """Puts the current job's context on each record (`job_suffix` for text, `job_fields`)."""
 
