@@ -46,8 +46,8 @@ from analyzers.sandbox import (
     RawRun,
     Sandbox,
     SandboxUnavailable,
-    _user_processes,
 )
+from analyzers.sandbox_watch import user_processes as _user_processes
 
 __all__ = ["MODES", "NOT_ISOLATED", "NO_NETNS", "Limits", "RawRun", "Sandbox", "SandboxUnavailable",
            "_user_processes", "Case", "CaseResult", "Executor", "Program", "Tolerance", "failure_verdict"]

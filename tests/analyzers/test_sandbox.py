@@ -1,4 +1,4 @@
-"""analyzers/sandbox.py's launcher, apart from isolation (tests/security/test_sandbox.py)."""
+"""analyzers/sandbox_launcher.py, the sandbox's launcher, apart from isolation (tests/security/test_sandbox.py)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,8 @@ from pathlib import Path
 
 from analyzers import sandbox
 
-HEAVY = {"json", "signal", "enum", "re", "ast", "subprocess"}
+HEAVY = {"json", "signal", "enum", "re", "ast", "subprocess", "typing"}
+LAUNCHER = Path(sandbox.__file__).with_name("sandbox_launcher.py")
 
 
 def test_the_launcher_starts_on_built_in_modules_and_reports_the_run(tmp_path: Path) -> None:
@@ -20,8 +21,7 @@ def test_the_launcher_starts_on_built_in_modules_and_reports_the_run(tmp_path: P
                               "env": {"GREETING": "hé"}, "cwd": str(tmp_path), "userns": False, "net": False}
     python = sandbox.find_python(as_other=False)
     try:
-        proc = subprocess.run([python, "-I", "-S", "-X", "importtime", "-c", sandbox._LAUNCHER,  # noqa: SLF001
-                               sandbox._launcher_config(cfg),  # noqa: SLF001
+        proc = subprocess.run([python, "-I", "-S", "-X", "importtime", str(LAUNCHER), sandbox.launcher_config(cfg),
                                "/bin/sh", "-c", 'echo "$GREETING"; exit 3'],
                               pass_fds=(status_w,), capture_output=True, timeout=60, env={})
     finally:
@@ -33,3 +33,10 @@ def test_the_launcher_starts_on_built_in_modules_and_reports_the_run(tmp_path: P
     imported = {line.rsplit("|", 1)[-1].strip() for line in proc.stderr.decode().splitlines()
                 if line.startswith("import time:")}
     assert imported and not HEAVY & imported, sorted(HEAVY & imported)
+    assert not any(name.startswith(("analyzers", "bot", "reporters")) for name in imported), imported
+
+
+def test_each_run_gets_the_launcher_module_as_it_is_on_disk() -> None:
+    """The sandbox runs analyzers/sandbox_launcher.py by path (a copy in the run's folder), so
+    the launcher ruff and mypy check is the launcher that runs."""
+    assert sandbox.LAUNCHER_SOURCE == LAUNCHER.read_bytes()
