@@ -14,10 +14,11 @@ from reporters.base import (
     UnknownReporter,
     build,
     check_names,
+    printable,
     publish,
     render,
     reporter_class,
 )
 
 __all__ = ["FORMATS", "REPORTERS", "Reporter", "ReporterError", "Sinks", "Target", "UnknownReporter", "build",
-           "check_names", "publish", "render", "reporter_class"]
+           "check_names", "printable", "publish", "render", "reporter_class"]

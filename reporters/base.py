@@ -9,25 +9,30 @@ summary, SARIF, text / JSON / Markdown). Every surface drives reporters the same
 
 A new output is one module here, one line in REPORTERS and its test: every surface builds its
 reporters by name (`build(names, sinks)`; the App's RTCBOT_REPORTERS, the Action's `reporters`
-input, `rtcbot review --format`), handing them the same `Sinks` — the GitHub client, the
-stream, the files — of which each takes what it needs in `from_sinks`. Reporters import no web
-or queue code (import-linter holds them to it).
+input, `rtcbot review --format` for those that need only a stream), handing them the same
+`Sinks` — the GitHub client, the stream, the files, the review comments already read — of
+which each takes what it needs in `from_sinks`. What the reports are about is the `Target`:
+the pull request's head and the lines its diff shows (reporters/diff_filter.py, computed once
+by the caller). Reporters import no web or queue code (import-linter holds them to it).
 """
 
 from __future__ import annotations
 
 import importlib
-from collections.abc import Mapping, Sequence
+import io
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any, Protocol
 
 from analyzers.report import AnalyzerReport
+from reporters.diff_filter import DiffFilter
 
 
 @dataclass(frozen=True)
 class Target:
-    """What the reports are about: a pull request head (repo "" and number None offline)."""
+    """What the reports are about: a pull request head (repo "" and number None offline) and
+    the lines its diff shows (`diff`, computed once by the caller; None: no diff, offline)."""
 
     repo: str = ""  # owner/name
     number: int | None = None  # the pull request
@@ -35,6 +40,7 @@ class Target:
     title: str = ""  # the pull request's title
     url: str = ""
     fork: bool = False
+    diff: DiffFilter | None = None
 
 
 @dataclass(frozen=True)
@@ -49,6 +55,9 @@ class Sinks:
     sarif: Path | None = None  # the SARIF file to write
     notes: tuple[str, ...] = ()  # said at the top of every report (e.g. settings not honoured)
     suggestions: str = "verified"  # the repository's `suggestions`: off | verified | all
+    # the pull request's review comments as GitHub lists them, already read by the caller
+    # (called when a reporter needs them: the pr-review reporter's markers)
+    review_comments: Callable[[], Sequence[Mapping[str, Any]]] | None = None
 
 
 class Reporter(Protocol):
@@ -172,9 +181,28 @@ def build(names: Sequence[str], sinks: Sinks) -> list[Reporter]:
     return [reporter_class(name).from_sinks(sinks) for name in check_names(names)]
 
 
+def printable() -> list[str]:
+    """The names a command line prints by: FORMATS, then each reporter that needs only a stream."""
+    out = list(FORMATS)
+    for name in REPORTERS:
+        if name not in out:
+            try:
+                reporter_class(name).from_sinks(Sinks(stream=io.StringIO()))
+            except (ReporterError, ImportError):
+                continue
+            out.append(name)
+    return out
+
+
 def render(reports: list[AnalyzerReport], fmt: str) -> str:
-    """`reports` in the printable format `fmt` (one of FORMATS)."""
+    """`reports` in the printable format `fmt`: one of FORMATS, or a reporter that writes to a
+    stream (driven offline, what it prints)."""
     target = FORMATS.get(fmt)
-    if target is None:
-        raise UnknownReporter(f"unknown format {fmt!r} (known: {', '.join(FORMATS)})")
-    return str(_load(target)(reports))
+    if target is not None:
+        return str(_load(target)(reports))
+    if fmt not in printable():
+        raise UnknownReporter(f"unknown format {fmt!r} (known: {', '.join(printable())})")
+    stream = io.StringIO()
+    publish(reporter_class(fmt).from_sinks(Sinks(stream=stream)), Target(),
+            {r.name: r.title for r in reports}, reports)
+    return stream.getvalue().rstrip("\n")

@@ -14,10 +14,11 @@ out); annotation `message` and `raw_details` ≤ 64 KB (cut with a note), annota
 (bytes here: the stricter reading); ≤ 50 annotations per request (the rest go in further
 updates); at most 3 actions. No cut ever splits a UTF-8 sequence.
 
-Annotations go only where the pull request's diff shows them: a finding whose lines overlap
-the RIGHT side of a hunk (`diff_lines`) is annotated on that overlap; the others, which GitHub
-would file under "Unchanged files with check annotations", are listed in the summary with a
-link to their lines at the head. Without a diff (`diff=None`) every finding is annotated.
+Annotations go only where the pull request's diff shows them (the target's `diff`, the one
+diff filter, reporters/diff_filter.py): a finding whose lines overlap the RIGHT side of a hunk
+is annotated on that overlap; the others, which GitHub would file under "Unchanged files with
+check annotations", are listed in the summary with a link to their lines at the head. Without
+a diff (`Target.diff` None) every finding is annotated.
 
 Fork pull requests: a check run's `pull_requests` is empty, so the PR number rides in
 `external_id` ("<pr>:<analyzer>").
@@ -29,10 +30,10 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
-from analyzers.diff import ChangeSet
 from analyzers.report import GATE_CANNOT_PASS, AnalyzerReport, Finding
 from reporters import readable
 from reporters.base import Sinks, Target, need
+from reporters.diff_filter import DiffFilter
 from reporters.markdown import (
     figures_table,
     location,
@@ -51,8 +52,6 @@ OUTSIDE_SHOWN = 50  # findings outside the diff listed in the summary; the rest 
 PUBLIC_USAGE = ("requests", "tokens")  # of report.usage; cache hits go to /metrics only
 CHECK_PREFIX = "rtcbot / "
 RERUN_ACTION = "rerun"
-
-DiffLines = Mapping[str, Sequence[tuple[int, int]]]  # path → its hunks' RIGHT-side line ranges
 
 
 def check_name(title: str) -> str:
@@ -138,26 +137,14 @@ def batches(items: Sequence[dict[str, Any]],
     return [list(items[i:i + size]) for i in range(0, len(items), size)]
 
 
-def diff_lines(changes: ChangeSet) -> dict[str, list[tuple[int, int]]]:
-    """Each changed file's lines the pull request's diff shows on its RIGHT side (the head):
-    one (first, last) range per hunk, context lines included."""
-    out: dict[str, list[tuple[int, int]]] = {}
-    for f in changes.files:
-        ranges = [(h.new_start, h.new_start + h.new_count - 1) for h in f.hunks if h.new_count > 0]
-        if ranges:
-            out[f.path] = ranges
-    return out
-
-
-def in_diff(ann: dict[str, Any], diff: DiffLines) -> dict[str, Any] | None:
-    """The annotation on the lines of its finding that the diff shows (the first hunk its
-    lines overlap, cut to that overlap); None when the diff shows none of them."""
-    for first, last in diff.get(ann["path"], ()):
-        start, end = max(first, ann["start_line"]), min(last, ann["end_line"])
-        if start <= end:
-            return ann if (start, end) == (ann["start_line"], ann["end_line"]) \
-                else {**ann, "start_line": start, "end_line": end}
-    return None
+def in_diff(ann: dict[str, Any], diff: DiffFilter) -> dict[str, Any] | None:
+    """The annotation on the lines of its finding that the diff shows (cut to the part a hunk
+    shows); None when the diff shows none of them."""
+    placed = diff.place(ann["path"], ann["start_line"], ann["end_line"])
+    if placed is None:
+        return None
+    return ann if placed == (ann["start_line"], ann["end_line"]) \
+        else {**ann, "start_line": placed[0], "end_line": placed[1]}
 
 
 def line_link(target: Target, path: str, start: int, end: int) -> str:
@@ -266,11 +253,12 @@ def annotation_of(f: Finding) -> dict[str, Any] | None:
 
 
 def render(report: AnalyzerReport, *, conclusion: str | None = None, crossed: Sequence[str] = (),
-           notes: Sequence[str] = (), diff: DiffLines | None = None, target: Target | None = None) -> CheckOutput:
+           notes: Sequence[str] = (), target: Target | None = None) -> CheckOutput:
     """The check run of `report`. The gate decides: `conclusion` and the conditions that hold
     (`crossed`, shown in the summary); without a gate the conclusion is `neutral`.
-    `diff` (see `diff_lines`): annotate only what the diff shows, list the rest in the summary
-    with links to `target`'s head; None: annotate every finding."""
+    `target.diff`: annotate only what the diff shows, list the rest in the summary with links
+    to `target`'s head; without one, annotate every finding."""
+    diff = target.diff if target is not None else None
     conclusion = conclusion or "neutral"
     annotations: list[dict[str, Any]] = []
     outside: list[Finding] = []
@@ -339,8 +327,8 @@ class CheckRunReporter:
 
     `runs`: check runs already open (the App's lifecycle finds or reuses them), by analyzer
     name; `start` opens the others. `gate(report)` → (conclusion, conditions that hold);
-    `notes` → notes shown at the top of every summary; `diff` (see `diff_lines`): the lines the
-    pull request's diff shows, the only ones annotated (None: every finding's).
+    `notes` → notes shown at the top of every summary. The target's `diff` says which lines the
+    pull request's diff shows, the only ones annotated (none: every finding's).
     """
 
     name = "check-runs"
@@ -352,10 +340,8 @@ class CheckRunReporter:
 
     def __init__(self, client: CheckRunAPI, *, runs: Mapping[str, int] | None = None,
                  gate: Gate | None = None, notes: Sequence[str] = (),
-                 diff: DiffLines | None = None,
                  shown: Callable[[int], Sequence[Mapping[str, Any]]] | None = None) -> None:
         self.client = client
-        self.diff = diff
         # a run completed before and now done again in place (a re-run): the annotations it
         # already shows, by run id (GitHub appends annotations and never removes them)
         self.shown = shown
@@ -383,8 +369,7 @@ class CheckRunReporter:
         if run_id is None:
             return None
         conclusion, crossed = self.gate(report) if self.gate is not None else (None, ())
-        out = render(report, conclusion=conclusion, crossed=crossed, notes=self.notes, diff=self.diff,
-                     target=self.target)
+        out = render(report, conclusion=conclusion, crossed=crossed, notes=self.notes, target=self.target)
         sending = out  # `out`: the report's whole output; `sending`: without what the run shows
         if self.shown is not None:  # post only what the run does not show yet
             there = {_same(a) for a in self.shown(run_id)}

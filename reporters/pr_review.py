@@ -19,8 +19,10 @@ and the comment's text, so that a re-run or a push posts none of them twice. The
 whatever `suggestions` says (that setting is about fixes; the comments come only when the
 `review` analyzer is on).
 
-The reporter reads the pull request's files and review comments and posts through any client
-with `pr_files`, `review_comments` and `create_review` (bot.github's).
+The caller hands in what it already read: the lines the diff shows (`Target.diff`, the one diff
+filter: a comment goes only where it shows every line, in one hunk) and the pull request's
+review comments (`Sinks.review_comments`, for the markers). The reporter posts through any
+client with `create_review` and `wrote` (bot.github's).
 """
 
 from __future__ import annotations
@@ -31,9 +33,9 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
-from analyzers.diff import parse_github_files
 from analyzers.report import AnalyzerReport, Finding
 from reporters.base import ReporterError, Sinks, Target, need
+from reporters.diff_filter import DiffFilter
 from reporters.untrusted import code, inert
 
 Mode = Literal["off", "verified", "all"]
@@ -42,11 +44,10 @@ REVIEW_ANALYZER = "review"  # its findings are review comments, not fixes
 MAX_COMMENT_BYTES = 60_000  # GitHub's review comment body limit is 65,536 characters
 
 
+Comments = Callable[[], Sequence[Mapping[str, Any]]]  # the pull request's review comments, as GitHub lists them
+
+
 class ReviewAPI(Protocol):
-    def pr_files(self, repo: str, number: int) -> list[dict[str, Any]]: ...
-
-    def review_comments(self, repo: str, number: int) -> list[dict[str, Any]]: ...
-
     def create_review(self, repo: str, number: int, body: dict[str, Any]) -> dict[str, Any]: ...
 
     def wrote(self, item: Mapping[str, Any]) -> bool: ...
@@ -112,16 +113,6 @@ def candidates(reports: Sequence[AnalyzerReport], mode: Mode = "verified") -> li
     return list(out.values())
 
 
-def shown_lines(files: Sequence[Mapping[str, Any]]) -> dict[str, set[int]]:
-    """Path → the head's line numbers that the diff's hunks show (added or context)."""
-    out: dict[str, set[int]] = {}
-    for fc in parse_github_files(files, ignore=()).files:
-        lines = out.setdefault(fc.path, set())
-        for h in fc.hunks:
-            lines.update(dl.new_no for dl in h.lines if dl.new_no is not None)
-    return out
-
-
 def review_comment_body(s: Suggestion) -> str:
     f = s.finding
     figures = ", ".join(f"{k.capitalize()} {f.scores[k]:.2f}" for k in ("rel", "con", "comp") if k in f.scores)
@@ -182,21 +173,21 @@ def by_a_bot(comment: Mapping[str, Any]) -> bool:
     return isinstance(user, Mapping) and user.get("type") == "Bot"
 
 
-def plan(target: Target, suggestions: Sequence[Suggestion], files: Sequence[Mapping[str, Any]],
+def plan(target: Target, suggestions: Sequence[Suggestion], diff: DiffFilter,
          existing: Sequence[Mapping[str, Any]],
          wrote: Callable[[Mapping[str, Any]], bool] = by_a_bot) -> tuple[dict[str, Any] | None, int, int]:
     """(the review request body, or None when there is nothing new; suggestions left out as
-    already posted; suggestions left out as outside the diff). Only the markers in comments
-    rtcbot wrote (`wrote`: the client's; by default any bot's) count as posted: a person or
-    another bot could paste a marker into theirs to hide a suggestion."""
+    already posted; suggestions left out as outside the diff: `diff` must show every line of
+    one, in one hunk). Only the markers in comments rtcbot wrote (`wrote`: the client's; by
+    default any bot's) count as posted: a person or another bot could paste a marker into
+    theirs to hide a suggestion."""
     posted = "\n".join(str(c.get("body") or "") for c in existing if wrote(c))
-    shown = shown_lines(files)
     comments, old, outside, remarks = [], 0, 0, 0
     for s in suggestions:
         start, end = s.lines
         if MARKER.format(key=s.key) in posted:
             old += 1
-        elif start < 1 or not set(range(start, end + 1)) <= shown.get(s.path, set()):
+        elif not diff.shows(s.path, start, end):
             outside += 1
         else:
             comments.append(comment_of(s))
@@ -222,8 +213,8 @@ class PullRequestReviewReporter:
 
     name = "pr-review"
 
-    def __init__(self, client: ReviewAPI, *, mode: Mode = "verified") -> None:
-        self.client, self.mode = client, mode
+    def __init__(self, client: ReviewAPI, *, mode: Mode = "verified", comments: Comments | None = None) -> None:
+        self.client, self.mode, self.comments = client, mode, comments
         self.target = Target()
         self.reports: list[AnalyzerReport] = []
         self.sent: dict[str, Any] | None = None  # the last review request body
@@ -235,7 +226,7 @@ class PullRequestReviewReporter:
         if mode not in ("off", "verified", "all"):
             raise ReporterError(f"suggestions: {mode!r} is not one of off, verified, all")
         return cls(need(sinks.github, cls.name, "a GitHub client (the App, or the Action's token)"),
-                   mode=mode)  # type: ignore[arg-type]
+                   mode=mode, comments=sinks.review_comments)  # type: ignore[arg-type]
 
     def start(self, target: Target, analyzers: Mapping[str, str]) -> None:
         self.target, self.reports = target, []
@@ -248,8 +239,9 @@ class PullRequestReviewReporter:
         t = self.target
         if not suggestions or not t.repo or t.number is None:
             return 0
-        body, _, _ = plan(t, suggestions, self.client.pr_files(t.repo, t.number),
-                          self.client.review_comments(t.repo, t.number), self.client.wrote)
+        diff = need(t.diff, self.name, "the lines the pull request's diff shows (Target.diff)")
+        existing = need(self.comments, self.name, "the pull request's review comments (Sinks.review_comments)")()
+        body, _, _ = plan(t, suggestions, diff, existing, self.client.wrote)
         if body is None:
             return 0
         self.client.create_review(t.repo, t.number, body)

@@ -25,6 +25,7 @@ from bot.core.context import unlisted_files_note
 from reporters import check_run
 from reporters.base import Target
 from reporters.check_run import CheckRunReporter
+from reporters.diff_filter import DiffFilter
 from tests.fakes.github_server import PRS, FakeGitHub, diff_lines, files_from_diff
 from tests.fakes.llm_server import ScriptedLLM, varied
 from tests.reporters.test_parity import FIXTURE, NUMBER, TOKEN, _action, _app
@@ -108,8 +109,8 @@ def test_only_lines_the_diff_shows_are_annotated_the_rest_are_listed(
         fake_github: Callable[..., FakeGitHub]) -> None:
     text = (PRS / FIXTURE).read_text(encoding="utf-8")
     changes = parse_diff(text)
-    diff = check_run.diff_lines(changes)
-    path, ranges = next(iter(diff.items()))
+    diff = DiffFilter.of(changes)
+    path, ranges = next(iter(diff.right.items()))
     first, last = ranges[0]
     findings = [
         Finding("autofix", "inside", "m", path, first, first),
@@ -125,8 +126,8 @@ def test_only_lines_the_diff_shows_are_annotated_the_rest_are_listed(
 
     client = token_client(gh.base_url, TOKEN)
     try:
-        reporter = CheckRunReporter(client, diff=diff)
-        reporter.start(Target(repo=gh.repo, number=NUMBER, head_sha=pr.head_sha), {"autofix": "AutoFix"})
+        reporter = CheckRunReporter(client)
+        reporter.start(Target(repo=gh.repo, number=NUMBER, head_sha=pr.head_sha, diff=diff), {"autofix": "AutoFix"})
         out = reporter.publish(report)
     finally:
         client.close()
@@ -150,7 +151,8 @@ def test_only_lines_the_diff_shows_are_annotated_the_rest_are_listed(
 
 def test_the_outside_list_is_short() -> None:
     findings = [Finding("autofix", f"f{i}", "m", "other.py", i + 1) for i in range(check_run.OUTSIDE_SHOWN + 7)]
-    out = check_run.render(AnalyzerReport("autofix", "AutoFix", findings), diff={"a.py": [(1, 5)]})
+    out = check_run.render(AnalyzerReport("autofix", "AutoFix", findings),
+                           target=Target(diff=DiffFilter(right={"a.py": ((1, 5),)})))
     assert out.annotations == []
     assert out.summary.count("\n- ") == check_run.OUTSIDE_SHOWN + 1
     assert "- … and 7 more (every finding is in the details below)." in out.summary

@@ -12,14 +12,17 @@ import difflib
 import json
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from analyzers.diff import parse_github_files
 from analyzers.report import AnalyzerReport, Finding, Fix
 from analyzers.semgrep.scan import find_semgrep
 from bot.core.settings import ServiceSettings
-from bot.github import token_client
+from bot.github import GitHubClient, token_client
 from reporters.base import REPORTERS, ReporterError, Sinks, Target, build, publish
+from reporters.diff_filter import DiffFilter
 from reporters.pr_review import MARKER, PullRequestReviewReporter, candidates, key_of, plan
 from tests.analyzers.test_autofix import APP
 from tests.analyzers.test_autofix import responder as autofix_answers
@@ -46,13 +49,19 @@ def report(*findings: Finding) -> AnalyzerReport:
 
 
 FILES = [{"filename": "m.py", "status": "modified", "patch": PATCH}]
-HEAD = Target(repo="o/r", number=7, head_sha="a" * 40)
+DIFF = DiffFilter.of(parse_github_files(FILES))  # what the callers hand in: the lines the diff shows
+HEAD = Target(repo="o/r", number=7, head_sha="a" * 40, diff=DIFF)
+
+
+def reviewer(client: GitHubClient, **kw: Any) -> PullRequestReviewReporter:
+    """The reporter as the surfaces build it: the review comments they read handed in."""
+    return PullRequestReviewReporter(client, comments=lambda: client.review_comments("o/r", 7), **kw)
 
 
 # ---------------------------------------------------------------------------------- planning
 def test_a_verified_fix_on_diff_lines_becomes_one_suggestion_comment() -> None:
     body, old, outside = plan(HEAD, candidates([report(fixed(2), fixed(2, end=3, new="    a = b = 0\n"))]),
-                              FILES, [])
+                              DIFF, [])
     assert body is not None and (old, outside) == (0, 0)
     assert body["commit_id"] == HEAD.head_sha and body["event"] == "COMMENT"
     one, many = body["comments"]
@@ -66,21 +75,21 @@ def test_a_verified_fix_on_diff_lines_becomes_one_suggestion_comment() -> None:
 def test_unverified_fixes_wait_for_mode_all_and_lines_outside_the_diff_are_counted() -> None:
     rtc_failed, outside = fixed(2, rtc=False), fixed(9)
     assert candidates([report(rtc_failed)]) == []
-    body, _, left_out = plan(HEAD, candidates([report(rtc_failed, outside)], "all"), FILES, [])
+    body, _, left_out = plan(HEAD, candidates([report(rtc_failed, outside)], "all"), DIFF, [])
     assert body is not None and [c["line"] for c in body["comments"]] == [2] and left_out == 1
     assert "Not verified by Patched RTC" in body["comments"][0]["body"]
     assert "1 more touch lines this pull request does not change" in body["body"]
     # a fix that spans a line the diff does not show is not suggested either (GitHub refuses it)
-    assert plan(HEAD, candidates([report(fixed(4, end=6))]), FILES, [])[0] is None
+    assert plan(HEAD, candidates([report(fixed(4, end=6))]), DIFF, [])[0] is None
 
 
 def test_a_fix_already_posted_is_not_posted_again_even_where_its_lines_moved() -> None:
-    first, _, _ = plan(HEAD, candidates([report(fixed(2))]), FILES, [])
+    first, _, _ = plan(HEAD, candidates([report(fixed(2))]), DIFF, [])
     assert first is not None
     moved = fixed(3, new="    v2 = ast.literal_eval(x)\n")  # a push above it: same fix, next line
     moved.fix = Fix("m.py", 3, 3, "    v2 = ast.literal_eval(x)\n", fixed(2).fix.diff)  # type: ignore[union-attr]
     as_posted = [{**c, "user": {"login": "rtcbot[bot]", "type": "Bot"}} for c in first["comments"]]
-    body, old, _ = plan(HEAD, candidates([report(moved)]), FILES, as_posted)
+    body, old, _ = plan(HEAD, candidates([report(moved)]), DIFF, as_posted)
     assert body is None and old == 1
 
 
@@ -112,16 +121,24 @@ def test_one_review_per_head_and_nothing_twice(fake_github: Callable[..., FakeGi
     gh.grant_token(TOKEN)
     pr = gh.add_pr(7, files=[dict(f) for f in FILES])
     client = token_client(gh.base_url, TOKEN)
-    target = Target(repo="o/r", number=7, head_sha=pr.head_sha)
+    target = Target(repo="o/r", number=7, head_sha=pr.head_sha, diff=DIFF)
     reports = [report(fixed(2), fixed(3, rtc=False), fixed(9))]
     try:
-        assert publish(PullRequestReviewReporter(client), target, {"autofix": "AutoFix"}, reports) == 1
+        with pytest.raises(ReporterError, match="needs the pull request's review comments"):
+            publish(PullRequestReviewReporter(client), target, {}, reports)  # never fetched by the reporter
+        with pytest.raises(ReporterError, match="needs the lines the pull request's diff shows"):
+            publish(reviewer(client), Target(repo="o/r", number=7, head_sha=pr.head_sha), {}, reports)
+        assert gh.reviews == []
+        assert publish(reviewer(client), target, {"autofix": "AutoFix"}, reports) == 1
         [review] = gh.reviews
         assert review["commit_id"] == pr.head_sha and [c["line"] for c in review["comments"]] == [2]
         # a re-run of the same head, then a push that leaves the fixed line alone: nothing new
-        assert publish(PullRequestReviewReporter(client), target, {}, reports) == 0
-        pushed = gh.push(7, files=[{**FILES[0], "patch": PATCH + "+# more\n"}])
-        assert publish(PullRequestReviewReporter(client), Target("o/r", 7, pushed.head_sha), {}, reports) == 0
+        assert publish(reviewer(client), target, {}, reports) == 0
+        pushed_files = [{**FILES[0], "patch": PATCH + "+# more\n"}]
+        pushed = gh.push(7, files=pushed_files)
+        assert publish(reviewer(client), Target("o/r", 7, pushed.head_sha,
+                                                diff=DiffFilter.of(parse_github_files(pushed_files))),
+                       {}, reports) == 0
         assert len(gh.reviews) == 1
         # the fake refuses a comment on a line the diff does not show, as GitHub does
         bad = {"commit_id": pr.head_sha, "event": "COMMENT", "comments": [{"path": "m.py", "line": 40, "body": "x"}]}
@@ -141,7 +158,7 @@ def remark(line: int, text: str = "Dividing by len(values) fails on an empty lis
 
 def test_review_comments_join_the_fixes_in_one_review_with_their_scores() -> None:
     reports = [report(fixed(2)), AnalyzerReport("review", "Review", findings=[remark(3), remark(9, "Far away.")])]
-    body, old, outside = plan(HEAD, candidates(reports, "off"), FILES, [])  # suggestions off: comments still go
+    body, old, outside = plan(HEAD, candidates(reports, "off"), DIFF, [])  # suggestions off: comments still go
     assert body is not None and (old, outside) == (0, 1)  # line 9 is not on the diff
     [comment] = body["comments"]
     assert (comment["path"], comment["line"], comment["side"]) == ("m.py", 3, "RIGHT") and "start_line" not in comment
@@ -149,11 +166,11 @@ def test_review_comments_join_the_fixes_in_one_review_with_their_scores() -> Non
     assert "CRScore Rel 0.50, Con 0.61, Comp 0.42" in comment["body"] and "```suggestion" not in comment["body"]
     assert "An empty list raises ZeroDivisionError." in comment["body"]
     assert body["body"].startswith("rtcbot review: 1 comment")
-    both, _, _ = plan(HEAD, candidates(reports), FILES, [])
+    both, _, _ = plan(HEAD, candidates(reports), DIFF, [])
     assert both is not None and [c["line"] for c in both["comments"]] == [2, 3]
     assert "1 fix you can commit" in both["body"] and "1 review comment by rtcbot" in both["body"]
     # posted once: a re-run, or the same comment a line further down after a push, is not posted again
-    again, old, _ = plan(HEAD, candidates([AnalyzerReport("review", "Review", findings=[remark(2)])]), FILES,
+    again, old, _ = plan(HEAD, candidates([AnalyzerReport("review", "Review", findings=[remark(2)])]), DIFF,
                          [{**c, "user": {"login": "rtcbot[bot]", "type": "Bot"}} for c in both["comments"]])
     assert again is None and old == 1
 
@@ -163,14 +180,14 @@ def test_the_reporter_posts_review_comments_once(fake_github: Callable[..., Fake
     gh.grant_token(TOKEN)
     pr = gh.add_pr(7, files=[dict(f) for f in FILES])
     client = token_client(gh.base_url, TOKEN)
-    target = Target(repo="o/r", number=7, head_sha=pr.head_sha)
+    target = Target(repo="o/r", number=7, head_sha=pr.head_sha, diff=DIFF)
     reports = [AnalyzerReport("review", "Review", findings=[remark(2), remark(3, "Name `b` says nothing.")])]
     try:
-        assert publish(PullRequestReviewReporter(client, mode="off"), target, {"review": "Review"}, reports) == 2
+        assert publish(reviewer(client, mode="off"), target, {"review": "Review"}, reports) == 2
         [review] = gh.reviews
         assert [c["line"] for c in review["comments"]] == [2, 3]
         assert all("CRScore Rel 0.50" in c["body"] for c in review["comments"])
-        assert publish(PullRequestReviewReporter(client), target, {}, reports) == 0
+        assert publish(reviewer(client), target, {}, reports) == 0
         assert len(gh.reviews) == 1
     finally:
         client.close()

@@ -6,17 +6,20 @@ from pathlib import Path
 
 import httpx
 
+from analyzers.diff import parse_github_files
 from analyzers.report import AnalyzerReport, Finding, Fix
 from bot.app import feedback
 from bot.app.jobs import Runtime
 from bot.app.web import create_app
 from reporters.base import Target
+from reporters.diff_filter import DiffFilter
 from reporters.pr_review import MARKER, candidates, key_of, plan
 from tests.bot.app_support import make_settings, serve
 
 PATCH = "@@ -1,2 +1,2 @@\n def f(x):\n-    return x\n+    return eval(x)\n"
 FILES = [{"filename": "m.py", "status": "modified", "patch": PATCH}]
 HEAD = Target(repo="o/r", number=1, head_sha="b" * 40)
+DIFF = DiffFilter.of(parse_github_files(FILES))
 
 
 def verified(replacement: str) -> Finding:
@@ -35,7 +38,7 @@ def test_a_marker_pasted_into_a_persons_comment_neither_hides_a_suggestion_nor_c
     f = verified("    return ast.literal_eval(x)\n")
     pasted = [{"body": "lgtm " + MARKER.format(key=key_of(f)), "user": {"login": "mallory", "type": "User"},
                "reactions": {"+1": 50}}]
-    body, already, _ = plan(HEAD, candidates([AnalyzerReport("autofix", "AutoFix", findings=[f])]), FILES, pasted)
+    body, already, _ = plan(HEAD, candidates([AnalyzerReport("autofix", "AutoFix", findings=[f])]), DIFF, pasted)
     assert body is not None and already == 0  # still suggested
     assert [c for c in pasted if feedback.by_a_bot(c)] == []
 
@@ -51,7 +54,7 @@ def test_reactions_and_threads_count_only_on_the_bots_own_comments(tmp_path: Pat
                              lambda cid: [{"content": "+1", "user": {"id": n}} for n in range(50)])
         assert rt.thread({"action": "resolved", "thread": {"comments": [person]}, "pull_request": {"number": 1},
                           "repository": {"full_name": "o/r"}}) == 0
-        [row] = feedback.rows(rt.store, "o/r", 1)
+        [row] = rt.store.published.rows("o/r", 1)
         assert (row.thumbs_up, row.resolved) == (0, None)
     finally:
         rt.store.close()
