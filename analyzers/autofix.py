@@ -13,33 +13,47 @@ is re-indented to the flagged lines and applied. Two independent checks follow:
 
 Every Semgrep run is batched: one scan for the changed files, one for all patched variants.
 That re-scan needs only the fixes, so it runs while the Patched RTC requests are out.
+The prompts, the reading of answers and the editing are analyzers/autofix_text.py.
 """
 
 from __future__ import annotations
 
-import ast
-import difflib
 import hashlib
-import re
 import tempfile
 import textwrap
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, ClassVar, Literal
 
 from pydantic import Field
 
-from analyzers import pyparse, similarity
+from analyzers import autofix_view, similarity
+from analyzers.autofix_text import (
+    Edit,
+    FixAnswer,
+    apply_edits,
+    code_block,
+    context_of,
+    describe_messages,
+    fix_messages,
+    line_span,
+    parse_fix_answer,
+    pseudo_file,
+    python_parses,
+    regenerate_messages,
+    reindent,
+    unified_diff,
+)
 from analyzers.context import AnalysisContext, Tools
 from analyzers.diff import ChangeSet, FileChange
-from analyzers.llm import LLMClient, LLMError, Message
+from analyzers.llm import LLMClient, LLMError
 from analyzers.options import AnalyzerOptions, validate
 from analyzers.paths import write_inside
 from analyzers.pipeline import files_at_head
-from analyzers.report import AnalyzerReport, Finding, Fix, Skipped, fence_for
+from analyzers.report import AnalyzerReport, Finding, Fix, Skipped
 from analyzers.semgrep.scan import (
     SIZE_LIMIT,
     ScanResult,
@@ -50,177 +64,8 @@ from analyzers.semgrep.scan import (
 )
 
 SCANNED_LANGUAGES = frozenset({"python", "javascript", "typescript", "java"})
-MAX_FUNCTION_LINES = 60
 
-AnswerKind = Literal["code", "not_vulnerable", "no_fix", "no_code", "no_model"]  # no_model: never asked
 Verdict = Literal["fixed", "not fixed", "unparsable", "not applicable"]
-
-
-# --------------------------------------------------------------------------- prompts
-FIX_SYSTEM = (
-    "Task: fix a security finding. You are a careful application-security engineer. You "
-    "rewrite only the flagged lines so that the weakness is gone and the behaviour is "
-    "otherwise kept. Respond with clarity, consistency and precision."
-)
-DESCRIBE_SYSTEM = (
-    "Task: describe a code change. Write the instruction a developer would need to make "
-    "exactly this change to the original lines: what to replace and with what. Plain text, "
-    "at most five sentences, no code block."
-)
-REGENERATE_SYSTEM = (
-    "Task: apply an instruction to code. Rewrite the given lines as the instruction says "
-    "and change nothing else."
-)
-
-
-def _fence(code: str, language: str) -> str:
-    fence = fence_for(code)  # the file's own backticks cannot end the block the model is shown
-    return f"{fence}{language}\n{code.rstrip(chr(10))}\n{fence}"
-
-
-def fix_messages(finding: SemgrepFinding, language: str, snippet: str, context: str,
-                 context_start: int) -> list[Message]:
-    cwe = ", ".join(finding.cwe) or "not given"
-    user = (
-        f"Semgrep rule `{finding.rule_id}` ({cwe}) flags lines {finding.start_line}-"
-        f"{finding.end_line} of `{finding.path}`:\n{finding.message}\n\n"
-        f"Surrounding code (starts at line {context_start}):\n{_fence(context, language)}\n\n"
-        f"Flagged lines:\n{_fence(snippet, language)}\n\n"
-        "Answer in one of three ways:\n"
-        f"1. The corrected version of the flagged lines only, in one ```{language} block, "
-        "keeping their indentation. Do not repeat the surrounding code.\n"
-        "2. `NOT_VULNERABLE: <reason>` if the flagged lines are not a weakness here.\n"
-        "3. `NO_FIX: <reason>` if they cannot be fixed by changing these lines alone."
-    )
-    return [{"role": "system", "content": FIX_SYSTEM}, {"role": "user", "content": user}]
-
-
-def describe_messages(before: str, after: str, language: str) -> list[Message]:
-    user = (f"Original lines:\n{_fence(before, language)}\n\nChanged lines:\n{_fence(after, language)}\n\n"
-            "Instruction:")
-    return [{"role": "system", "content": DESCRIBE_SYSTEM}, {"role": "user", "content": user}]
-
-
-def regenerate_messages(before: str, description: str, language: str) -> list[Message]:
-    user = (f"Lines:\n{_fence(before, language)}\n\nInstruction: {description.strip()}\n\n"
-            f"Reply with the rewritten lines only, in one ```{language} block.")
-    return [{"role": "system", "content": REGENERATE_SYSTEM}, {"role": "user", "content": user}]
-
-
-# --------------------------------------------------------------------------- parsing
-_FENCED = re.compile(r"```[^\n`]*\n(.*?)```", re.S)
-_OPEN_FENCE = re.compile(r"```[^\n`]*\n(.*)\Z", re.S)
-_NOT_VULN = re.compile(r"^\W*not[ _-]?vulnerable\b\W*(.*)", re.I | re.S)
-_NO_FIX = re.compile(r"^\W*no[ _-]?fix(?:[ _-]?possible)?\b\W*(.*)", re.I | re.S)
-
-
-@dataclass(frozen=True)
-class FixAnswer:
-    kind: AnswerKind
-    code: str = ""
-    reason: str = ""
-
-
-def code_block(text: str) -> str | None:
-    """The first fenced code block (or an unterminated one cut off by the token limit)."""
-    m = _FENCED.search(text) or _OPEN_FENCE.search(text)
-    return m.group(1) if m else None
-
-
-def parse_fix_answer(text: str) -> FixAnswer:
-    stripped = text.strip()
-    for pattern, kind in ((_NOT_VULN, "not_vulnerable"), (_NO_FIX, "no_fix")):
-        m = pattern.match(stripped)
-        if m:
-            return FixAnswer(kind, reason=" ".join(m.group(1).split())[:500])  # type: ignore[arg-type]
-    code = code_block(text)
-    if code is None or not code.strip():
-        return FixAnswer("no_code", reason="the answer has no code block")
-    return FixAnswer("code", code=code)
-
-
-# --------------------------------------------------------------------------- editing
-def _indent_of(line: str) -> str:
-    return line[: len(line) - len(line.lstrip(" \t"))]
-
-
-def reindent(code: str, like: str) -> str:
-    """`code` dedented, then indented like the first non-blank line of `like`; ends with \\n."""
-    base = next((_indent_of(ln) for ln in like.splitlines() if ln.strip()), "")
-    body = textwrap.dedent(code.expandtabs(4) if "\t" in code and " " in base else code)
-    lines = [(base + ln if ln.strip() else "") for ln in body.strip("\n").splitlines()]
-    return "\n".join(lines) + "\n" if lines else ""
-
-
-@dataclass(frozen=True)
-class Edit:
-    start_line: int  # 1-based, inclusive
-    end_line: int
-    replacement: str  # whole lines, "\n"-terminated ("" deletes the lines)
-
-
-def apply_edits(text: str, edits: Sequence[Edit]) -> tuple[str, list[Edit]]:
-    """Apply edits bottom up (line numbers stay valid); overlapping edits after the first
-    kept one are dropped. Returns the new text and the edits applied."""
-    lines = text.splitlines(keepends=True)
-    if lines and not lines[-1].endswith("\n"):
-        lines[-1] += "\n"
-    applied: list[Edit] = []
-    floor = len(lines) + 1  # lowest start line applied so far
-    for e in sorted(edits, key=lambda e: (e.start_line, e.end_line), reverse=True):
-        if e.end_line >= floor or e.start_line < 1 or e.end_line < e.start_line:
-            continue
-        new = e.replacement.splitlines(keepends=True)
-        if new and not new[-1].endswith("\n"):
-            new[-1] += "\n"
-        lines[e.start_line - 1: e.end_line] = new
-        floor = e.start_line
-        applied.append(e)
-    return "".join(lines), sorted(applied, key=lambda e: e.start_line)
-
-
-def unified_diff(path: str, before: str, after: str, context: int = 3) -> str:
-    return "".join(difflib.unified_diff(
-        before.splitlines(keepends=True), after.splitlines(keepends=True),
-        fromfile=f"a/{path}", tofile=f"b/{path}", n=context,
-    ))
-
-
-def line_span(text: str, start: int, end: int) -> str:
-    lines = text.splitlines(keepends=True)
-    out = "".join(lines[start - 1: end])
-    return out if out.endswith("\n") or not out else out + "\n"
-
-
-def context_of(text: str, language: str, start: int, end: int, window: int) -> tuple[int, str]:
-    """The enclosing Python function when short enough, else `window` lines either side."""
-    if language == "python":
-        try:
-            tree = pyparse.parse(text)
-        except (SyntaxError, ValueError):
-            tree = None
-        best: ast.AST | None = None
-        for node in ast.walk(tree) if tree else ():
-            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
-                lo = min([node.lineno] + [d.lineno for d in node.decorator_list])
-                hi = node.end_lineno or node.lineno
-                if lo <= start and end <= hi and hi - lo < MAX_FUNCTION_LINES:
-                    if best is None or lo >= best.lineno:  # type: ignore[attr-defined]
-                        best = node
-        if best is not None:
-            lo = min([best.lineno] + [d.lineno for d in best.decorator_list])  # type: ignore[attr-defined]
-            return lo, line_span(text, lo, best.end_lineno or lo)  # type: ignore[attr-defined]
-    n = len(text.splitlines())
-    lo, hi = max(1, start - window), min(n, end + window)
-    return lo, line_span(text, lo, hi)
-
-
-def python_parses(text: str) -> bool:
-    try:
-        pyparse.parse(text)
-    except (SyntaxError, ValueError):
-        return False
-    return True
 
 
 # --------------------------------------------------------------------------- one attempt
@@ -417,8 +262,6 @@ def oracle(outcomes: Sequence[Outcome], opts: Options, tools: Tools | None = Non
 
 
 def _rebase(result: ScanResult, prefix_path: str, path: str) -> ScanResult:
-    from dataclasses import replace
-
     return ScanResult(
         findings=[replace(f, path=path) for f in result.findings if f.path == prefix_path],
         unparsable={path} if prefix_path in result.unparsable else set(),
@@ -541,19 +384,6 @@ def to_finding(o: Outcome, opts: Options) -> Finding:
 
 
 # --------------------------------------------------------------------------- analyzer
-def pseudo_file(fc: FileChange) -> str:
-    """The file's new side rebuilt from its hunks, each at its real line numbers (gaps blank,
-    each hunk dedented so that a hunk from inside a block still parses)."""
-    lines: list[str] = []
-    for h in fc.hunks:
-        code = textwrap.dedent(h.new_code).splitlines()
-        start = max(h.new_start, 1)
-        while len(lines) < start - 1:
-            lines.append("")
-        lines[start - 1:] = code
-    return "\n".join(lines) + "\n"
-
-
 class AutoFix:
     name = "autofix"
     title = "AutoFix"
@@ -562,6 +392,8 @@ class AutoFix:
     options_type = Options
     languages = SCANNED_LANGUAGES  # a file in another language that could not be read is not ours
     unanalysed_words = ("scan", "changed file")  # what a gate says of a Skipped "failed" (bot/core/gate.py)
+    headline = staticmethod(autofix_view.headline)  # its words and its dashboard (analyzers/presentation.py)
+    dashboard = staticmethod(autofix_view.dashboard)
 
     def run(self, changes: ChangeSet, ctx: AnalysisContext) -> AnalyzerReport:
         opts = ctx.config(self.name, Options)
@@ -573,53 +405,18 @@ class AutoFix:
         if not files:
             report.notes.append("no changed Python, JavaScript or Java files to scan")
             return report
-        texts: dict[str, str] = {}
-        from_hunks: list[str] = []
-        at_head = files_at_head(ctx, [fc.path for fc in files])
-        for fc in files:
-            text = at_head[fc.path]
-            if text is None:
-                text = pseudo_file(fc)
-                from_hunks.append(fc.path)
-            texts[fc.path] = text
-        if from_hunks:
-            report.notes.append(
-                "the files at the head of the change were not available (no --repo); scanned "
-                f"only the new code of the hunks of: {', '.join(from_hunks)}")
+        texts, from_hunks = _texts_at_head(files, ctx, report)
         try:
-            with tempfile.TemporaryDirectory(prefix="rtcbot-scan-") as tmp:
-                root = Path(tmp)
-                for path, text in list(texts.items()):
-                    try:  # one file that cannot be written is skipped, never the run
-                        write_inside(root, path, text)
-                    except (ValueError, OSError) as e:
-                        report.skipped.append(Skipped(path, f"cannot be scanned: {e}"))
-                        del texts[path]
-                result = scan(root, list(texts), extra_rules=ctx.tools.extra_rules, semgrep=ctx.tools.semgrep,
-                              max_target_bytes=ctx.tools.semgrep_max_target_bytes)
+            result = _scan_files(texts, ctx.tools, report)
         except SemgrepUnavailable as e:
             report.skipped += [Skipped(fc.path, str(e)) for fc in files]
             return report
         except SemgrepFailed as e:
             report.error = str(e)
             return report
-        for path in sorted(result.unparsable):  # the file at head: what did not parse was not scanned
-            if path in from_hunks:  # hunks pieced together need not parse: a note, no verdict
-                report.notes.append(f"semgrep could not fully parse {path}")
-            else:
-                report.skipped.append(Skipped(path, "Semgrep could not fully parse it (a syntax error)"))
-        for path, why in sorted({**result.failed, **result.skipped}.items()):
-            report.skipped.append(Skipped(path, why if why.startswith(SIZE_LIMIT)
-                                          else f"not scanned by semgrep: {why}"))
+        _note_unscanned(result, from_hunks, report)
         by_path = {fc.path: fc for fc in files if fc.path in texts}
-        on_changed = [f for f in result.findings
-                      if f.path in by_path and f.touches(by_path[f.path].changed_lines)]
-        report.scores["semgrep_findings_total"] = float(len(result.findings))
-        if opts.max_findings is not None and len(on_changed) > opts.max_findings:
-            for f in on_changed[opts.max_findings:]:
-                report.skipped.append(Skipped(f"{f.path}:{f.start_line} {f.rule_id}",
-                                              f"over the limit of {opts.max_findings} findings per run"))
-            on_changed = on_changed[: opts.max_findings]
+        on_changed = _on_changed(result, by_path, opts, report)
         if not on_changed:
             report.notes.append("Semgrep found nothing on the changed lines")
             return report
@@ -638,3 +435,61 @@ class AutoFix:
         report.findings = [to_finding(o, opts) for o in outcomes]
         report.scores.update(table(outcomes, opts))
         return report
+
+
+def _texts_at_head(files: Sequence[FileChange], ctx: AnalysisContext,
+                   report: AnalyzerReport) -> tuple[dict[str, str], list[str]]:
+    """Each file's text at the head of the change, else its hunks pieced together (noted)."""
+    texts: dict[str, str] = {}
+    from_hunks: list[str] = []
+    at_head = files_at_head(ctx, [fc.path for fc in files])
+    for fc in files:
+        text = at_head[fc.path]
+        if text is None:
+            text = pseudo_file(fc)
+            from_hunks.append(fc.path)
+        texts[fc.path] = text
+    if from_hunks:
+        report.notes.append(
+            "the files at the head of the change were not available (no --repo); scanned "
+            f"only the new code of the hunks of: {', '.join(from_hunks)}")
+    return texts, from_hunks
+
+
+def _scan_files(texts: dict[str, str], tools: Tools, report: AnalyzerReport) -> ScanResult:
+    """One Semgrep scan of the files; a file that cannot be written is skipped (and dropped
+    from `texts`), never the run."""
+    with tempfile.TemporaryDirectory(prefix="rtcbot-scan-") as tmp:
+        root = Path(tmp)
+        for path, text in list(texts.items()):
+            try:
+                write_inside(root, path, text)
+            except (ValueError, OSError) as e:
+                report.skipped.append(Skipped(path, f"cannot be scanned: {e}"))
+                del texts[path]
+        return scan(root, list(texts), extra_rules=tools.extra_rules, semgrep=tools.semgrep,
+                    max_target_bytes=tools.semgrep_max_target_bytes)
+
+
+def _note_unscanned(result: ScanResult, from_hunks: Sequence[str], report: AnalyzerReport) -> None:
+    for path in sorted(result.unparsable):  # the file at head: what did not parse was not scanned
+        if path in from_hunks:  # hunks pieced together need not parse: a note, no verdict
+            report.notes.append(f"semgrep could not fully parse {path}")
+        else:
+            report.skipped.append(Skipped(path, "Semgrep could not fully parse it (a syntax error)"))
+    for path, why in sorted({**result.failed, **result.skipped}.items()):
+        report.skipped.append(Skipped(path, why if why.startswith(SIZE_LIMIT)
+                                      else f"not scanned by semgrep: {why}"))
+
+
+def _on_changed(result: ScanResult, by_path: Mapping[str, FileChange], opts: Options,
+                report: AnalyzerReport) -> list[SemgrepFinding]:
+    """The findings on changed lines, at most `max_findings` (the rest skipped, each named)."""
+    on_changed = [f for f in result.findings if f.path in by_path and f.touches(by_path[f.path].changed_lines)]
+    report.scores["semgrep_findings_total"] = float(len(result.findings))
+    if opts.max_findings is not None and len(on_changed) > opts.max_findings:
+        for f in on_changed[opts.max_findings:]:
+            report.skipped.append(Skipped(f"{f.path}:{f.start_line} {f.rule_id}",
+                                          f"over the limit of {opts.max_findings} findings per run"))
+        on_changed = on_changed[: opts.max_findings]
+    return on_changed

@@ -315,6 +315,110 @@ def context_around(source: str, region: Region, budget: int = 1024) -> tuple[str
     return "".join(pre), "".join(post)
 
 
+_TEST_FILE = re.compile(r"(^|/)(tests?/|test_[^/]*\.py$|[^/]*_test\.py$|conftest\.py$)")
+
+
+@dataclass
+class _Suite:
+    """The repository's test command, run in the sandbox on a copy of the checkout."""
+
+    sandbox: Sandbox
+    limits: Limits
+    repo: Path
+    command: str
+
+    def passes(self, path: str | None = None, new_source: str | None = None) -> tuple[bool, str]:
+        """Whether the suite passes (with `path` replaced by `new_source`), and its output's tail."""
+        def setup(work: Path) -> None:
+            # links are copied as links: a PR's link to a file of ours never copies its content in
+            shutil.copytree(self.repo, work, dirs_exist_ok=True, symlinks=True, ignore=shutil.ignore_patterns(".git"))
+            if path is not None and new_source is not None:
+                write_inside(work, path, new_source)  # never outside the copy
+
+        raw, _ = self.sandbox.run(["/bin/sh", "-c", self.command], limits=self.limits, setup=setup)
+        tail = raw.stderr.decode("utf-8", "replace")[-300:] or raw.stdout.decode("utf-8", "replace")[-300:]
+        return (raw.exit_code == 0 and not raw.timed_out), tail
+
+
+def _why_not_run(ctx: AnalysisContext) -> str | None:
+    if not ctx.test_command:
+        return ("SynthesisRTC runs only where a test command is set: `test_command` in .github/rtcbot.yml, "
+                "the Action's `test-command` input or `rtcbot review --test-command`. The GitHub App never "
+                "runs a pull request's code.")
+    if ctx.repo_path is None:
+        return ("SynthesisRTC needs a checkout of the repository at the head to run its tests (`rtcbot review "
+                "--repo`; in the Action, actions/checkout with `ref: <head sha>`).")
+    return None
+
+
+def _changed_regions(changes: ChangeSet, ctx: AnalysisContext,
+                     report: AnalyzerReport) -> tuple[dict[str, str], list[Region]]:
+    """The changed Python files at head (test files skipped) and their candidate regions."""
+    files: dict[str, str] = {}
+    regions: list[Region] = []
+    for f in changes.analysed:
+        if f.language != "python" or f.status == "deleted":
+            continue
+        if _TEST_FILE.search(f.path):
+            report.skipped.append(Skipped(f.path, "test file", "policy"))
+            continue
+        src = ctx.file_at_head(f.path)
+        if src is None:
+            report.skipped.append(Skipped(f.path, "file not available at head"))
+            continue
+        files[f.path] = src
+        regions += candidate_regions(src, f.path, set(f.changed_lines))
+    return files, regions
+
+
+def _round_trip(region: Region, src: str, llm: LLMClient, cfg: SynthesisConfig,
+                suite: _Suite) -> tuple[dict[str, float], Finding]:
+    """One region: N_f descriptions, a regeneration from each (and from the baseline), the
+    suite run on each; its scores and its finding."""
+    code = "".join(src.splitlines(keepends=True)[region.start_line - 1:region.end_line])
+    pre, post = context_around(src, region)
+    indent = code[: len(code) - len(code.lstrip())]
+    texts = llm.sample(region_forward_messages(pre, code, post), n=cfg.n_forward,
+                       temperature=cfg.forward_temperature, max_tokens=cfg.forward_max_tokens, seed=cfg.seed)
+    descriptions = [parse_description(t, cfg.description_chars) for t in texts]
+
+    def regen(d: str) -> str:
+        a = llm.sample(region_backward_messages(pre, d, indent, post), n=1, temperature=cfg.backward_temperature,
+                       max_tokens=cfg.backward_max_tokens, seed=cfg.seed)[0]
+        blocks = code_blocks(a)
+        return max(blocks, key=len) if blocks else a
+
+    unique = list(dict.fromkeys([*descriptions, BASELINE]))
+    regenerated = dict(zip(unique, [regen(d) for d in unique], strict=True))
+    passed = {d: float(suite.passes(region.path, replace_region(src, region, c))[0]) for d, c in regenerated.items()}
+    trip = RoundTrip(forward=descriptions, backward=[[regenerated[d]] for d in descriptions],
+                     baseline=[regenerated[BASELINE]])
+    trip.sims["pass"] = [[passed[d]] for d in descriptions]
+    trip.baseline_sims["pass"] = [passed[BASELINE]]
+    trip.void_leaks(leaks := check_descriptions(descriptions, code, pre + post))
+    scores = trip.scores("pass", k=cfg.n_forward)
+    return scores, Finding(
+        analyzer=SynthesisRTCAnalyzer.name,
+        title=f"{region.function}: statements {region.start_line}-{region.end_line}",
+        message=(f"RTC_pass {scores['rtc']:.2f} (baseline {scores['baseline']:.2f}, lift "
+                 f"{scores['lift']:+.2f}): the test suite's outcome with the regenerated region, "
+                 f"compared with the unmodified code.{leak_note(leaks)}"),
+        path=region.path, start_line=region.start_line, end_line=region.end_line,
+        level="warning" if scores["rtc"] == 0 else "notice",
+        scores={"rtc_pass": scores["rtc"], "lift": scores["lift"], "leaks": scores["leaks"]},
+        evidence={"region": code, "descriptions": descriptions, **({"leaks": leaks} if any(leaks) else {}),
+                  "regenerated": [regenerated[d] for d in descriptions],
+                  "baseline_regenerated": regenerated[BASELINE]},
+        key=hashlib.sha256(f"{region.path}\0{code}".encode()).hexdigest()[:32])
+
+
+def _summary(per_region: Sequence[dict[str, float]], n_forward: int) -> dict[str, float]:
+    agg = aggregate(per_region)
+    return {"rtc_pass": agg["rtc"], "baseline": agg["baseline"], "lift": agg["lift"],
+            "regions": float(len(per_region)), "leaks": sum(s["leaks"] for s in per_region),
+            "leak_rate": leak_rate([s["leaks"] for s in per_region], [n_forward] * len(per_region))}
+
+
 class SynthesisRTCAnalyzer:
     name = "synthesis_rtc"
     title = "SynthesisRTC"
@@ -323,59 +427,26 @@ class SynthesisRTCAnalyzer:
 
     def run(self, changes: ChangeSet, ctx: AnalysisContext) -> AnalyzerReport:
         report = AnalyzerReport(self.name, self.title)
-        if not ctx.test_command:
-            report.notes.append("SynthesisRTC runs only where a test command is set: `test_command` in "
-                                ".github/rtcbot.yml, the Action's `test-command` input or `rtcbot review "
-                                "--test-command`. The GitHub App never runs a pull request's code.")
-            return report
-        if ctx.repo_path is None:
-            report.notes.append("SynthesisRTC needs a checkout of the repository at the head to run its "
-                                "tests (`rtcbot review --repo`; in the Action, actions/checkout with "
-                                "`ref: <head sha>`).")
+        why = _why_not_run(ctx)
+        if why is not None or ctx.repo_path is None:
+            report.notes.append(why or "")
             return report
         opts = ctx.config(self.name, SynthesisOptions)
-        cfg, max_regions = opts.synthesis(), opts.max_regions
+        cfg = opts.synthesis()
         limits = Limits(wall_s=opts.test_timeout_s, cpu_s=opts.test_timeout_s,
                         memory_mb=opts.memory_mb, nproc=256, fsize_mb=256)
         try:
-            sandbox = Sandbox(mode=ctx.tools.sandbox)
+            suite = _Suite(Sandbox(mode=ctx.tools.sandbox), limits, ctx.repo_path, ctx.test_command or "false")
         except (SandboxUnavailable, ValueError) as e:
             report.error = str(e)
             return report
-        if sandbox.mode == "none":
+        if suite.sandbox.mode == "none":
             report.notes.append(f"the test suite runs {NOT_ISOLATED}")
-        files: dict[str, str] = {}
-        regions: list[Region] = []
-        for f in changes.analysed:
-            if f.language != "python" or f.status == "deleted":
-                continue
-            if re.search(r"(^|/)(tests?/|test_[^/]*\.py$|[^/]*_test\.py$|conftest\.py$)", f.path):
-                report.skipped.append(Skipped(f.path, "test file", "policy"))
-                continue
-            src = ctx.file_at_head(f.path)
-            if src is None:
-                report.skipped.append(Skipped(f.path, "file not available at head"))
-                continue
-            files[f.path] = src
-            regions += candidate_regions(src, f.path, set(f.changed_lines))
+        files, regions = _changed_regions(changes, ctx, report)
         if not regions:
             report.notes.append("no statement region of 32–384 characters in a changed Python function")
             return report
-        repo = ctx.repo_path
-
-        def suite_passes(path: str | None = None, new_source: str | None = None) -> tuple[bool, str]:
-            def setup(work: Path) -> None:
-                # links are copied as links: a PR's link to a file of ours never copies its content in
-                shutil.copytree(repo, work, dirs_exist_ok=True, symlinks=True,
-                                ignore=shutil.ignore_patterns(".git"))
-                if path is not None and new_source is not None:
-                    write_inside(work, path, new_source)  # never outside the copy
-
-            raw, _ = sandbox.run(["/bin/sh", "-c", ctx.test_command or "false"], limits=limits, setup=setup)
-            tail = raw.stderr.decode("utf-8", "replace")[-300:] or raw.stdout.decode("utf-8", "replace")[-300:]
-            return (raw.exit_code == 0 and not raw.timed_out), tail
-
-        ok, tail = suite_passes()
+        ok, tail = suite.passes()
         if not ok:
             report.notes.append(f"the test suite does not pass on the unmodified code, so SynthesisRTC cannot "
                                 f"use it: {tail.strip().splitlines()[-1] if tail.strip() else 'no output'}")
@@ -384,61 +455,22 @@ class SynthesisRTCAnalyzer:
         per_region: list[dict[str, float]] = []
         try:
             llm = ctx.llm
-            for region in sample_regions(regions, max_regions, seed):
+            for region in sample_regions(regions, opts.max_regions, seed):
                 src = files[region.path]
-                code = "".join(src.splitlines(keepends=True)[region.start_line - 1:region.end_line])
-                if suite_passes(region.path, replace_region(src, region, "pass"))[0]:
+                if suite.passes(region.path, replace_region(src, region, "pass"))[0]:
                     report.skipped.append(Skipped(f"{region.path}:{region.start_line}-{region.end_line}",
                                                   "deleting it does not change the test outcome", "policy"))
                     continue
-                pre, post = context_around(src, region)
-                indent = code[: len(code) - len(code.lstrip())]
-                texts = llm.sample(region_forward_messages(pre, code, post), n=cfg.n_forward,
-                                   temperature=cfg.forward_temperature, max_tokens=cfg.forward_max_tokens,
-                                   seed=cfg.seed)
-                descriptions = [parse_description(t, cfg.description_chars) for t in texts]
-
-                def regen(d: str, pre: str = pre, post: str = post, indent: str = indent) -> str:
-                    a = llm.sample(region_backward_messages(pre, d, indent, post), n=1,
-                                   temperature=cfg.backward_temperature, max_tokens=cfg.backward_max_tokens,
-                                   seed=cfg.seed)[0]
-                    blocks = code_blocks(a)
-                    return max(blocks, key=len) if blocks else a
-
-                unique = list(dict.fromkeys([*descriptions, BASELINE]))
-                regenerated = dict(zip(unique, [regen(d) for d in unique], strict=True))
-                passed = {d: float(suite_passes(region.path, replace_region(src, region, c))[0])
-                          for d, c in regenerated.items()}
-                trip = RoundTrip(forward=descriptions, backward=[[regenerated[d]] for d in descriptions],
-                                 baseline=[regenerated[BASELINE]])
-                trip.sims["pass"] = [[passed[d]] for d in descriptions]
-                trip.baseline_sims["pass"] = [passed[BASELINE]]
-                trip.void_leaks(leaks := check_descriptions(descriptions, code, pre + post))
-                scores = trip.scores("pass", k=cfg.n_forward)
+                scores, finding = _round_trip(region, src, llm, cfg, suite)
                 per_region.append(scores)
-                report.findings.append(Finding(
-                    analyzer=self.name, title=f"{region.function}: statements {region.start_line}-{region.end_line}",
-                    message=(f"RTC_pass {scores['rtc']:.2f} (baseline {scores['baseline']:.2f}, lift "
-                             f"{scores['lift']:+.2f}): the test suite's outcome with the regenerated region, "
-                             f"compared with the unmodified code.{leak_note(leaks)}"),
-                    path=region.path, start_line=region.start_line, end_line=region.end_line,
-                    level="warning" if scores["rtc"] == 0 else "notice",
-                    scores={"rtc_pass": scores["rtc"], "lift": scores["lift"], "leaks": scores["leaks"]},
-                    evidence={"region": code, "descriptions": descriptions, **({"leaks": leaks} if any(leaks) else {}),
-                              "regenerated": [regenerated[d] for d in descriptions],
-                              "baseline_regenerated": regenerated[BASELINE]},
-                    key=hashlib.sha256(f"{region.path}\0{code}".encode()).hexdigest()[:32]))
+                report.findings.append(finding)
         except BudgetExceeded as e:
             report.notes.append(f"stopped early: {e}")
             report.skipped.append(Skipped("the regions after the budget cut", f"not scored: {e}"))
         except LLMError as e:
             report.error = str(e)
         if per_region:
-            agg = aggregate(per_region)
-            report.scores = {"rtc_pass": agg["rtc"], "baseline": agg["baseline"], "lift": agg["lift"],
-                             "regions": float(len(per_region)), "leaks": sum(s["leaks"] for s in per_region),
-                             "leak_rate": leak_rate([s["leaks"] for s in per_region],
-                                                    [cfg.n_forward] * len(per_region))}
+            report.scores = _summary(per_region, cfg.n_forward)
         if ctx.has_llm:
             report.usage = ctx.llm.usage.as_dict()
         return report

@@ -209,7 +209,8 @@ def tool_times(pr: PR, names: Sequence[str]) -> dict[str, float]:
 def _time_semgrep(changes: ChangeSet) -> float:
     import tempfile
 
-    from analyzers.autofix import SCANNED_LANGUAGES, pseudo_file
+    from analyzers.autofix import SCANNED_LANGUAGES
+    from analyzers.autofix_text import pseudo_file
     from analyzers.semgrep.scan import SemgrepUnavailable, scan
 
     texts = {fc.path: pseudo_file(fc) for fc in changes.analysed if fc.language in SCANNED_LANGUAGES}

@@ -12,15 +12,8 @@ from typing import Any
 
 import pytest
 
-from analyzers.autofix import (
-    AutoFix,
-    Edit,
-    apply_edits,
-    context_of,
-    parse_fix_answer,
-    pseudo_file,
-    reindent,
-)
+from analyzers.autofix import AutoFix
+from analyzers.autofix_text import Edit, apply_edits, context_of, parse_fix_answer, pseudo_file, reindent
 from analyzers.context import AnalysisContext, Tools
 from analyzers.diff import parse_diff
 from analyzers.semgrep.scan import find_semgrep

@@ -18,7 +18,7 @@ from collections.abc import Iterator
 import pytest
 
 from analyzers import pyparse
-from analyzers.autofix import python_parses
+from analyzers.autofix_text import python_parses
 from analyzers.crscore.smells.python import parseable
 from analyzers.repair import trim_to_valid_python
 from analyzers.synthesis_rtc import candidate_regions

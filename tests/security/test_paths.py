@@ -22,7 +22,8 @@ from pathlib import Path
 
 import pytest
 
-from analyzers.autofix import AutoFix, FixAnswer, Options, Outcome, Target, oracle, pseudo_file
+from analyzers.autofix import AutoFix, Options, Outcome, Target, oracle
+from analyzers.autofix_text import FixAnswer, pseudo_file
 from analyzers.context import AnalysisContext
 from analyzers.diff import ChangeSet, DiffLine, FileChange, Hunk, parse_diff, parse_github_files
 from analyzers.paths import path_problem, safe_join, unquote_git, write_inside
