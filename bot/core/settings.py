@@ -10,19 +10,18 @@ every surface (`rtcbot serve`, `rtcbot worker`, `rtcbot config validate`, the Ac
 `RTCBOT_` variable rtcbot does not read is an error when it is a near miss of one it does
 (`RTCBOT_ANALYSERS`: did you mean RTCBOT_ANALYZERS?), else a warning in the log. DATABASE_URL
 is read at start (`database_problems`), and a server that does not answer is one line naming
-it (`start_problem`).
+it (`start_problem`): those checks are bot/core/service_checks.py; the plain-words errors and
+the every-problem-at-once loading are bot/core/settings_env.py.
 """
 
 from __future__ import annotations
 
 import difflib
-import json
 import logging
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Annotated, Any, Literal, TypeVar
-from urllib.parse import urlsplit
+from typing import Annotated, Any, Literal
 
 from pydantic import AliasChoices, Field, ValidationError, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
@@ -30,27 +29,20 @@ from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 from analyzers.context import Tools
 from analyzers.llm import LLMSettings
 from analyzers.registry import ANALYZERS, DEFAULT_ANALYZERS, normalise
+from bot.core.settings_env import SettingsError as SettingsError
+from bot.core.settings_env import env_name as env_name
+from bot.core.settings_env import error_lines as error_lines
+from bot.core.settings_env import load, split_list
 from bot.github.settings import GitHubSettings
 
 MAX_BODY_BYTES = 25 * 1024 * 1024  # GitHub caps payloads at 25 MB
 log = logging.getLogger("rtcbot.settings")
 
 
-SettingsT = TypeVar("SettingsT", bound=BaseSettings)
-
 
 def _default_data_dir() -> Path:
     root = os.environ.get("XDG_DATA_HOME") or os.path.expanduser("~/.local/share")
     return Path(root) / "rtcbot"
-
-
-class SettingsError(ValueError):
-    """Service settings missing or wrong: one clear line per problem, each naming its
-    environment variable (`lines`)."""
-
-    def __init__(self, *lines: str) -> None:
-        super().__init__("\n".join(lines))
-        self.lines = list(lines)
 
 
 LOG_LEVELS = ("debug", "info", "warning", "error", "critical")
@@ -86,18 +78,6 @@ def load_log_settings() -> LogSettings:
         raise SettingsError(*error_lines(e, LogSettings)) from None
 
 
-def _split_list(v: Any) -> Any:
-    """A list setting from the environment: a JSON list, or comma-separated."""
-    if isinstance(v, str):
-        if v.strip().startswith("["):
-            try:
-                return json.loads(v)
-            except json.JSONDecodeError:
-                raise ValueError("must be a JSON list or comma-separated names") from None
-        return [x.strip() for x in v.split(",") if x.strip()]
-    return v
-
-
 class ToolSettings(BaseSettings):
     """What only the operator chooses (`analyzers.context.Tools`), never a repository:
     RTCBOT_SEMGREP (the executable), RTCBOT_SEMGREP_RULES (extra rule files, comma-separated),
@@ -116,7 +96,7 @@ class ToolSettings(BaseSettings):
     @field_validator("semgrep_rules", "embedding_models", mode="before")
     @classmethod
     def _split_tools(cls, v: Any) -> Any:
-        return _split_list(v)
+        return split_list(v)
 
     def tools(self) -> Tools:
         return Tools(semgrep=self.semgrep or None, extra_rules=tuple(self.semgrep_rules),
@@ -127,73 +107,11 @@ class ToolSettings(BaseSettings):
 def load_tools(**overrides: Any) -> Tools:
     """The operator's tools from the environment (SettingsError: every problem, one line each,
     a misspelt RTCBOT_ variable among them; see `unknown_variables`)."""
-    settings, problems = _load(ToolSettings, overrides)
+    settings, problems = load(ToolSettings, overrides)
     problems = variable_problems() + problems
     if problems or settings is None:
         raise SettingsError(*problems)
     return settings.tools()
-
-
-def env_name(model: type[BaseSettings], field: str) -> str:
-    """The environment variable a settings field is read from (its first alias, else
-    RTCBOT_<FIELD>)."""
-    info = model.model_fields.get(field)
-    alias = info.validation_alias if info is not None else None
-    if isinstance(alias, AliasChoices):
-        return str(alias.choices[0])
-    if isinstance(alias, str):
-        return alias
-    return "RTCBOT_" + field.upper()
-
-
-_PLAIN_WORDS = {
-    "int_parsing": "must be an integer", "int_type": "must be an integer", "int_from_float": "must be an integer",
-    "float_parsing": "must be a number", "float_type": "must be a number",
-    "bool_parsing": "must be true or false", "bool_type": "must be true or false",
-    "json_invalid": "must be valid JSON", "list_type": "must be a list",
-}
-
-
-def _words(err: Any) -> str:
-    ctx = err.get("ctx") or {}
-    kind = err["type"]
-    if kind in _PLAIN_WORDS:
-        return _PLAIN_WORDS[kind]
-    bounds = {"greater_than_equal": ("at least", "ge"), "greater_than": ("more than", "gt"),
-              "less_than_equal": ("at most", "le"), "less_than": ("less than", "lt")}
-    if kind in bounds:
-        words, key = bounds[kind]
-        limit = ctx.get(key)
-        return f"must be {words} {limit:g}" if isinstance(limit, (int, float)) else f"must be {words} {limit}"
-    if kind == "literal_error":
-        return f"must be {ctx.get('expected')}"
-    if kind == "value_error":
-        return str(ctx.get("error") or err["msg"])
-    return str(err["msg"])
-
-
-def _set_name(model: type[BaseSettings], name: str) -> str:
-    """Of a field read from several variables (DATABASE_URL or RTCBOT_DATABASE_URL), the one
-    that is set: the one whose value is wrong."""
-    env = {k.upper() for k in os.environ}
-    for info in model.model_fields.values():
-        alias = info.validation_alias
-        if isinstance(alias, AliasChoices) and name in alias.choices:
-            return next((str(c) for c in alias.choices if str(c).upper() in env), name)
-    return name
-
-
-def error_lines(e: ValidationError, model: type[BaseSettings]) -> list[str]:
-    """One line per error: `ENV_VAR: what is wrong` (never the field name or pydantic's dump)."""
-    out = []
-    for err in e.errors():
-        loc = [str(x) for x in err["loc"]]
-        first = loc[0] if loc else ""
-        name = _set_name(model, env_name(model, first) if first in model.model_fields else first)
-        where = f"{name}[{']['.join(loc[1:])}]" if len(loc) > 1 else name
-        words = _words(err)
-        out.append(f"{where}: {words.removeprefix(where + ': ')}")
-    return list(dict.fromkeys(out))
 
 
 class ServiceSettings(ToolSettings, GitHubSettings, LogSettings):
@@ -264,7 +182,7 @@ class ServiceSettings(ToolSettings, GitHubSettings, LogSettings):
     @field_validator("allowed_models", "analyzers", "comment_analyzers", "reporters", mode="before")
     @classmethod
     def _split(cls, v: Any) -> Any:
-        return _split_list(v)
+        return split_list(v)
 
     @field_validator("analyzers", "comment_analyzers")
     @classmethod
@@ -340,129 +258,11 @@ class ServiceSettings(ToolSettings, GitHubSettings, LogSettings):
         )
 
 
-def _field_of(model: type[BaseSettings], loc: str) -> str | None:
-    """The field an error's location names: the field itself, or one of its variables."""
-    if loc in model.model_fields:
-        return loc
-    for name, info in model.model_fields.items():
-        alias = info.validation_alias
-        choices = alias.choices if isinstance(alias, AliasChoices) else [alias] if isinstance(alias, str) else []
-        if loc.upper() in (str(c).upper() for c in choices):
-            return name
-    return None
-
-
-def _load(model: type[SettingsT], overrides: Mapping[str, Any]) -> tuple[SettingsT | None, list[str]]:
-    """`model` from the environment, and every problem with it, one line each: a field whose
-    value is wrong takes its default, so what else is wrong (a missing App id, a bad database
-    URL) is found in the same run and reported together."""
-    try:
-        return model(**overrides), []
-    except ValidationError as e:
-        problems = error_lines(e, model)
-        bad = {_field_of(model, str(err["loc"][0])) for err in e.errors() if err["loc"]}
-        fallback = {f: model.model_fields[f].get_default(call_default_factory=True) for f in bad if f}
-        try:
-            return model(**{**overrides, **fallback}), problems
-        except ValidationError:
-            return None, problems
-
-
 def load_settings(**overrides: Any) -> ServiceSettings:
     """The service settings from the environment (SettingsError: every problem, one line
     each, a misspelt RTCBOT_ variable among them)."""
-    settings, problems = _load(ServiceSettings, overrides)
+    settings, problems = load(ServiceSettings, overrides)
     problems = variable_problems() + problems
-    if problems or settings is None:
-        raise SettingsError(*problems)
-    return settings
-
-
-def private_key_problem(pem: str) -> str | None:
-    """Why `pem` is not a usable GitHub App key (a PEM RSA private key), or None."""
-    from cryptography.exceptions import UnsupportedAlgorithm
-    from cryptography.hazmat.primitives.asymmetric.rsa import RSAPrivateKey
-    from cryptography.hazmat.primitives.serialization import load_pem_private_key
-
-    try:
-        key = load_pem_private_key(pem.encode("utf-8", errors="replace"), password=None)
-    except TypeError:
-        return "the private key is encrypted; GitHub App keys are not (use the .pem GitHub gave you)"
-    except (ValueError, UnsupportedAlgorithm):
-        return "not a PEM RSA private key (expected the .pem file GitHub gave you)"
-    if not isinstance(key, RSAPrivateKey):
-        return (f"a {type(key).__name__.removeprefix('_').replace('PrivateKey', '')} key, "
-                "not RSA (GitHub App keys are RSA)")
-    return None
-
-
-DASHBOARD_SETTINGS = ("RTCBOT_OAUTH_CLIENT_ID", "RTCBOT_OAUTH_CLIENT_SECRET", "RTCBOT_SESSION_SECRET")
-
-
-def dashboard_unset(settings: ServiceSettings) -> list[str]:
-    """The dashboard's settings that are not set (all of them: the dashboard is off)."""
-    values = (settings.oauth_client_id, settings.oauth_client_secret, settings.session_secret)
-    return [name for name, v in zip(DASHBOARD_SETTINGS, values, strict=True) if not v]
-
-
-def dashboard_problems(settings: ServiceSettings) -> list[str]:
-    """/dashboard is on with all three of its settings and off with none: some of them set is a
-    mistake, never a dashboard silently off. Its URLs must be http(s) addresses."""
-    unset = dashboard_unset(settings)
-    problems = []
-    if 0 < len(unset) < len(DASHBOARD_SETTINGS):
-        given = [n for n in DASHBOARD_SETTINGS if n not in unset]
-        problems += [f"{n}: not set, while {', '.join(given)} is: the dashboard needs all of "
-                     f"{', '.join(DASHBOARD_SETTINGS)} (docs/dashboard.md)" for n in unset]
-    for name, url in (("RTCBOT_GITHUB_URL", settings.github_url), ("RTCBOT_PUBLIC_URL", settings.public_url)):
-        if url is not None and (urlsplit(url).scheme not in ("http", "https") or not urlsplit(url).hostname):
-            problems.append(f"{name}: must be an http(s) address such as https://github.com, not {url[:80]!r}")
-    return problems
-
-
-def check_service(settings: ServiceSettings, *, webhooks: bool = False, app: bool = False) -> list[str]:
-    """What stops a service from starting, one line per problem naming its variable:
-    `webhooks` (rtcbot serve) needs the webhook secret, `app` (rtcbot worker) the App's id and
-    private key; a private key that is set is parsed either way."""
-    problems: list[str] = []
-    if webhooks and not settings.webhook_secret:
-        problems.append("RTCBOT_WEBHOOK_SECRET: not set (the secret you gave GitHub when registering "
-                        "the app; unsigned deliveries are never accepted)")
-    if app and not settings.app_id:
-        problems.append("RTCBOT_APP_ID: not set (the GitHub App's id)")
-    problems += dashboard_problems(settings)
-    if settings.stale_after_s <= settings.heartbeat_s:
-        problems.append(f"RTCBOT_STALE_AFTER_S: must be more than RTCBOT_HEARTBEAT_S ({settings.heartbeat_s:g}): "
-                        "a job that marks itself alive less often would be taken for dead")
-    problems += database_problems(settings)
-    if settings.redis_url and urlsplit(settings.redis_url).scheme not in REDIS_SCHEMES:
-        problems.append(f"{_set_name(ServiceSettings, 'REDIS_URL')}: not a Redis URL "
-                        "(e.g. redis://redis.internal:6379/0; rediss:// or unix:// too)")
-    source = ("RTCBOT_PRIVATE_KEY" if settings.private_key
-              else "RTCBOT_PRIVATE_KEY_PATH" if settings.private_key_path else None)
-    if source is None:
-        if app:
-            problems.append("RTCBOT_PRIVATE_KEY: not set (the App's private key; or RTCBOT_PRIVATE_KEY_PATH, its file)")
-        return problems
-    try:
-        pem = settings.private_key_pem()
-    except SettingsError as e:
-        problems.append(f"{source}: {str(e).removeprefix('cannot read RTCBOT_PRIVATE_KEY_PATH ')}")
-        return problems
-    why = private_key_problem(pem)
-    if why:
-        problems.append(f"{source}: {why}")
-    return problems
-
-
-def service_settings(*, webhooks: bool = False, app: bool = False) -> ServiceSettings:
-    """The settings `rtcbot serve` (webhooks) and `rtcbot worker` (app) start with, all of them
-    checked first (SettingsError: every problem, one line each)."""
-    settings, problems = _load(ServiceSettings, {})
-    problems = variable_problems() + problems
-    if settings is not None:  # a wrong value took its default: not said twice ("not set")
-        said = {line.split(":", 1)[0] for line in problems}
-        problems += [p for p in check_service(settings, webhooks=webhooks, app=app) if p.split(":", 1)[0] not in said]
     if problems or settings is None:
         raise SettingsError(*problems)
     return settings
@@ -530,56 +330,3 @@ def variable_problems(environ: Mapping[str, str] | None = None) -> list[str]:
     return errors
 
 
-# -- the database ----------------------------------------------------------------------------
-BACKENDS = ("postgresql", "sqlite")
-REDIS_SCHEMES = ("redis", "rediss", "unix")
-DATABASE_EXAMPLE = "postgresql://rtcbot@db.internal/rtcbot"
-
-
-def _database_variable() -> str:
-    return _set_name(ServiceSettings, "DATABASE_URL")
-
-
-def _safe_database_url(settings: ServiceSettings) -> str:
-    from sqlalchemy.engine import make_url
-
-    try:
-        return make_url(settings.database()).render_as_string(hide_password=True)
-    except Exception:  # noqa: BLE001 - not a URL: said by database_problems
-        return "(unreadable)"
-
-
-def database_problems(settings: ServiceSettings) -> list[str]:
-    """What is wrong with DATABASE_URL that shows without connecting: not a URL, a database rtcbot
-    does not store in, a driver that is not installed; one line naming the variable."""
-    if not settings.database_url:
-        return []
-    from sqlalchemy.engine import make_url
-    from sqlalchemy.exc import ArgumentError, NoSuchModuleError
-
-    name = _database_variable()
-    try:
-        url = make_url(settings.database())
-    except (ArgumentError, ValueError):
-        return [f"{name}: not a database URL (e.g. {DATABASE_EXAMPLE})"]
-    if url.get_backend_name() not in BACKENDS:
-        return [f"{name}: rtcbot stores its data in PostgreSQL or SQLite, not {url.get_backend_name()!r} "
-                f"(e.g. {DATABASE_EXAMPLE})"]
-    try:
-        url.get_dialect().import_dbapi()
-    except (NoSuchModuleError, ImportError):
-        return [f"{name}: the driver of {url.drivername!r} is not installed (postgresql+psycopg:// comes with rtcbot)"]
-    return []
-
-
-def start_problem(e: BaseException, settings: ServiceSettings) -> str:
-    """One line for what stopped a service at start: the database, naming its variable and the
-    server's own reason (never SQLAlchemy's three lines); else the error's first line."""
-    from sqlalchemy.exc import DBAPIError, SQLAlchemyError
-
-    if isinstance(e, SQLAlchemyError):
-        first = str(e.orig if isinstance(e, DBAPIError) else e).strip().splitlines() or [type(e).__name__]
-        reason = " ".join(first[0].rsplit(" failed: ", 1)[-1].removeprefix("FATAL:").split())
-        return f"{_database_variable()}: cannot use the database at {_safe_database_url(settings)}: {reason}"
-    text = str(e).strip().splitlines()
-    return f"cannot start: {type(e).__name__}: {text[0]}" if text else f"cannot start: {type(e).__name__}"

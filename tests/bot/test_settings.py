@@ -15,19 +15,15 @@ import pytest
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 
-from bot.core.settings import (
-    ServiceSettings,
-    SettingsError,
+from bot.core.service_checks import (
     check_service,
     database_problems,
-    env_name,
-    known_variables,
-    load_settings,
     private_key_problem,
     service_settings,
     start_problem,
-    unknown_variables,
 )
+from bot.core.settings import ServiceSettings, SettingsError, known_variables, load_settings, unknown_variables
+from bot.core.settings_env import env_name
 from tests.fakes.github_server import app_key
 from tests.support import ROOT
 

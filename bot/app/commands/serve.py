@@ -23,7 +23,8 @@ from typing import Any
 import click
 
 from bot.app.hardening import make_non_dumpable
-from bot.core.settings import SettingsError, service_settings, start_problem
+from bot.core.service_checks import service_settings, start_problem
+from bot.core.settings import SettingsError
 
 SHM = "/dev/shm"
 WORKER_CLASSES = ("gevent", "gthread")

@@ -9,7 +9,8 @@ from typing import TYPE_CHECKING
 import click
 
 from bot.app.hardening import make_non_dumpable
-from bot.core.settings import SettingsError, service_settings, start_problem
+from bot.core.service_checks import service_settings, start_problem
+from bot.core.settings import SettingsError
 
 if TYPE_CHECKING:
     from huey.consumer import Consumer
