@@ -193,90 +193,110 @@ def route(event: str, payload: Mapping[str, Any], *,
 
 def _route(event: str, payload: Mapping[str, Any], *, comment_analyzers: Sequence[str],
            titles: Mapping[str, str] | None) -> Routed:
-    action = payload.get("action")
     if event == "ping":
         return Routed(note="pong")
     if not isinstance(payload.get("repository"), Mapping) and not event.startswith("installation"):
         return Routed(note=f"{event}: no repository in the payload")
     b = _base(payload)
-
+    action = payload.get("action")
     if event == "pull_request":
-        if action == "closed":
-            pr = payload.get("pull_request") or {}
-            number = _number(pr.get("number"))
-            if number is None:
-                return Routed(note="pull_request.closed without a number")
-            return Routed([FeedbackJob(repo=b.repo, installation_id=b.installation_id, pr_number=number,
-                                       merged=bool(pr.get("merged")))],
-                          note="pull_request.closed: reading what became of rtcbot's suggestions")
-        if action not in PR_ACTIONS:
-            return Routed(note=f"pull_request.{action}: nothing to do")
-        pr = payload.get("pull_request") or {}
-        if closed := _closed(pr):
-            return Routed(note=closed)
-        number, sha, draft, fork = _pr_head(pr)
-        if number is None or sha is None:
-            return Routed(note="pull_request without a number or head SHA")
-        return Routed([PRJob(repo=b.repo, default_branch=b.default_branch, installation_id=b.installation_id,
-                             pr_number=number, head_sha=sha, draft=draft, fork=fork, action=action)])
-
+        return _pull_request(action, payload, b)
     if event in ("pull_request_review_comment", "pull_request_review"):
-        wanted = COMMENT_ACTIONS if event == "pull_request_review_comment" else {"submitted"}
-        if action not in wanted:
-            return Routed(note=f"{event}.{action}: nothing to do")
-        pr = payload.get("pull_request") or {}
-        if closed := _closed(pr):
-            return Routed(note=closed)
-        number, sha, _, _ = _pr_head(pr)
-        if number is None or sha is None:
-            return Routed(note=f"{event} without a pull request number or head SHA")
-        return Routed([AnalyzeJob(repo=b.repo, default_branch=b.default_branch, installation_id=b.installation_id,
-                                  pr_number=number, head_sha=sha, analyzer=name, force=True, reason=event)
-                       for name in comment_analyzers])
-
+        return _review(event, action, payload, b, comment_analyzers)
     if event == "check_run":
-        run = payload.get("check_run") or {}
-        if action == "requested_action":
-            ident = (payload.get("requested_action") or {}).get("identifier")
-            if ident != RERUN_ACTION:
-                return Routed(note=f"check_run.requested_action {ident!r}: not ours")
-        elif action != "rerequested":
-            return Routed(note=f"check_run.{action}: nothing to do")
-        pr_number, analyzer = parse_external_id(run.get("external_id"))
-        if analyzer is None:
-            name = str(run.get("name") or "")
-            title = name[len(CHECK_PREFIX):] if name.startswith(CHECK_PREFIX) else None
-            analyzer = (titles or {}).get(title or "")
-            if analyzer is None:
-                return Routed(note=f"check run {name!r} is not one of ours")
-        if pr_number is None:
-            prs = run.get("pull_requests") or []
-            pr_number = _number(prs[0].get("number")) if prs else None
-        if pr_number is None:
-            return Routed(note="check run without a pull request (no external_id, no pull_requests)")
-        sha = _sha(run.get("head_sha"))
-        if sha is None:
-            return Routed(note="check run without a head SHA")
-        return Routed([AnalyzeJob(repo=b.repo, default_branch=b.default_branch, installation_id=b.installation_id,
-                                  pr_number=pr_number, head_sha=sha, analyzer=analyzer, force=True,
-                                  reason=f"check_run.{action}")])
-
+        return _check_run(action, payload, b, titles)
     if event == "check_suite":
-        if action != "rerequested":
-            return Routed(note=f"check_suite.{action}: nothing to do")
-        suite = payload.get("check_suite") or {}
-        numbers = [n for n in (_number(p.get("number")) for p in suite.get("pull_requests") or []) if n]
-        sha = _sha(suite.get("head_sha"))
-        if not numbers or sha is None:
-            return Routed(note="check suite without a pull request")
-        return Routed([PRJob(repo=b.repo, default_branch=b.default_branch, installation_id=b.installation_id,
-                             pr_number=n, head_sha=sha, action="rerequested", force=True) for n in numbers])
-
+        return _check_suite(action, payload, b)
     if event in ("installation", "installation_repositories"):
-        inst = payload.get("installation") or {}
-        account = (inst.get("account") or {}).get("login", "")
-        active = not (event == "installation" and action in ("deleted", "suspend"))
-        return Routed([InstallationJob(installation_id=b.installation_id, account=str(account or ""),
-                                       active=active, action=action)])
-
+        return _installation(event, action, payload, b)
     return Routed(note=f"event {event!r} is not handled")
+
+
+def _pull_request(action: Any, payload: Mapping[str, Any], b: _Base) -> Routed:
+    """A pull request opened or pushed to: its head to analyse; closed: what became of the
+    suggestions."""
+    pr = payload.get("pull_request") or {}
+    if action == "closed":
+        number = _number(pr.get("number"))
+        if number is None:
+            return Routed(note="pull_request.closed without a number")
+        return Routed([FeedbackJob(repo=b.repo, installation_id=b.installation_id, pr_number=number,
+                                   merged=bool(pr.get("merged")))],
+                      note="pull_request.closed: reading what became of rtcbot's suggestions")
+    if action not in PR_ACTIONS:
+        return Routed(note=f"pull_request.{action}: nothing to do")
+    if closed := _closed(pr):
+        return Routed(note=closed)
+    number, sha, draft, fork = _pr_head(pr)
+    if number is None or sha is None:
+        return Routed(note="pull_request without a number or head SHA")
+    return Routed([PRJob(repo=b.repo, default_branch=b.default_branch, installation_id=b.installation_id,
+                         pr_number=number, head_sha=sha, draft=draft, fork=fork, action=action)])
+
+
+def _review(event: str, action: Any, payload: Mapping[str, Any], b: _Base,
+            comment_analyzers: Sequence[str]) -> Routed:
+    """A review comment written or a review submitted: the comment analyzers again."""
+    wanted = COMMENT_ACTIONS if event == "pull_request_review_comment" else {"submitted"}
+    if action not in wanted:
+        return Routed(note=f"{event}.{action}: nothing to do")
+    pr = payload.get("pull_request") or {}
+    if closed := _closed(pr):
+        return Routed(note=closed)
+    number, sha, _, _ = _pr_head(pr)
+    if number is None or sha is None:
+        return Routed(note=f"{event} without a pull request number or head SHA")
+    return Routed([AnalyzeJob(repo=b.repo, default_branch=b.default_branch, installation_id=b.installation_id,
+                              pr_number=number, head_sha=sha, analyzer=name, force=True, reason=event)
+                   for name in comment_analyzers])
+
+
+def _check_run(action: Any, payload: Mapping[str, Any], b: _Base, titles: Mapping[str, str] | None) -> Routed:
+    """One of our check runs re-requested (or its Re-run button pressed): that analyzer again."""
+    run = payload.get("check_run") or {}
+    if action == "requested_action":
+        ident = (payload.get("requested_action") or {}).get("identifier")
+        if ident != RERUN_ACTION:
+            return Routed(note=f"check_run.requested_action {ident!r}: not ours")
+    elif action != "rerequested":
+        return Routed(note=f"check_run.{action}: nothing to do")
+    pr_number, analyzer = parse_external_id(run.get("external_id"))
+    if analyzer is None:
+        name = str(run.get("name") or "")
+        title = name[len(CHECK_PREFIX):] if name.startswith(CHECK_PREFIX) else None
+        analyzer = (titles or {}).get(title or "")
+        if analyzer is None:
+            return Routed(note=f"check run {name!r} is not one of ours")
+    if pr_number is None:
+        prs = run.get("pull_requests") or []
+        pr_number = _number(prs[0].get("number")) if prs else None
+    if pr_number is None:
+        return Routed(note="check run without a pull request (no external_id, no pull_requests)")
+    sha = _sha(run.get("head_sha"))
+    if sha is None:
+        return Routed(note="check run without a head SHA")
+    return Routed([AnalyzeJob(repo=b.repo, default_branch=b.default_branch, installation_id=b.installation_id,
+                              pr_number=pr_number, head_sha=sha, analyzer=analyzer, force=True,
+                              reason=f"check_run.{action}")])
+
+
+def _check_suite(action: Any, payload: Mapping[str, Any], b: _Base) -> Routed:
+    """A check suite re-requested: each of its pull requests' heads again, in full."""
+    if action != "rerequested":
+        return Routed(note=f"check_suite.{action}: nothing to do")
+    suite = payload.get("check_suite") or {}
+    numbers = [n for n in (_number(p.get("number")) for p in suite.get("pull_requests") or []) if n]
+    sha = _sha(suite.get("head_sha"))
+    if not numbers or sha is None:
+        return Routed(note="check suite without a pull request")
+    return Routed([PRJob(repo=b.repo, default_branch=b.default_branch, installation_id=b.installation_id,
+                         pr_number=n, head_sha=sha, action="rerequested", force=True) for n in numbers])
+
+
+def _installation(event: str, action: Any, payload: Mapping[str, Any], b: _Base) -> Routed:
+    """An installation created, deleted, suspended, or its repositories changed: remembered."""
+    inst = payload.get("installation") or {}
+    account = (inst.get("account") or {}).get("login", "")
+    active = not (event == "installation" and action in ("deleted", "suspend"))
+    return Routed([InstallationJob(installation_id=b.installation_id, account=str(account or ""),
+                                   active=active, action=action)])

@@ -132,6 +132,31 @@ def _codes(r: httpx.Response) -> tuple[str, ...]:
     return tuple(str(e["code"]) for e in errors if isinstance(e, dict) and e.get("code"))
 
 
+def _transport_wait(settings: GitHubSettings, seen: Attempts, e: httpx.TransportError, method: str,
+                    url: str) -> float:
+    """The seconds to wait before trying again after GitHub could not be reached; GitHubError
+    (status 0) when the policy says to stop."""
+    step = decide(settings, seen, status=None, now=time.time())
+    if not isinstance(step, Retry):
+        raise GitHubError(0, f"{type(e).__name__}: {e}", method=method, path=url) from None
+    log.warning("GitHub: %s on %s %s; retrying in %.1f s", type(e).__name__, method, url, step.wait_s)
+    return step.wait_s
+
+
+def _refusal_wait(settings: GitHubSettings, seen: Attempts, r: httpx.Response, method: str, url: str) -> float:
+    """The seconds to wait before asking again after GitHub refused (status >= 400); GitHubError
+    when the policy says not to ask again."""
+    message = _message(r)
+    step = decide(settings, seen, status=r.status_code, headers=r.headers, message=message, now=time.time())
+    if isinstance(step, Retry):
+        log.warning("GitHub answered %s to %s %s (%s); retrying in %.1f s",
+                    r.status_code, method, url, step.why, step.wait_s)
+        return step.wait_s
+    if isinstance(step, GiveUp):
+        message = f"{message} (rtcbot gave up: {step.why})"
+    raise GitHubError(r.status_code, message, method=method, path=url, codes=_codes(r))
+
+
 class GitHubClient:
     """GitHub's REST API as one caller (`auth`) sees it; raw JSON in and out.
 
@@ -198,48 +223,14 @@ class GitHubClient:
                     headers={"Authorization": header, "Accept": accept},
                 )
             except httpx.TransportError as e:  # connection refused or reset, timeouts
-                step = decide(self.settings, seen, status=None, now=time.time())
-                if not isinstance(step, Retry):
-                    raise GitHubError(
-                        0, f"{type(e).__name__}: {e}", method=method, path=url
-                    ) from None
-                log.warning(
-                    "GitHub: %s on %s %s; retrying in %.1f s",
-                    type(e).__name__,
-                    method,
-                    url,
-                    step.wait_s,
-                )
-                time.sleep(step.wait_s)
+                time.sleep(_transport_wait(self.settings, seen, e, method, url))
                 continue
             if r.status_code < 400:
                 return r
-            message = _message(r)
             if r.status_code == 401 and not renewed and self.auth.renew(header):
                 renewed = True  # a revoked or foreign installation token: a new one, once
                 continue
-            step = decide(
-                self.settings,
-                seen,
-                status=r.status_code,
-                headers=r.headers,
-                message=message,
-                now=time.time(),
-            )
-            if isinstance(step, Retry):
-                log.warning(
-                    "GitHub answered %s to %s %s (%s); retrying in %.1f s",
-                    r.status_code,
-                    method,
-                    url,
-                    step.why,
-                    step.wait_s,
-                )
-                time.sleep(step.wait_s)
-                continue
-            if isinstance(step, GiveUp):
-                message = f"{message} (rtcbot gave up: {step.why})"
-            raise GitHubError(r.status_code, message, method=method, path=url, codes=_codes(r))
+            time.sleep(_refusal_wait(self.settings, seen, r, method, url))
 
     def _json(self, method: str, url: str, **kw: Any) -> Any:
         r = self.request(method, url, **kw)

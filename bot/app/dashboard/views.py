@@ -63,45 +63,56 @@ def _safe_next(value: str | None) -> str:
 
 
 def blueprint(settings: ServiceSettings, store: Store) -> Blueprint:
+    """The dashboard's routes: sign-in and sign-out, and the pages behind them."""
     bp = Blueprint("dashboard", __name__, template_folder="templates")
+    bp.after_request(_headers)
+    _sign_in_routes(bp, settings, store)
+    _page_routes(bp, settings, store)
+    return bp
+
+
+def _redirect_uri(settings: ServiceSettings) -> str:
+    if settings.public_url:
+        return settings.public_url.rstrip("/") + "/oauth/callback"
+    return url_for("dashboard.callback", _external=True)
+
+
+def _page(template: str, status: int = 200, **ctx: Any) -> Response:
+    return Response(render_template(template, login=session.get("login"), csrf=session.get("csrf"), **ctx),
+                    status=status, mimetype="text/html")
+
+
+def _message(status: int, title: str, text: str) -> Response:
+    return _page("message.html", status, title=title, text=text)
+
+
+def _signed_in(lifetime: float) -> dict[str, int] | None:
+    """The user's repositories, or None (anonymous, or the sign-in expired: then cleared)."""
+    at = session.get("at")
+    if not session.get("login") or not isinstance(at, int | float):
+        return None
+    if time.time() - at > lifetime:
+        session.clear()
+        return None
+    repos = session.get("repos")
+    return repos if isinstance(repos, dict) else {}
+
+
+def _headers(resp: Response) -> Response:
+    resp.headers["Content-Security-Policy"] = ("default-src 'none'; style-src 'unsafe-inline'; "
+                                               "img-src 'self' data:; "
+                                               "form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
+    resp.headers["X-Content-Type-Options"] = "nosniff"
+    resp.headers["Referrer-Policy"] = "same-origin"
+    resp.headers["Cache-Control"] = "no-store"
+    return resp
+
+
+def _sign_in_routes(bp: Blueprint, settings: ServiceSettings, store: Store) -> None:
+    """GET /login, GET /oauth/callback (GitHub's OAuth web flow) and POST /logout."""
     assert settings.oauth_client_id and settings.oauth_client_secret
     github = GitHubSignIn(settings.github_url, settings.github_api_url, settings.oauth_client_id,
                           settings.oauth_client_secret)
-    lifetime = settings.session_lifetime_s
-
-    def redirect_uri() -> str:
-        if settings.public_url:
-            return settings.public_url.rstrip("/") + "/oauth/callback"
-        return url_for("dashboard.callback", _external=True)
-
-    def page(template: str, status: int = 200, **ctx: Any) -> Response:
-        resp = Response(render_template(template, login=session.get("login"), csrf=session.get("csrf"), **ctx),
-                        status=status, mimetype="text/html")
-        return resp
-
-    def message(status: int, title: str, text: str) -> Response:
-        return page("message.html", status, title=title, text=text)
-
-    def signed_in() -> dict[str, int] | None:
-        """The user's repositories, or None (anonymous, or the sign-in expired: then cleared)."""
-        at = session.get("at")
-        if not session.get("login") or not isinstance(at, int | float):
-            return None
-        if time.time() - at > lifetime:
-            session.clear()
-            return None
-        repos = session.get("repos")
-        return repos if isinstance(repos, dict) else {}
-
-    @bp.after_request
-    def headers(resp: Response) -> Response:
-        resp.headers["Content-Security-Policy"] = ("default-src 'none'; style-src 'unsafe-inline'; "
-                                                   "img-src 'self' data:; "
-                                                   "form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
-        resp.headers["X-Content-Type-Options"] = "nosniff"
-        resp.headers["Referrer-Policy"] = "same-origin"
-        resp.headers["Cache-Control"] = "no-store"
-        return resp
 
     @bp.get("/login")
     def login() -> Any:
@@ -110,25 +121,25 @@ def blueprint(settings: ServiceSettings, store: Store) -> Blueprint:
         session["state"] = state
         session["next"] = _safe_next(request.args.get("next"))
         session.permanent = True
-        return redirect(authorize_url(settings.github_url, github.client_id, redirect_uri(), state))
+        return redirect(authorize_url(settings.github_url, github.client_id, _redirect_uri(settings), state))
 
     @bp.get("/oauth/callback")
     def callback() -> Any:
         expected = session.pop("state", None)
         given = request.args.get("state", "")
         if not isinstance(expected, str) or not hmac.compare_digest(expected.encode(), given.encode()):
-            return message(400, "Sign-in failed", "The sign-in's state does not match this browser's; "
-                           "start again from the sign-in link.")
+            return _message(400, "Sign-in failed", "The sign-in's state does not match this browser's; "
+                            "start again from the sign-in link.")
         code = request.args.get("code", "")
         if not code or len(code) > 200:
             why = request.args.get("error_description") or "GitHub sent no authorization code"
-            return message(400, "Sign-in failed", why[:200])
+            return _message(400, "Sign-in failed", why[:200])
         try:
-            token = github.exchange(code, redirect_uri())
+            token = github.exchange(code, _redirect_uri(settings))
             user = github.user(token)
         except SignInError as e:
             log.warning("dashboard sign-in failed: %s", e)
-            return message(502, "Sign-in failed", str(e))
+            return _message(502, "Sign-in failed", str(e))
         del token
         known = repos_with_data(store, user.repos)
         visible = dict(sorted((r, i) for r, i in user.repos.items() if r in known)[:MAX_REPOS])
@@ -144,30 +155,32 @@ def blueprint(settings: ServiceSettings, store: Store) -> Blueprint:
         expected = session.get("csrf")
         given = request.form.get("csrf", "")
         if not isinstance(expected, str) or not hmac.compare_digest(expected.encode(), given.encode()):
-            return message(400, "Not signed out", "The form's CSRF token is missing or wrong; reload the page.")
+            return _message(400, "Not signed out", "The form's CSRF token is missing or wrong; reload the page.")
         session.clear()
-        return message(200, "Signed out", "You are signed out.")
+        return _message(200, "Signed out", "You are signed out.")
+
+
+def _page_routes(bp: Blueprint, settings: ServiceSettings, store: Store) -> None:
+    """GET /dashboard (the user's repositories) and GET /dashboard/OWNER/NAME (one's figures)."""
 
     @bp.get("/dashboard")
     def index() -> Any:
-        repos = signed_in()
+        repos = _signed_in(settings.session_lifetime_s)
         if repos is None:
             return redirect(url_for("dashboard.login", next=request.path))
         by_installation: dict[int, list[str]] = {}
         for r, inst in sorted(repos.items()):
             by_installation.setdefault(int(inst), []).append(r)
-        return page("index.html", installations=sorted(by_installation.items()))
+        return _page("index.html", installations=sorted(by_installation.items()))
 
     @bp.get("/dashboard/<owner>/<name>")
     def repo_page(owner: str, name: str) -> Any:
-        repos = signed_in()
+        repos = _signed_in(settings.session_lifetime_s)
         if repos is None:
             return redirect(url_for("dashboard.login", next=request.path))
         repo = f"{owner}/{name}"
         if repo not in repos:  # the same answer as a repository that does not exist
-            return message(404, "Not found", "No such repository, or not one you can see.")
+            return _message(404, "Not found", "No such repository, or not one you can see.")
         figures = load(store, repo, settings.github_url)
-        return page("repo.html", repo=repo, installation=repos[repo], f=figures, charts=charts_.charts(figures),
-                    github_url=settings.github_url.rstrip("/"))
-
-    return bp
+        return _page("repo.html", repo=repo, installation=repos[repo], f=figures, charts=charts_.charts(figures),
+                     github_url=settings.github_url.rstrip("/"))

@@ -3,13 +3,26 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
 
 import click
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+from rich.table import Table
 
 F = TypeVar("F", bound=Callable[..., Any])
+
+
+def options(*opts: Callable[[F], F]) -> Callable[[F], F]:
+    """One decorator for several click options, listed as they would stand above the function."""
+    def apply(fn: F) -> F:
+        for opt in reversed(opts):
+            fn = opt(fn)
+        return fn
+
+    return apply
 
 
 def _check_plot(ctx: click.Context, param: click.Parameter, value: str | None) -> Path | None:
@@ -37,6 +50,31 @@ def plot_option(fn: F) -> F:
     """--plot FILE (.svg or .png): the evaluation's figure, checked before the run starts."""
     return click.option("--plot", "plot", default=None, metavar="FILE", callback=_check_plot,
                         help="Also write the evaluation's figure to FILE (.svg or .png).")(fn)
+
+
+def save_plot(plot: Path | None, chart: Callable[[], Any]) -> None:
+    """--plot's figure: the chart `chart` builds, written to FILE; nothing without --plot."""
+    if plot is None:
+        return
+    from reporters.plots import save
+
+    save(chart(), plot)
+
+
+def bar(label: str, console: Console | None = None, **kw: Any) -> Progress:
+    """A progress bar on stderr (label, bar, done of total, time left), gone when it ends."""
+    return Progress(TextColumn(label), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
+                    console=console or Console(stderr=True), transient=True, **kw)
+
+
+def figure_table(title: str, rows: Iterable[tuple[str, str]]) -> Table:
+    """An evaluation's closing table: one figure and its value a row."""
+    table = Table(title=title)
+    table.add_column("figure")
+    table.add_column("value", justify="right")
+    for name, value in rows:
+        table.add_row(name, value)
+    return table
 
 
 def read_jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:

@@ -13,7 +13,6 @@ from typing import Any
 
 import click
 from rich.console import Console
-from rich.table import Table
 
 from analyzers.checkout_files import (
     CheckoutFileError,
@@ -26,13 +25,14 @@ from analyzers.checkout_files import (
 from analyzers.diff import DiffError, parse_github_files
 from analyzers.editing_rtc import EditingRTC
 from analyzers.leak import leak_rate
-from analyzers.llm import BudgetExceeded
+from analyzers.llm import BudgetExceeded, LLMClient, Usage
 from analyzers.local_llm import ALIAS
 from analyzers.rtc import aggregate
-from bot.cli.commands._common import plot_option, read_jsonl
+from bot.cli.commands._common import figure_table, plot_option, read_jsonl, save_plot
 from bot.cli.commands._datasets import DatasetArgument
 from bot.cli.progress import live
 from bot.core.llm import llm_factory, llm_options, pop_llm_settings
+from reporters.eval_plots import rtc_lift_chart
 
 
 def edit_of(obj: dict[str, Any]) -> tuple[str, str] | None:
@@ -81,19 +81,13 @@ def load_done(out: Path) -> dict[str, dict[str, Any]]:
     return done
 
 
-@click.command("editing-rtc")
-@click.argument("data", type=DatasetArgument("editing-rtc"), metavar="DATASET")
-@click.option("--limit", type=click.IntRange(min=1), default=None, help="Only the first N usable items.")
-@click.option("--out", type=click.Path(dir_okay=False, path_type=Path), default=None,
-              help="Results file (JSONL); a re-run skips the items already in it.")
-@plot_option
-@llm_options
-def command(data: Path, limit: int | None, out: Path | None, plot: Path | None, **kwargs: Any) -> None:
-    """EditingRTC over DATASET (fields code_before_edit/code_after_edit, or code_change).
+Item = tuple[str, Any, str, str]  # (key, id, old, new)
 
-    DATASET: a JSON-lines file, or the bundled `codereviewer-validation` (see `rtcbot eval --list`)."""
-    settings = pop_llm_settings(kwargs)
-    items: list[tuple[str, Any, str, str]] = []
+
+def usable_items(data: Path, limit: int | None) -> tuple[list[Item], int]:
+    """The dataset's edits that EditingRTC can score (at most `limit`), and how many lines it
+    skipped (no edit, or one that changes nothing)."""
+    items: list[Item] = []
     unusable = 0
     for no, obj in read_jsonl(data):
         edit = edit_of(obj)
@@ -105,21 +99,30 @@ def command(data: Path, limit: int | None, out: Path | None, plot: Path | None, 
             break
     if not items:
         raise click.ClickException(f"{data}: no usable items (need code_before_edit/code_after_edit or code_change)")
-    out = out or default_out(data, settings.model or ALIAS)
+    return items, unusable
+
+
+def resume(out: Path) -> dict[str, dict[str, Any]]:
+    """The results file's items so far; refused now, before any request, when it cannot be
+    written (a link, not a regular file), rather than at the first result."""
     done = load_done(out)
-    try:  # refused now, before any request, rather than at the first result
+    try:
         check_writable(*split(out), name=str(out))
     except CheckoutFileError as e:
         raise click.BadParameter(str(e), param_hint="--out") from None
-    todo = [it for it in items if it[0] not in done]
-    llm = llm_factory(settings)() if todo else None
+    return done
+
+
+def score_items(llm: LLMClient, todo: list[Item], done: dict[str, dict[str, Any]], out: Path,
+                concurrency: int) -> str | None:
+    """Scores `todo` on up to 8 threads, each result appended to `out` (and put in `done`) as it
+    comes; the budget's message when it stopped the run early, None when all were scored."""
     analyzer = EditingRTC()
     lock = threading.Lock()
     stopped: str | None = None
 
-    def one(item: tuple[str, Any, str, str]) -> None:
+    def one(item: Item) -> None:
         key, ident, old, new = item
-        assert llm is not None
         trip, scores = analyzer.score(llm, old, new)
         rec = {"key": key, "id": ident, "scores": scores,
                "descriptions": trip.forward, "leaks": trip.leaks,
@@ -129,41 +132,33 @@ def command(data: Path, limit: int | None, out: Path | None, plot: Path | None, 
             append_text(*split(out), json.dumps(rec, ensure_ascii=False) + "\n", name=str(out))
             done[key] = rec
 
-    if todo and llm is not None:
-        client = llm
-        with live(lambda: client.usage) as display:
-            advance = display.step("EditingRTC items", total=len(todo))
-            with ThreadPoolExecutor(max_workers=max(1, min(settings.max_concurrency, 8))) as ex:
-                futures = [ex.submit(one, it) for it in todo]
-                for f in futures:
-                    f.add_done_callback(lambda _f: advance(1))
-                finished, _ = wait(futures, return_when=FIRST_EXCEPTION)
-                for f in finished:
-                    exc = f.exception()
-                    if isinstance(exc, BudgetExceeded):
-                        stopped = str(exc)
-                        for g in futures:
-                            g.cancel()
-                    elif exc is not None:
-                        for g in futures:
-                            g.cancel()
-                        raise exc
-    results = [done[k] for k, *_ in items if k in done]
+    with live(lambda: llm.usage) as display:
+        advance = display.step("EditingRTC items", total=len(todo))
+        with ThreadPoolExecutor(max_workers=max(1, min(concurrency, 8))) as ex:
+            futures = [ex.submit(one, it) for it in todo]
+            for f in futures:
+                f.add_done_callback(lambda _f: advance(1))
+            finished, _ = wait(futures, return_when=FIRST_EXCEPTION)
+            for f in finished:
+                exc = f.exception()
+                if isinstance(exc, BudgetExceeded):
+                    stopped = str(exc)
+                    for g in futures:
+                        g.cancel()
+                elif exc is not None:
+                    for g in futures:
+                        g.cancel()
+                    raise exc
+    return stopped
+
+
+def figures(results: list[dict[str, Any]], usage: Usage | None) -> list[tuple[str, str]]:
+    """The closing table's rows: the aggregate scores, the leak rate and the LLM's usage."""
     agg = aggregate([r["scores"] for r in results])
     checked = [r for r in results if "leaks" in r["scores"]]  # records of older runs were not checked
     agg["leak_rate"] = leak_rate([r["scores"]["leaks"] for r in checked],
                                  [float(len(r["descriptions"])) for r in checked])
-    usage = llm.usage if llm is not None else None
-    if plot is not None:
-        from reporters.eval_plots import rtc_lift_chart
-        from reporters.plots import save
-
-        save(rtc_lift_chart([(str(r["id"]), r["scores"]["rtc"], r["scores"]["baseline"]) for r in results],
-                            f"{data.name} with {settings.model or ALIAS}", "RTC"), plot)
-    table = Table(title=f"EditingRTC on {data.name}")
-    table.add_column("figure")
-    table.add_column("value", justify="right")
-    rows = [
+    return [
         ("items", str(len(results))),
         ("RTC-avg", f"{agg.get('rtc', 0):.3f}"),
         ("RTC@3", f"{agg.get('rtc@3', 0):.3f}"),
@@ -177,9 +172,31 @@ def command(data: Path, limit: int | None, out: Path | None, plot: Path | None, 
         ("tokens", str(usage.tokens if usage else 0)),
         ("cache hits", str(usage.cache_hits if usage else 0)),
     ]
-    for name, value in rows:
-        table.add_row(name, value)
-    Console().print(table)
+
+
+@click.command("editing-rtc")
+@click.argument("data", type=DatasetArgument("editing-rtc"), metavar="DATASET")
+@click.option("--limit", type=click.IntRange(min=1), default=None, help="Only the first N usable items.")
+@click.option("--out", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Results file (JSONL); a re-run skips the items already in it.")
+@plot_option
+@llm_options
+def command(data: Path, limit: int | None, out: Path | None, plot: Path | None, **kwargs: Any) -> None:
+    """EditingRTC over DATASET (fields code_before_edit/code_after_edit, or code_change).
+
+    DATASET: a JSON-lines file, or the bundled `codereviewer-validation` (see `rtcbot eval --list`)."""
+    settings = pop_llm_settings(kwargs)
+    items, unusable = usable_items(data, limit)
+    out = out or default_out(data, settings.model or ALIAS)
+    done = resume(out)
+    todo = [it for it in items if it[0] not in done]
+    llm = llm_factory(settings)() if todo else None
+    stopped = score_items(llm, todo, done, out, settings.max_concurrency) if llm is not None else None
+    results = [done[k] for k, *_ in items if k in done]
+    save_plot(plot, lambda: rtc_lift_chart([(str(r["id"]), r["scores"]["rtc"], r["scores"]["baseline"])
+                                            for r in results], f"{data.name} with {settings.model or ALIAS}", "RTC"))
+    usage = llm.usage if llm is not None else None
+    Console().print(figure_table(f"EditingRTC on {data.name}", figures(results, usage)))
     skipped = len(items) - len(todo)
     click.echo(f"results: {out} ({skipped} item(s) reused from an earlier run"
                f"{f', {unusable} unusable line(s) skipped' if unusable else ''})")

@@ -9,11 +9,10 @@ from typing import Any
 
 import click
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.table import Table
 
 from analyzers.execution import Executor, Limits
-from analyzers.llm import BudgetExceeded
+from analyzers.llm import BudgetExceeded, LLMSettings
 from analyzers.passk import histogram, summarize, task_pass_at_k, tca_at_k
 from analyzers.repair import (
     RepairConfig,
@@ -24,9 +23,10 @@ from analyzers.repair import (
     sample_fixes,
     task_from_json,
 )
-from bot.cli.commands._common import parse_ks, plot_option, read_jsonl
+from bot.cli.commands._common import bar, options, parse_ks, plot_option, read_jsonl, save_plot
 from bot.cli.commands._datasets import DatasetArgument
 from bot.core.llm import llm_factory, llm_options, pop_llm_settings
+from reporters.eval_plots import repair_chart
 
 
 def load_tasks(data: Path, limit: int | None) -> list[RepairTask]:
@@ -93,24 +93,82 @@ def dropped_note(fig: dict[str, Any]) -> str | None:
 DEFAULT_KS = (1, 3, 5, 10)
 
 
+def chosen_ks(k_spec: str | None, samples: int, given_programs: bool) -> list[int]:
+    """The k of --k, else those of DEFAULT_KS that do not exceed --samples."""
+    try:
+        ks = parse_ks(k_spec) if k_spec else [k for k in DEFAULT_KS if k <= samples]
+    except click.BadParameter as e:
+        raise click.UsageError(f"--k: {e.message}") from None
+    if not given_programs and min(ks) > samples:
+        raise click.UsageError(f"--k: every k exceeds --samples {samples} (pass@k needs k <= the samples)")
+    return ks
+
+
+def given_programs(data: Path, tasks: list[RepairTask],
+                   use_reference: bool) -> tuple[list[tuple[RepairTask, list[str]]], str]:
+    """(each task with its reference or buggy program, the table's title)."""
+    which = "reference" if use_reference else "buggy"
+    pairs = [(t, [t.reference if use_reference else t.buggy]) for t in tasks]
+    missing = [t.id for t, ps in pairs if not ps[0].strip()]
+    if missing:
+        raise click.ClickException(f"{data}: task {missing[0]} has no {which} program")
+    return pairs, f"{which} programs of {data.name}"
+
+
+def model_fixes(data: Path, tasks: list[RepairTask], settings: LLMSettings, cfg: RepairConfig,
+                console: Console) -> tuple[list[tuple[RepairTask, list[str]]], str]:
+    """(each task with the model's fixes, the table's title); exit 3 when the budget ran out."""
+    llm = llm_factory(settings)()
+    with bar("asking for fixes", console) as progress:
+        task_bar = progress.add_task("tasks", total=len(tasks))
+
+        def ask(t: RepairTask) -> tuple[RepairTask, list[str]]:
+            programs = sample_fixes(llm, t, cfg)[1]
+            progress.advance(task_bar)
+            return t, programs
+
+        try:
+            pairs = llm.map(ask, tasks)
+        except BudgetExceeded as e:
+            stopped = str(e)
+        else:
+            return pairs, f"{cfg.samples} fix(es) per task from {llm.model} on {data.name}"
+    click.echo(f"stopped: {stopped}", err=True)
+    sys.exit(3)
+
+
+def print_notes(results: list[TaskResult], fig: dict[str, Any]) -> None:
+    """The runs' notes and the k left out, on stderr."""
+    notes = sorted({n for r in results for row in r.results for c in row for n in c.notes})
+    for n in notes:
+        click.echo(f"note: {n}", err=True)
+    if (dropped := dropped_note(fig)) is not None:
+        click.echo(f"note: {dropped}", err=True)
+
+
+repair_options = options(
+    click.option("--samples", type=click.IntRange(min=1, max=100), default=10, show_default=True,
+                 help="Fixes asked of the model per task."),
+    click.option("--k", "k_spec", default=None,
+                 help="The k of pass@k and TCA@k.  [default: those of 1,3,5,10 that do not exceed --samples]"),
+    click.option("--temperature", type=click.FloatRange(min=0.0, max=2.0, min_open=True), default=0.8,
+                 show_default=True, help="Sampling temperature (> 0)."),
+    click.option("--use-reference", is_flag=True, help="Run the reference programs (no model)."),
+    click.option("--use-buggy", is_flag=True, help="Run the buggy programs (the oracle's own check; no model)."),
+    click.option("--limit", type=click.IntRange(min=1), default=None, help="Only the first N tasks."),
+    click.option("--timeout", "wall_s", type=click.FloatRange(min=0.1), default=10.0, show_default=True,
+                 help="Wall-clock seconds per test case (CPU time limit too)."),
+    click.option("--memory", "memory_mb", type=click.IntRange(min=32), default=2048, show_default=True,
+                 help="Memory limit per run in MB."),
+    click.option("--workers", type=click.IntRange(min=1, max=256), default=None,
+                 help="Parallel runs (default: one per core)."),
+    click.option("--json", "as_json", is_flag=True, help="Print the figures as one JSON line."),
+)
+
+
 @click.command("repair")
 @click.argument("data", type=DatasetArgument("repair"), metavar="DATASET")
-@click.option("--samples", type=click.IntRange(min=1, max=100), default=10, show_default=True,
-              help="Fixes asked of the model per task.")
-@click.option("--k", "k_spec", default=None,
-              help="The k of pass@k and TCA@k.  [default: those of 1,3,5,10 that do not exceed --samples]")
-@click.option("--temperature", type=click.FloatRange(min=0.0, max=2.0, min_open=True), default=0.8,
-              show_default=True, help="Sampling temperature (> 0).")
-@click.option("--use-reference", is_flag=True, help="Run the reference programs (no model).")
-@click.option("--use-buggy", is_flag=True, help="Run the buggy programs (the oracle's own check; no model).")
-@click.option("--limit", type=click.IntRange(min=1), default=None, help="Only the first N tasks.")
-@click.option("--timeout", "wall_s", type=click.FloatRange(min=0.1), default=10.0, show_default=True,
-              help="Wall-clock seconds per test case (CPU time limit too).")
-@click.option("--memory", "memory_mb", type=click.IntRange(min=32), default=2048, show_default=True,
-              help="Memory limit per run in MB.")
-@click.option("--workers", type=click.IntRange(min=1, max=256), default=None,
-              help="Parallel runs (default: one per core).")
-@click.option("--json", "as_json", is_flag=True, help="Print the figures as one JSON line.")
+@repair_options
 @plot_option
 @llm_options
 def command(data: Path, samples: int, k_spec: str | None, temperature: float, use_reference: bool, use_buggy: bool,
@@ -121,63 +179,23 @@ def command(data: Path, samples: int, k_spec: str | None, temperature: float, us
     DATASET: a JSON-lines file, or the bundled `quixbugs-dev` (see `rtcbot eval --list`)."""
     if use_reference and use_buggy:
         raise click.UsageError("--use-reference and --use-buggy exclude each other")
-    try:
-        ks = parse_ks(k_spec) if k_spec else [k for k in DEFAULT_KS if k <= samples]
-    except click.BadParameter as e:
-        raise click.UsageError(f"--k: {e.message}") from None
-    if not (use_reference or use_buggy) and min(ks) > samples:
-        raise click.UsageError(f"--k: every k exceeds --samples {samples} (pass@k needs k <= the samples)")
+    ks = chosen_ks(k_spec, samples, use_reference or use_buggy)
     settings = pop_llm_settings(kwargs)
     tasks = load_tasks(data, limit)
     console = Console(stderr=True)
-    stopped: str | None = None
     if use_reference or use_buggy:
-        which = "reference" if use_reference else "buggy"
-        pairs = [(t, [t.reference if use_reference else t.buggy]) for t in tasks]
-        missing = [t.id for t, ps in pairs if not ps[0].strip()]
-        if missing:
-            raise click.ClickException(f"{data}: task {missing[0]} has no {which} program")
-        title = f"{which} programs of {data.name}"
+        pairs, title = given_programs(data, tasks, use_reference)
     else:
-        llm = llm_factory(settings)()
-        cfg = RepairConfig(samples=samples, temperature=temperature)
-        pairs = []
-        with Progress(TextColumn("asking for fixes"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
-                      console=console, transient=True) as bar:
-            task_bar = bar.add_task("tasks", total=len(tasks))
-
-            def ask(t: RepairTask) -> tuple[RepairTask, list[str]]:
-                programs = sample_fixes(llm, t, cfg)[1]
-                bar.advance(task_bar)
-                return t, programs
-
-            try:
-                pairs = llm.map(ask, tasks)
-            except BudgetExceeded as e:
-                stopped = str(e)
-                pairs = []
-        if stopped:
-            click.echo(f"stopped: {stopped}", err=True)
-            sys.exit(3)
-        title = f"{samples} fix(es) per task from {llm.model} on {data.name}"
+        pairs, title = model_fixes(data, tasks, settings, RepairConfig(samples=samples, temperature=temperature),
+                                   console)
     executor = Executor(Limits(wall_s=wall_s, cpu_s=wall_s, memory_mb=memory_mb), workers=workers)
-    total = sum(len(ps) * len(t.cases) for t, ps in pairs)
-    with Progress(TextColumn("running tests"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
-                  console=console, transient=True) as bar:
-        run_bar = bar.add_task("runs", total=total)
-        results = evaluate(executor, pairs, on_done=lambda: bar.advance(run_bar))
+    with bar("running tests", console) as progress:
+        run_bar = progress.add_task("runs", total=sum(len(ps) * len(t.cases) for t, ps in pairs))
+        results = evaluate(executor, pairs, on_done=lambda: progress.advance(run_bar))
     fig = figures(results, ks)
-    notes = sorted({n for r in results for row in r.results for c in row for n in c.notes})
-    for n in notes:
-        click.echo(f"note: {n}", err=True)
-    if (dropped := dropped_note(fig)) is not None:
-        click.echo(f"note: {dropped}", err=True)
-    if plot is not None:
-        from reporters.eval_plots import repair_chart
-        from reporters.plots import save
-
-        save(repair_chart([(r.task.id, task_verdicts(r)) for r in results],
-                          {k: fig[f"pass@{k}"] for k in ks if f"pass@{k}" in fig}, title), plot)
+    print_notes(results, fig)
+    save_plot(plot, lambda: repair_chart([(r.task.id, task_verdicts(r)) for r in results],
+                                         {k: fig[f"pass@{k}"] for k in ks if f"pass@{k}" in fig}, title))
     if as_json:
         click.echo(json.dumps(fig))
     else:

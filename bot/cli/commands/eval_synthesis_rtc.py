@@ -10,14 +10,14 @@ from typing import Any
 
 import click
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.table import Table
 
 from analyzers.execution import Executor, Limits
 from analyzers.llm import BudgetExceeded
 from analyzers.synthesis_rtc import SynthesisConfig, humaneval_round_trips, load_humaneval, overall
-from bot.cli.commands._common import plot_option
+from bot.cli.commands._common import bar, plot_option, save_plot
 from bot.core.llm import llm_factory, llm_options, pop_llm_settings
+from reporters.eval_plots import rtc_lift_chart
 
 
 def _fmt(value: float | None) -> str:
@@ -49,23 +49,17 @@ def command(humaneval: bool, limit: int | None, forward_samples: int, wall_s: fl
     llm = llm_factory(settings)()
     cfg = replace(SynthesisConfig(), n_forward=forward_samples)
     executor = Executor(Limits(wall_s=wall_s, cpu_s=wall_s, memory_mb=2048), workers=workers)
-    console = Console(stderr=True)
-    with Progress(TextColumn("SynthesisRTC"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
-                  console=console, transient=True) as bar:
-        task = bar.add_task("problems", total=len(problems))
+    with bar("SynthesisRTC") as progress:
+        task = progress.add_task("problems", total=len(problems))
         try:
-            results = humaneval_round_trips(llm, problems, executor, cfg, on_done=lambda: bar.advance(task))
+            results = humaneval_round_trips(llm, problems, executor, cfg, on_done=lambda: progress.advance(task))
         except BudgetExceeded as e:
             click.echo(f"stopped: {e}", err=True)
             sys.exit(3)
     fig = overall(results)
     k = cfg.n_forward
-    if plot is not None:
-        from reporters.eval_plots import rtc_lift_chart
-        from reporters.plots import save
-
-        save(rtc_lift_chart([(r.problem.task_id, r.scores["rtc"], r.scores["baseline"]) for r in results],
-                            f"HumanEval with {llm.model}", "RTC_pass", "problem"), plot)
+    items = [(r.problem.task_id, r.scores["rtc"], r.scores["baseline"]) for r in results]
+    save_plot(plot, lambda: rtc_lift_chart(items, f"HumanEval with {llm.model}", "RTC_pass", "problem"))
     if as_json:
         click.echo(json.dumps({"n_problems": len(results),
                                **({"pass@1": fig["pass@1"]} if "pass@1" in fig else {}),
