@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 from pydantic import Field
 
-from analyzers import similarity
+from analyzers import editing_rtc_view, similarity
 from analyzers.context import AnalysisContext
 from analyzers.diff import CODE_LANGUAGES, ChangeSet, FileChange, Hunk
 from analyzers.leak import (
@@ -168,6 +168,8 @@ class EditingRTC:
     help = ("EditingRTC: can a model describe this edit and re-create it from its own "
             "description? Low round-trip correctness marks edits that are hard to explain.")
     options_type = EditingRTCConfig
+    headline = staticmethod(editing_rtc_view.headline)  # its words and its dashboard (analyzers/presentation.py)
+    dashboard = staticmethod(editing_rtc_view.dashboard)
 
     def __init__(self, config: EditingRTCConfig | None = None) -> None:
         self.config = config

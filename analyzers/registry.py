@@ -1,14 +1,17 @@
-"""The analyzers rtcbot knows, by name. A new analyzer is one module and one line here."""
+"""The analyzers rtcbot knows, by name. A new analyzer is one module and one line here: what
+it says of itself (its title, help, options, headline, dashboard) is read from its class, so
+reporters/ and bot/ name no analyzer."""
 
 from __future__ import annotations
 
 import importlib
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
 from analyzers.context import AnalysisContext, Tools
 from analyzers.diff import ChangeSet
 from analyzers.options import AnalyzerOptions, OptionsError, validate
+from analyzers.presentation import DashboardData, Panel
 from analyzers.report import AnalyzerReport
 
 
@@ -18,10 +21,14 @@ class Analyzer(Protocol):
     help: str  # one or two sentences: what its findings and scores mean (SARIF rule help, docs)
     options_type: type[AnalyzerOptions]  # what `options: {<name>: ...}` may set
     # optional: `reads_comments = True` when it scores the pull request's review comments
-    # (the context builders fetch them only for such analyzers; see comment_readers())
+    # (the context builders fetch them only for such analyzers; see comment_readers());
+    # `posts_comments = True` when its findings without a fix are review comments to post
     # optional: `languages`, the languages it analyses (a file in another one that could not be
     # read is not its to miss); `unanalysed_words = (verb, noun)`, e.g. ("scan", "changed file"),
     # how a gate says what it could not analyse (see unanalysed_words())
+    # optional: `headline(report) -> str | None`, its main figure in one sentence (see headline());
+    # `dashboard(DashboardData) -> Panel`, its part of the App's dashboard (see dashboards());
+    # both described in analyzers/presentation.py
 
     def run(self, changes: ChangeSet, ctx: AnalysisContext) -> AnalyzerReport: ...
 
@@ -83,6 +90,15 @@ def reads_comments(name: str) -> bool:
     return bool(getattr(_class(name), "reads_comments", False))
 
 
+def posts_comments(name: str) -> bool:
+    """Whether the findings of the analyzer `name` that carry no fix are review comments to post
+    (it declares `posts_comments = True`; the pr-review reporter posts them)."""
+    try:
+        return bool(getattr(_class(name), "posts_comments", False))
+    except (UnknownAnalyzer, ImportError):
+        return False
+
+
 def comment_readers() -> list[str]:
     """Every registered analyzer that reads review comments (one whose optional dependencies
     are missing is left out: it could not run)."""
@@ -93,6 +109,35 @@ def comment_readers() -> list[str]:
                 out.append(name)
         except ImportError:
             continue
+    return out
+
+
+def headline(report: AnalyzerReport) -> str | None:
+    """The sentence the report's analyzer says its main figure in (None: it says none of this
+    report, or it is not registered here: the reader's generic words apply)."""
+    try:
+        words = getattr(_class(report.name), "headline", None)
+    except (UnknownAnalyzer, ImportError):
+        return None
+    said = words(report) if words is not None else None
+    return str(said) if said is not None else None
+
+
+Dashboard = Callable[[DashboardData], Panel]
+
+
+def dashboards() -> list[tuple[str, str, Dashboard]]:
+    """(name, title, its dashboard) of every registered analyzer that draws one, in registry
+    order (one whose optional dependencies are missing is left out)."""
+    out = []
+    for name in ANALYZERS:
+        try:
+            cls = _class(name)
+        except ImportError:
+            continue
+        draw = getattr(cls, "dashboard", None)
+        if draw is not None:
+            out.append((name, str(cls.title), draw))
     return out
 
 

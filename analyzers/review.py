@@ -199,6 +199,7 @@ class ReviewAnalyzer:
     help = ("Review: rtcbot's own review comments, several drafted per changed hunk and only the "
             "best kept by CRScore (Rel and Con against the change's claims and smells).")
     options_type = ReviewOptions
+    posts_comments = True  # its findings are review comments: the pr-review reporter posts them
 
     def run(self, changes: ChangeSet, ctx: AnalysisContext) -> AnalyzerReport:
         opts = ctx.config(self.name, ReviewOptions)

@@ -13,11 +13,11 @@ marker is already among the pull request's review comments is not posted again â
 re-run, or a push that moved or left its lines alone. A push that changed the flagged lines
 gives another fix, hence a new suggestion; GitHub marks the old one outdated.
 
-The `review` analyzer's findings (rtcbot's own comments, kept by CRScore) go in the same
-review as plain comments on their line, each with its CRScore and a marker made of the file
-and the comment's text, so that a re-run or a push posts none of them twice. They are posted
-whatever `suggestions` says (that setting is about fixes; the comments come only when the
-`review` analyzer is on).
+The findings of an analyzer that declares `posts_comments` (the `review` analyzer: rtcbot's
+own comments, kept by CRScore) go in the same review as plain comments on their line, each with
+its scores and a marker made of the file and the comment's text, so that a re-run or a push
+posts none of them twice. They are posted whatever `suggestions` says (that setting is about
+fixes; the comments come only when such an analyzer is on).
 
 The caller hands in what it already read: the lines the diff shows (`Target.diff`, the one diff
 filter: a comment goes only where it shows every line, in one hunk) and the pull request's
@@ -33,6 +33,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
+from analyzers import registry
 from analyzers.report import AnalyzerReport, Finding
 from reporters.base import ReporterError, Sinks, Target, need
 from reporters.diff_filter import DiffFilter
@@ -40,7 +41,6 @@ from reporters.untrusted import code, inert
 
 Mode = Literal["off", "verified", "all"]
 MARKER = "<!-- rtcbot:suggestion:{key} -->"
-REVIEW_ANALYZER = "review"  # its findings are review comments, not fixes
 MAX_COMMENT_BYTES = 60_000  # GitHub's review comment body limit is 65,536 characters
 
 
@@ -83,7 +83,9 @@ def verified(f: Finding) -> bool:
 
 
 def is_review_comment(f: Finding) -> bool:
-    return f.analyzer == REVIEW_ANALYZER and f.fix is None and bool(f.path) and bool(f.start_line)
+    """A finding without a fix, on a line, of an analyzer whose findings are review comments
+    (it declares `posts_comments`, as the `review` analyzer does)."""
+    return f.fix is None and bool(f.path) and bool(f.start_line) and registry.posts_comments(f.analyzer)
 
 
 def key_of(f: Finding) -> str:

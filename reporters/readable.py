@@ -12,6 +12,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 from urllib.parse import quote
 
+from analyzers import registry
 from analyzers.local_llm import SMALL_MODEL_NOTE
 from analyzers.report import AnalyzerReport, Finding
 from reporters.untrusted import code, fenced, inert
@@ -60,29 +61,15 @@ def figures(scores: Mapping[str, float]) -> str:
     return " · ".join(f"{label(k)} {value(k, v)}" for k, v in scores.items())
 
 
-def _count(report: AnalyzerReport, key: str) -> int | None:
-    v = report.scores.get(key)
-    return None if v is None else int(round(v))
-
-
 def headline(report: AnalyzerReport) -> str:
-    """One sentence with the analyzer's main figure, in words."""
+    """One sentence with the analyzer's main figure, in words: its own (analyzers/registry.py
+    `headline`), else the number of findings or its first score."""
     if report.error:
         return f"could not run: {report.error}"
-    s, name = report.scores, report.name
-    if name == "editing_rtc" and "rtc" in s:
-        total = len(report.findings) or _count(report, "hunks") or 0  # one finding per scored hunk
-        made = sum(1 for f in report.findings if f.scores.get("rtc", 0) > 0)
-        return f"RTC {value('rtc', s['rtc'])} — {made} of {total} hunk{'s' if total != 1 else ''} re-created"
-    if name == "crscore" and "rel" in s:
-        n = len(report.findings)
-        return (f"relevance {value('rel', s['rel'])}, conciseness {value('con', s.get('con'))}, "
-                f"comprehensiveness {value('comp', s.get('comp'))} over {n} review comment{'s' if n != 1 else ''}")
-    if name == "autofix" and "findings" in s:
-        n, fixed = _count(report, "findings") or 0, _count(report, "fixed") or 0
-        passing = sum(1 for f in report.findings if f.fix is not None and f.scores.get("rtc_pass") == 1.0)
-        return (f"{fixed} of {n} Semgrep finding{'s' if n != 1 else ''} on changed lines fixed, "
-                f"{passing} verified by Patched RTC")
+    own = registry.headline(report)
+    if own is not None:
+        return own
+    s = report.scores
     if not s:
         n = len(report.findings)
         return f"{n} finding{'s' if n != 1 else ''}"

@@ -33,6 +33,7 @@ from pydantic import Field, ValidationInfo, field_validator
 
 from analyzers.context import AnalysisContext, ReviewComment
 from analyzers.crscore import score as crs
+from analyzers.crscore import view
 from analyzers.crscore.claims import Claims, generate_claims
 from analyzers.crscore.smells import (
     SmellReport,
@@ -223,6 +224,8 @@ class CRScoreAnalyzer:
             "against pseudo-references derived from the change.")
     options_type = CRScoreOptions
     reads_comments = True  # the context builders fetch the pull request's review comments
+    headline = staticmethod(view.headline)  # its words and its dashboard (analyzers/presentation.py)
+    dashboard = staticmethod(view.dashboard)
 
     def run(self, changes: ChangeSet, ctx: AnalysisContext) -> AnalyzerReport:
         report = AnalyzerReport(self.name, self.title)

@@ -1,15 +1,19 @@
 """The dashboard's charts: figures (figures.py) in, altair charts out, rendered to inline SVG by
-reporters/plots.py (no browser script, no CDN). Each SVG carries an accessible name (role="img",
-aria-label and <title>); colours come from a palette readable on light and dark pages."""
+reporters/plots.py (no browser script, no CDN). Each analyzer describes its charts as data
+(analyzers/presentation.py `Chart`: a kind, its fields and titles); this module draws the
+kinds. Each SVG carries an accessible name (role="img", aria-label and <title>); colours come
+from a palette readable on light and dark pages."""
 
 from __future__ import annotations
 
 import html
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 import altair as alt
 
+from analyzers.presentation import Chart as ChartSpec
 from bot.app.dashboard.figures import Figures
 from reporters.plots import svg
 
@@ -42,37 +46,46 @@ def _done(chart: Any, label: str) -> Any:
     return chart.properties(description=label).configure(**CONFIG)
 
 
-def rtc_per_pr(values: list[dict[str, Any]]) -> Any:
-    base = _chart(values).encode(x=alt.X("pr:O", title="pull request", sort="ascending",
-                                         axis=alt.Axis(labelOverlap=True)))
-    bars = base.mark_bar().encode(y=alt.Y("rtc:Q", title="RTC (bars), lift (◆)"), color=alt.value("#4c78a8"))
-    lift = base.mark_point(shape="diamond", filled=True, size=40, color="#f58518").encode(y="lift:Q")
-    return (bars + lift).properties(width=WIDTH, height=HEIGHT)
+def bars_and_points(c: ChartSpec) -> Any:
+    base = _chart(c.values).encode(x=alt.X(f"{c.x}:O", title=c.x_title, sort="ascending",
+                                           axis=alt.Axis(labelOverlap=True)))
+    bars = base.mark_bar().encode(y=alt.Y(f"{c.y}:Q", title=c.y_title), color=alt.value("#4c78a8"))
+    points = base.mark_point(shape="diamond", filled=True, size=40, color="#f58518").encode(y=f"{c.points}:Q")
+    return (bars + points).properties(width=WIDTH, height=HEIGHT)
 
 
-def rtc_per_week(values: list[dict[str, Any]]) -> Any:
-    return _chart(values).mark_line(point=True).encode(
-        x=alt.X("week:O", title="week"), y=alt.Y("value:Q", title="mean over PRs"),
-        color=alt.Color("metric:N", title=None, sort=["rtc", "lift"]),
+def _y(c: ChartSpec) -> Any:
+    if c.y_domain is None:
+        return alt.Y(f"{c.y}:Q", title=c.y_title)
+    return alt.Y(f"{c.y}:Q", title=c.y_title, scale=alt.Scale(domain=list(c.y_domain)))
+
+
+def _series(c: ChartSpec) -> Any:
+    return alt.Color(f"{c.series}:N", title=None, sort=list(c.order) or "ascending")
+
+
+def lines(c: ChartSpec) -> Any:
+    return _chart(c.values).mark_line(point=True).encode(
+        x=alt.X(f"{c.x}:O", title=c.x_title), y=_y(c), color=_series(c),
     ).properties(width=WIDTH, height=HEIGHT)
 
 
-def crscore(values: list[dict[str, Any]]) -> Any:
-    return _chart(values).mark_boxplot(extent="min-max", size=10).encode(
-        x=alt.X("week:O", title="week"), xOffset=alt.XOffset("metric:N", sort=["Rel", "Con", "Comp"]),
-        y=alt.Y("value:Q", title="score per review comment", scale=alt.Scale(domain=[0, 1])),
-        color=alt.Color("metric:N", title=None, sort=["Rel", "Con", "Comp"]),
+def boxes(c: ChartSpec) -> Any:
+    return _chart(c.values).mark_boxplot(extent="min-max", size=10).encode(
+        x=alt.X(f"{c.x}:O", title=c.x_title), xOffset=alt.XOffset(f"{c.series}:N", sort=list(c.order)),
+        y=_y(c), color=_series(c),
     ).properties(width=WIDTH, height=HEIGHT)
 
 
-AUTOFIX_ORDER = ["findings", "fixes proposed", "fixes verified", "suggested", "applied"]
-
-
-def autofix(values: list[dict[str, Any]]) -> Any:
-    return _chart(values).mark_bar().encode(
-        x=alt.X("week:O", title="week"), xOffset=alt.XOffset("what:N", sort=AUTOFIX_ORDER),
-        y=alt.Y("count:Q", title="count"), color=alt.Color("what:N", title=None, sort=AUTOFIX_ORDER),
+def grouped_bars(c: ChartSpec) -> Any:
+    return _chart(c.values).mark_bar().encode(
+        x=alt.X(f"{c.x}:O", title=c.x_title), xOffset=alt.XOffset(f"{c.series}:N", sort=list(c.order)),
+        y=_y(c), color=_series(c),
     ).properties(width=WIDTH, height=HEIGHT)
+
+
+KINDS: dict[str, Callable[[ChartSpec], Any]] = {"bars+points": bars_and_points, "lines": lines, "boxes": boxes,
+                                                "grouped-bars": grouped_bars}
 
 
 def llm(values: list[dict[str, Any]]) -> Any:
@@ -96,28 +109,16 @@ def accessible(svg_text: str, label: str) -> str:
 
 
 def charts(f: Figures) -> list[Chart]:
-    """The page's charts, each rendered; a chart without data is left out."""
-    t = f.totals
-    specs: list[tuple[str, str, str, list[dict[str, Any]], Any]] = [
-        ("rtc-per-pr", "EditingRTC per pull request",
-         f"EditingRTC (bars) and lift (diamonds) of {len(f.rtc_per_pr)} pull requests of {f.repo}; "
-         f"mean RTC {t.get('mean_rtc')}, mean lift {t.get('mean_lift')}", f.rtc_per_pr, rtc_per_pr),
-        ("rtc-per-week", "EditingRTC and lift per week",
-         f"Mean EditingRTC and lift per week over {len({r['week'] for r in f.rtc_per_week})} weeks",
-         f.rtc_per_week, rtc_per_week),
-        ("crscore", "CRScore of review comments per week",
-         f"Distributions of CRScore Rel, Con and Comp of review comments per week "
-         f"({len(f.crscore) // 3 if f.crscore else 0} comments)", f.crscore, crscore),
-        ("autofix", "AutoFix findings, fixes and acceptance per week",
-         f"AutoFix per week: Semgrep findings, fixes proposed and verified, suggestions published "
-         f"({t.get('suggested', 0)}) and applied ({t.get('applied', 0)})", f.autofix, autofix),
-        ("llm", "LLM tokens and requests per week",
-         f"LLM tokens ({t.get('llm_tokens', 0)}) and requests ({t.get('llm_requests', 0)}) spent per week",
-         f.llm, llm),
-    ]
+    """The page's charts, each rendered: every analyzer's (its `dashboard`), then the LLM's use;
+    a chart without data is left out."""
     out = []
-    for key, title, label, values, build in specs:
-        if not values:
-            continue
-        out.append(Chart(key, title, label, accessible(svg(_done(build(values), label)), label)))
+    for section in f.sections:
+        for c in section.panel.charts:
+            if c.values:
+                out.append(Chart(c.key, c.title, c.label, accessible(svg(_done(KINDS[c.kind](c), c.label)), c.label)))
+    if f.llm:
+        t = f.totals
+        label = f"LLM tokens ({t.get('llm_tokens', 0)}) and requests ({t.get('llm_requests', 0)}) spent per week"
+        out.append(Chart("llm", "LLM tokens and requests per week", label,
+                         accessible(svg(_done(llm(f.llm), label)), label)))
     return out

@@ -8,7 +8,7 @@ from collections.abc import Iterable
 
 from sqlalchemy import select
 
-from bot.app.dashboard.figures import CRSCORE, EDITING_RTC, Figures, Item, Job, Run, Suggestion, figures
+from bot.app.dashboard.figures import Figures, Item, Job, Run, Suggestion, figures, item_checks
 from bot.store.store import CheckRunRow, FindingRow, JobRow, PublishedRow, Store
 
 WEEKS = 26  # how far back a page looks
@@ -36,14 +36,15 @@ def load(store: Store, repo: str, github_url: str, *, weeks: int = WEEKS, now: f
                     github_id=r.github_id, updated_at=r.updated_at, conclusion=r.conclusion)
                 for r in s.scalars(select(CheckRunRow).where(
                     CheckRunRow.repo == repo, CheckRunRow.status == "completed", CheckRunRow.updated_at >= since))]
-        ids = [r.id for r in runs if r.name in (EDITING_RTC, CRSCORE)]
+        checks = item_checks()  # the runs of the analyzers whose dashboard reads findings
+        ids = [r.id for r in runs if r.name in checks]
         items: list[Item] = []
         if ids:
             q = (select(FindingRow.check_run_id, FindingRow.path, FindingRow.start_line, FindingRow.end_line,
                         FindingRow.scores, FindingRow.data["title"].as_string())
                  .join(CheckRunRow, CheckRunRow.id == FindingRow.check_run_id)
                  .where(CheckRunRow.repo == repo, CheckRunRow.status == "completed", CheckRunRow.updated_at >= since,
-                        CheckRunRow.name.in_((EDITING_RTC, CRSCORE)))
+                        CheckRunRow.name.in_(checks))
                  .order_by(FindingRow.id.desc()).limit(MAX_FINDINGS))
             items = [Item(run_id=c, path=p, start_line=a, end_line=b, scores=dict(sc or {}), title=t or "")
                      for c, p, a, b, sc, t in s.execute(q)]

@@ -12,13 +12,13 @@ from urllib.parse import urlsplit
 import httpx
 from flask.testing import FlaskClient
 
-from bot.app.dashboard.figures import AUTOFIX, CRSCORE, EDITING_RTC
 from bot.core.settings import ServiceSettings
 from bot.store.store import CheckRunRow, FindingRow, JobRow, PublishedRow, Store
 from tests.bot.app_support import make_settings
 from tests.fakes.github_server import FakeGitHub
 
 DAY = 86400.0
+EDITING_RTC, CRSCORE, AUTOFIX = "rtcbot / EditingRTC", "rtcbot / CRScore", "rtcbot / AutoFix"  # the check runs
 SESSION_SECRET = "s3cr3t-" + "x" * 40
 
 

@@ -1,0 +1,49 @@
+"""AutoFix in words and on the dashboard: its headline, and per repository its Semgrep
+findings, fixes proposed and verified per week beside the suggestions published and applied."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from analyzers.presentation import Chart, DashboardData, Panel, Total, num, week
+from analyzers.report import AnalyzerReport
+
+ORDER = ("findings", "fixes proposed", "fixes verified", "suggested", "applied")
+
+
+def headline(report: AnalyzerReport) -> str | None:
+    """"1 of 2 Semgrep findings on changed lines fixed, 1 verified by Patched RTC"."""
+    s = report.scores
+    if "findings" not in s:
+        return None
+    n, fixed = int(round(s["findings"])), int(round(s.get("fixed", 0)))
+    passing = sum(1 for f in report.findings if f.fix is not None and f.scores.get("rtc_pass") == 1.0)
+    return (f"{fixed} of {n} Semgrep finding{'s' if n != 1 else ''} on changed lines fixed, "
+            f"{passing} verified by Patched RTC")
+
+
+def per_week(data: DashboardData) -> list[dict[str, Any]]:
+    """Per week: Semgrep findings on changed lines, fixes proposed, fixes the re-scan verified
+    (the check runs); suggestions published and applied (the acceptance record)."""
+    counts: dict[tuple[str, str], float] = {}
+
+    def add(w: str, what: str, n: float) -> None:
+        counts[(w, what)] = counts.get((w, what), 0.0) + n
+
+    for r in data.runs:
+        for key, what in (("findings", "findings"), ("fixes_proposed", "fixes proposed"), ("fixed", "fixes verified")):
+            add(week(r.updated_at), what, num(r.scores.get(key)) or 0.0)
+    for s in data.suggestions:
+        add(week(s.created_at), "suggested", 1)
+        add(week(s.created_at), "applied", 1 if s.applied else 0)
+    return [{"week": w, "what": what, "count": n} for (w, what), n in sorted(counts.items())]
+
+
+def dashboard(data: DashboardData) -> Panel:
+    suggested, applied = len(data.suggestions), sum(1 for s in data.suggestions if s.applied)
+    return Panel(
+        charts=[Chart("autofix", "AutoFix findings, fixes and acceptance per week",
+                      f"AutoFix per week: Semgrep findings, fixes proposed and verified, suggestions published "
+                      f"({suggested}) and applied ({applied})", "grouped-bars", per_week(data),
+                      x="week", x_title="week", y="count", y_title="count", series="what", order=ORDER)],
+        totals=[Total(f"{applied}/{suggested}", "AutoFix suggestions applied")])

@@ -1,0 +1,49 @@
+"""CRScore in words and on the dashboard: its headline, and per repository the distribution of
+each scored review comment's Rel, Con and Comp per week."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from analyzers.presentation import Chart, DashboardData, Panel, num, week
+from analyzers.report import AnalyzerReport
+
+METRICS = ("rel", "con", "comp")
+
+
+def headline(report: AnalyzerReport) -> str | None:
+    """"relevance 0.50, conciseness 0.61, comprehensiveness 0.42 over 3 review comments"."""
+    s = report.scores
+    if "rel" not in s:
+        return None
+
+    def v(key: str) -> str:
+        return "–" if s.get(key) is None else f"{s[key]:.2f}"
+
+    n = len(report.findings)
+    return (f"relevance {v('rel')}, conciseness {v('con')}, comprehensiveness {v('comp')} "
+            f"over {n} review comment{'s' if n != 1 else ''}")
+
+
+def per_comment(data: DashboardData) -> list[dict[str, Any]]:
+    """Each scored review comment's Rel, Con and Comp, by the week of its check run."""
+    by_id = {r.id: r for r in data.runs}
+    out = []
+    for it in data.items:
+        run = by_id.get(it.run_id)
+        if run is None:
+            continue
+        for metric in METRICS:
+            v = num(it.scores.get(metric))
+            if v is not None:
+                out.append({"week": week(run.updated_at), "metric": metric.capitalize(), "value": v})
+    return sorted(out, key=lambda r: (r["week"], r["metric"]))
+
+
+def dashboard(data: DashboardData) -> Panel:
+    rows = per_comment(data)
+    return Panel(charts=[Chart(
+        "crscore", "CRScore of review comments per week",
+        f"Distributions of CRScore Rel, Con and Comp of review comments per week ({len(rows) // 3} comments)",
+        "boxes", rows, x="week", x_title="week", y="value", y_title="score per review comment",
+        series="metric", order=("Rel", "Con", "Comp"), y_domain=(0.0, 1.0))])

@@ -1,0 +1,94 @@
+"""EditingRTC in words and on the dashboard: its headline, and per repository its RTC and lift
+per pull request and per week, with the pull requests and hunks that scored lowest."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from statistics import fmean
+from typing import Any
+
+from analyzers.presentation import Cell, Chart, DashboardData, Panel, Table, Total, num, score, week
+from analyzers.report import AnalyzerReport
+
+LOWEST = 10  # rows in each "lowest scores" table
+
+
+def headline(report: AnalyzerReport) -> str | None:
+    """"RTC 0.42 — 3 of 5 hunks re-created" (None without an overall RTC)."""
+    s = report.scores
+    if "rtc" not in s:
+        return None
+    total = len(report.findings) or int(round(s.get("hunks", 0)))  # one finding per scored hunk
+    made = sum(1 for f in report.findings if f.scores.get("rtc", 0) > 0)
+    return f"RTC {s['rtc']:.2f} — {made} of {total} hunk{'s' if total != 1 else ''} re-created"
+
+
+def per_pr(data: DashboardData) -> list[dict[str, Any]]:
+    """Each pull request's RTC and lift (its newest head), by PR number."""
+    out = []
+    for r in data.runs:
+        rtc, lift = num(r.scores.get("rtc")), num(r.scores.get("lift"))
+        if rtc is not None:
+            out.append({"pr": r.pr_number, "week": week(r.updated_at), "rtc": rtc,
+                        "lift": lift if lift is not None else 0.0})
+    return out
+
+
+def per_week(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """Mean RTC and lift over each week's pull requests (long form: one row per metric)."""
+    weeks: dict[str, list[Mapping[str, Any]]] = {}
+    for row in rows:
+        weeks.setdefault(row["week"], []).append(row)
+    return [{"week": w, "metric": metric, "value": round(fmean(r[metric] for r in weeks[w]), 4),
+             "prs": len(weeks[w])} for w in sorted(weeks) for metric in ("rtc", "lift")]
+
+
+def lowest_prs(data: DashboardData, n: int = LOWEST) -> Table:
+    rows = sorted((r for r in data.runs if num(r.scores.get("rtc")) is not None),
+                  key=lambda r: (float(r.scores["rtc"]), r.pr_number or 0))[:n]
+    return Table("Pull requests with the lowest EditingRTC", ("PR", "RTC", "lift", "hunks", "check run"), [
+        (Cell(f"#{r.pr_number}", data.links.pull(r.pr_number)), Cell(score(num(r.scores["rtc"])), numeric=True),
+         Cell(score(num(r.scores.get("lift"))), numeric=True),
+         Cell(str(int(num(r.scores.get("hunks")) or 0)), numeric=True),
+         Cell(r.conclusion or "check run", data.links.run(r)) if data.links.run(r) else Cell("–"))
+        for r in rows])
+
+
+def lowest_hunks(data: DashboardData, n: int = LOWEST) -> Table:
+    by_id = {r.id: r for r in data.runs}
+    scored = [(it, by_id[it.run_id]) for it in data.items
+              if it.run_id in by_id and num(it.scores.get("rtc")) is not None]
+    scored.sort(key=lambda p: (float(p[0].scores["rtc"]), p[1].pr_number or 0, p[0].path or "", p[0].start_line or 0))
+    rows = []
+    for it, run in scored[:n]:
+        lines = it.path or "–"
+        if it.path and it.start_line:
+            lines += f":{it.start_line}" + (f"-{it.end_line}" if it.end_line and it.end_line != it.start_line else "")
+        run_url = data.links.run(run)
+        rows.append((Cell(f"#{run.pr_number}"), Cell(lines, data.links.lines(run, it.path, it.start_line, it.end_line)),
+                     Cell(score(num(it.scores["rtc"])), numeric=True),
+                     Cell(score(num(it.scores.get("lift"))), numeric=True),
+                     Cell("check run", run_url) if run_url else Cell("–")))
+    return Table("Hunks with the lowest EditingRTC", ("PR", "lines", "RTC", "lift", "check run"), rows)
+
+
+def dashboard(data: DashboardData) -> Panel:
+    """RTC and lift per pull request and per week; the lowest pull requests and hunks."""
+    prs = per_pr(data)
+    weekly = per_week(prs)
+    mean_rtc = round(fmean(r["rtc"] for r in prs), 3) if prs else None
+    mean_lift = round(fmean(r["lift"] for r in prs), 3) if prs else None
+    return Panel(
+        charts=[
+            Chart("rtc-per-pr", "EditingRTC per pull request",
+                  f"EditingRTC (bars) and lift (diamonds) of {len(prs)} pull requests of {data.repo}; "
+                  f"mean RTC {mean_rtc}, mean lift {mean_lift}", "bars+points", prs,
+                  x="pr", x_title="pull request", y="rtc", y_title="RTC (bars), lift (◆)", points="lift"),
+            Chart("rtc-per-week", "EditingRTC and lift per week",
+                  f"Mean EditingRTC and lift per week over {len({r['week'] for r in weekly})} weeks", "lines",
+                  weekly, x="week", x_title="week", y="value", y_title="mean over PRs", series="metric",
+                  order=("rtc", "lift")),
+        ],
+        totals=[Total(score(mean_rtc), "mean EditingRTC"), Total(score(mean_lift), "mean lift")],
+        tables=[lowest_prs(data), lowest_hunks(data)],
+    )
