@@ -345,7 +345,7 @@ def count(settings_env: dict[str, str], delivery_ids: list[str]) -> Counts:
     """Deliveries and jobs in the store; queue messages drained and counted per job id."""
     from bot.app.queue import make_huey
     from bot.core.settings import load_settings
-    from bot.store.store import Delivery, JobRow, Store
+    from bot.store.store import Store
 
     saved = {k: os.environ.get(k) for k in settings_env}
     os.environ.update(settings_env)
@@ -360,11 +360,8 @@ def count(settings_env: dict[str, str], delivery_ids: list[str]) -> Counts:
     store = Store(settings.database())
     wanted = set(delivery_ids)
     try:
-        from sqlalchemy import select
-
-        with store.session() as s:
-            got = [d for d in s.scalars(select(Delivery.id)) if d in wanted]
-            jobs = [(j.id, j.delivery_id) for j in s.scalars(select(JobRow))]
+        got = [d for d in wanted if store.deliveries.get(d) is not None]
+        jobs = [(j.id, j.delivery_id) for j in store.jobs.where()]
     finally:
         store.close()
     per_delivery = Counter(d for _, d in jobs)

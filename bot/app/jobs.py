@@ -16,7 +16,7 @@ installation, so a push that leaves a hunk unchanged sends no LLM request for it
 is served another's answers; each job's LLM use is bounded by its budget (bot/core/budget.py).
 
 Forced work (a re-run request, an edited review comment) is debounced: a burst makes one
-analysis per head and analysis per RTCBOT_FORCE_DEBOUNCE_S (see Store._insert_job).
+analysis per head and analysis per RTCBOT_FORCE_DEBOUNCE_S (see bot/store/jobs.py `insert_job`).
 
 Durability: the store is the truth, the queue only carries job ids. A running job beats a
 heartbeat; the sweep (bot/app/sweep.py) recovers what a dead worker or a lost message left.
@@ -62,7 +62,8 @@ from bot.core.context import (
 from bot.core.logs import job_context
 from bot.core.settings import ServiceSettings
 from bot.github import GitHub, GitHubError, app_identity, installation_client
-from bot.store.store import JobRow, Store
+from bot.store.schema import JobRow
+from bot.store.store import Store
 from reporters.check_run import diff_lines
 
 log = logging.getLogger(__name__)
@@ -127,7 +128,7 @@ def heartbeat(store: Store, job_id: int, every_s: float) -> Iterator[None]:
     def beat() -> None:
         while not stop.wait(every_s):
             try:
-                store.heartbeat(job_id)
+                store.jobs.heartbeat(job_id)
             except Exception:  # the database is away for a moment; the next beat retries
                 log.warning("heartbeat of job %s failed", job_id, exc_info=True)
 
@@ -191,7 +192,7 @@ class Runtime:
                 log.warning("could not send job(s) %s to the queue (%s); retrying in the background",
                             ", ".join(map(str, rest)), why(e))
                 try:
-                    self.store.expedite(rest)
+                    self.store.jobs.expedite(rest)
                 except Exception as e2:  # the sweep still sends them, after RTCBOT_REQUEUE_AFTER_S
                     log.warning("could not mark job(s) %s as unsent (%s)", ", ".join(map(str, rest)), why(e2))
                 self.resender.wake()
@@ -214,10 +215,10 @@ class Runtime:
             log.exception("routing delivery %s failed; the sweep will retry", delivery_id)
             routed = None
         action = payload.get("action")
-        ids = self.store.accept_delivery(delivery_id, event, action if isinstance(action, str) else None, body,
-                                         None if routed is None else [events.to_spec(j) for j in routed.jobs],
-                                         (routed.note or None) if routed is not None else None,
-                                         force_window_s=self.settings.force_debounce_s)
+        ids = self.store.deliveries.accept(delivery_id, event, action if isinstance(action, str) else None, body,
+                                           None if routed is None else [events.to_spec(j) for j in routed.jobs],
+                                           (routed.note or None) if routed is not None else None,
+                                           force_window_s=self.settings.force_debounce_s)
         if ids is None:
             return None
         if event == "pull_request_review_thread":
@@ -239,13 +240,13 @@ class Runtime:
         """Send again the queued jobs (but `skip`) doing the work of `specs` whose message never
         went out; their ids."""
         try:
-            unsent = [i for i in self.store.unsent_like(specs) if i not in skip]
+            unsent = [i for i in self.store.jobs.unsent_like(specs) if i not in skip]
         except Exception as e:
             log.warning("could not look for unsent jobs (%s)", why(e))
             return []
         if unsent and self.send(unsent):
             try:
-                self.store.mark_sent(unsent)
+                self.store.jobs.mark_sent(unsent)
             except Exception as e:  # the sweep sends them once more: harmless
                 log.warning("could not mark job(s) %s as sent (%s)", unsent, why(e))
         return unsent
@@ -254,8 +255,8 @@ class Runtime:
         """Route a delivery that was recorded but not routed (the sweep); [] when another
         process routed it meanwhile."""
         routed = self.route(event, payload)
-        ids = self.store.route_recorded(delivery_id, [events.to_spec(j) for j in routed.jobs], routed.note or None,
-                                        force_window_s=self.settings.force_debounce_s)
+        ids = self.store.deliveries.route(delivery_id, [events.to_spec(j) for j in routed.jobs], routed.note or None,
+                                          force_window_s=self.settings.force_debounce_s)
         if ids:
             self.send(ids)
         return ids or []
@@ -269,9 +270,9 @@ class Runtime:
     def run_job(self, job_id: int, inputs: PRInputs | None = None) -> str:
         """Run one job if it is still queued; its final status. `inputs`: an analysis's reads
         already made by the `pr` job that runs it."""
-        row = self.store.start_job(job_id)
+        row = self.store.jobs.start(job_id)
         if row is None:
-            return self.store.job_status(job_id) or "missing"
+            return self.store.jobs.status(job_id) or "missing"
         # every line logged while it runs names the job: repo#PR, head, analyzer, id, seconds in
         with job_context(job_id, repo=row.repo, pr=row.pr_number, head=row.head_sha, analyzer=row.analyzer):
             log.info("%s job started (attempt %s)", row.kind, row.attempts)
@@ -291,17 +292,17 @@ class Runtime:
                 log.exception("job %s failed", job_id)
                 status, result = "failed", f"{type(e).__name__}: {e}"
                 self._fail_check_run(row, f"rtcbot could not finish this analysis: {e}")
-        if not self.store.finish_job(job_id, status, result, duration_s=time.monotonic() - t0, usage=usage,
-                                     attempt=row.attempts):
+        if not self.store.jobs.finish(job_id, status, result, duration_s=time.monotonic() - t0, usage=usage,
+                                      attempt=row.attempts):
             log.warning("job %s attempt %s ended after the sweep gave it to another attempt; "
                         "its status is that attempt's", job_id, row.attempts)
-            return self.store.job_status(job_id) or "missing"
+            return self.store.jobs.status(job_id) or "missing"
         return status
 
     def _dispatch(self, row: JobRow, job: Job, inputs: PRInputs | None) -> Outcome:
         if isinstance(job, InstallationJob):
             if job.installation_id:
-                self.store.save_installation(job.installation_id, job.account, job.active)
+                self.store.installations.save(job.installation_id, job.account, job.active)
             return "done", f"installation {job.action}", {}
         if isinstance(job, FeedbackJob):
             return self._closed(job)
@@ -339,12 +340,12 @@ class Runtime:
             cfg = inputs.config
             if job.draft and not cfg.drafts(self.settings.process_drafts):
                 return "skipped", "draft pull request (enable with `drafts: true`)"
-            newer = self.store.newer_head(job.repo, job.pr_number, job.head_sha, row.id)
+            newer = self.store.jobs.newer_head(job.repo, job.pr_number, job.head_sha, row.id)
             if newer is not None:
                 return "cancelled", f"superseded by {newer}"
             if job.action == "synchronize" and cfg.config.feedback != "off":
                 self._applied(gh, job)
-            for old in self.store.cancel_older(job.repo, job.pr_number, job.head_sha, row.id):
+            for old in self.store.jobs.cancel_older(job.repo, job.pr_number, job.head_sha, row.id):
                 if old.kind == "analyze":
                     self.checks.cancel(gh, old.repo, old.analyzer, old.head_sha, job.head_sha)
             made: list[tuple[str, int]] = []
@@ -354,8 +355,8 @@ class Runtime:
                     made.append((name, earlier[name]))
                     continue
                 child = AnalyzeJob.of(job, name, root=row.id)
-                job_id = self.store.add_job(events.to_spec(child), row.delivery_id,
-                                            force_window_s=self.settings.force_debounce_s)
+                job_id = self.store.jobs.add(events.to_spec(child), row.delivery_id,
+                                             force_window_s=self.settings.force_debounce_s)
                 if job_id is not None:
                     made.append((name, job_id))
             with ThreadPoolExecutor(max_workers=max(1, len(made)), thread_name_prefix=f"job-{row.id}") as ex:
@@ -370,7 +371,7 @@ class Runtime:
         have run one already, and making it again would only find its check run complete."""
         if row.attempts <= 1 or row.delivery_id is None:
             return {}
-        kids = self.store.jobs(delivery_id=row.delivery_id, kind="analyze", head_sha=job.head_sha)
+        kids = self.store.jobs.where(delivery_id=row.delivery_id, kind="analyze", head_sha=job.head_sha)
         return {k.analyzer: k.id for k in kids if k.analyzer is not None}
 
     def _analyze(self, row: JobRow, job: AnalyzeJob, inputs: PRInputs | None) -> Outcome:
@@ -403,7 +404,7 @@ class Runtime:
             budget.note_cut(ctx, report)
             cr_id, fresh = started.result()
         try:  # the check run is published first; the store's bookkeeping follows
-            if self.store.job_status(row.id) == "cancelled":
+            if self.store.jobs.status(row.id) == "cancelled":
                 return "cancelled", "superseded while running", report.usage
             out = publish(gh, job, cr_id, report, fail_on=cfg.config.gate(),
                           notes=[*sel.notes, *qual_notes, *([unlisted] if unlisted else [])],
@@ -421,7 +422,7 @@ class Runtime:
         written to the cache, before its job ends."""
         budget.charge(self.store, job.installation_id, ctx)
         try:
-            self.store.cache_flush()
+            self.store.cache.flush()
         except Exception:
             log.warning("could not write the LLM answers of job %s to the cache", row.id, exc_info=True)
 
@@ -439,7 +440,7 @@ class Runtime:
 
     def _closed(self, job: FeedbackJob) -> Outcome:
         """A pull request closed: merged or not, and the reactions on the bot's suggestions."""
-        if not feedback.rows(self.store, job.repo, job.pr_number):
+        if not self.store.published.rows(job.repo, job.pr_number):
             return "done", "nothing of rtcbot's to follow on this pull request", {}
         gh = self._gh(job)
         n = feedback.mark_closed(self.store, job.repo, job.pr_number, job.merged,
@@ -466,7 +467,7 @@ class Runtime:
         repo = (payload.get("repository") or {}).get("full_name")
         if not keys or not isinstance(pr.get("number"), int) or not isinstance(repo, str):
             return 0
-        return feedback.mark_resolved(self.store, repo, pr["number"], keys, payload.get("action") == "resolved")
+        return self.store.published.mark_resolved(repo, pr["number"], keys, payload.get("action") == "resolved")
 
     def owns(self, comment: Mapping[str, Any]) -> bool:
         """Whether this App wrote `comment` (only then do its markers, thread and reactions count)."""

@@ -18,7 +18,6 @@ import logging
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from sqlalchemy.exc import DBAPIError, InterfaceError, OperationalError
 from tenacity import (
     RetryCallState,
     Retrying,
@@ -31,6 +30,7 @@ from analyzers.report import AnalyzerReport
 from bot.app.events import AnalyzeJob
 from bot.core.gate import FailOn, judge
 from bot.github import GitHub
+from bot.store.db import database_away
 from bot.store.store import Store
 from reporters.base import Sinks, Target, build, failure
 from reporters.base import publish as drive
@@ -85,11 +85,6 @@ def publish(gh: GitHub, job: AnalyzeJob, cr_id: int, report: AnalyzerReport, *,
     return out
 
 
-def database_away(e: BaseException) -> bool:
-    """The database did not answer (down, restarting, its connection dropped): worth another try."""
-    return isinstance(e, OperationalError | InterfaceError) or (isinstance(e, DBAPIError) and e.connection_invalidated)
-
-
 def record(store: Store, job: AnalyzeJob, name: str, cr_id: int, out: CheckOutput,
            report: AnalyzerReport, *, retry_s: float = RECORD_RETRY_S) -> None:
     """The published check run, completed in the store, with the report's findings; tried again
@@ -103,7 +98,7 @@ def record(store: Store, job: AnalyzeJob, name: str, cr_id: int, out: CheckOutpu
                             wait=wait_exponential_jitter(multiplier=0.25, max=4.0, jitter=0.25),
                             before_sleep=warn, reraise=True):
         with attempt:
-            cr = store.save_check_run(job.repo, name, job.head_sha, github_id=cr_id, status="completed",
-                                      conclusion=out.conclusion, scores=dict(report.scores),
-                                      pr_number=job.pr_number, annotations=len(out.annotations))
-            store.save_findings(cr.id, report.findings)
+            cr = store.checks.save(job.repo, name, job.head_sha, github_id=cr_id, status="completed",
+                                   conclusion=out.conclusion, scores=dict(report.scores),
+                                   pr_number=job.pr_number, annotations=len(out.annotations))
+            store.checks.save_findings(cr.id, report.findings)

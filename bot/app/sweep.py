@@ -20,7 +20,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from bot.core.settings import ServiceSettings
-from bot.store.store import JobRow, Store
+from bot.store.schema import JobRow
+from bot.store.store import Store
 
 log = logging.getLogger(__name__)
 
@@ -35,7 +36,7 @@ def why(e: BaseException) -> str:
 
 
 class Resender:
-    """Sends the messages of jobs marked unsent (Store.expedite) from this process, in a
+    """Sends the messages of jobs marked unsent (`store.jobs.expedite`) from this process, in a
     background thread woken by a failed send: after `first_wait_s`, then doubling up to
     `max_wait_s`, until none is left. One warning when a round fails, one line when the queue
     takes them again."""
@@ -69,7 +70,7 @@ class Resender:
             with self._lock:
                 self._woken = False
             try:
-                ids = self.store.unsent_jobs()
+                ids = self.store.jobs.unsent()
                 if not ids:
                     with self._lock:
                         if not self._woken:  # else a job was marked after the read: read again
@@ -90,7 +91,7 @@ class Resender:
             finally:
                 if sent:
                     try:
-                        self.store.mark_sent(sent)
+                        self.store.jobs.mark_sent(sent)
                     except Exception as e:  # the sweep sends them once more: harmless
                         log.warning("could not mark jobs %s as sent (%s)", sent, why(e))
         with self._lock:
@@ -111,27 +112,27 @@ class Sweeper:
         """Counts of what it did: deliveries routed, jobs requeued, abandoned, resent, payloads pruned."""
         s, store = self.settings, self.store
         counts = {"deliveries": 0, "requeued": 0, "abandoned": 0, "resent": 0, "pruned": 0}
-        for d in store.unrouted_deliveries(older_than_s=min(30.0, s.stale_after_s)):
+        for d in store.deliveries.unrouted(older_than_s=min(30.0, s.stale_after_s)):
             try:
                 self.route_delivery(d.id, d.event, json.loads(d.payload))
                 counts["deliveries"] += 1
             except Exception:
                 log.exception("could not route delivery %s", d.id)
-        for job in store.stale_running(s.stale_after_s):
+        for job in store.jobs.stale_running(s.stale_after_s):
             if job.attempts >= s.max_attempts:
-                store.finish_job(job.id, "failed", f"abandoned after {job.attempts} attempts")
+                store.jobs.finish(job.id, "failed", f"abandoned after {job.attempts} attempts")
                 self.fail(job, f"The worker running this analysis stopped {job.attempts} times "
                                "(killed or out of memory); rtcbot gave up. Re-run it to try again.")
                 counts["abandoned"] += 1
-            elif store.requeue(job.id, expect="running", attempts=job.attempts):
+            elif store.jobs.requeue(job.id, expect="running", attempts=job.attempts):
                 self.send([job.id])
                 counts["requeued"] += 1
-        for job in store.stale_queued(s.requeue_after_s):
-            if store.requeue(job.id, expect="queued"):  # refreshes updated_at (and the unsent mark)
+        for job in store.jobs.stale_queued(s.requeue_after_s):
+            if store.jobs.requeue(job.id, expect="queued"):  # refreshes updated_at (and the unsent mark)
                 self.send([job.id])
                 counts["resent"] += 1
         try:
-            counts["pruned"] = store.prune_payloads(s.payload_retention_s)
+            counts["pruned"] = store.deliveries.prune_payloads(s.payload_retention_s)
         except Exception:
             log.warning("could not prune delivery payloads", exc_info=True)
         return counts

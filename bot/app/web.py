@@ -30,9 +30,9 @@ from prometheus_client import CollectorRegistry, Counter, Histogram, generate_la
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 from prometheus_client.registry import Collector
 
-from bot.app import feedback
 from bot.app.jobs import Runtime
 from bot.app.queue import describe, ping
+from bot.core.feedback import acceptance
 from bot.core.settings import ServiceSettings, SettingsError, load_settings
 
 log = logging.getLogger(__name__)
@@ -290,7 +290,7 @@ def create_app(settings: ServiceSettings | None = None, *, runtime: Runtime | No
 
     @app.get("/stats")
     def stats() -> Response:
-        """Acceptance of rtcbot's suggestions (bot/app/feedback.py), for `?repo=owner/name` or all;
+        """Acceptance of rtcbot's suggestions (bot/core/feedback.py), for `?repo=owner/name` or all;
         only with the operator's RTCBOT_STATS_TOKEN (the figures name repositories)."""
         if not settings.stats_token:
             return answer(404, "not found: set RTCBOT_STATS_TOKEN to serve /stats")
@@ -300,7 +300,7 @@ def create_app(settings: ServiceSettings | None = None, *, runtime: Runtime | No
         repo = request.args.get("repo") or None
         if repo is not None and (len(repo) > 200 or repo.count("/") != 1):
             return answer(400, "repo: expected owner/name")
-        data = feedback.acceptance(feedback.rows(rt.store, repo))
+        data = acceptance(rt.store.published.rows(repo))
         return jsonify({**data, "repo": repo})
 
     @app.get("/metrics")

@@ -15,7 +15,8 @@ from analyzers.context import AnalysisContext
 from analyzers.llm import LLMClient, LLMSettings
 from analyzers.report import AnalyzerReport, Skipped
 from bot.core.settings import ServiceSettings
-from bot.store.store import Store, StoreCache
+from bot.store.cache import StoreCache
+from bot.store.store import Store
 
 log = logging.getLogger(__name__)
 
@@ -23,7 +24,7 @@ log = logging.getLogger(__name__)
 def daily_budget(settings: ServiceSettings, store: Store, llm: LLMSettings, installation_id: int) -> LLMSettings:
     """`llm` with the job's budget, capped by what is left of the installation's day."""
     s = settings
-    used_requests, used_tokens = store.llm_usage_today(installation_id)
+    used_requests, used_tokens = store.usage.today(installation_id)
     left_requests = max(0, s.llm_daily_requests - used_requests)
     left_tokens = max(0, s.llm_daily_tokens - used_tokens)
     if left_requests < s.llm_max_requests or left_tokens < s.llm_max_tokens:
@@ -45,7 +46,7 @@ def llm_factory(settings: ServiceSettings, store: Store, model: str | None,
         if installation_id is not None:
             llm = daily_budget(settings, store, llm, installation_id)
         client = client_from_settings(llm)
-        client.cache = StoreCache(store, "-" if installation_id is None else installation_id)
+        client.cache = StoreCache(store.cache, "-" if installation_id is None else installation_id)
         return client
 
     return make
@@ -65,6 +66,6 @@ def charge(store: Store, installation_id: int | None, ctx: AnalysisContext) -> N
         return
     usage = ctx.llm.usage
     try:
-        store.add_llm_usage(installation_id, usage.requests, usage.tokens, usage.cache_hits)
+        store.usage.add(installation_id, usage.requests, usage.tokens, usage.cache_hits)
     except Exception:
         log.warning("could not count the LLM usage of installation %s", installation_id, exc_info=True)

@@ -54,15 +54,15 @@ class CheckRuns:
         check run of (analysis, head) is found in the store, else on GitHub (made by this App),
         and reused whatever its state: a forced job (a re-run, a review comment) redoes
         completed work in it, in place; any other job finds completed work done."""
-        row = self.store.check_run(job.repo, name, job.head_sha)
+        row = self.store.checks.get(job.repo, name, job.head_sha)
         if row is not None and row.github_id is not None:
             return row.github_id, row.status == "completed" and not job.force
         found = gh.find_check_run(job.repo, job.head_sha, name)
         if found is None:
             return None, False
-        self.store.save_check_run(job.repo, name, job.head_sha, github_id=int(found["id"]),
-                                  status=found.get("status"), conclusion=found.get("conclusion"),
-                                  pr_number=job.pr_number)
+        self.store.checks.save(job.repo, name, job.head_sha, github_id=int(found["id"]),
+                               status=found.get("status"), conclusion=found.get("conclusion"),
+                               pr_number=job.pr_number)
         return int(found["id"]), found.get("status") == "completed" and not job.force
 
     def start(self, gh: GitHub, job: AnalysisRef, title: str, cr_id: int | None) -> tuple[int, bool]:
@@ -72,7 +72,7 @@ class CheckRuns:
         same analysis of the same head running at once) waits for the other's check run and
         updates it instead of making a second one."""
         name, ext = check_name(title), external_id(job.pr_number, job.analyzer)
-        if cr_id is None and not self.store.claim_check_run(job.repo, name, job.head_sha, job.pr_number):
+        if cr_id is None and not self.store.checks.claim(job.repo, name, job.head_sha, job.pr_number):
             cr_id = self._claimed_id(job.repo, name, job.head_sha)
         if cr_id is None:  # created in progress, with its external_id: nothing to update
             # the same body as the Action's (reporters/check_run.py)
@@ -83,8 +83,8 @@ class CheckRuns:
         else:
             gh.update_check_run(job.repo, cr_id, status="in_progress", external_id=ext)
             new = False
-        self.store.save_check_run(job.repo, name, job.head_sha, github_id=cr_id, status="in_progress",
-                                  conclusion=None, pr_number=job.pr_number)
+        self.store.checks.save(job.repo, name, job.head_sha, github_id=cr_id, status="in_progress",
+                               conclusion=None, pr_number=job.pr_number)
         return cr_id, new
 
     def _claimed_id(self, repo: str, name: str, head_sha: str) -> int | None:
@@ -92,7 +92,7 @@ class CheckRuns:
         CLAIM_WAIT_S: its creator died; this job creates it)."""
         deadline = time.monotonic() + CLAIM_WAIT_S
         while True:
-            row = self.store.check_run(repo, name, head_sha)
+            row = self.store.checks.get(repo, name, head_sha)
             if row is not None and row.github_id is not None:
                 return row.github_id
             if time.monotonic() >= deadline:
@@ -104,20 +104,20 @@ class CheckRuns:
         name = check_name_of(analyzer) if analyzer else None
         if name is None or not head_sha:
             return
-        cr = self.store.check_run(repo, name, head_sha)
+        cr = self.store.checks.get(repo, name, head_sha)
         if cr is None or cr.github_id is None or cr.status == "completed":
             return
         gh.update_check_run(repo, cr.github_id, conclusion="cancelled", output={
             "title": "Superseded by a newer push", "summary": f"A newer commit ({newer[:12]}) replaced this one."})
-        self.store.save_check_run(repo, name, head_sha, status="completed", conclusion="cancelled")
+        self.store.checks.save(repo, name, head_sha, status="completed", conclusion="cancelled")
 
     def fail(self, gh: GitHub, job: AnalysisRef, why: str) -> None:
         """Complete the job's check run (if it has one still open) as neutral, saying why."""
         name = check_name_of(job.analyzer)
         if name is None:
             return
-        cr = self.store.check_run(job.repo, name, job.head_sha)
+        cr = self.store.checks.get(job.repo, name, job.head_sha)
         if cr is None or cr.github_id is None or cr.status == "completed":
             return
         gh.update_check_run(job.repo, cr.github_id, **abandon_body(why))
-        self.store.save_check_run(job.repo, name, job.head_sha, status="completed", conclusion="neutral")
+        self.store.checks.save(job.repo, name, job.head_sha, status="completed", conclusion="neutral")

@@ -89,7 +89,7 @@ def refusal_from_commit(gh: GitHub, repo: str, sha: str, model: str) -> str | No
 
 def refusal_from_store(store: Store, repo: str, model: str) -> str | None:
     """The App: the latest record of `model` on `repo` in its database."""
-    row = store.latest_qualification(repo, model)
+    row = store.qualifications.latest(repo, model)
     if row is None:
         return not_qualified(model, repo, "no qualification record in the App's database")
     if row.qualified:

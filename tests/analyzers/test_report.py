@@ -38,10 +38,10 @@ def test_the_store_records_the_comment_a_finding_is_about(tmp_path: Path) -> Non
     """Before: the store looked for evidence["comment_id"], which no analyzer set: always NULL."""
     store = Store(f"sqlite:///{tmp_path / 'rtcbot.sqlite3'}")
     try:
-        cr = store.save_check_run("o/r", "rtcbot / CRScore", "a" * 40, status="completed")
-        store.save_findings(cr.id, [Finding("crscore", "comment", path="a.py", start_line=1, comment_id=991,
-                                            evidence={"comment": "why?"}),
-                                    Finding("crscore", "other", path="a.py", start_line=2)])
-        assert [row.comment_id for row in store.findings(cr.id)] == ["991", None]
+        cr = store.checks.save("o/r", "rtcbot / CRScore", "a" * 40, status="completed")
+        store.checks.save_findings(cr.id, [Finding("crscore", "comment", path="a.py", start_line=1, comment_id=991,
+                                   evidence={"comment": "why?"}),
+                                   Finding("crscore", "other", path="a.py", start_line=2)])
+        assert [row.comment_id for row in store.checks.findings(cr.id)] == ["991", None]
     finally:
         store.close()

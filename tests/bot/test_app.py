@@ -61,10 +61,10 @@ def test_signed_pull_request_is_accepted_and_enqueued(app_url) -> None:  # type:
     elapsed = time.perf_counter() - t0
     assert r.status_code == 202, r.text
     assert elapsed < 2.0
-    jobs = rt.store.jobs()
+    jobs = rt.store.jobs.where()
     assert [(j.kind, j.pr_number, j.delivery_id) for j in jobs] == [("pr", 2, "d-1")]
     assert rt.huey.pending_count() == 1
-    assert rt.store.delivery("d-1").status == "routed"  # type: ignore[union-attr]
+    assert rt.store.deliveries.get("d-1").status == "routed"  # type: ignore[union-attr]
 
 
 def test_same_delivery_twice_makes_one_job(app_url) -> None:  # type: ignore[no-untyped-def]
@@ -73,7 +73,7 @@ def test_same_delivery_twice_makes_one_job(app_url) -> None:  # type: ignore[no-
     assert deliver(url, "pull_request", p, delivery="same").status_code == 202
     second = deliver(url, "pull_request", p, delivery="same")
     assert second.status_code == 200 and "duplicate" in second.json()["message"]
-    assert len(rt.store.jobs()) == 1
+    assert len(rt.store.jobs.where()) == 1
     assert rt.huey.pending_count() == 1
 
 
@@ -91,7 +91,7 @@ def test_wrong_or_missing_signature_is_401(app_url) -> None:  # type: ignore[no-
         "Content-Type": "application/json", "X-GitHub-Event": "pull_request", "X-GitHub-Delivery": "x",
         "X-Hub-Signature": sha1})
     assert r.status_code == 401  # SHA-1 alone is not enough
-    assert rt.store.jobs() == []
+    assert rt.store.jobs.where() == []
 
 
 def test_malformed_body_is_400(app_url) -> None:  # type: ignore[no-untyped-def]
@@ -101,7 +101,7 @@ def test_malformed_body_is_400(app_url) -> None:  # type: ignore[no-untyped-def]
                 signature="sha256=757107ea0eb2509fc211221cce984b8a37570b6d7586c22c46f4379c8b043e17")
     assert r.status_code == 400
     assert deliver(url, "pull_request", None, body=b"[1, 2]").status_code == 400
-    assert rt.store.jobs() == []
+    assert rt.store.jobs.where() == []
 
 
 def test_unknown_event_is_acknowledged_and_ignored(app_url) -> None:  # type: ignore[no-untyped-def]
@@ -109,8 +109,8 @@ def test_unknown_event_is_acknowledged_and_ignored(app_url) -> None:  # type: ig
     r = deliver(url, "issue_comment", payload("issue_comment", "created.payload.json"), delivery="ic")
     assert r.status_code == 200 and r.json()["jobs"] == []
     assert r.json()["message"] == "received; nothing queued: event 'issue_comment' is not handled"
-    assert rt.store.delivery("ic").status == "ignored"  # type: ignore[union-attr]
-    assert rt.store.jobs() == []
+    assert rt.store.deliveries.get("ic").status == "ignored"  # type: ignore[union-attr]
+    assert rt.store.jobs.where() == []
 
 
 def test_a_delivery_without_an_installation_is_recorded_and_queues_nothing(  # type: ignore[no-untyped-def]
@@ -123,9 +123,9 @@ def test_a_delivery_without_an_installation_is_recorded_and_queues_nothing(  # t
     r = deliver(url, "pull_request", p, delivery="repo-hook")
     assert r.status_code == 200, r.text  # received: a redelivery would change nothing
     assert r.json()["jobs"] == [] and "no installation in the payload" in r.json()["message"]
-    d = rt.store.delivery("repo-hook")
+    d = rt.store.deliveries.get("repo-hook")
     assert d is not None and (d.status, d.jobs) == ("ignored", 0) and "no installation" in (d.note or "")
-    assert rt.store.jobs() == [] and rt.huey.pending_count() == 0
+    assert rt.store.jobs.where() == [] and rt.huey.pending_count() == 0
     # the same from an installation of the App is work
     r = deliver(url, "pull_request", {**p, "installation": {"id": 77}}, delivery="app-hook")
     assert r.status_code == 202 and len(r.json()["jobs"]) == 1
@@ -143,7 +143,7 @@ def test_body_over_25_mb_is_refused(app_url) -> None:  # type: ignore[no-untyped
     big = b'{"x": "' + b"a" * (25 * 1024 * 1024) + b'"}'
     r = deliver(url, "pull_request", None, body=big)
     assert r.status_code == 413
-    assert rt.store.jobs() == []
+    assert rt.store.jobs.where() == []
 
 
 def test_healthz_and_metrics(app_url) -> None:  # type: ignore[no-untyped-def]
@@ -179,11 +179,11 @@ def test_form_encoded_delivery_is_accepted_and_other_types_are_415(app_url) -> N
     r = deliver(url, "pull_request", None, body=body, delivery="form-1",
                 headers={"Content-Type": "application/x-www-form-urlencoded"})
     assert r.status_code == 202, r.text
-    assert [(j.kind, j.delivery_id) for j in rt.store.jobs()] == [("pr", "form-1")]
-    assert json.loads(rt.store.delivery("form-1").payload) == p  # type: ignore[union-attr]  # the JSON, for the sweep
+    assert [(j.kind, j.delivery_id) for j in rt.store.jobs.where()] == [("pr", "form-1")]
+    assert json.loads(rt.store.deliveries.get("form-1").payload) == p  # type: ignore[union-attr]  # the JSON, for the sweep
     r = deliver(url, "pull_request", p, headers={"Content-Type": "text/plain"})
     assert r.status_code == 415
-    assert len(rt.store.jobs()) == 1
+    assert len(rt.store.jobs.where()) == 1
 
 
 def test_a_delivery_recorded_but_not_routed_is_routed_once_by_the_sweep(tmp_path: Path, backend: Backend) -> None:
@@ -193,17 +193,17 @@ def test_a_delivery_recorded_but_not_routed_is_routed_once_by_the_sweep(tmp_path
     try:
         body = json.dumps(payload("pull_request_review_comment", "created.payload.json"))
         # recorded, then the process died before routing it (or routing raised)
-        assert rt.store.record_delivery("late", "pull_request_review_comment", "created", body)
-        assert not rt.store.record_delivery("late", "pull_request_review_comment", "created", body)
+        assert rt.store.deliveries.record("late", "pull_request_review_comment", "created", body)
+        assert not rt.store.deliveries.record("late", "pull_request_review_comment", "created", body)
         time.sleep(0.05)
         assert rt.sweep()["deliveries"] == 1
         assert rt.sweep()["deliveries"] == 0  # routed: a second sweep (another worker) finds nothing
-        jobs = rt.store.jobs()
+        jobs = rt.store.jobs.where()
         assert [(j.kind, j.analyzer, j.delivery_id) for j in jobs] == [("analyze", "crscore", "late")]
         assert rt.huey.pending_count() == 1
-        d = rt.store.delivery("late")
+        d = rt.store.deliveries.get("late")
         assert d is not None and (d.status, d.jobs) == ("routed", 1)
-        assert rt.store.route_recorded("late", [{"kind": "analyze", "repo": "o/r", "force": True}]) is None
+        assert rt.store.deliveries.route("late", [{"kind": "analyze", "repo": "o/r", "force": True}]) is None
     finally:
         rt.store.close()
 
@@ -218,7 +218,7 @@ def test_a_queue_that_is_away_loses_no_job(tmp_path: Path, caplog: pytest.LogCap
     [warning] = [rec for rec in caplog.records if rec.name == "bot.app.jobs"]
     assert warning.levelno == logging.WARNING and warning.exc_info is None  # one line, no traceback
     assert "could not send job(s)" in warning.getMessage() and "Connection refused" in warning.getMessage()
-    job = rt.store.jobs()[0]
+    job = rt.store.jobs.where()[0]
     assert (job.status, job.updated_at) == ("queued", 0.0)  # marked unsent
     later = Runtime(make_settings(tmp_path, requeue_after_s=600.0))  # the queue is back (SQLite here)
     try:
@@ -240,13 +240,13 @@ def test_a_later_delivery_of_the_same_work_sends_the_unsent_job(tmp_path: Path, 
         p = payload("pull_request", "opened.payload.json")
         with serve(create_app(dead.settings, runtime=dead)) as url:
             assert deliver(url, "pull_request", p, delivery="first").status_code == 202
-        [job] = live.store.jobs()
+        [job] = live.store.jobs.where()
         assert (job.status, job.updated_at) == ("queued", 0.0) and live.huey.pending_count() == 0
         with serve(create_app(live.settings, runtime=live)) as url:  # the queue is back
             r = deliver(url, "pull_request", {**p, "action": "reopened"}, delivery="second")
         assert r.status_code == 202 and r.json()["jobs"] == [job.id], r.text
         assert live.huey.pending_count() == 1  # sent now, not after RTCBOT_REQUEUE_AFTER_S
-        [again] = live.store.jobs()
+        [again] = live.store.jobs.where()
         assert again.status == "queued" and again.updated_at > 0.0  # no longer marked unsent
     finally:
         live.store.close()
@@ -285,7 +285,7 @@ def test_the_sending_process_retries_a_refused_message_within_seconds(tmp_path: 
         with serve(create_app(rt.settings, runtime=rt)) as url:
             r = deliver(url, "pull_request", payload("pull_request", "opened.payload.json"))
         assert r.status_code == 202, r.text
-        [job] = rt.store.jobs()
+        [job] = rt.store.jobs.where()
         assert job.updated_at == 0.0  # unsent
         time.sleep(1.5)  # a retry or two fail meanwhile
         with redis_server(port):  # Redis is back: no sweep runs here, no delivery comes
@@ -293,7 +293,7 @@ def test_the_sending_process_retries_a_refused_message_within_seconds(tmp_path: 
             while rt.huey.pending_count() == 0 and time.monotonic() < deadline:
                 time.sleep(0.1)
             assert rt.huey.pending_count() == 1
-            assert rt.store.unsent_jobs() == []
+            assert rt.store.jobs.unsent() == []
     finally:
         rt.resender.stop()
         rt.store.close()

@@ -20,6 +20,7 @@ from analyzers.semgrep.scan import find_semgrep
 from bot.app import feedback
 from bot.app.jobs import Runtime
 from bot.app.web import create_app
+from bot.core.feedback import acceptance, is_applied, keys_in
 from bot.entry import main
 from tests.analyzers.test_autofix import APP
 from tests.analyzers.test_autofix import responder as autofix_answers
@@ -31,11 +32,11 @@ from tests.support import require
 
 def test_applied_means_the_suggested_lines_are_there_near_where_they_were() -> None:
     text = "a\n" * 300 + "def calc(expr):\n    return ast.literal_eval(expr)\n"
-    assert feedback.is_applied("    return ast.literal_eval(expr)\n", text, near=302)
-    assert feedback.is_applied("    return ast.literal_eval(expr)  \n", text)  # trailing blanks aside
-    assert not feedback.is_applied("    return ast.literal_eval(expr)\n", text, near=10, window=50)  # elsewhere
-    assert not feedback.is_applied("    return eval(expr)\n", text)
-    assert not feedback.is_applied("\n", text) and not feedback.is_applied("x\n", None)
+    assert is_applied("    return ast.literal_eval(expr)\n", text, near=302)
+    assert is_applied("    return ast.literal_eval(expr)  \n", text)  # trailing blanks aside
+    assert not is_applied("    return ast.literal_eval(expr)\n", text, near=10, window=50)  # elsewhere
+    assert not is_applied("    return eval(expr)\n", text)
+    assert not is_applied("\n", text) and not is_applied("x\n", None)
 
 
 def test_acceptance_rates_by_group() -> None:
@@ -43,11 +44,11 @@ def test_acceptance_rates_by_group() -> None:
         return SimpleNamespace(analyzer=analyzer, rtc=rtc, band=None, applied_at=1.0 if applied else None,
                                resolved=applied, thumbs_up=1, thumbs_down=0, merged=False, repo="o/r", pr_number=1)
     rows = [row("autofix", "pass", True), row("autofix", "pass", True), row("autofix", "fail", False)]
-    s = feedback.acceptance(rows)
+    s = acceptance(rows)
     assert s["overall"]["n"] == 3 and s["overall"]["accepted"] == 2
     assert s["by_rtc"]["pass"]["rate"] == 1.0 and s["by_rtc"]["fail"]["rate"] == 0.0
     assert s["by_band"] == {} and s["resolved"] == 2 and s["thumbs_up"] == 3
-    assert feedback.keys_in(["x <!-- rtcbot:suggestion:abcdef0123 --> <!-- rtcbot:suggestion:abcdef0123 -->", None]) \
+    assert keys_in(["x <!-- rtcbot:suggestion:abcdef0123 --> <!-- rtcbot:suggestion:abcdef0123 -->", None]) \
         == ["abcdef0123"]
 
 
@@ -69,7 +70,7 @@ def test_a_suggestion_applied_resolved_liked_and_merged_is_counted(
         with serve(create_app(settings, runtime=rt)) as url:
             assert deliver(url, "pull_request", gh.pr_event("opened", 3)).status_code == 202
             drain(rt)
-            [posted] = feedback.rows(rt.store, gh.repo, 3)
+            [posted] = rt.store.published.rows(gh.repo, 3)
             assert (posted.path, posted.start_line, posted.rtc, posted.applied_at) == ("app.py", 7, "pass", None)
 
             # the author commits the suggestion: the next head holds its lines
@@ -78,7 +79,7 @@ def test_a_suggestion_applied_resolved_liked_and_merged_is_counted(
             gh.contents[(pushed.head_sha, "app.py")] = fixed
             assert deliver(url, "pull_request", gh.pr_event("synchronize", 3)).status_code == 202
             drain(rt)
-            assert feedback.rows(rt.store, gh.repo, 3)[0].applied_at is not None
+            assert rt.store.published.rows(gh.repo, 3)[0].applied_at is not None
 
             # its thread is resolved, it gets a 👍, the pull request is merged
             comment = next(c for c in gh.pulls[3].comments if "rtcbot:suggestion" in c["body"])

@@ -87,7 +87,7 @@ def test_opened_ends_with_completed_check_runs_matching_the_findings(world: Call
     pr = w.gh.add_pr(5, fixture="more-itertools-d992be0de9.diff")
     w.deliver("pull_request", w.gh.pr_event("opened", 5))
     assert w.run() == 1  # the PR's job runs its analyses itself: no second trip through the queue
-    rows = w.rt.store.jobs(head_sha=pr.head_sha)
+    rows = w.rt.store.jobs.where(head_sha=pr.head_sha)
     assert [(j.kind, j.status) for j in rows] == [("pr", "done"), ("analyze", "done")]
     parent, child = (events.from_spec(j.spec) for j in rows)  # typed jobs, through the store's JSON
     assert isinstance(parent, PRJob) and isinstance(child, AnalyzeJob)
@@ -97,9 +97,9 @@ def test_opened_ends_with_completed_check_runs_matching_the_findings(world: Call
     assert run["conclusion"] == "neutral"
     assert run["external_id"] == "5:editing_rtc"
     assert [a["label"] for a in run["actions"]] == ["Re-run"]
-    row = w.rt.store.check_run(w.gh.repo, EDITING, pr.head_sha)
+    row = w.rt.store.checks.get(w.gh.repo, EDITING, pr.head_sha)
     assert row is not None and row.status == "completed" and row.github_id == run["id"]
-    findings = w.rt.store.findings(row.id)
+    findings = w.rt.store.checks.findings(row.id)
     assert findings, "findings were stored"
     got = sorted((a["path"], a["start_line"], a["end_line"]) for a in run["annotations"])
     want = sorted((f.path, f.start_line, f.end_line) for f in findings)
@@ -156,7 +156,7 @@ def test_check_run_rerequested_reruns(world: Callable[..., World]) -> None:
     w.run()
     [run] = w.gh.runs(EDITING, pr.head_sha)
     assert [u.get("status") for u in run["updates"] if u.get("status")].count("completed") == 3
-    assert [j.status for j in w.rt.store.jobs(kind="analyze", head_sha=pr.head_sha)] == ["done"] * 3
+    assert [j.status for j in w.rt.store.jobs.where(kind="analyze", head_sha=pr.head_sha)] == ["done"] * 3
     # GitHub appends annotations: the re-runs add none that the run already shows
     assert sorted(json.dumps(a, sort_keys=True) for a in run["annotations"]) == shown
 
@@ -215,7 +215,7 @@ def test_review_comments_update_the_one_crscore_check_run_of_the_head(world: Cal
     assert run["id"] == first["id"] and run["status"] == "completed" and run["external_id"] == "8:crscore"
     assert [u.get("status") for u in run["updates"] if u.get("status")].count("completed") == 3
     assert "Please add a test" in json.dumps(run["annotations"])  # the second comment was scored in it
-    row = w.rt.store.check_run(w.gh.repo, "rtcbot / CRScore", pr.head_sha)
+    row = w.rt.store.checks.get(w.gh.repo, "rtcbot / CRScore", pr.head_sha)
     assert row is not None and (row.github_id, row.status) == (first["id"], "completed")
 
 
@@ -224,10 +224,10 @@ def test_an_analysis_run_twice_at_once_makes_one_check_run(world: Callable[..., 
     pr = w.gh.add_pr(22, fixture="more-itertools-d992be0de9.diff")
     job = AnalyzeJob(repo=w.gh.repo, installation_id=w.gh.installation_id, pr_number=22, head_sha=pr.head_sha,
                      analyzer="editing_rtc", force=True, reason="check_run.rerequested")
-    first = w.rt.store.add_job(events.to_spec(job))
-    assert first is not None and w.rt.store.start_job(first) is not None
-    second = w.rt.store.add_job(events.to_spec(job))  # asked for while the first runs: made
-    assert second is not None and w.rt.store.requeue(first, expect="running")
+    first = w.rt.store.jobs.add(events.to_spec(job))
+    assert first is not None and w.rt.store.jobs.start(first) is not None
+    second = w.rt.store.jobs.add(events.to_spec(job))  # asked for while the first runs: made
+    assert second is not None and w.rt.store.jobs.requeue(first, expect="running")
     ids = [first, second]
     with ThreadPoolExecutor(2) as ex:  # two workers run the same analysis of the same head at once
         assert list(ex.map(w.rt.run_job, ids)) == ["done", "done"]
@@ -241,7 +241,7 @@ def test_draft_is_skipped_unless_configured(world: Callable[..., World]) -> None
     w.deliver("pull_request", w.gh.pr_event("opened", 10))
     w.run()
     assert w.gh.runs() == []
-    assert [j.status for j in w.rt.store.jobs(kind="pr")] == ["skipped"]
+    assert [j.status for j in w.rt.store.jobs.where(kind="pr")] == ["skipped"]
     w.gh.set_file(".github/rtcbot.yml", "drafts: true\n")
     w.deliver("pull_request", w.gh.pr_event("reopened", 10))
     w.run()
@@ -307,8 +307,8 @@ def test_newer_push_cancels_the_older_heads_pending_work(world: Callable[..., Wo
     w.rt.huey.execute(held)  # finally runs: it was cancelled meanwhile
     assert w.gh.runs(EDITING, old) == []
     assert finished(w, sha=new)
-    assert [j.status for j in w.rt.store.jobs(kind="pr", head_sha=old)] == ["cancelled"]
-    assert w.rt.store.jobs(kind="analyze", head_sha=old) == []
+    assert [j.status for j in w.rt.store.jobs.where(kind="pr", head_sha=old)] == ["cancelled"]
+    assert w.rt.store.jobs.where(kind="analyze", head_sha=old) == []
 
 
 def test_an_older_delivery_processed_late_is_superseded(world: Callable[..., World]) -> None:
@@ -320,7 +320,7 @@ def test_an_older_delivery_processed_late_is_superseded(world: Callable[..., Wor
     w.run()
     assert w.gh.runs(EDITING, old) == []
     assert finished(w, sha=new)
-    assert [j.status for j in w.rt.store.jobs(kind="pr", head_sha=old)] == ["cancelled"]
+    assert [j.status for j in w.rt.store.jobs.where(kind="pr", head_sha=old)] == ["cancelled"]
 
 
 def test_secondary_rate_limit_is_obeyed(world: Callable[..., World]) -> None:
@@ -367,13 +367,13 @@ def test_sweep_recovers_a_job_whose_worker_died(world: Callable[..., World]) -> 
     w.deliver("pull_request", w.gh.pr_event("opened", 16))
     task = w.rt.huey.dequeue()  # the PR's message, taken by a worker that then died
     assert task is not None
-    job = w.rt.store.jobs(kind="pr")[0]
-    assert w.rt.store.start_job(job.id) is not None  # it had started
+    job = w.rt.store.jobs.where(kind="pr")[0]
+    assert w.rt.store.jobs.start(job.id) is not None  # it had started
     assert w.rt.sweep()["requeued"] == 1
     w.run()
     assert finished(w, sha=pr.head_sha)["conclusion"] == "neutral"
-    assert w.rt.store.job(job.id).status == "done"  # type: ignore[union-attr]
-    [analysis] = w.rt.store.jobs(kind="analyze")
+    assert w.rt.store.jobs.get(job.id).status == "done"  # type: ignore[union-attr]
+    [analysis] = w.rt.store.jobs.where(kind="analyze")
     assert analysis.status == "done" and json.loads(analysis.result or "{}")["findings"] > 0
 
 
@@ -382,17 +382,17 @@ def test_a_pr_job_rerun_after_a_crash_takes_over_the_analyses_it_made(world: Cal
     pr = w.gh.add_pr(17, fixture="more-itertools-d992be0de9.diff")
     w.deliver("pull_request", w.gh.pr_event("opened", 17))
     assert w.rt.huey.dequeue() is not None  # the PR's message, taken by a worker that then died...
-    [job] = w.rt.store.jobs(kind="pr")
-    assert w.rt.store.start_job(job.id) is not None
+    [job] = w.rt.store.jobs.where(kind="pr")
+    assert w.rt.store.jobs.start(job.id) is not None
     pr_job = events.from_spec(job.spec)
     assert isinstance(pr_job, PRJob)
-    child = w.rt.store.add_job(events.to_spec(AnalyzeJob.of(pr_job, "editing_rtc", root=job.id)), job.delivery_id)
-    assert child is not None and w.rt.store.start_job(child) is not None  # ...in the analysis it had made
+    child = w.rt.store.jobs.add(events.to_spec(AnalyzeJob.of(pr_job, "editing_rtc", root=job.id)), job.delivery_id)
+    assert child is not None and w.rt.store.jobs.start(child) is not None  # ...in the analysis it had made
     assert w.rt.sweep()["requeued"] == 2
     assert w.rt.run_job(child) == "done"  # the analysis's message comes first
     w.run()  # then the PR's: nothing is made or run again
-    assert [a.id for a in w.rt.store.jobs(kind="analyze")] == [child]
-    again = w.rt.store.job(job.id)
+    assert [a.id for a in w.rt.store.jobs.where(kind="analyze")] == [child]
+    again = w.rt.store.jobs.get(job.id)
     assert again is not None and (again.status, again.result) == ("done", "analyses: editing_rtc done")
     assert len(w.gh.runs(EDITING, pr.head_sha)) == 1
 
@@ -439,12 +439,12 @@ def test_installation_events_are_remembered(world: Callable[..., World]) -> None
     p = json.loads((FIXTURES / "github" / "webhooks" / "installation" / "created.payload.json").read_text())
     w.deliver("installation", p)
     w.run()
-    inst = w.rt.store.installation(p["installation"]["id"])
+    inst = w.rt.store.installations.get(p["installation"]["id"])
     assert inst is not None and inst.active and inst.account == p["installation"]["account"]["login"]
     p["action"] = "deleted"
     w.deliver("installation", p)
     w.run()
-    assert w.rt.store.installation(p["installation"]["id"]).active is False  # type: ignore[union-attr]
+    assert w.rt.store.installations.get(p["installation"]["id"]).active is False  # type: ignore[union-attr]
 
 
 def test_a_refused_token_is_replaced(world: Callable[..., World]) -> None:

@@ -111,7 +111,7 @@ def test_the_sweeps_new_attempt_after_a_lost_record_shows_each_annotation_once(s
     report = report_of(setup.lines)
     first, _ = setup.attempt(setup.job(), report, recorded=False)  # GitHub has it; the store lost the record
     assert setup.shown(first) == expected(report)
-    row = setup.store.check_run(setup.gh.repo, CHECK, setup.pr.head_sha)
+    row = setup.store.checks.get(setup.gh.repo, CHECK, setup.pr.head_sha)
     assert row is not None and row.status == "in_progress"  # what the sweep's new attempt finds
     again, _ = setup.attempt(setup.job(force=False), report)  # the sweep runs the same job again
     assert again == first  # the same check run, completed again in place
@@ -120,9 +120,9 @@ def test_the_sweeps_new_attempt_after_a_lost_record_shows_each_annotation_once(s
     assert run["status"] == "completed" and run["conclusion"] == "neutral"
     sent = [len((u.get("output") or {}).get("annotations") or []) for u in run["updates"]]
     assert sum(sent) == len(report.findings)  # the second completion sent none of them again
-    row = setup.store.check_run(setup.gh.repo, CHECK, setup.pr.head_sha)
+    row = setup.store.checks.get(setup.gh.repo, CHECK, setup.pr.head_sha)
     assert row is not None and (row.status, row.annotations) == ("completed", len(report.findings))
-    assert len(setup.store.findings(row.id)) == len(report.findings)
+    assert len(setup.store.checks.findings(row.id)) == len(report.findings)
 
 
 def test_a_forced_rerun_with_a_new_finding_sends_only_that_one(setup: Setup) -> None:
@@ -133,7 +133,7 @@ def test_a_forced_rerun_with_a_new_finding_sends_only_that_one(setup: Setup) -> 
     assert setup.shown(cr_id) == expected(now)
     last = setup.gh.check_runs[cr_id]["updates"][-1]
     assert [a["start_line"] for a in last["output"]["annotations"]] == [setup.lines[2]]
-    row = setup.store.check_run(setup.gh.repo, CHECK, setup.pr.head_sha)
+    row = setup.store.checks.get(setup.gh.repo, CHECK, setup.pr.head_sha)
     assert row is not None and row.annotations == 3  # what the run shows, not what the last update sent
 
 
@@ -162,7 +162,7 @@ def published(setup: Setup, postgres: Postgres) -> Iterator[Published]:
     report = report_of(setup.lines)
     job = setup.job()
     cr_id, out = setup.attempt(job, report, recorded=False)
-    store.save_check_run(job.repo, CHECK, job.head_sha, github_id=cr_id, status="in_progress")
+    store.checks.save(job.repo, CHECK, job.head_sha, github_id=cr_id, status="in_progress")
     yield store, job, cr_id, out, report
     store.close()
 
@@ -180,9 +180,9 @@ def test_recording_waits_out_a_database_restart(published: Published, postgres: 
     finally:
         back.join()
     assert time.monotonic() - t0 >= 1.0  # it did wait for the database
-    row = store.check_run(job.repo, CHECK, job.head_sha)
+    row = store.checks.get(job.repo, CHECK, job.head_sha)
     assert row is not None and (row.status, row.annotations) == ("completed", len(report.findings))
-    assert len(store.findings(row.id)) == len(report.findings)
+    assert len(store.checks.findings(row.id)) == len(report.findings)
 
 
 @pytest.mark.slow
@@ -197,5 +197,5 @@ def test_recording_gives_up_when_the_database_stays_away(published: Published, p
         assert time.monotonic() - t0 < 10.0  # bounded: the job fails and the sweep takes over
     finally:
         postgres.start()
-    row = store.check_run(job.repo, CHECK, job.head_sha)
+    row = store.checks.get(job.repo, CHECK, job.head_sha)
     assert row is not None and row.status == "in_progress"  # nothing recorded

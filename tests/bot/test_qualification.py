@@ -64,11 +64,11 @@ def _semgrep_flags_the_file() -> None:
 def test_the_store_keeps_the_latest_record_per_repo_and_model(tmp_path: Path) -> None:
     store = Store(f"sqlite:///{tmp_path / 'db.sqlite3'}")
     try:
-        assert store.latest_qualification("o/r", "m") is None
-        store.save_qualification("o/r", "m", True, {"rtc": 0.5}, base_url="http://x/v1", at=100.0)
-        store.save_qualification("o/r", "m", False, {"reasons": ["RTC 0.1 is below 0.2"]}, at=200.0)
-        store.save_qualification("o/other", "m", True, {}, at=300.0)
-        row = store.latest_qualification("o/r", "m")
+        assert store.qualifications.latest("o/r", "m") is None
+        store.qualifications.save("o/r", "m", True, {"rtc": 0.5}, base_url="http://x/v1", at=100.0)
+        store.qualifications.save("o/r", "m", False, {"reasons": ["RTC 0.1 is below 0.2"]}, at=200.0)
+        store.qualifications.save("o/other", "m", True, {}, at=300.0)
+        row = store.qualifications.latest("o/r", "m")
         assert row is not None and row.qualified is False and row.figures["reasons"] == ["RTC 0.1 is below 0.2"]
         why = refusal_from_store(store, "o/r", "m")
         assert why is not None and "'m'" in why and "not qualified for o/r" in why and "RTC 0.1" in why
@@ -107,7 +107,8 @@ def test_qualify_stores_each_verdict_in_the_apps_database(
     assert "stored in the App's database for octo-org/widgets" in r.stderr
     store = Store(db)
     try:
-        a, b = store.latest_qualification("octo-org/widgets", "A"), store.latest_qualification("octo-org/widgets", "B")
+        a = store.qualifications.latest("octo-org/widgets", "A")
+        b = store.qualifications.latest("octo-org/widgets", "B")
         assert a is not None and a.qualified and a.base_url == good.base_url and a.figures["rtc"] == 1.0
         assert b is not None and not b.qualified and b.figures["reasons"]
         assert refusal_from_store(store, "octo-org/widgets", "A") is None
@@ -160,7 +161,7 @@ def test_app_withholds_an_unqualified_models_scores_and_keeps_semgreps_finding(
 
     def record(store: Store) -> None:
         if recorded is not None:
-            store.save_qualification(gh.repo, llm.model, recorded, {"reasons": ["lift too low"]})
+            store.qualifications.save(gh.repo, llm.model, recorded, {"reasons": ["lift too low"]})
 
     runs = _app_runs(tmp_path, gh, llm, record)
     assert set(runs) == {"rtcbot / EditingRTC", "rtcbot / AutoFix"}
@@ -180,7 +181,7 @@ def test_app_publishes_a_qualified_models_scores(
         tmp_path: Path, fake_github: Callable[..., FakeGitHub], scripted_llm: Callable[..., ScriptedLLM]) -> None:
     _semgrep_flags_the_file()
     gh, llm = fake_github(), scripted_llm(varied)
-    runs = _app_runs(tmp_path, gh, llm, lambda s: s.save_qualification(gh.repo, llm.model, True, {}))
+    runs = _app_runs(tmp_path, gh, llm, lambda s: s.qualifications.save(gh.repo, llm.model, True, {}))
     edit = runs["rtcbot / EditingRTC"]
     assert "not qualified" not in edit["output"]["summary"]
     assert edit["annotations"] and llm.request_count > 0

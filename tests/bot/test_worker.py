@@ -108,9 +108,9 @@ def test_sigkill_mid_job_then_restart_finishes_everything(
     assert len(gh.runs("rtcbot / EditingRTC", b.head_sha)[0]["annotations"]) == 2
     # a check run completes on GitHub a moment before its job is marked done in the store
     deadline = time.monotonic() + 30
-    while time.monotonic() < deadline and not all(j.status == "done" for j in rt.store.jobs()):
+    while time.monotonic() < deadline and not all(j.status == "done" for j in rt.store.jobs.where()):
         time.sleep(0.1)
-    jobs = rt.store.jobs()
+    jobs = rt.store.jobs.where()
     assert {j.delivery_id for j in jobs} == {"del-a", "del-b"}
     assert all(j.status == "done" for j in jobs), [(j.kind, j.status, j.result) for j in jobs]
     killed = [j for j in jobs if j.kind == "analyze" and j.head_sha == a.head_sha]

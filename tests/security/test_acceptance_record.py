@@ -25,6 +25,7 @@ from bot.app.jobs import Runtime
 from bot.app.publish import publish
 from bot.app.web import create_app
 from bot.core.checks import CheckRuns
+from bot.core.feedback import acceptance
 from bot.core.gate import FailOn
 from bot.github import installation_client
 from bot.store.store import Store
@@ -60,7 +61,7 @@ def store(tmp_path: Path) -> Iterator[Store]:
 
 def test_a_real_application_counts(store: Store) -> None:
     assert pending_after(store, BEFORE, TAKEN) == 1
-    [row] = feedback.rows(store, "o/r", 1)
+    [row] = store.published.rows("o/r", 1)
     assert (row.original, row.preexisting) == ("    return eval(expr)\n", False)
     assert row.applied_at is not None
 
@@ -70,7 +71,7 @@ def test_a_file_that_cannot_be_read_when_posted_is_recorded_and_never_counted(st
         raise OSError("GitHub is away")
 
     feedback.record(store, 1, "o/r", 1, "a" * 40, [suggestion()], unreadable)
-    [row] = feedback.rows(store, "o/r", 1)
+    [row] = store.published.rows("o/r", 1)
     assert (row.original, row.preexisting) == (None, None)
     assert feedback.check_applied(store, "o/r", 1, lambda path: TAKEN) == 0
 
@@ -79,7 +80,7 @@ def test_lines_already_there_at_the_posted_head_never_count_even_after_an_unrela
     there = BEFORE + "\n\ndef safe(expr):\n" + FIX  # the suggested line exists already, elsewhere
     unrelated = there.replace("return 1", "return 2")
     assert pending_after(store, there, unrelated) == 0
-    [row] = feedback.rows(store, "o/r", 1)
+    [row] = store.published.rows("o/r", 1)
     assert row.preexisting is True and row.applied_at is None
     # not even when the flagged line is later replaced: it was never shown to come from the suggestion
     assert feedback.check_applied(store, "o/r", 1, lambda path: there.replace("    return eval(expr)\n", FIX)) == 0
@@ -118,7 +119,7 @@ def test_old_rows_stay_readable_and_are_never_counted(tmp_path: Path, backend: B
         old.close()
     store = Store(url)
     try:
-        [row] = feedback.rows(store, "o/r", 1)
+        [row] = store.published.rows("o/r", 1)
         assert (row.key, row.replacement, row.original, row.preexisting) == (KEY, FIX, None, None)
         assert feedback.check_applied(store, "o/r", 1, lambda path: TAKEN) == 0
         Store(url).close()  # opened again: nothing left to add
@@ -158,10 +159,10 @@ def test_reactions_count_once_per_person_and_only_on_this_apps_comments(
         with serve(create_app(settings, runtime=rt)) as url:
             assert deliver(url, "pull_request", closed).status_code == 202
             drain(rt)
-        rows = {r.key: r for r in feedback.rows(rt.store, gh.repo, 1)}
+        rows = {r.key: r for r in rt.store.published.rows(gh.repo, 1)}
         assert (rows[KEY].thumbs_up, rows[KEY].thumbs_down, rows[KEY].merged) == (2, 1, True)
         assert (rows["fedcba9876543210fedc"].thumbs_up, rows["fedcba9876543210fedc"].thumbs_down) == (0, 0)
-        assert feedback.acceptance(list(rows.values()))["thumbs_up"] == 2
+        assert acceptance(list(rows.values()))["thumbs_up"] == 2
     finally:
         rt.store.close()
 
@@ -181,7 +182,7 @@ def test_another_bots_marker_does_not_resolve_rtcbots_suggestion(
         posing = {**own, "performed_via_github_app": {"id": gh.app_id + 1, "slug": "other"}}
         assert resolve(posing) == 0  # GitHub says another App made it
         assert resolve(own) == 1
-        rows = {r.key: r.resolved for r in feedback.rows(rt.store, gh.repo, 1)}
+        rows = {r.key: r.resolved for r in rt.store.published.rows(gh.repo, 1)}
         assert rows == {KEY: True, "fedcba9876543210fedc": None}
     finally:
         rt.store.close()
@@ -249,21 +250,27 @@ def test_another_bots_copy_of_the_marker_does_not_hide_the_suggestion(
         fake_github: Callable[..., FakeGitHub], tmp_path: Path) -> None:
     """The App's reporter takes a suggestion as already posted only when its own bot wrote
     the marker; another bot that copies it cannot keep rtcbot's fix off the pull request."""
+    from analyzers.diff import parse_github_files
     from analyzers.report import Fix
     from reporters.base import Target
     from reporters.base import publish as drive
+    from reporters.diff_filter import DiffFilter
     from reporters.pr_review import PullRequestReviewReporter, key_of
 
     gh = fake_github()
-    pr = gh.add_pr(4, files=[{"filename": "m.py", "status": "modified", "patch": PATCH}])
+    files = [{"filename": "m.py", "status": "modified", "patch": PATCH}]
+    pr = gh.add_pr(4, files=[dict(f) for f in files])
     fix = Finding("autofix", "code injection", "eval", "m.py", 2, 2, scores={"fixed": 1.0, "rtc_pass": 1.0},
                   rule_id="r", fix=Fix("m.py", 2, 2, "    y = int(x)\n", "-    y = x\n+    y = int(x)\n"))
     gh.add_comment(4, "m.py", 2, "ok " + MARKER.format(key=key_of(fix)), user="evil-helper[bot]", user_type="Bot")
     client = installation_client(make_settings(tmp_path, gh), gh.installation_id)
-    target = Target(gh.repo, 4, pr.head_sha)
-    assert drive(PullRequestReviewReporter(client), target, {"autofix": "AutoFix"},
+    target = Target(gh.repo, 4, pr.head_sha, diff=DiffFilter.of(parse_github_files(files)))
+
+    def reviewer() -> PullRequestReviewReporter:
+        return PullRequestReviewReporter(client, comments=lambda: client.review_comments(gh.repo, 4))
+
+    assert drive(reviewer(), target, {"autofix": "AutoFix"},
                  [AnalyzerReport("autofix", "AutoFix", findings=[fix])]) == 1
     # its own comment, now posted, does count: a re-run posts nothing again
-    assert drive(PullRequestReviewReporter(client), target, {}, [AnalyzerReport("autofix", "AutoFix",
-                                                                                 findings=[fix])]) == 0
+    assert drive(reviewer(), target, {}, [AnalyzerReport("autofix", "AutoFix", findings=[fix])]) == 0
     assert len(gh.reviews) == 1

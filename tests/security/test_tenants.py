@@ -160,11 +160,11 @@ def test_200_edited_comments_and_200_rerequests_make_one_analysis(
             r = deliver(a.url, "check_run", gh.check_run_event(first["id"], "rerequested"), client=client)
             assert r.status_code == 202, r.text
     a.run()
-    forced = [j for j in a.rt.store.jobs(kind="analyze", head_sha=pr.head_sha) if j.spec.get("force")]
+    forced = [j for j in a.rt.store.jobs.where(kind="analyze", head_sha=pr.head_sha) if j.spec.get("force")]
     assert len(forced) == 1 and forced[0].status == "done"
     assert completions(gh, pr.head_sha) == 2  # the first analysis and one forced one
     assert len(gh.writes()) - writes_before <= 4  # one check run created and completed
-    assert len(a.rt.store.jobs(kind="analyze", head_sha=pr.head_sha)) == 2
+    assert len(a.rt.store.jobs.where(kind="analyze", head_sha=pr.head_sha)) == 2
 
 
 def test_forced_work_runs_again_after_the_debounce_window(
@@ -180,7 +180,7 @@ def test_forced_work_runs_again_after_the_debounce_window(
     a.run()
     a.deliver("check_run", gh.check_run_event(first["id"], "rerequested"), delivery="within-window")
     assert a.run() == 0
-    note = a.rt.store.delivery("within-window").note  # type: ignore[union-attr]
+    note = a.rt.store.deliveries.get("within-window").note  # type: ignore[union-attr]
     assert note is not None and "debounce window" in note
     time.sleep(max(0.0, 4.1 - (time.monotonic() - t0)))
     a.deliver("check_run", gh.check_run_event(first["id"], "rerequested"))
@@ -196,15 +196,15 @@ def test_payloads_are_dropped_after_routing_and_the_retention(
     a = app(gh, payload_retention_s=1.0)
     a.deliver("pull_request", gh.pr_event("opened", 6), delivery="kept-then-pruned")
     store = a.rt.store
-    store.record_delivery("never-routed", "pull_request", "opened", json.dumps(gh.pr_event("opened", 6)))
+    store.deliveries.record("never-routed", "pull_request", "opened", json.dumps(gh.pr_event("opened", 6)))
     assert a.rt.sweep()["pruned"] == 0
-    assert store.delivery("kept-then-pruned").payload  # type: ignore[union-attr]  # within the retention
+    assert store.deliveries.get("kept-then-pruned").payload  # type: ignore[union-attr]  # within the retention
     time.sleep(1.1)
     assert a.rt.sweep()["pruned"] == 1
-    d = store.delivery("kept-then-pruned")
+    d = store.deliveries.get("kept-then-pruned")
     assert d is not None and d.payload == ""
     assert (d.event, d.action, d.status, d.jobs) == ("pull_request", "opened", "routed", 1)  # metadata kept
-    unrouted = store.delivery("never-routed")
+    unrouted = store.deliveries.get("never-routed")
     assert unrouted is not None and unrouted.status == "received" and unrouted.payload  # the sweep needs it
     again = deliver(a.url, "pull_request", gh.pr_event("opened", 6), delivery="kept-then-pruned")
     assert again.status_code == 200 and "duplicate" in again.json()["message"]
@@ -251,7 +251,7 @@ def test_an_installations_daily_budget_cut_off_is_listed_as_skipped(
     summary = completed(gh, second.head_sha)[0]["output"]["summary"]
     assert summary.count("this installation's daily LLM budget") == 2  # both hunks listed
     assert "7" not in summary.split("### Skipped", 1)[1].split("LLM usage")[0]  # no usage figures
-    assert a.rt.store.llm_usage_today(gh.installation_id)[0] == 7
+    assert a.rt.store.usage.today(gh.installation_id)[0] == 7
 
 
 # -- files at rest --------------------------------------------------------------------------------
@@ -261,7 +261,7 @@ def test_the_store_and_the_llm_cache_are_private_files(tmp_path: Path) -> None:
 
     umask = os.umask(0o022)  # the usual umask: files 0644, folders 0755 unless we say otherwise
     store = Store(f"sqlite:///{tmp_path / 'data' / 'rtcbot.sqlite3'}")
-    store.accept_delivery("d-1", "ping", None, "{}", [])
+    store.deliveries.accept("d-1", "ping", None, "{}", [])
     cache = SqliteCache(tmp_path / "cache" / "llm-cache.sqlite3")
     cache.put("k", "code the model was shown")
     old = tmp_path / "old"

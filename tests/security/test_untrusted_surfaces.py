@@ -28,7 +28,7 @@ from bot.app.dashboard.figures import EDITING_RTC
 from bot.app.jobs import Runtime
 from bot.app.web import create_app
 from bot.entry import main
-from bot.store.store import CheckRunRow, FindingRow
+from bot.store.schema import CheckRunRow, FindingRow
 from tests.bot.app_support import deliver, drain, make_settings, serve
 from tests.bot.dashboard.support import dashboard_settings, sign_in
 from tests.bot.test_action import EVENT, TOKEN, run_action
@@ -213,7 +213,7 @@ def test_the_dashboard_shows_a_hostile_path_and_title_as_text(
     gh = fake_github()
     app = create_app(dashboard_settings(tmp_path, gh))
     rt: Runtime = app.extensions["rtcbot"]
-    with rt.store.session() as s:
+    with rt.store.db.session() as s:
         run = CheckRunRow(repo=gh.repo, name=EDITING_RTC, head_sha="a" * 40, github_id=5001, pr_number=1,
                           status="completed", conclusion="neutral", scores={"rtc": 0.0, "lift": 0.0, "hunks": 1.0})
         s.add(run)

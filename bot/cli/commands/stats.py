@@ -3,7 +3,7 @@
 Reads the App's store (DATABASE_URL, else the SQLite file under RTCBOT_DATA_DIR) and prints
 acceptance rates — a suggestion counts as accepted when a later push applied it — by analyzer,
 by Patched RTC outcome and by CRScore band, each with its count and 95% Wilson interval, then
-the other signals (threads resolved, reactions, merged pull requests). See bot/app/feedback.py.
+the other signals (threads resolved, reactions, merged pull requests). See bot/core/feedback.py.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import click
 from rich.console import Console
 from rich.table import Table
 
-from bot.app import feedback
+from bot.core import feedback
 from bot.core.settings import SettingsError, load_settings
 from bot.store.store import Store
 
@@ -56,7 +56,7 @@ def render(stats: dict[str, Any], repo: str | None) -> Table | str:
 @click.option("--repo", default=None, metavar="OWNER/NAME", help="Only this repository.")
 @click.option("--json", "as_json", is_flag=True, help="One JSON object instead of the table.")
 def command(repo: str | None, as_json: bool) -> None:
-    """Acceptance of rtcbot's suggestions, from the App's store (bot/app/feedback.py)."""
+    """Acceptance of rtcbot's suggestions, from the App's store (bot/core/feedback.py)."""
     try:
         settings = load_settings()
     except SettingsError as e:
@@ -66,7 +66,7 @@ def command(repo: str | None, as_json: bool) -> None:
     except Exception as e:
         raise click.ClickException(f"cannot open the store: {type(e).__name__}: {e}") from None
     try:
-        stats = feedback.acceptance(feedback.rows(store, repo))
+        stats = feedback.acceptance(store.published.rows(repo))
     finally:
         store.close()
     stats["repo"] = repo

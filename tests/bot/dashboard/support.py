@@ -13,7 +13,8 @@ import httpx
 from flask.testing import FlaskClient
 
 from bot.core.settings import ServiceSettings
-from bot.store.store import CheckRunRow, FindingRow, JobRow, PublishedRow, Store
+from bot.store.schema import CheckRunRow, FindingRow, JobRow, PublishedRow
+from bot.store.store import Store
 from tests.bot.app_support import make_settings
 from tests.fakes.github_server import FakeGitHub
 
@@ -36,7 +37,7 @@ def seed(store: Store, repo: str, prs: int = 30, *, now: float | None = None, se
     jobs' LLM usage."""
     rng = random.Random(seed_)
     now = time.time() if now is None else now
-    with store.session() as s:
+    with store.db.session() as s:
         for i in range(1, prs + 1):
             at = now - (prs - i) * 2.3 * DAY - 3600
             sha = f"{i:040x}"

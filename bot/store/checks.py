@@ -1,0 +1,109 @@
+"""Check runs and their findings: one row per (repository, check name, head SHA), claimed
+before its check run is created on GitHub, then updated in place; the scores per hunk and per
+comment of its last report."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from sqlalchemy import delete, select
+from sqlalchemy.exc import IntegrityError
+
+from analyzers.report import Finding
+from bot.store.db import Database
+from bot.store.schema import CheckRunRow, FindingRow
+
+IN_CHUNK = 500  # names in one IN (...) list (SQLite allows 32,766 parameters; PostgreSQL 65,535)
+
+# (check run id, path, start line, end line, scores, title) of one finding
+ScoredFinding = tuple[int, str | None, int | None, int | None, dict[str, Any], str]
+
+
+class Checks:
+    """The check_runs and findings tables."""
+
+    def __init__(self, db: Database) -> None:
+        self.db = db
+
+    def get(self, repo: str, name: str, head_sha: str) -> CheckRunRow | None:
+        with self.db.session() as s:
+            return s.scalars(select(CheckRunRow).where(
+                CheckRunRow.repo == repo, CheckRunRow.name == name, CheckRunRow.head_sha == head_sha)).first()
+
+    def claim(self, repo: str, name: str, head_sha: str, pr_number: int | None = None) -> bool:
+        """Insert the row of (repo, check name, head) without a GitHub id, before creating its
+        check run; False when the row is there already (another job has it or is creating it)."""
+        try:
+            with self.db.session() as s:
+                s.add(CheckRunRow(repo=repo, name=name, head_sha=head_sha, status="queued", pr_number=pr_number,
+                                  updated_at=time.time()))
+        except IntegrityError:
+            return False
+        return True
+
+    def save(self, repo: str, name: str, head_sha: str, **values: Any) -> CheckRunRow:
+        values["updated_at"] = time.time()
+        for _ in range(2):  # a concurrent insert of the same key: read it back and update
+            try:
+                with self.db.session() as s:
+                    row = s.scalars(select(CheckRunRow).where(
+                        CheckRunRow.repo == repo, CheckRunRow.name == name,
+                        CheckRunRow.head_sha == head_sha)).first()
+                    if row is None:
+                        row = CheckRunRow(repo=repo, name=name, head_sha=head_sha)
+                        s.add(row)
+                    for k, v in values.items():
+                        setattr(row, k, v)
+                    s.flush()
+                    return row
+            except IntegrityError:
+                continue
+        raise RuntimeError(f"cannot save check run {name} for {repo}@{head_sha}")
+
+    def save_findings(self, check_run_id: int, findings: Sequence[Finding]) -> None:
+        with self.db.session() as s:
+            s.execute(delete(FindingRow).where(FindingRow.check_run_id == check_run_id))
+            for f in findings:
+                comment = f.comment_id
+                s.add(FindingRow(check_run_id=check_run_id, analyzer=f.analyzer, path=f.path,
+                                 start_line=f.start_line, end_line=f.end_line, key=f.key[:200],
+                                 comment_id=str(comment) if comment is not None else None,
+                                 scores=dict(f.scores), data=json.loads(json.dumps(f.to_dict(), default=str))))
+
+    def findings(self, check_run_id: int) -> list[FindingRow]:
+        with self.db.session() as s:
+            return list(s.scalars(select(FindingRow).where(FindingRow.check_run_id == check_run_id)
+                                  .order_by(FindingRow.id)))
+
+    # -- reads for the dashboard ----------------------------------------------------------------
+    def repos_among(self, among: Iterable[str]) -> set[str]:
+        """Those of `among` with at least one check run: an index lookup per name (uq_check_run
+        leads with repo), never a scan of every repository's check runs."""
+        names = sorted(set(among))
+        found: set[str] = set()
+        with self.db.session() as s:
+            for i in range(0, len(names), IN_CHUNK):
+                found.update(s.scalars(select(CheckRunRow.repo).distinct()
+                                       .where(CheckRunRow.repo.in_(names[i:i + IN_CHUNK]))))
+        return found
+
+    def completed_since(self, repo: str, since: float) -> list[CheckRunRow]:
+        """The repository's completed check runs updated since `since`."""
+        with self.db.session() as s:
+            return list(s.scalars(select(CheckRunRow).where(
+                CheckRunRow.repo == repo, CheckRunRow.status == "completed", CheckRunRow.updated_at >= since)))
+
+    def scored_findings(self, repo: str, since: float, names: Sequence[str], limit: int) -> list[ScoredFinding]:
+        """The newest `limit` findings of the repository's completed check runs named `names`
+        updated since `since`, each with its title (from its stored data)."""
+        q = (select(FindingRow.check_run_id, FindingRow.path, FindingRow.start_line, FindingRow.end_line,
+                    FindingRow.scores, FindingRow.data["title"].as_string())
+             .join(CheckRunRow, CheckRunRow.id == FindingRow.check_run_id)
+             .where(CheckRunRow.repo == repo, CheckRunRow.status == "completed", CheckRunRow.updated_at >= since,
+                    CheckRunRow.name.in_(list(names)))
+             .order_by(FindingRow.id.desc()).limit(limit))
+        with self.db.session() as s:
+            return [(c, p, a, b, dict(sc or {}), t or "") for c, p, a, b, sc, t in s.execute(q)]

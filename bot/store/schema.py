@@ -1,0 +1,170 @@
+"""The App's tables (SQLAlchemy 2 declarative rows), one class per table, and the few values
+their columns share. A column added later is nullable (bot/store/migrations.py).
+
+Tables: deliveries (every webhook, with its payload until it is routed and the retention has
+passed, so none is lost; then only its metadata), jobs (the durable truth behind the queue's
+messages), check_runs (one per repository, check name and head SHA), findings (scores per hunk
+and per comment), published (what people did with a suggestion), the LLM cache (keyed by
+installation, so no tenant can probe another's answers), the LLM usage of each installation per
+UTC day (its daily budget), installations, and qualifications.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from sqlalchemy import JSON, Boolean, Float, ForeignKey, Index, Integer, String, Text, UniqueConstraint
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+
+ACTIVE = ("queued", "running")  # a job's statuses while its work is not over
+UNSENT = 0.0  # a queued job's updated_at while its queue message could not be sent
+
+
+def utc_day(at: float | None = None) -> str:
+    return time.strftime("%Y-%m-%d", time.gmtime(time.time() if at is None else at))
+
+
+class Base(DeclarativeBase):
+    pass
+
+
+class Delivery(Base):
+    __tablename__ = "deliveries"
+    id: Mapped[str] = mapped_column(String(100), primary_key=True)  # X-GitHub-Delivery
+    event: Mapped[str] = mapped_column(String(100))
+    action: Mapped[str | None] = mapped_column(String(100), nullable=True)
+    received_at: Mapped[float] = mapped_column(Float, default=time.time)
+    status: Mapped[str] = mapped_column(String(20), default="received")  # received | routed | ignored
+    jobs: Mapped[int] = mapped_column(Integer, default=0)
+    note: Mapped[str | None] = mapped_column(Text, nullable=True)
+    payload: Mapped[str] = mapped_column(Text)
+
+
+class JobRow(Base):
+    __tablename__ = "jobs"
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    delivery_id: Mapped[str | None] = mapped_column(String(100), nullable=True)
+    kind: Mapped[str] = mapped_column(String(20))
+    repo: Mapped[str] = mapped_column(String(300))
+    pr_number: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    head_sha: Mapped[str | None] = mapped_column(String(64), nullable=True)
+    analyzer: Mapped[str | None] = mapped_column(String(100), nullable=True)
+    spec: Mapped[dict[str, Any]] = mapped_column(JSON)
+    status: Mapped[str] = mapped_column(String(20), default="queued")
+    attempts: Mapped[int] = mapped_column(Integer, default=0)
+    created_at: Mapped[float] = mapped_column(Float, default=time.time)
+    updated_at: Mapped[float] = mapped_column(Float, default=time.time)
+    heartbeat_at: Mapped[float | None] = mapped_column(Float, nullable=True)
+    result: Mapped[str | None] = mapped_column(Text, nullable=True)
+    duration_s: Mapped[float | None] = mapped_column(Float, nullable=True)
+    llm_requests: Mapped[int] = mapped_column(Integer, default=0)
+    llm_tokens: Mapped[int] = mapped_column(Integer, default=0)
+
+    __table_args__ = (Index("ix_jobs_status", "status"), Index("ix_jobs_pr", "repo", "pr_number"))
+
+
+class CheckRunRow(Base):
+    __tablename__ = "check_runs"
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    repo: Mapped[str] = mapped_column(String(300))
+    name: Mapped[str] = mapped_column(String(200))
+    head_sha: Mapped[str] = mapped_column(String(64))
+    github_id: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    pr_number: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    status: Mapped[str] = mapped_column(String(20), default="queued")
+    conclusion: Mapped[str | None] = mapped_column(String(20), nullable=True)
+    scores: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
+    annotations: Mapped[int] = mapped_column(Integer, default=0)
+    updated_at: Mapped[float] = mapped_column(Float, default=time.time)
+
+    __table_args__ = (UniqueConstraint("repo", "name", "head_sha", name="uq_check_run"),)
+
+
+class FindingRow(Base):
+    __tablename__ = "findings"
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    check_run_id: Mapped[int] = mapped_column(ForeignKey("check_runs.id", ondelete="CASCADE"))
+    analyzer: Mapped[str] = mapped_column(String(100))
+    path: Mapped[str | None] = mapped_column(Text, nullable=True)
+    start_line: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    end_line: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    key: Mapped[str] = mapped_column(String(200), default="")
+    comment_id: Mapped[str | None] = mapped_column(String(100), nullable=True)
+    scores: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
+    data: Mapped[dict[str, Any]] = mapped_column(JSON)
+
+
+class CacheRow(Base):
+    __tablename__ = "llm_cache"
+    key: Mapped[str] = mapped_column(String(200), primary_key=True)
+    value: Mapped[str] = mapped_column(Text)
+
+
+class LLMUsageRow(Base):
+    """LLM requests and tokens one installation's jobs used on one UTC day (its daily budget)."""
+
+    __tablename__ = "llm_usage_daily"
+    installation_id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=False)
+    day: Mapped[str] = mapped_column(String(10), primary_key=True)  # YYYY-MM-DD, UTC
+    requests: Mapped[int] = mapped_column(Integer, default=0)
+    tokens: Mapped[int] = mapped_column(Integer, default=0)
+    cache_hits: Mapped[int] = mapped_column(Integer, default=0)  # for /metrics only, never public
+
+
+class Installation(Base):
+    __tablename__ = "installations"
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=False)
+    account: Mapped[str] = mapped_column(String(300), default="")
+    active: Mapped[bool] = mapped_column(Boolean, default=True)
+    updated_at: Mapped[float] = mapped_column(Float, default=time.time)
+
+
+class PublishedRow(Base):
+    """Something rtcbot published that a person can take or leave (a committable suggestion),
+    and what became of it: applied by a later push, its review thread resolved, reactions, the
+    pull request merged (bot/app/feedback.py). One per repository, pull request and marker key."""
+
+    __tablename__ = "published"
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    installation_id: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    repo: Mapped[str] = mapped_column(String(300))
+    pr_number: Mapped[int] = mapped_column(Integer)
+    head_sha: Mapped[str] = mapped_column(String(64))  # the head it was posted on
+    analyzer: Mapped[str] = mapped_column(String(100))
+    kind: Mapped[str] = mapped_column(String(20))  # suggestion | comment
+    key: Mapped[str] = mapped_column(String(64))  # the marker in the comment's body
+    path: Mapped[str] = mapped_column(Text)
+    start_line: Mapped[int] = mapped_column(Integer)
+    end_line: Mapped[int] = mapped_column(Integer)
+    replacement: Mapped[str] = mapped_column(Text, default="")
+    rtc: Mapped[str | None] = mapped_column(String(10), nullable=True)  # pass | fail (Patched RTC)
+    band: Mapped[str | None] = mapped_column(String(20), nullable=True)  # CRScore band of a comment
+    created_at: Mapped[float] = mapped_column(Float, default=time.time)
+    applied_at: Mapped[float | None] = mapped_column(Float, nullable=True)
+    resolved: Mapped[bool | None] = mapped_column(Boolean, nullable=True)
+    thumbs_up: Mapped[int] = mapped_column(Integer, default=0)
+    thumbs_down: Mapped[int] = mapped_column(Integer, default=0)
+    merged: Mapped[bool | None] = mapped_column(Boolean, nullable=True)
+    # at the head it was posted on: the lines it flags, and whether its lines were there already
+    # (None: not known, e.g. rows made before these columns; such a suggestion never counts applied)
+    original: Mapped[str | None] = mapped_column(Text, nullable=True)
+    preexisting: Mapped[bool | None] = mapped_column(Boolean, nullable=True)
+
+    __table_args__ = (UniqueConstraint("repo", "pr_number", "key", name="uq_published"),)
+
+
+class QualificationRow(Base):
+    """`rtcbot qualify --database`'s verdict on one model for one repository (bot/core/qualification.py):
+    the App reads the latest per (repo, model) under `require_qualified: true`."""
+
+    __tablename__ = "qualifications"
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    repo: Mapped[str] = mapped_column(String(300))  # owner/name
+    model: Mapped[str] = mapped_column(String(300))
+    base_url: Mapped[str | None] = mapped_column(Text, nullable=True)  # the endpoint it ran at
+    qualified: Mapped[bool] = mapped_column(Boolean)
+    created_at: Mapped[float] = mapped_column(Float, default=time.time)
+    figures: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)  # RTC, lift, CI, reasons...
+
+    __table_args__ = (Index("ix_qualifications_repo_model", "repo", "model", "created_at"),)
