@@ -30,9 +30,9 @@ from prometheus_client import CollectorRegistry, Counter, Histogram, generate_la
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 from prometheus_client.registry import Collector
 
-from bot.app.jobs import Runtime
+from bot.app import feedback
+from bot.app.jobs import Accepted, Runtime
 from bot.app.queue import describe, ping
-from bot.core.feedback import acceptance
 from bot.core.settings import ServiceSettings, SettingsError, load_settings
 
 log = logging.getLogger(__name__)
@@ -193,83 +193,126 @@ def create_app(settings: ServiceSettings | None = None, *, runtime: Runtime | No
     if not settings.webhook_secret:
         raise SettingsError("no webhook secret: set RTCBOT_WEBHOOK_SECRET (the secret you gave GitHub "
                             "when registering the app); rtcbot will not accept unsigned deliveries")
-    secret: str = settings.webhook_secret
     rt = runtime or Runtime(settings)
     app = Flask("rtcbot", static_folder=None)  # no /static: Flask's default serves the cwd's static/
     app.config["MAX_CONTENT_LENGTH"] = settings.max_body_bytes
     app.extensions["rtcbot"] = rt
+    meters = _Meters(rt)
+    _webhook_route(app, settings, rt, meters)
+    _health_route(app, rt)
+    _stats_route(app, settings, rt, meters)
+    _metrics_route(app, meters)
+    _error_handlers(app, settings, meters)
+    from bot.app.dashboard import register_dashboard
 
-    registry = CollectorRegistry()
-    webhooks = Counter("rtcbot_webhook_requests", "Webhook requests by answer", ["event", "status"], registry=registry)
-    latency = Histogram("rtcbot_webhook_seconds", "Time to answer a webhook", registry=registry,
-                        buckets=(0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10))
-    registry.register(StoreCollector(rt))
-    scraped = scrape_registry(registry, rt)
+    register_dashboard(app, settings, rt.store)  # /dashboard, sign-in with GitHub (docs/dashboard.md)
+    return app
 
-    too_large_message = f"payload over {settings.max_body_bytes:,} bytes"
 
-    def read_body() -> bytes:
-        """The raw body, at most max_body_bytes (TooLarge beyond). With a Content-Length,
-        Werkzeug's stream stops there; a chunked body (no length) is read from the server's
-        de-chunked input (gunicorn and Werkzeug's server say so with wsgi.input_terminated),
-        which Werkzeug's own stream would cut at the limit without a word (its signature then
-        failed: 401 instead of 413)."""
-        environ = request.environ
-        if request.content_length is None and environ.get("wsgi.input_terminated"):
-            stream = environ["wsgi.input"]
-        else:
-            stream = request.stream
-        return read_bounded(stream.read, settings.max_body_bytes)
+class _Meters:
+    """The app's own figures (webhook answers by event and status, time to answer one) and the
+    registry /metrics serves; `answer` is every JSON answer of the app, counted."""
 
-    def answer(status: int, message: str, event: str = "", **extra: Any) -> Response:
-        webhooks.labels(event or "-", str(status)).inc()
+    def __init__(self, rt: Runtime) -> None:
+        registry = CollectorRegistry()
+        self.webhooks = Counter("rtcbot_webhook_requests", "Webhook requests by answer", ["event", "status"],
+                                registry=registry)
+        self.latency = Histogram("rtcbot_webhook_seconds", "Time to answer a webhook", registry=registry,
+                                 buckets=(0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10))
+        registry.register(StoreCollector(rt))
+        self.scraped = scrape_registry(registry, rt)
+
+    def answer(self, status: int, message: str, event: str = "", **extra: Any) -> Response:
+        self.webhooks.labels(event or "-", str(status)).inc()
         resp = jsonify({"message": message, **extra})
         resp.status_code = status
         return resp
+
+
+def _too_large_message(settings: ServiceSettings) -> str:
+    return f"payload over {settings.max_body_bytes:,} bytes"
+
+
+def _read_body(limit: int) -> bytes:
+    """The raw body, at most `limit` bytes (TooLarge beyond). With a Content-Length, Werkzeug's
+    stream stops there; a chunked body (no length) is read from the server's de-chunked input
+    (gunicorn and Werkzeug's server say so with wsgi.input_terminated), which Werkzeug's own
+    stream would cut at the limit without a word (its signature then failed: 401 instead of 413)."""
+    environ = request.environ
+    if request.content_length is None and environ.get("wsgi.input_terminated"):
+        stream = environ["wsgi.input"]
+    else:
+        stream = request.stream
+    return read_bounded(stream.read, limit)
+
+
+def _verified_delivery(settings: ServiceSettings, secret: str, event: str,
+                       meters: _Meters) -> Response | tuple[str, dict[str, Any], str]:
+    """(delivery id, payload, its text) of a signed, well-formed delivery; else the answer that
+    refuses it (413, 401, 400 or 415)."""
+    length = request.content_length
+    if length is not None and length > settings.max_body_bytes:
+        return meters.answer(413, _too_large_message(settings), event)
+    try:
+        body = _read_body(settings.max_body_bytes)
+    except TooLarge:
+        return meters.answer(413, _too_large_message(settings), event)
+    # SHA-256 only: a request that carries only the SHA-1 X-Hub-Signature is refused
+    if not verify_signature(body, request.headers.get("X-Hub-Signature-256"), secret):
+        return meters.answer(401, "missing or wrong X-Hub-Signature-256", event)
+    delivery = request.headers.get("X-GitHub-Delivery", "")
+    if not event or not delivery:
+        return meters.answer(400, "missing X-GitHub-Event or X-GitHub-Delivery", event)
+    try:
+        payload, text = decode_payload(request.headers.get("Content-Type", ""), body)
+    except UnsupportedType:
+        return meters.answer(415, "expected a JSON body (content type application/json)", event)
+    except ValueError as e:  # json.JSONDecodeError and UnicodeDecodeError among them
+        return meters.answer(400, f"malformed body: {e}", event)
+    if not isinstance(payload, dict):
+        return meters.answer(400, "malformed body: expected a JSON object", event)
+    return delivery, payload, text
+
+
+def _accepted_answer(meters: _Meters, event: str, delivery: str, accepted: Accepted) -> Response:
+    """200 for a ping or a delivery that asks for nothing (with the reason), else 202 with the jobs."""
+    if event == "ping":
+        return meters.answer(200, "pong", event, delivery=delivery)
+    if accepted.nothing_to_do:
+        # received and recorded, but nothing to do: a 2xx (GitHub shows it as delivered; a
+        # redelivery would change nothing), with the reason
+        return meters.answer(200, f"received; nothing queued: {accepted.note or 'nothing to do'}", event,
+                             delivery=delivery, jobs=[])
+    if accepted.note:  # its work joined the same work already queued or running
+        return meters.answer(202, f"accepted: {accepted.note}", event, delivery=delivery, jobs=accepted.jobs)
+    return meters.answer(202, "accepted", event, delivery=delivery, jobs=accepted.jobs)
+
+
+def _webhook_route(app: Flask, settings: ServiceSettings, rt: Runtime, meters: _Meters) -> None:
+    """POST /webhook: verify, record with its jobs, enqueue, answer (the module's docstring)."""
+    secret: str = settings.webhook_secret or ""
 
     @app.post("/webhook")
     def webhook() -> Response:
         t0 = time.perf_counter()
         event = request.headers.get("X-GitHub-Event", "")
-        length = request.content_length
-        if length is not None and length > settings.max_body_bytes:
-            return answer(413, too_large_message, event)
-        try:
-            body = read_body()
-        except TooLarge:
-            return answer(413, too_large_message, event)
-        # SHA-256 only: a request that carries only the SHA-1 X-Hub-Signature is refused
-        if not verify_signature(body, request.headers.get("X-Hub-Signature-256"), secret):
-            return answer(401, "missing or wrong X-Hub-Signature-256", event)
-        delivery = request.headers.get("X-GitHub-Delivery", "")
-        if not event or not delivery:
-            return answer(400, "missing X-GitHub-Event or X-GitHub-Delivery", event)
-        try:
-            payload, text = decode_payload(request.headers.get("Content-Type", ""), body)
-        except UnsupportedType:
-            return answer(415, "expected a JSON body (content type application/json)", event)
-        except ValueError as e:  # json.JSONDecodeError and UnicodeDecodeError among them
-            return answer(400, f"malformed body: {e}", event)
-        if not isinstance(payload, dict):
-            return answer(400, "malformed body: expected a JSON object", event)
+        verified = _verified_delivery(settings, secret, event, meters)
+        if isinstance(verified, Response):
+            return verified
+        delivery, payload, text = verified
         try:
             accepted = rt.accept(delivery, event, payload, text)
         except Exception:
             log.exception("could not record delivery %s", delivery)
-            return answer(503, "could not record the delivery; redeliver it", event, delivery=delivery)
+            return meters.answer(503, "could not record the delivery; redeliver it", event, delivery=delivery)
         if accepted is None:
-            return answer(200, "duplicate delivery: already received", event, delivery=delivery)
-        latency.observe(time.perf_counter() - t0)
-        if event == "ping":
-            return answer(200, "pong", event, delivery=delivery)
-        if accepted.nothing_to_do:
-            # received and recorded, but nothing to do: a 2xx (GitHub shows it as delivered; a
-            # redelivery would change nothing), with the reason
-            return answer(200, f"received; nothing queued: {accepted.note or 'nothing to do'}", event,
-                          delivery=delivery, jobs=[])
-        if accepted.note:  # its work joined the same work already queued or running
-            return answer(202, f"accepted: {accepted.note}", event, delivery=delivery, jobs=accepted.jobs)
-        return answer(202, "accepted", event, delivery=delivery, jobs=accepted.jobs)
+            return meters.answer(200, "duplicate delivery: already received", event, delivery=delivery)
+        meters.latency.observe(time.perf_counter() - t0)
+        return _accepted_answer(meters, event, delivery, accepted)
+
+
+def _health_route(app: Flask, rt: Runtime) -> None:
+    """GET /healthz: 200 when the database and the queue answer, else 503 naming which did not."""
 
     @app.get("/healthz")
     def healthz() -> Response:
@@ -288,37 +331,40 @@ def create_app(settings: ServiceSettings | None = None, *, runtime: Runtime | No
         resp.status_code = 200 if ok else 503
         return resp
 
+
+def _stats_route(app: Flask, settings: ServiceSettings, rt: Runtime, meters: _Meters) -> None:
     @app.get("/stats")
     def stats() -> Response:
-        """Acceptance of rtcbot's suggestions (bot/core/feedback.py), for `?repo=owner/name` or all;
+        """Acceptance of rtcbot's suggestions (bot/app/feedback.py), for `?repo=owner/name` or all;
         only with the operator's RTCBOT_STATS_TOKEN (the figures name repositories)."""
         if not settings.stats_token:
-            return answer(404, "not found: set RTCBOT_STATS_TOKEN to serve /stats")
+            return meters.answer(404, "not found: set RTCBOT_STATS_TOKEN to serve /stats")
         given = request.headers.get("Authorization", "")
         if not hmac.compare_digest(given.encode(), f"Bearer {settings.stats_token}".encode()):
-            return answer(401, "a bearer token is required (RTCBOT_STATS_TOKEN)")
+            return meters.answer(401, "a bearer token is required (RTCBOT_STATS_TOKEN)")
         repo = request.args.get("repo") or None
         if repo is not None and (len(repo) > 200 or repo.count("/") != 1):
-            return answer(400, "repo: expected owner/name")
-        data = acceptance(rt.store.published.rows(repo))
+            return meters.answer(400, "repo: expected owner/name")
+        data = feedback.acceptance(feedback.rows(rt.store, repo))
         return jsonify({**data, "repo": repo})
 
+
+def _metrics_route(app: Flask, meters: _Meters) -> None:
     @app.get("/metrics")
     def metrics() -> Response:
-        return Response(generate_latest(scraped), mimetype="text/plain; version=0.0.4")
+        return Response(generate_latest(meters.scraped), mimetype="text/plain; version=0.0.4")
+
+
+def _error_handlers(app: Flask, settings: ServiceSettings, meters: _Meters) -> None:
+    """Flask's own 413 (over MAX_CONTENT_LENGTH) and 400 as the app's JSON answers."""
 
     @app.errorhandler(413)
     def too_large(_e: Any) -> Response:
-        return answer(413, too_large_message)
+        return meters.answer(413, _too_large_message(settings))
 
     @app.errorhandler(400)
     def bad_request(_e: Any) -> Response:
-        return answer(400, "malformed request")
-
-    from bot.app.dashboard import register_dashboard
-
-    register_dashboard(app, settings, rt.store)  # /dashboard, sign-in with GitHub (docs/dashboard.md)
-    return app
+        return meters.answer(400, "malformed request")
 
 
 def wsgi() -> Flask:

@@ -12,21 +12,23 @@ from __future__ import annotations
 import json
 import tempfile
 from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import click
 from rich.console import Console
-from rich.table import Table
 
 from analyzers.autofix import Options, Outcome, Target, apply_all, fix_all, rtc_split, table
 from analyzers.context import Tools
 from analyzers.diff import language_of
-from analyzers.llm import LLMError
-from analyzers.semgrep.scan import SemgrepFailed, SemgrepUnavailable, scan
-from bot.cli.commands._common import plot_option
+from analyzers.llm import LLMClient, LLMError, LLMSettings
+from analyzers.semgrep.scan import ScanResult, SemgrepFailed, SemgrepFinding, SemgrepUnavailable, scan
+from bot.cli.commands._common import figure_table, plot_option, save_plot
 from bot.cli.progress import live
 from bot.core.llm import llm_factory, llm_options, pop_llm_settings
+from reporters.eval_plots import autofix_chart
 
 LANGS = {"python", "javascript", "typescript", "java"}
 
@@ -73,6 +75,84 @@ def fix_groups(outcomes: list[Outcome], opts: Options) -> list[tuple[str, int, i
     return out
 
 
+def scan_texts(texts: dict[str, str], extra_rules: tuple[str, ...]) -> ScanResult:
+    """Semgrep's findings in `texts` (name → text), written to a private temporary folder."""
+    with tempfile.TemporaryDirectory(prefix="rtcbot-eval-autofix-") as tmp:
+        root = Path(tmp)
+        for name, text in texts.items():
+            (root / name).parent.mkdir(parents=True, exist_ok=True)
+            (root / name).write_text(text, encoding="utf-8")
+        return scan(root, list(texts), extra_rules=extra_rules)
+
+
+def chosen(findings: list[SemgrepFinding], max_findings: int | None, per_file: int | None) -> list[SemgrepFinding]:
+    """The findings to fix: the first `per_file` of each file, then the first `max_findings`."""
+    if per_file:
+        kept, seen = [], Counter[str]()
+        for f in findings:
+            seen[f.path] += 1
+            if seen[f.path] <= per_file:
+                kept.append(f)
+        findings = kept
+    return findings[:max_findings] if max_findings else findings
+
+
+@dataclass
+class Run:
+    """One evaluation: the scan before, each finding's outcome, the files with every fix
+    applied and their scan after, and the model that fixed them."""
+
+    before: ScanResult
+    outcomes: list[Outcome]
+    patched: dict[str, str]
+    after: ScanResult
+    llm: LLMClient
+
+
+def fix_and_rescan(texts: dict[str, str], settings: LLMSettings, opts: Options, tools: Tools,
+                   findings: Callable[[list[SemgrepFinding]], list[SemgrepFinding]]) -> Run:
+    """Scan, fix the `findings` chosen of the scan's, apply every fix and scan again."""
+    before = scan_texts(texts, tools.extra_rules)
+    targets = [Target(f, language_of(f.path) or "", texts[f.path]) for f in findings(before.findings)]
+    llm = llm_factory(settings)()
+    with live(lambda: llm.usage) as display:
+        advance = display.step("fixing findings", total=len(targets))
+        outcomes = fix_all(targets, llm, opts, progress=lambda: advance(1), tools=tools)
+    patched = apply_all(outcomes)
+    return Run(before, outcomes, patched, scan_texts(patched, tools.extra_rules), llm)
+
+
+def figures(programs: int, run: Run, opts: Options) -> dict[str, float]:
+    """The paper's table, with the programs scanned and the file-level Fix %."""
+    out: dict[str, float] = {"programs": float(programs),
+                             "programs_with_findings": float(len({f.path for f in run.before.findings}))}
+    out.update(table(run.outcomes, opts))
+    n_before = sum(1 for f in run.before.findings if f.path in run.patched)
+    out["file_fix_pct"] = round(100.0 * (n_before - len(run.after.findings)) / n_before, 1) if n_before else 0.0
+    return out
+
+
+def as_json_text(run: Run, figs: dict[str, float], opts: Options) -> str:
+    return json.dumps({
+        "figures": figs, "usage": run.llm.usage.as_dict(), "model": run.llm.model,
+        "findings": [{
+            "path": o.target.path, "line": o.target.finding.start_line, "rule": o.target.finding.rule_id,
+            "answer": o.answer.kind, "oracle": o.verdict,
+            "rtc": None if opts.rtc_pass(o) is None else bool(opts.rtc_pass(o)),
+            "description": o.description, "diff": o.diff,
+        } for o in run.outcomes],
+    }, indent=2)
+
+
+def table_rows(figs: dict[str, float], usage: dict[str, Any]) -> list[tuple[str, str]]:
+    rows = [(_row_label(key), f"{figs[key]:.1f}" if "pct" in key else str(int(figs[key])))
+            for key in ("programs", "programs_with_findings", "findings", "fix_pct", "rtc_pass_pct",
+                        "fix_pct_rtc_pass", "fix_pct_rtc_fail", "fixes_proposed", "not_vulnerable", "no_fix",
+                        "no_code", "unparsable", "file_fix_pct")]
+    return rows + [("LLM requests", str(usage["requests"])), ("LLM tokens", str(usage["tokens"])),
+                   ("cache hits", str(usage["cache_hits"]))]
+
+
 @click.command("autofix")
 @click.argument("paths", nargs=-1, required=True,
                 type=click.Path(exists=True, path_type=Path))
@@ -100,68 +180,15 @@ def command(paths: tuple[Path, ...], as_json: bool, extra_rules: tuple[str, ...]
     tools = Tools(extra_rules=tuple(extra_rules))  # the person at the terminal is the operator
     texts = {name: f.read_text(encoding="utf-8", errors="replace") for name, f in files.items()}
     try:
-        with tempfile.TemporaryDirectory(prefix="rtcbot-eval-autofix-") as tmp:
-            root = Path(tmp)
-            for name, text in texts.items():
-                (root / name).parent.mkdir(parents=True, exist_ok=True)
-                (root / name).write_text(text, encoding="utf-8")
-            before = scan(root, list(texts), extra_rules=tools.extra_rules)
-        findings = before.findings
-        if per_file:
-            kept, seen = [], Counter[str]()
-            for f in findings:
-                seen[f.path] += 1
-                if seen[f.path] <= per_file:
-                    kept.append(f)
-            findings = kept
-        findings = findings[:max_findings] if max_findings else findings
-        targets = [Target(f, language_of(f.path) or "", texts[f.path]) for f in findings]
-        llm = llm_factory(settings)()
-        with live(lambda: llm.usage) as display:
-            advance = display.step("fixing findings", total=len(targets))
-            outcomes = fix_all(targets, llm, opts, progress=lambda: advance(1), tools=tools)
-        patched = apply_all(outcomes)
-        with tempfile.TemporaryDirectory(prefix="rtcbot-eval-autofix-") as tmp:
-            root = Path(tmp)
-            for name, text in patched.items():
-                (root / name).parent.mkdir(parents=True, exist_ok=True)
-                (root / name).write_text(text, encoding="utf-8")
-            after = scan(root, list(patched), extra_rules=tools.extra_rules)
+        run = fix_and_rescan(texts, settings, opts, tools, lambda found: chosen(found, max_findings, per_file))
     except (SemgrepUnavailable, SemgrepFailed, LLMError) as e:
         raise click.ClickException(str(e)) from None
-    figures: dict[str, float] = {"programs": float(len(files)),
-                                 "programs_with_findings": float(len({f.path for f in before.findings}))}
-    figures.update(table(outcomes, opts))
-    n_before = sum(1 for f in before.findings if f.path in patched)
-    figures["file_fix_pct"] = round(100.0 * (n_before - len(after.findings)) / n_before, 1) if n_before else 0.0
-    usage = llm.usage.as_dict()
-    if plot is not None:
-        from reporters.eval_plots import autofix_chart
-        from reporters.plots import save
-
-        save(autofix_chart(fix_groups(outcomes, opts), f"AutoFix + Patched RTC with {llm.model}" if opts.rtc
-                           else f"AutoFix with {llm.model}, Patched RTC not run"), plot)
+    figs = figures(len(files), run, opts)
+    model = run.llm.model
+    save_plot(plot, lambda: autofix_chart(fix_groups(run.outcomes, opts), f"AutoFix + Patched RTC with {model}"
+                                          if opts.rtc else f"AutoFix with {model}, Patched RTC not run"))
     if as_json:
-        click.echo(json.dumps({
-            "figures": figures, "usage": usage, "model": llm.model,
-            "findings": [{
-                "path": o.target.path, "line": o.target.finding.start_line, "rule": o.target.finding.rule_id,
-                "answer": o.answer.kind, "oracle": o.verdict,
-                "rtc": None if opts.rtc_pass(o) is None else bool(opts.rtc_pass(o)),
-                "description": o.description, "diff": o.diff,
-            } for o in outcomes],
-        }, indent=2))
+        click.echo(as_json_text(run, figs, opts))
         return
-    out = Console(width=100)
-    t = Table(title=f"AutoFix + Patched RTC ({llm.model})")
-    t.add_column("figure")
-    t.add_column("value", justify="right")
-    for key in ("programs", "programs_with_findings", "findings", "fix_pct", "rtc_pass_pct",
-                "fix_pct_rtc_pass", "fix_pct_rtc_fail", "fixes_proposed", "not_vulnerable", "no_fix",
-                "no_code", "unparsable", "file_fix_pct"):
-        v = figures[key]
-        t.add_row(_row_label(key), f"{v:.1f}" if "pct" in key else str(int(v)))
-    t.add_row("LLM requests", str(usage["requests"]))
-    t.add_row("LLM tokens", str(usage["tokens"]))
-    t.add_row("cache hits", str(usage["cache_hits"]))
-    out.print(t)
+    rows = table_rows(figs, run.llm.usage.as_dict())
+    Console(width=100).print(figure_table(f"AutoFix + Patched RTC ({model})", rows))

@@ -14,16 +14,16 @@ from typing import Any
 
 import click
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.table import Table
 
 from analyzers.crscore import score as crs
 from analyzers.crscore.sts import DEFAULT_MODEL, POOLINGS, Embedder, EmbeddingError
 from analyzers.llm import LLMError, LLMSettings
-from bot.cli.commands._common import plot_option, read_jsonl
+from bot.cli.commands._common import bar, options, plot_option, read_jsonl, save_plot
 from bot.cli.commands._datasets import DatasetArgument
 from bot.cli.progress import live
 from bot.core.llm import llm_factory
+from reporters.eval_plots import crscore_chart
 
 SOURCES = ("magicoder", "gpt4o", "human_verified", "generate")
 LANGS = {"py": "python", "java": "java", "js": "javascript"}
@@ -100,34 +100,84 @@ def correlations(pred: list[float], gold: list[float]) -> dict[str, float | int 
 
 def _score_all(embedder: Embedder, items: list[tuple[str, list[str]]], tau: float | None,
                label: str) -> list[crs.Scores]:
-    with Progress(TextColumn(label), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
-                  console=Console(stderr=True), transient=True) as bar:
-        task = bar.add_task("sentences", total=None)
+    with bar(label) as progress_bar:
+        task = progress_bar.add_task("sentences", total=None)
 
         def progress(done: int, total: int) -> None:
-            bar.update(task, completed=done, total=total)
+            progress_bar.update(task, completed=done, total=total)
 
         return crs.score_reviews(embedder, items, tau, progress)
 
 
+def threshold(tau_opt: str, soft: bool | None) -> tuple[float | None, bool]:
+    """(the τ given, soft): a number implies --hard; neither said: soft."""
+    if tau_opt == "auto":
+        return None, True if soft is None else soft
+    try:
+        explicit = float(tau_opt)
+    except ValueError:
+        raise click.BadParameter(f"expected 'auto' or a number, got {tau_opt!r}", param_hint="--tau") from None
+    if soft:
+        raise click.UsageError("--soft takes no threshold; drop --tau or use --hard")
+    return explicit, False
+
+
+def generated_or_none(rows: list[dict[str, Any]], source: str, llm_base_url: str | None,
+                      llm_model: str | None) -> dict[str, list[str]] | None:
+    """With --pseudo-refs generate: each diff's claims from the LLM (generated_refs); else None."""
+    if source != "generate":
+        return None
+    try:
+        return generated_refs(rows, LLMSettings.from_env(base_url=llm_base_url, model=llm_model))
+    except LLMError as e:
+        raise click.ClickException(str(e)) from None
+
+
+def figures(results: list[crs.Scores], scored: list[dict[str, Any]]) -> dict[str, Any]:
+    """Spearman and Kendall of Rel (at the top level), Con and Comp against the human ratings."""
+    out: dict[str, Any] = {}
+    for dim in ("rel", "con", "comp"):
+        corr = correlations([getattr(s, dim) for s in results], [float(r["human"][dim]) for r in scored])
+        if dim == "rel":
+            out.update(corr)
+        else:
+            out[dim] = corr
+    return out
+
+
+def print_table(out: dict[str, Any], dataset: str) -> None:
+    table = Table(title=f"CRScore vs human ratings on {dataset} ({out['n']} reviews)")
+    for col in ("measure", "Spearman", "Kendall"):
+        table.add_column(col, justify="right" if col != "measure" else "left")
+    table.add_row("Rel", str(out["spearman"]), str(out["kendall"]))
+    table.add_row("Con", str(out["con"]["spearman"]), str(out["con"]["kendall"]))
+    table.add_row("Comp", str(out["comp"]["spearman"]), str(out["comp"]["kendall"]))
+    Console().print(table)
+
+
+crscore_options = options(
+    click.option("--pseudo-refs", "source", type=click.Choice(SOURCES), default="magicoder", show_default=True,
+                 help="Claims of the dataset (plus its smells), or generate them with the configured LLM."),
+    click.option("--model", default=DEFAULT_MODEL, show_default=True,
+                 help="sentence-transformers embedding model (installed locally)."),
+    click.option("--pooling", type=click.Choice(POOLINGS), default="tokens", show_default=True,
+                 help="tokens: the paper's stop-word-free token mean; model: the model's own pooling."),
+    click.option("--tau", "tau_opt", default="auto", show_default=True,
+                 help="Threshold: 'auto' (the model's calibrated τ) or a number; a number implies --hard."),
+    click.option("--soft/--hard", default=None,
+                 help="Threshold-free scores (default) or the paper's thresholded ones."),
+    click.option("--calibrate", is_flag=True, help="Print τ by the paper's recipe on the msg rows and exit."),
+    click.option("--json", "as_json", is_flag=True, help="One JSON object on one line."),
+    click.option("--limit", type=click.IntRange(min=1), default=None, help="Only the first N rows."),
+    click.option("--llm-base-url", envvar="RTCBOT_LLM_BASE_URL", default=None, metavar="URL",
+                 help="For --pseudo-refs generate: OpenAI-compatible endpoint (default: embedded model)."),
+    click.option("--llm-model", envvar="RTCBOT_LLM_MODEL", default=None, help="For --pseudo-refs generate."),
+)
+
+
 @click.command("crscore")
 @click.argument("data", type=DatasetArgument("crscore"), metavar="DATASET")
-@click.option("--pseudo-refs", "source", type=click.Choice(SOURCES), default="magicoder", show_default=True,
-              help="Claims of the dataset (plus its smells), or generate them with the configured LLM.")
-@click.option("--model", default=DEFAULT_MODEL, show_default=True,
-              help="sentence-transformers embedding model (installed locally).")
-@click.option("--pooling", type=click.Choice(POOLINGS), default="tokens", show_default=True,
-              help="tokens: the paper's stop-word-free token mean; model: the model's own pooling.")
-@click.option("--tau", "tau_opt", default="auto", show_default=True,
-              help="Threshold: 'auto' (the model's calibrated τ) or a number; a number implies --hard.")
-@click.option("--soft/--hard", default=None,
-              help="Threshold-free scores (default) or the paper's thresholded ones.")
-@click.option("--calibrate", is_flag=True, help="Print τ by the paper's recipe on the msg rows and exit.")
-@click.option("--json", "as_json", is_flag=True, help="One JSON object on one line.")
-@click.option("--limit", type=click.IntRange(min=1), default=None, help="Only the first N rows.")
-@click.option("--llm-base-url", envvar="RTCBOT_LLM_BASE_URL", default=None, metavar="URL",
-              help="For --pseudo-refs generate: OpenAI-compatible endpoint (default: embedded model).")
-@click.option("--llm-model", envvar="RTCBOT_LLM_MODEL", default=None, help="For --pseudo-refs generate.")
+@crscore_options
 @plot_option
 def command(data: Path, source: str, model: str, pooling: str, tau_opt: str, soft: bool | None,
             calibrate: bool, as_json: bool, limit: int | None, llm_base_url: str | None,
@@ -135,34 +185,22 @@ def command(data: Path, source: str, model: str, pooling: str, tau_opt: str, sof
     """Spearman / Kendall of CRScore against the human ratings in DATASET (rows with system != msg).
 
     DATASET: a JSON-lines file, or the bundled `crscore-dev` (see `rtcbot eval --list`)."""
-    explicit_tau: float | None = None
-    if tau_opt != "auto":
-        try:
-            explicit_tau = float(tau_opt)
-        except ValueError:
-            raise click.BadParameter(f"expected 'auto' or a number, got {tau_opt!r}", param_hint="--tau") from None
-        if soft:
-            raise click.UsageError("--soft takes no threshold; drop --tau or use --hard")
-        soft = False
-    if soft is None:
-        soft = True
+    explicit_tau, soft = threshold(tau_opt, soft)
     rows = load_rows(data)[:limit] if limit else load_rows(data)
-    generated = None
-    if source == "generate":
-        try:
-            generated = generated_refs(rows, LLMSettings.from_env(base_url=llm_base_url, model=llm_model))
-        except LLMError as e:
-            raise click.ClickException(str(e)) from None
+    generated = generated_or_none(rows, source, llm_base_url, llm_model)
     embedder = Embedder(model, pooling=pooling)  # type: ignore[arg-type]
     msg = [r for r in rows if r["system"] == "msg"]
     scored = [r for r in rows if r["system"] != "msg"]
+
+    def items(rs: list[dict[str, Any]]) -> list[tuple[str, list[str]]]:
+        return [(str(r["review"]), pseudo_refs_of(r, source, generated)) for r in rs]
+
     try:
         if calibrate or (not soft and explicit_tau is None
                          and crs.tau_for(embedder.model_name, pooling) is None):
             if not msg:
                 raise click.ClickException(f"{data}: no msg rows to calibrate τ on")
-            ref = _score_all(embedder, [(str(r["review"]), pseudo_refs_of(r, source, generated)) for r in msg],
-                             None, "calibrating")
+            ref = _score_all(embedder, items(msg), None, "calibrating")
             calibrated = crs.calibrate_tau([b for s in ref for b in s.sentence_best])
             if calibrate:
                 entry = {crs.tau_key(embedder.model_name, pooling): {"tau": round(calibrated, 4)}}
@@ -177,34 +215,17 @@ def command(data: Path, source: str, model: str, pooling: str, tau_opt: str, sof
             tau = None
         if not scored:
             raise click.ClickException(f"{data}: no rows with system other than msg")
-        results = _score_all(embedder, [(str(r["review"]), pseudo_refs_of(r, source, generated)) for r in scored],
-                             tau, "scoring")
+        results = _score_all(embedder, items(scored), tau, "scoring")
     except EmbeddingError as e:
         raise click.ClickException(str(e)) from None
-    out: dict[str, Any] = {}
-    for dim in ("rel", "con", "comp"):
-        corr = correlations([getattr(s, dim) for s in results], [float(r["human"][dim]) for r in scored])
-        if dim == "rel":
-            out.update(corr)
-        else:
-            out[dim] = corr
+    out = figures(results, scored)
     out.update({"tau": None if tau is None else round(tau, 4), "soft": soft, "model": embedder.model_name,
                 "pooling": pooling, "pseudo_refs": source})
-    if plot is not None:
-        from reporters.eval_plots import crscore_chart
-        from reporters.plots import save
-
-        save(crscore_chart([s.rel for s in results], [float(r["human"]["rel"]) for r in scored],
-                           out["spearman"], out["kendall"], data.name), plot)
+    save_plot(plot, lambda: crscore_chart([s.rel for s in results], [float(r["human"]["rel"]) for r in scored],
+                                          out["spearman"], out["kendall"], data.name))
     if as_json:
         click.echo(json.dumps(out))
         return
-    table = Table(title=f"CRScore vs human ratings on {data.name} ({out['n']} reviews)")
-    for col in ("measure", "Spearman", "Kendall"):
-        table.add_column(col, justify="right" if col != "measure" else "left")
-    table.add_row("Rel", str(out["spearman"]), str(out["kendall"]))
-    table.add_row("Con", str(out["con"]["spearman"]), str(out["con"]["kendall"]))
-    table.add_row("Comp", str(out["comp"]["spearman"]), str(out["comp"]["kendall"]))
-    Console().print(table)
+    print_table(out, data.name)
     variant = "soft (threshold-free)" if soft else f"hard, τ = {tau:.4f}"
     click.echo(f"model {embedder.model_name}, pooling {pooling}, {variant}, pseudo-refs {source}")

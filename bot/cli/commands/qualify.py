@@ -23,20 +23,14 @@ import threading
 import time
 from collections import Counter
 from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
 from rich.console import Console
-from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    Progress,
-    TaskID,
-    TextColumn,
-    TimeRemainingColumn,
-)
+from rich.progress import Progress
 from rich.table import Table
 
 from analyzers.checkout_files import CheckoutFileError, check_writable, split, write_text
@@ -52,8 +46,9 @@ from analyzers.qualify import (
     stratified_sample,
     summarise,
 )
-from bot.cli.commands._common import plot_option
+from bot.cli.commands._common import bar, options, plot_option, save_plot
 from bot.cli.commands._git import git as _git
+from reporters.eval_plots import qualify_chart
 
 if TYPE_CHECKING:
     from bot.store.store import Store
@@ -136,28 +131,29 @@ def app_database(url: str) -> str:
 
 def open_store(url: str) -> Store:
     """The App's store, opened before any model runs (a bad URL fails first, not last)."""
-    from bot.store.db import BadDatabaseURL, DatabaseError
+    from sqlalchemy.exc import ArgumentError, SQLAlchemyError
+
     from bot.store.store import Store
 
     try:
         return Store(url)
-    except (BadDatabaseURL, ValueError) as e:  # the URL itself may hold a password: never echoed
+    except (ArgumentError, ValueError) as e:  # the URL itself may hold a password: never echoed
         raise click.ClickException(f"--database: not a database URL ({type(e).__name__})") from None
-    except (DatabaseError, OSError) as e:
+    except (SQLAlchemyError, OSError) as e:
         raise click.ClickException(f"--database: cannot open it: {type(e).__name__}: "
                                    f"{str(e).splitlines()[0]}") from None
 
 
 def store_results(store: Store, repo: str, results: list[ModelResult], rec: dict[str, Any]) -> None:
     """One row per model in the App's `qualifications` table."""
-    from bot.store.db import DatabaseError
+    from sqlalchemy.exc import SQLAlchemyError
 
     try:
         for r in results:
             figures = {**r.to_dict(), "revisions": rec["revisions"], "date": rec["date"],
                        "thresholds": rec["thresholds"], "seed": rec["seed"]}
-            store.qualifications.save(repo, r.model, r.qualified, figures, base_url=r.base_url)
-    except DatabaseError as e:
+            store.save_qualification(repo, r.model, r.qualified, figures, base_url=r.base_url)
+    except SQLAlchemyError as e:
         raise click.ClickException(f"--database: cannot store the record: {str(e).splitlines()[0]}") from None
     finally:
         store.close()
@@ -270,137 +266,110 @@ def table(rec: dict[str, Any], results: list[ModelResult]) -> Table:
     return t
 
 
-# -- the command -------------------------------------------------------------------------------------
-@click.command("qualify")
-@click.option("--git", "git_range", metavar="BASE..HEAD", default=None, help="The commits to sample (first parents).")
-@click.option("--last", type=click.IntRange(min=1), default=None,
-              help="The last N first-parent commits of HEAD (default 100 when --git is not given).")
-@click.option("--repo", type=click.Path(file_okay=False, path_type=Path), default=Path("."), show_default=True,
-              help="The git checkout.")
-@click.option("--model", "models", multiple=True, metavar="NAME|URL#NAME",
-              help="A model to qualify (repeatable): NAME at --llm-base-url, or URL#NAME. "
-                   "Default: RTCBOT_LLM_MODEL, else the embedded model.")
-@click.option("--llm-base-url", envvar="RTCBOT_LLM_BASE_URL", default=None, metavar="URL",
-              help="OpenAI-compatible endpoint of the NAME models.")
-@click.option("--api-key", envvar=["RTCBOT_LLM_API_KEY", "OPENAI_API_KEY"], default=None, show_envvar=False,
-              help="API key (env RTCBOT_LLM_API_KEY or OPENAI_API_KEY).")
-@click.option("--max-hunks", type=click.IntRange(min=1), default=200, show_default=True,
-              help="Hunks sampled (stratified by language and hunk size).")
-@click.option("--seed", type=click.IntRange(min=0), default=1234, show_default=True,
-              help="Sampling and bootstrap seed.")
-@click.option("--min-lift-lower", type=float, default=0.0, show_default=True,
-              help="A model qualifies when lift's 95% lower bound is above this.")
-@click.option("--min-rtc", type=click.FloatRange(0, 1), default=None, help="…and its mean RTC is at least this.")
-@click.option("--price-per-1k", "prices", multiple=True, metavar="PRICE|MODEL=PRICE",
-              help="Price per 1000 tokens, for every model or one (repeatable): adds cost.")
-@click.option("--max-requests", type=click.IntRange(min=1), default=None, help="Request budget per model.")
-@click.option("--max-tokens", "max_tokens_total", type=click.IntRange(min=1), default=None,
-              help="Token budget per model.")
-@click.option("--concurrency", type=click.IntRange(min=1, max=64), default=4, show_default=True)
-@click.option("--no-cache", is_flag=True, help="Do not read or write the LLM cache.")
-@click.option("--format", "fmt", type=click.Choice(["text", "json", "markdown"]), default="text", show_default=True)
-@click.option("--json", "as_json", is_flag=True, help="Same as --format json (one line).")
-@click.option("--output", type=click.Path(dir_okay=False, path_type=Path), default=None,
-              help="The qualification record (default: .rtcbot/qualification.json in --repo).")
-@click.option("--database", "database_url", metavar="URL", default=None,
-              help="Also store each model's verdict in the GitHub App's database (a SQLAlchemy URL; "
-                   "`--database app` uses the App's DATABASE_URL / RTCBOT_DATABASE_URL), where the App "
-                   "reads it under `require_qualified: true`.")
-@click.option("--repo-name", default=None, metavar="OWNER/NAME",
-              help="The repository's name on GitHub for --database (default: from the origin remote).")
-@plot_option
-def command(git_range: str | None, last: int | None, repo: Path, models: tuple[str, ...], llm_base_url: str | None,
-            api_key: str | None, max_hunks: int, seed: int, min_lift_lower: float, min_rtc: float | None,
-            prices: tuple[str, ...], max_requests: int | None, max_tokens_total: int | None, concurrency: int,
-            no_cache: bool, fmt: str, as_json: bool, output: Path | None, database_url: str | None,
-            repo_name: str | None, plot: Path | None) -> None:
-    """Qualify models on this repository's own history with EditingRTC.
-
-    Exit 0 when at least one model qualifies, 1 when none does."""
-    if git_range is not None and last is not None:
-        raise click.UsageError("give either --git BASE..HEAD or --last N")
-    if not repo.is_dir():
-        raise click.ClickException(f"--repo {repo}: no such directory")
-    fmt = "json" if as_json else fmt
+# -- the run -----------------------------------------------------------------------------------------
+def record_file(repo: Path, output: Path | None) -> tuple[Path, str, str]:
+    """(root, path under it, the option to name in an error) of the record; refused now, when
+    a link stands in its place, before spending on the run."""
     root, rel = split(output) if output is not None else (repo, RECORD_PATH.as_posix())
-    try:  # the record is written after the run: refuse a link in its place before spending on it
+    hint = "--output" if output is not None else "--repo"
+    try:
         check_writable(root, rel)
     except CheckoutFileError as e:
-        raise click.BadParameter(str(e), param_hint="--output" if output is not None else "--repo") from None
-    owner_name, store = None, None
-    if database_url is not None:
-        owner_name = repo_name or github_name(repository_name(repo))
-        if owner_name is None or not OWNER_NAME.fullmatch(owner_name):
-            raise click.BadParameter(f"{owner_name or repository_name(repo)!r} is not a GitHub OWNER/NAME "
-                                     "(give --repo-name)", param_hint="--repo-name")
-        store = open_store(app_database(database_url))
-    default_price, prices_by_model = parse_prices(prices)
-    specs: list[tuple[str | None, str | None]] = ([parse_model(m, llm_base_url) for m in models]
-                                                  or [(llm_base_url, None)])
-    thresholds = Thresholds(min_lift_lower=min_lift_lower, min_rtc=min_rtc)
-    cfg = EditingRTCConfig()
+        raise click.BadParameter(str(e), param_hint=hint) from None
+    return root, rel, hint
 
-    history = commits(repo, git_range, last or 100)
-    if not history:
-        raise click.ClickException(f"no commits in {git_range or 'HEAD'}")
-    pool = candidates(repo, history, cfg.max_hunk_chars)
-    if not pool:
-        raise click.ClickException(f"no code hunks to score in {len(history)} commit(s)")
-    sample = stratified_sample(pool, max_hunks, seed)
-    revisions = git_range or f"last {len(history)} first-parent commits of {history[0][0][:12]}"
 
-    err = Console(stderr=True)
-    results: list[ModelResult] = []
-    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
-                  console=err, disable=not err.is_terminal, transient=True) as bar:
-        for url, name in specs:
-            settings = LLMSettings.from_env(base_url=url, model=name, api_key=api_key, max_requests=max_requests,
-                                            max_tokens_total=max_tokens_total, max_concurrency=concurrency)
-            if no_cache:
-                settings.cache_path = None
-            label = name or settings.model or "embedded"
-            task = bar.add_task(label, total=len(sample))
-
-            def advance(t: TaskID = task) -> None:
-                bar.advance(t)
-
-            t0 = time.monotonic()
-            try:
-                from analyzers.local_llm import client_from_settings
-
-                llm = client_from_settings(settings)
-                label = name or llm.model
-                scores, cut, share = qualify_model(llm, sample, EditingRTC(cfg), advance)
-            except LLMError as e:
-                res = ModelResult(label, url)
-                res.reasons = [str(e)]
-                results.append(res)
-                continue
-            price = prices_by_model.get(label, default_price)
-            res = summarise(label, llm.base_url if url else None, scores, seed=seed,
-                            requests=llm.usage.requests, tokens=llm.usage.tokens,
-                            cache_hits=llm.usage.cache_hits, wall_s=time.monotonic() - t0,
-                            price_per_1k=price, not_scored=cut, format_share=share)
-            results.append(judge(res, thresholds))
-
-    rec = record(results, repository=repository_name(repo), revisions=revisions,
-                 date=datetime.now(UTC).isoformat(timespec="seconds"), hunks_available=len(pool),
-                 thresholds=thresholds, seed=seed)
-    try:  # never through a link the repository committed (analyzers/checkout_files.py)
-        target = write_text(root, rel, json.dumps(rec, indent=2, ensure_ascii=False) + "\n")
+def write_record(root: Path, rel: str, hint: str, rec: dict[str, Any]) -> Path:
+    """The record written, never through a link the repository committed (analyzers/checkout_files.py)."""
+    try:
+        return write_text(root, rel, json.dumps(rec, indent=2, ensure_ascii=False) + "\n")
     except CheckoutFileError as e:
-        raise click.BadParameter(str(e), param_hint="--output" if output is not None else "--repo") from None
+        raise click.BadParameter(str(e), param_hint=hint) from None
     except OSError as e:
         raise click.ClickException(f"cannot write {root / rel}: {e.strerror}") from None
-    if plot is not None:
-        from reporters.eval_plots import qualify_chart
-        from reporters.plots import save
 
-        save(qualify_chart([(r.model, r.lift, r.lift_low, r.lift_high, r.qualified) for r in results],
-                           thresholds.min_lift_lower, str(rec.get("repository") or repo.name), len(sample)), plot)
-    if store is not None and owner_name is not None:
-        store_results(store, owner_name, results, rec)
-        click.echo(f"stored in the App's database for {owner_name}", err=True)
+
+def app_store(database_url: str | None, repo_name: str | None, repo: Path) -> tuple[str, Store] | None:
+    """With --database: (the repository's OWNER/NAME, the App's store), checked before any model runs."""
+    if database_url is None:
+        return None
+    owner_name = repo_name or github_name(repository_name(repo))
+    if owner_name is None or not OWNER_NAME.fullmatch(owner_name):
+        raise click.BadParameter(f"{owner_name or repository_name(repo)!r} is not a GitHub OWNER/NAME "
+                                 "(give --repo-name)", param_hint="--repo-name")
+    return owner_name, open_store(app_database(database_url))
+
+
+def sample_history(repo: Path, git_range: str | None, last: int, max_hunks: int, seed: int,
+                   max_hunk_chars: int) -> tuple[str, int, list[Candidate]]:
+    """(the revisions in words, the hunks available, the stratified sample of them)."""
+    history = commits(repo, git_range, last)
+    if not history:
+        raise click.ClickException(f"no commits in {git_range or 'HEAD'}")
+    pool = candidates(repo, history, max_hunk_chars)
+    if not pool:
+        raise click.ClickException(f"no code hunks to score in {len(history)} commit(s)")
+    revisions = git_range or f"last {len(history)} first-parent commits of {history[0][0][:12]}"
+    return revisions, len(pool), stratified_sample(pool, max_hunks, seed)
+
+
+@dataclass(frozen=True)
+class Trial:
+    """The same test for every model: the sampled hunks, EditingRTC's settings, the thresholds,
+    the seed, the prices, and how the models are asked (key, budget per model, cache)."""
+
+    sample: list[Candidate]
+    cfg: EditingRTCConfig
+    thresholds: Thresholds
+    seed: int
+    prices: tuple[float | None, dict[str, float]]
+    api_key: str | None
+    max_requests: int | None
+    max_tokens_total: int | None
+    concurrency: int
+    no_cache: bool
+
+    def settings(self, url: str | None, name: str | None) -> LLMSettings:
+        settings = LLMSettings.from_env(base_url=url, model=name, api_key=self.api_key,
+                                        max_requests=self.max_requests, max_tokens_total=self.max_tokens_total,
+                                        max_concurrency=self.concurrency)
+        if self.no_cache:
+            settings.cache_path = None
+        return settings
+
+
+def qualify_one(trial: Trial, url: str | None, name: str | None, bar_: Progress) -> ModelResult:
+    """One model's figures and verdict on the trial (an LLM that fails is a result with its reason)."""
+    settings = trial.settings(url, name)
+    label = name or settings.model or "embedded"
+    task = bar_.add_task(label, total=len(trial.sample))
+    t0 = time.monotonic()
+    try:
+        from analyzers.local_llm import client_from_settings
+
+        llm = client_from_settings(settings)
+        label = name or llm.model
+        scores, cut, share = qualify_model(llm, trial.sample, EditingRTC(trial.cfg), lambda: bar_.advance(task))
+    except LLMError as e:
+        res = ModelResult(label, url)
+        res.reasons = [str(e)]
+        return res
+    default_price, prices_by_model = trial.prices
+    res = summarise(label, llm.base_url if url else None, scores, seed=trial.seed,
+                    requests=llm.usage.requests, tokens=llm.usage.tokens,
+                    cache_hits=llm.usage.cache_hits, wall_s=time.monotonic() - t0,
+                    price_per_1k=prices_by_model.get(label, default_price), not_scored=cut, format_share=share)
+    return judge(res, trial.thresholds)
+
+
+def qualify_all(trial: Trial, specs: list[tuple[str | None, str | None]]) -> list[ModelResult]:
+    err = Console(stderr=True)
+    with bar("{task.description}", err, disable=not err.is_terminal) as progress:
+        return [qualify_one(trial, url, name, progress) for url, name in specs]
+
+
+def print_results(fmt: str, rec: dict[str, Any], results: list[ModelResult]) -> None:
+    """The record as JSON, Markdown or a table with each verdict; notes of budgets spent on stderr."""
     if fmt == "json":
         click.echo(json.dumps(rec, ensure_ascii=False))
     elif fmt == "markdown":
@@ -415,5 +384,88 @@ def command(git_range: str | None, last: int | None, repo: Path, models: tuple[s
     for r in results:
         if r.not_scored:
             click.echo(f"note: {r.model}: {r.not_scored} sampled hunk(s) not scored (budget spent)", err=True)
+
+
+# -- the command -------------------------------------------------------------------------------------
+qualify_options = options(
+    click.option("--git", "git_range", metavar="BASE..HEAD", default=None,
+                 help="The commits to sample (first parents)."),
+    click.option("--last", type=click.IntRange(min=1), default=None,
+                 help="The last N first-parent commits of HEAD (default 100 when --git is not given)."),
+    click.option("--repo", type=click.Path(file_okay=False, path_type=Path), default=Path("."), show_default=True,
+                 help="The git checkout."),
+    click.option("--model", "models", multiple=True, metavar="NAME|URL#NAME",
+                 help="A model to qualify (repeatable): NAME at --llm-base-url, or URL#NAME. "
+                      "Default: RTCBOT_LLM_MODEL, else the embedded model."),
+    click.option("--llm-base-url", envvar="RTCBOT_LLM_BASE_URL", default=None, metavar="URL",
+                 help="OpenAI-compatible endpoint of the NAME models."),
+    click.option("--api-key", envvar=["RTCBOT_LLM_API_KEY", "OPENAI_API_KEY"], default=None, show_envvar=False,
+                 help="API key (env RTCBOT_LLM_API_KEY or OPENAI_API_KEY)."),
+    click.option("--max-hunks", type=click.IntRange(min=1), default=200, show_default=True,
+                 help="Hunks sampled (stratified by language and hunk size)."),
+    click.option("--seed", type=click.IntRange(min=0), default=1234, show_default=True,
+                 help="Sampling and bootstrap seed."),
+    click.option("--min-lift-lower", type=float, default=0.0, show_default=True,
+                 help="A model qualifies when lift's 95% lower bound is above this."),
+    click.option("--min-rtc", type=click.FloatRange(0, 1), default=None, help="…and its mean RTC is at least this."),
+    click.option("--price-per-1k", "prices", multiple=True, metavar="PRICE|MODEL=PRICE",
+                 help="Price per 1000 tokens, for every model or one (repeatable): adds cost."),
+    click.option("--max-requests", type=click.IntRange(min=1), default=None, help="Request budget per model."),
+    click.option("--max-tokens", "max_tokens_total", type=click.IntRange(min=1), default=None,
+                 help="Token budget per model."),
+    click.option("--concurrency", type=click.IntRange(min=1, max=64), default=4, show_default=True),
+    click.option("--no-cache", is_flag=True, help="Do not read or write the LLM cache."),
+    click.option("--format", "fmt", type=click.Choice(["text", "json", "markdown"]), default="text",
+                 show_default=True),
+    click.option("--json", "as_json", is_flag=True, help="Same as --format json (one line)."),
+    click.option("--output", type=click.Path(dir_okay=False, path_type=Path), default=None,
+                 help="The qualification record (default: .rtcbot/qualification.json in --repo)."),
+    click.option("--database", "database_url", metavar="URL", default=None,
+                 help="Also store each model's verdict in the GitHub App's database (a SQLAlchemy URL; "
+                      "`--database app` uses the App's DATABASE_URL / RTCBOT_DATABASE_URL), where the App "
+                      "reads it under `require_qualified: true`."),
+    click.option("--repo-name", default=None, metavar="OWNER/NAME",
+                 help="The repository's name on GitHub for --database (default: from the origin remote)."),
+)
+
+
+@click.command("qualify")
+@qualify_options
+@plot_option
+def command(git_range: str | None, last: int | None, repo: Path, models: tuple[str, ...], llm_base_url: str | None,
+            api_key: str | None, max_hunks: int, seed: int, min_lift_lower: float, min_rtc: float | None,
+            prices: tuple[str, ...], max_requests: int | None, max_tokens_total: int | None, concurrency: int,
+            no_cache: bool, fmt: str, as_json: bool, output: Path | None, database_url: str | None,
+            repo_name: str | None, plot: Path | None) -> None:
+    """Qualify models on this repository's own history with EditingRTC.
+
+    Exit 0 when at least one model qualifies, 1 when none does."""
+    if git_range is not None and last is not None:
+        raise click.UsageError("give either --git BASE..HEAD or --last N")
+    if not repo.is_dir():
+        raise click.ClickException(f"--repo {repo}: no such directory")
+    root, rel, hint = record_file(repo, output)
+    app = app_store(database_url, repo_name, repo)
+    price_list = parse_prices(prices)
+    specs: list[tuple[str | None, str | None]] = ([parse_model(m, llm_base_url) for m in models]
+                                                  or [(llm_base_url, None)])
+    thresholds = Thresholds(min_lift_lower=min_lift_lower, min_rtc=min_rtc)
+    cfg = EditingRTCConfig()
+    revisions, available, sample = sample_history(repo, git_range, last or 100, max_hunks, seed, cfg.max_hunk_chars)
+    trial = Trial(sample, cfg, thresholds, seed, price_list, api_key, max_requests, max_tokens_total, concurrency,
+                  no_cache)
+    results = qualify_all(trial, specs)
+    rec = record(results, repository=repository_name(repo), revisions=revisions,
+                 date=datetime.now(UTC).isoformat(timespec="seconds"), hunks_available=available,
+                 thresholds=thresholds, seed=seed)
+    target = write_record(root, rel, hint, rec)
+    save_plot(plot, lambda: qualify_chart([(r.model, r.lift, r.lift_low, r.lift_high, r.qualified) for r in results],
+                                          thresholds.min_lift_lower, str(rec.get("repository") or repo.name),
+                                          len(sample)))
+    if app is not None:
+        owner_name, store = app
+        store_results(store, owner_name, results, rec)
+        click.echo(f"stored in the App's database for {owner_name}", err=True)
+    print_results("json" if as_json else fmt, rec, results)
     click.echo(f"record: {target}", err=True)
     sys.exit(0 if rec["cheapest_qualified"] else 1)
