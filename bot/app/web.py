@@ -30,9 +30,9 @@ from prometheus_client import CollectorRegistry, Counter, Histogram, generate_la
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 from prometheus_client.registry import Collector
 
-from bot.app import feedback
 from bot.app.jobs import Accepted, Runtime
 from bot.app.queue import describe, ping
+from bot.core.feedback import acceptance
 from bot.core.settings import ServiceSettings, SettingsError, load_settings
 
 log = logging.getLogger(__name__)
@@ -335,7 +335,7 @@ def _health_route(app: Flask, rt: Runtime) -> None:
 def _stats_route(app: Flask, settings: ServiceSettings, rt: Runtime, meters: _Meters) -> None:
     @app.get("/stats")
     def stats() -> Response:
-        """Acceptance of rtcbot's suggestions (bot/app/feedback.py), for `?repo=owner/name` or all;
+        """Acceptance of rtcbot's suggestions (bot/core/feedback.py), for `?repo=owner/name` or all;
         only with the operator's RTCBOT_STATS_TOKEN (the figures name repositories)."""
         if not settings.stats_token:
             return meters.answer(404, "not found: set RTCBOT_STATS_TOKEN to serve /stats")
@@ -345,7 +345,7 @@ def _stats_route(app: Flask, settings: ServiceSettings, rt: Runtime, meters: _Me
         repo = request.args.get("repo") or None
         if repo is not None and (len(repo) > 200 or repo.count("/") != 1):
             return meters.answer(400, "repo: expected owner/name")
-        data = feedback.acceptance(feedback.rows(rt.store, repo))
+        data = acceptance(rt.store.published.rows(repo))
         return jsonify({**data, "repo": repo})
 
 

@@ -131,29 +131,28 @@ def app_database(url: str) -> str:
 
 def open_store(url: str) -> Store:
     """The App's store, opened before any model runs (a bad URL fails first, not last)."""
-    from sqlalchemy.exc import ArgumentError, SQLAlchemyError
-
+    from bot.store.db import BadDatabaseURL, DatabaseError
     from bot.store.store import Store
 
     try:
         return Store(url)
-    except (ArgumentError, ValueError) as e:  # the URL itself may hold a password: never echoed
+    except (BadDatabaseURL, ValueError) as e:  # the URL itself may hold a password: never echoed
         raise click.ClickException(f"--database: not a database URL ({type(e).__name__})") from None
-    except (SQLAlchemyError, OSError) as e:
+    except (DatabaseError, OSError) as e:
         raise click.ClickException(f"--database: cannot open it: {type(e).__name__}: "
                                    f"{str(e).splitlines()[0]}") from None
 
 
 def store_results(store: Store, repo: str, results: list[ModelResult], rec: dict[str, Any]) -> None:
     """One row per model in the App's `qualifications` table."""
-    from sqlalchemy.exc import SQLAlchemyError
+    from bot.store.db import DatabaseError
 
     try:
         for r in results:
             figures = {**r.to_dict(), "revisions": rec["revisions"], "date": rec["date"],
                        "thresholds": rec["thresholds"], "seed": rec["seed"]}
-            store.save_qualification(repo, r.model, r.qualified, figures, base_url=r.base_url)
-    except SQLAlchemyError as e:
+            store.qualifications.save(repo, r.model, r.qualified, figures, base_url=r.base_url)
+    except DatabaseError as e:
         raise click.ClickException(f"--database: cannot store the record: {str(e).splitlines()[0]}") from None
     finally:
         store.close()
