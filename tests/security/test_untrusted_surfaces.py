@@ -24,13 +24,12 @@ from urllib.parse import urlsplit
 import pytest
 from click.testing import CliRunner
 
-from bot.app.dashboard.figures import EDITING_RTC
 from bot.app.jobs import Runtime
 from bot.app.web import create_app
 from bot.entry import main
 from bot.store.schema import CheckRunRow, FindingRow
 from tests.bot.app_support import deliver, drain, make_settings, serve
-from tests.bot.dashboard.support import dashboard_settings, sign_in
+from tests.bot.dashboard.support import EDITING_RTC, dashboard_settings, sign_in
 from tests.bot.test_action import EVENT, TOKEN, run_action
 from tests.fakes.github_server import FakeGitHub
 from tests.fakes.llm_server import ScriptedLLM, last_user_text
