@@ -241,7 +241,7 @@ def oracle(outcomes: Sequence[Outcome], opts: Options, tools: Tools | None = Non
                 targets.append(variants[i])
             except (ValueError, OSError) as e:
                 o.verdict, o.error = "not fixed", f"the fix could not be checked: {e}"
-        result = (scan(root, targets, extra_rules=tools.extra_rules, semgrep=tools.semgrep,
+        result = (scan(root, targets, extra_rules=tools.extra_rules, semgrep=tools.semgrep, engine=tools.semgrep_engine,
                        max_target_bytes=tools.semgrep_max_target_bytes) if targets else ScanResult())
     # the original's own findings, re-keyed to the original path, are the baseline
     for i, o in enumerate(todo):
@@ -468,7 +468,7 @@ def _scan_files(texts: dict[str, str], tools: Tools, report: AnalyzerReport) -> 
                 report.skipped.append(Skipped(path, f"cannot be scanned: {e}"))
                 del texts[path]
         return scan(root, list(texts), extra_rules=tools.extra_rules, semgrep=tools.semgrep,
-                    max_target_bytes=tools.semgrep_max_target_bytes)
+                    engine=tools.semgrep_engine, max_target_bytes=tools.semgrep_max_target_bytes)
 
 
 def _note_unscanned(result: ScanResult, from_hunks: Sequence[str], report: AnalyzerReport) -> None:

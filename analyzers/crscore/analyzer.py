@@ -141,13 +141,13 @@ def pre_embed(model: str, pooling: str, reviews: list[str], smells: list[str]) -
         pass
 
 
-def warm_up() -> None:
+def warm_up(pmd_server: str = "auto") -> None:
     """Load the default embedding model and start the PMD server: a long-lived process (a
     worker) pays each once at start, not in its first pull request."""
     from analyzers.crscore.smells import pmd
 
     shared_embedder().embed(["warm up"])
-    pmd.warm_up()
+    pmd.warm_up(pmd_server)
 
 
 MAX_UNREVIEWED = 10  # pseudo-references listed as unreviewed per report; more are counted
@@ -322,7 +322,7 @@ class CRScoreAnalyzer:
         """Set each unit's smell sentences; the notes on what could not be looked at."""
         texts = files_at_head(ctx, [u.file.path for u in units])
         plan = SmellPlan.of(units, texts)
-        reports = detect_many(plan.sources)
+        reports = detect_many(plan.sources, ctx.tools.pmd_server)
         reasons: set[str] = set()
         for unit in units:
             found = plan.on_unit(unit, reports)

@@ -11,7 +11,7 @@ Semgrep's native command line (osemgrep, `--experimental`) runs the same engine 
 rules and writes the same JSON, but starts in about a quarter of the time of the Python one
 (which spends ~2 s importing itself and re-parsing the rules on every run). It is the default;
 where it gives no JSON (an old semgrep without it), the scan is run again the classic way.
-RTCBOT_SEMGREP_ENGINE=python always uses the classic command line.
+`engine="python"` (the operator's RTCBOT_SEMGREP_ENGINE=python) always uses the classic one.
 
 Gates that hold: every target is either scanned or listed in `ScanResult.skipped` with the
 reason (Semgrep's own `paths.skipped`, such as the size limit, or "not scanned" for one it
@@ -62,13 +62,10 @@ class SemgrepFailed(RuntimeError):
 
 
 def find_semgrep(explicit: str | os.PathLike[str] | None = None) -> str | None:
-    """The semgrep to run: `explicit` (the operator's), else $RTCBOT_SEMGREP, else `semgrep`.
-    A name is looked up only on the tool PATH (our interpreter's folder, then the system's),
-    a path must be absolute: never a program found relative to the folder we are in."""
-    for candidate in (explicit, os.environ.get("RTCBOT_SEMGREP")):
-        if candidate:
-            return _executable(os.fspath(candidate))
-    return _executable("semgrep")
+    """The semgrep to run: `explicit` (the operator's: `Tools.semgrep`, RTCBOT_SEMGREP), else
+    `semgrep`. A name is looked up only on the tool PATH (our interpreter's folder, then the
+    system's), a path must be absolute: never a program found relative to the folder we are in."""
+    return _executable(os.fspath(explicit) if explicit else "semgrep")
 
 
 def _executable(name: str) -> str | None:
@@ -199,9 +196,9 @@ def rule_configs(extra: Sequence[str | os.PathLike[str]] = ()) -> list[Path]:
     return configs
 
 
-def engines() -> list[tuple[str, ...]]:
-    """The command lines to try, in order: native then classic, or only classic."""
-    if os.environ.get("RTCBOT_SEMGREP_ENGINE", "").strip().lower() == "python":
+def engines(engine: str = "auto") -> list[tuple[str, ...]]:
+    """The command lines to try, in order: native then classic, or (`python`) only classic."""
+    if engine == "python":
         return [()]
     return [NATIVE_FLAGS, ()]
 
@@ -239,10 +236,11 @@ def scan(
     semgrep: str | None = None,
     timeout: float = 600.0,
     max_target_bytes: int | None = None,
+    engine: str = "auto",
 ) -> ScanResult:
     """Scan exactly `targets` (paths relative to `root`), in batches, within `timeout` seconds
-    in all; a file over `max_target_bytes` (None: MAX_TARGET_BYTES) is skipped, with why.
-    Raises SemgrepUnavailable / SemgrepFailed."""
+    in all; a file over `max_target_bytes` (None: MAX_TARGET_BYTES) is skipped, with why;
+    `engine`: see `engines`. Raises SemgrepUnavailable / SemgrepFailed."""
     max_target_bytes = max_target_bytes or MAX_TARGET_BYTES
     exe = find_semgrep(semgrep)
     if exe is None:
@@ -254,7 +252,7 @@ def scan(
         return ScanResult()
     configs = rule_configs(extra_rules)
     deadline = time.monotonic() + timeout
-    todo = engines()
+    todo = engines(engine)
     total = ScanResult(targets=targets)
     for batch in batches(targets):
         result = _scan_batch(exe, configs, batch, root, deadline, timeout, todo,

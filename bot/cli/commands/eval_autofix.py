@@ -28,6 +28,7 @@ from analyzers.semgrep.scan import ScanResult, SemgrepFailed, SemgrepFinding, Se
 from bot.cli.commands._common import figure_table, plot_option, save_plot
 from bot.cli.progress import live
 from bot.core.llm import llm_factory, llm_options, pop_llm_settings
+from bot.core.settings import load_tools
 from reporters.eval_plots import autofix_chart
 
 LANGS = {"python", "javascript", "typescript", "java"}
@@ -75,14 +76,15 @@ def fix_groups(outcomes: list[Outcome], opts: Options) -> list[tuple[str, int, i
     return out
 
 
-def scan_texts(texts: dict[str, str], extra_rules: tuple[str, ...]) -> ScanResult:
+def scan_texts(texts: dict[str, str], tools: Tools) -> ScanResult:
     """Semgrep's findings in `texts` (name → text), written to a private temporary folder."""
     with tempfile.TemporaryDirectory(prefix="rtcbot-eval-autofix-") as tmp:
         root = Path(tmp)
         for name, text in texts.items():
             (root / name).parent.mkdir(parents=True, exist_ok=True)
             (root / name).write_text(text, encoding="utf-8")
-        return scan(root, list(texts), extra_rules=extra_rules)
+        return scan(root, list(texts), extra_rules=tools.extra_rules, semgrep=tools.semgrep,
+                    engine=tools.semgrep_engine)
 
 
 def chosen(findings: list[SemgrepFinding], max_findings: int | None, per_file: int | None) -> list[SemgrepFinding]:
@@ -112,14 +114,14 @@ class Run:
 def fix_and_rescan(texts: dict[str, str], settings: LLMSettings, opts: Options, tools: Tools,
                    findings: Callable[[list[SemgrepFinding]], list[SemgrepFinding]]) -> Run:
     """Scan, fix the `findings` chosen of the scan's, apply every fix and scan again."""
-    before = scan_texts(texts, tools.extra_rules)
+    before = scan_texts(texts, tools)
     targets = [Target(f, language_of(f.path) or "", texts[f.path]) for f in findings(before.findings)]
     llm = llm_factory(settings)()
     with live(lambda: llm.usage) as display:
         advance = display.step("fixing findings", total=len(targets))
         outcomes = fix_all(targets, llm, opts, progress=lambda: advance(1), tools=tools)
     patched = apply_all(outcomes)
-    return Run(before, outcomes, patched, scan_texts(patched, tools.extra_rules), llm)
+    return Run(before, outcomes, patched, scan_texts(patched, tools), llm)
 
 
 def figures(programs: int, run: Run, opts: Options) -> dict[str, float]:
@@ -177,7 +179,7 @@ def command(paths: tuple[Path, ...], as_json: bool, extra_rules: tuple[str, ...]
     if not files:
         raise click.ClickException("no Python, JavaScript or Java files in the given paths")
     opts = Options(rtc=not no_rtc, rtc_match=rtc_match)  # type: ignore[arg-type]
-    tools = Tools(extra_rules=tuple(extra_rules))  # the person at the terminal is the operator
+    tools = load_tools(semgrep_rules=list(extra_rules))  # the operator's tools, --rules as the rule files
     texts = {name: f.read_text(encoding="utf-8", errors="replace") for name, f in files.items()}
     try:
         run = fix_and_rescan(texts, settings, opts, tools, lambda found: chosen(found, max_findings, per_file))

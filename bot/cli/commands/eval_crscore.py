@@ -23,6 +23,7 @@ from bot.cli.commands._common import bar, options, plot_option, read_jsonl, save
 from bot.cli.commands._datasets import DatasetArgument
 from bot.cli.progress import live
 from bot.core.llm import llm_factory
+from bot.core.settings import llm_settings
 from reporters.eval_plots import crscore_chart
 
 SOURCES = ("magicoder", "gpt4o", "human_verified", "generate")
@@ -128,7 +129,7 @@ def generated_or_none(rows: list[dict[str, Any]], source: str, llm_base_url: str
     if source != "generate":
         return None
     try:
-        return generated_refs(rows, LLMSettings.from_env(base_url=llm_base_url, model=llm_model))
+        return generated_refs(rows, llm_settings(base_url=llm_base_url, model=llm_model))
     except LLMError as e:
         raise click.ClickException(str(e)) from None
 

@@ -48,6 +48,7 @@ from analyzers.qualify import (
 )
 from bot.cli.commands._common import bar, options, plot_option, save_plot
 from bot.cli.commands._git import git as _git
+from bot.core.settings import llm_settings
 from reporters.eval_plots import qualify_chart
 
 if TYPE_CHECKING:
@@ -329,7 +330,7 @@ class Trial:
     no_cache: bool
 
     def settings(self, url: str | None, name: str | None) -> LLMSettings:
-        settings = LLMSettings.from_env(base_url=url, model=name, api_key=self.api_key,
+        settings = llm_settings(base_url=url, model=name, api_key=self.api_key,
                                         max_requests=self.max_requests, max_tokens_total=self.max_tokens_total,
                                         max_concurrency=self.concurrency)
         if self.no_cache:

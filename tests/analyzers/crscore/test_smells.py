@@ -18,6 +18,7 @@ from analyzers.crscore.smells import (
     detect_in_file,
     detect_in_hunk,
     detect_many,
+    file_source,
     hunk_source,
     node_bin,
     on_hunk,
@@ -240,9 +241,12 @@ def test_a_pmd_server_that_cannot_start_leaves_the_cli(monkeypatch: pytest.Monke
         broken.analyse(tmp_path, tmp_path / "r.json")
     require(pmd.unavailable_reason() is None, str(pmd.unavailable_reason()))
     code = "import java.util.List;\npublic class A {}\n"
-    monkeypatch.setenv("RTCBOT_PMD_SERVER", "on")
     monkeypatch.setattr(pmd, "_server", broken)
-    rep = detect_in_file("java", "A.java", code, [1])
+
+    def on_server() -> SmellReport:  # the operator's RTCBOT_PMD_SERVER=on
+        return detect_many([file_source("java", "A.java", code)], pmd_server="on")[0].on_lines([1])
+
+    rep = on_server()
     assert {s.rule for s in rep.smells} == {"UnnecessaryImport"} and rep.skipped is None
     # a server that stops during a request: that request goes to the CLI, the next starts it again
     dies = pmd.PmdServer(command=[sys.executable, "-c", "import sys; print('ready', flush=True); sys.stdin.readline()"])
@@ -250,16 +254,13 @@ def test_a_pmd_server_that_cannot_start_leaves_the_cli(monkeypatch: pytest.Monke
         dies.analyse(tmp_path, tmp_path / "r.json")
     assert dies.unavailable is None
     monkeypatch.setattr(pmd, "_server", dies)
-    assert detect_in_file("java", "A.java", code, [1]).smells == rep.smells
+    assert on_server().smells == rep.smells
 
 
 def test_a_process_uses_the_pmd_server_from_its_second_run_on(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(pmd, "_server", pmd.PmdServer())  # not running
     monkeypatch.setattr(pmd, "_runs", itertools.count())
-    monkeypatch.delenv("RTCBOT_PMD_SERVER", raising=False)
     assert [pmd.use_server() for _ in range(3)] == [False, True, True]  # a one-shot command: the CLI
-    monkeypatch.setenv("RTCBOT_PMD_SERVER", "off")
-    assert pmd.use_server() is False
-    monkeypatch.setenv("RTCBOT_PMD_SERVER", "on")
+    assert pmd.use_server("off") is False
     monkeypatch.setattr(pmd, "_runs", itertools.count())
-    assert pmd.use_server() is True
+    assert pmd.use_server("on") is True

@@ -138,14 +138,13 @@ def test_parse_output_reads_results_and_errors() -> None:
     assert argv[:1 + len(BASE_FLAGS)] == ["semgrep", *BASE_FLAGS]
 
 
-def test_native_and_classic_command_lines_find_the_same(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_native_and_classic_command_lines_find_the_same() -> None:
     _semgrep()
     require(VULNERABLE.is_dir(), f"missing fixtures {VULNERABLE}")
     files = sorted(p.name for p in VULNERABLE.glob("*.py"))
     native = scan(VULNERABLE, files)
     assert "--experimental" in native.argv
-    monkeypatch.setenv("RTCBOT_SEMGREP_ENGINE", "python")
-    classic = scan(VULNERABLE, files)
+    classic = scan(VULNERABLE, files, engine="python")  # the operator's RTCBOT_SEMGREP_ENGINE=python
     assert "--experimental" not in classic.argv
     assert native.findings == classic.findings and native.unparsable == classic.unparsable
     assert len(native.findings) >= 10
