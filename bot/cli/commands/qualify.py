@@ -330,9 +330,8 @@ class Trial:
     no_cache: bool
 
     def settings(self, url: str | None, name: str | None) -> LLMSettings:
-        settings = llm_settings(base_url=url, model=name, api_key=self.api_key,
-                                        max_requests=self.max_requests, max_tokens_total=self.max_tokens_total,
-                                        max_concurrency=self.concurrency)
+        settings = llm_settings(base_url=url, model=name, api_key=self.api_key, max_requests=self.max_requests,
+                                max_tokens_total=self.max_tokens_total, max_concurrency=self.concurrency)
         if self.no_cache:
             settings.cache_path = None
         return settings
