@@ -6,7 +6,6 @@ Bad input is one clear line on stderr and a non-zero exit, never a traceback.
 
 from __future__ import annotations
 
-import importlib
 import json
 import os
 import subprocess
@@ -19,20 +18,23 @@ from typing import Any
 import click
 
 from analyzers import registry
-from analyzers.context import ReviewComment, Tools
+from analyzers.context import AnalysisContext, ReviewComment, Tools
 from analyzers.diff import ChangeSet, DiffError
-from analyzers.pipeline import run_all
+from analyzers.llm import LLMSettings
 from analyzers.report import AnalyzerReport
 from bot.cli.commands._git import git as _git
 from bot.cli.commands._git import run as git_run
 from bot.cli.progress import live
+from bot.core import review as review_core
+from bot.core.commands import options
 from bot.core.config import CONFIG_PATH, ConfigError, LoadedConfig, parse_config, read_file
-from bot.core.context import build, changes_from_diff, comments_from_github, select
+from bot.core.context import changes_from_diff, comments_from_github, select
 from bot.core.exits import settings_exit
-from bot.core.gate import judge
 from bot.core.llm import llm_factory, llm_options, pop_llm_settings
+from bot.core.qualification import model_name, refusal_from_file
 from bot.core.settings import SettingsError, load_tools
-from reporters import FORMATS
+from reporters import printable
+from reporters import render as render_output
 
 MAX_PATCH_BYTES = 64 * 1024 * 1024
 
@@ -97,44 +99,55 @@ def load_comments(path: Path) -> list[ReviewComment]:
     return out
 
 
-RENDERERS: dict[str, str] = dict(FORMATS)  # format → reporters' "module:function"
-
-
 def render(reports: list[AnalyzerReport], fmt: str) -> str:
-    module, attr = RENDERERS[fmt].split(":")
     try:
-        fn = getattr(importlib.import_module(module), attr)
+        return render_output(reports, fmt)
     except (ImportError, AttributeError):
         raise click.ClickException(f"the {fmt} output is not available in this build") from None
-    return str(fn(reports))
+
+
+def _format(ctx: click.Context, param: click.Parameter, value: str) -> str:
+    """--format: one of the outputs reporters/ can print (read when the command runs)."""
+    known = printable()
+    if value not in known:
+        raise click.BadParameter(f"{value!r} is not one of {', '.join(known)}")
+    return value
+
+
+_REVIEW_OPTIONS = options(
+    click.option("--git", "git_range", metavar="BASE..HEAD", help="Review a range of the git checkout here."),
+    click.option("--analyzers", "analyzer_spec", default=None, metavar="LIST",
+                 help="Comma-separated: editing-rtc, crscore, autofix, synthesis-rtc, or all. "
+                      "Default: editing-rtc (plus the analyzers that read comments when comments are "
+                      "given), with --config's on/off and SynthesisRTC with a test command."),
+    click.option("--format", "fmt", default="text", show_default=True, callback=_format, metavar="FORMAT",
+                 help="text, json, markdown, sarif, github-review, or any output that prints (reporters/)."),
+    click.option("--comments", "comments_file", type=click.Path(dir_okay=False, path_type=Path),
+                 help="Review comments to score: a JSON list of {path, line, body, author}."),
+    click.option("--comment", "comment_text", help="One review comment to score (with --at)."),
+    click.option("--at", "comment_at", metavar="PATH:LINE", help="Where --comment was written."),
+    click.option("--repo", "repo", type=click.Path(file_okay=False, path_type=Path),
+                 help="Checkout at the head of the change (files for AutoFix and the smell detectors)."),
+    click.option("--test-command", default=None,
+                 help="Runs the repository's tests at --repo: turns SynthesisRTC on (wins over the config's)."),
+    click.option("--config", "config_file", type=click.Path(dir_okay=False, path_type=Path), default=None,
+                 metavar="FILE", help="Repository settings (.github/rtcbot.yml's format: analyzers, fail_on, "
+                                         "thresholds, ignore, test_command, options); exit 1 when its gate fails."),
+    click.option("--ignore", "ignores", multiple=True, metavar="GLOB", help="Extra ignore globs."),
+    click.option("--out", "out_file", type=click.Path(dir_okay=False, path_type=Path),
+                 help="Write the output here too."),
+    click.option("--semgrep", "semgrep", metavar="PROGRAM", default=None,
+                 help="The Semgrep executable for AutoFix (default: RTCBOT_SEMGREP, else the one installed)."),
+    click.option("--rules", "rules", multiple=True, type=click.Path(exists=True, path_type=Path),
+                 help="Extra local Semgrep rule file or folder for AutoFix "
+                      "(repeatable; default: RTCBOT_SEMGREP_RULES)."),
+    click.option("-q", "--quiet", is_flag=True, help="No progress on stderr (it shows only on a terminal anyway)."),
+)
 
 
 @click.command("review")
 @click.argument("patch", required=False, metavar="PATCH_FILE")
-@click.option("--git", "git_range", metavar="BASE..HEAD", help="Review a range of the git checkout here.")
-@click.option("--analyzers", "analyzer_spec", default=None, metavar="LIST",
-              help="Comma-separated: editing-rtc, crscore, autofix, synthesis-rtc, or all. "
-                   "Default: editing-rtc (plus the analyzers that read comments when comments are "
-                   "given), with --config's on/off and SynthesisRTC with a test command.")
-@click.option("--format", "fmt", type=click.Choice(list(RENDERERS)), default="text", show_default=True)
-@click.option("--comments", "comments_file", type=click.Path(dir_okay=False, path_type=Path),
-              help="Review comments to score: a JSON list of {path, line, body, author}.")
-@click.option("--comment", "comment_text", help="One review comment to score (with --at).")
-@click.option("--at", "comment_at", metavar="PATH:LINE", help="Where --comment was written.")
-@click.option("--repo", "repo", type=click.Path(file_okay=False, path_type=Path),
-              help="Checkout at the head of the change (files for AutoFix and the smell detectors).")
-@click.option("--test-command", default=None,
-              help="Runs the repository's tests at --repo: turns SynthesisRTC on (wins over the config's).")
-@click.option("--config", "config_file", type=click.Path(dir_okay=False, path_type=Path), default=None,
-              metavar="FILE", help="Repository settings (.github/rtcbot.yml's format: analyzers, fail_on, "
-                                   "thresholds, ignore, test_command, options); exit 1 when its gate fails.")
-@click.option("--ignore", "ignores", multiple=True, metavar="GLOB", help="Extra ignore globs.")
-@click.option("--out", "out_file", type=click.Path(dir_okay=False, path_type=Path), help="Write the output here too.")
-@click.option("--semgrep", "semgrep", metavar="PROGRAM", default=None,
-              help="The Semgrep executable for AutoFix (default: RTCBOT_SEMGREP, else the one installed).")
-@click.option("--rules", "rules", multiple=True, type=click.Path(exists=True, path_type=Path),
-              help="Extra local Semgrep rule file or folder for AutoFix (repeatable; default: RTCBOT_SEMGREP_RULES).")
-@click.option("-q", "--quiet", is_flag=True, help="No progress on stderr (it shows only on a terminal anyway).")
+@_REVIEW_OPTIONS
 @llm_options
 def review(patch: str | None, git_range: str | None, analyzer_spec: str | None, fmt: str,
            comments_file: Path | None, comment_text: str | None, comment_at: str | None,
@@ -156,35 +169,53 @@ def review(patch: str | None, git_range: str | None, analyzer_spec: str | None, 
         raise click.UsageError("--comment and --at go together")
     if repo is not None and not repo.is_dir():
         raise click.ClickException(f"--repo {repo}: no such directory")
-    loader = None
-    if git_range:
-        cwd = repo or Path.cwd()
-        if ".." not in git_range:
-            raise click.BadParameter("expected BASE..HEAD", param_hint="--git")
-        data = _git(["diff", "--no-color", "--no-ext-diff", "--no-textconv", git_range], cwd)
-        head = git_range.split("..")[-1].lstrip(".") or "HEAD"
-        loader = _git_loader(cwd, head)
-        if not data.strip():
-            raise click.ClickException(f"git diff {git_range} is empty: nothing to review")
-    else:
-        assert patch is not None
-        data = _read_patch(patch)
-    try:
-        tools = load_tools()  # the person at the terminal is the operator: flags win
-    except SettingsError as e:
-        settings_exit(e)
-    tools = replace(tools, semgrep=semgrep or tools.semgrep,
-                    extra_rules=tuple(map(str, rules)) or tools.extra_rules)
+    data, loader = _read_change(patch, git_range, repo)
+    tools = _tools(semgrep, rules)
     loaded = _load_config(config_file, tools)
     try:
         changes: ChangeSet = changes_from_diff(data, loaded, ignores)
     except DiffError as e:
         raise click.ClickException(f"{patch or git_range}: {e}") from None
-
     comments = load_comments(comments_file) if comments_file else []
     if comment_text and comment_at:
         path, line = _parse_at(comment_at)
         comments.append(ReviewComment(path=path, line=line, body=comment_text, author="cli", id="cli"))
+    p = _plan(loaded, settings, analyzer_spec=analyzer_spec, test_command=test_command, config_file=config_file,
+              comments=bool(comments), repo=repo)
+    change = review_core.Change(changes, files=loader, comments=comments, checkout=repo)
+    result = _run(p, change, tools, fmt=fmt, out_file=out_file, quiet=quiet)
+    sys.exit(_exit(result))
+
+
+def _tools(semgrep: str | None, rules: tuple[Path, ...]) -> Tools:
+    """The operator's tools (RTCBOT_*), with --semgrep and --rules over them: the person at the
+    terminal is the operator."""
+    try:
+        tools = load_tools()
+    except SettingsError as e:
+        settings_exit(e)
+    return replace(tools, semgrep=semgrep or tools.semgrep, extra_rules=tuple(map(str, rules)) or tools.extra_rules)
+
+
+def _read_change(patch: str | None, git_range: str | None,
+                 repo: Path | None) -> tuple[bytes, Callable[[str], str | None] | None]:
+    """The diff, and a file at the head where a git range names it."""
+    if not git_range:
+        assert patch is not None
+        return _read_patch(patch), None
+    cwd = repo or Path.cwd()
+    if ".." not in git_range:
+        raise click.BadParameter("expected BASE..HEAD", param_hint="--git")
+    data = _git(["diff", "--no-color", "--no-ext-diff", "--no-textconv", git_range], cwd)
+    if not data.strip():
+        raise click.ClickException(f"git diff {git_range} is empty: nothing to review")
+    return data, _git_loader(cwd, git_range.split("..")[-1].lstrip(".") or "HEAD")
+
+
+def _plan(loaded: LoadedConfig, settings: LLMSettings, *, analyzer_spec: str | None, test_command: str | None,
+          config_file: Path | None, comments: bool, repo: Path | None) -> review_core.Plan:
+    """The analyzers (--analyzers, else editing-rtc and, with comments, those that read them),
+    the model and the qualification record of --repo (`rtcbot qualify`'s file)."""
     explicit = None
     if analyzer_spec:
         try:
@@ -198,57 +229,57 @@ def review(patch: str | None, git_range: str | None, analyzer_spec: str | None, 
         click.echo(f"note: {note}", err=True)
     if sel.model:
         settings = replace(settings, model=sel.model)
-    names = sel.names
-    factory = llm_factory(settings)
-    if loaded.config.require_qualified:  # `rtcbot qualify`'s record (bot/core/qualification.py)
-        from bot.core.qualification import model_name, refusal_from_file, refusing_factory
 
+    def refusal() -> str | None:
         if (why := refusal_from_file(model_name(settings), repo)) is not None:
             click.echo(f"note: {why}", err=True)
-            factory = refusing_factory(why)
-    ctx = build(loaded, sel, tools=tools, llm_factory=factory, comments=comments,
-                file_loader=loader, repo_path=repo)
-    hunks = sum(len(f.hunks) for f in changes.files)
-    with live(lambda: ctx.llm.usage if ctx.has_llm else None, quiet=quiet) as display:
+        return why
+
+    return review_core.plan(loaded, sel, llm=llm_factory(settings), refusal=refusal)
+
+
+def _run(p: review_core.Plan, change: review_core.Change, tools: Tools, *, fmt: str, out_file: Path | None,
+         quiet: bool) -> review_core.Result:
+    """The review with progress on stderr, its output on stdout (and in --out)."""
+    usage: list[Callable[[], Any]] = []
+
+    def print_out(result: review_core.Result) -> None:
+        text = render(result.reports, fmt)
+        click.echo(text)
+        if out_file:
+            out_file.write_text(text, encoding="utf-8")
+
+    hunks = sum(len(f.hunks) for f in change.changes.files)
+    names = p.names
+    with live(lambda: usage[0]() if usage else None, quiet=quiet) as display:
         done = display.step(f"{len(names)} analys{'es' if len(names) != 1 else 'is'} of {hunks} hunk"
                             f"{'s' if hunks != 1 else ''}", total=len(names))
-        reports = run_all(names, changes, ctx, on_done=lambda _: done(1))
-    text = render(reports, fmt)
-    click.echo(text)
-    if out_file:
-        out_file.write_text(text, encoding="utf-8")
-    if reports and all(r.error for r in reports):
-        for err in dict.fromkeys(r.error for r in reports if r.error):
-            click.echo(f"Error: {err}", err=True)
-        sys.exit(1)
-    verdict = judge(loaded.config.gate(), reports)
+        result = review_core.run(p, change, tools=tools, on_done=lambda _: done(1),
+                                 on_context=lambda ctx: usage.append(_usage_of(ctx)))
+    print_out(result)  # once the progress display has closed
+    return result
+
+
+def _usage_of(ctx: AnalysisContext) -> Callable[[], Any]:
+    return lambda: ctx.llm.usage if ctx.has_llm else None
+
+
+def _exit(result: review_core.Result) -> int:
+    """Say what the gate, the errors and the budget say, on stderr; the exit status."""
+    for err in result.errors():
+        click.echo(f"Error: {err}", err=True)
+    if result.all_failed:
+        return result.exit_code()
+    verdict = result.verdict
     if verdict.missing:
         click.echo("note: fail_on: not measured in this run: " + ", ".join(verdict.missing), err=True)
-    cut = budget_cut_message(ctx.llm.budget_cut if ctx.has_llm else None, reports)
-    if cut:
-        click.echo(f"Error: {cut}", err=True)
+    if (cut := result.budget_message()) is not None:
+        click.echo(f"Error: {cut} (raise --max-requests/--max-tokens)", err=True)
     for why in verdict.blocked.values():  # fails closed: it read what was not analysed
         click.echo(f"Error: {why}", err=True)
     if verdict.matched:
         click.echo("fail_on matched: " + "; ".join(verdict.matched), err=True)
-    if verdict.fails:
-        sys.exit(1)
-    if cut:
-        sys.exit(EXIT_BUDGET)
-
-
-EXIT_BUDGET = 3  # the LLM budget (--max-requests, --max-tokens) cut work off: the result is partial
-
-
-def budget_cut_message(cut: str | None, reports: list[AnalyzerReport]) -> str | None:
-    """In words, what a spent LLM budget left undone (None: it cut nothing off)."""
-    if not cut:
-        return None
-    skipped = sum(1 for r in reports for s in r.skipped if "budget" in s.reason)
-    stopped = [r.title for r in reports if any("budget" in n for n in r.notes)]
-    done = "; ".join([*([f"{skipped} item{'s' if skipped != 1 else ''} skipped"] if skipped else []),
-                      *(f"{t} stopped early" for t in stopped)]) or "some work not done"
-    return f"the LLM budget ran out ({cut}): {done}; the result is partial (raise --max-requests/--max-tokens)"
+    return result.exit_code(partial_is_status=True)
 
 
 def _load_config(path: Path | None, tools: Tools) -> LoadedConfig:

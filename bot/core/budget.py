@@ -13,7 +13,7 @@ from collections.abc import Callable
 
 from analyzers.context import AnalysisContext
 from analyzers.llm import LLMClient, LLMSettings
-from analyzers.report import AnalyzerReport, Skipped
+from bot.core.llm import llm_factory as make_factory
 from bot.core.settings import ServiceSettings
 from bot.store.cache import StoreCache
 from bot.store.store import Store
@@ -38,25 +38,11 @@ def daily_budget(settings: ServiceSettings, store: Store, llm: LLMSettings, inst
 
 def llm_factory(settings: ServiceSettings, store: Store, model: str | None,
                 installation_id: int | None = None) -> Callable[[], LLMClient]:
-    """A job's LLM client, made on first use (see the module's docstring)."""
-    def make() -> LLMClient:
-        from analyzers.local_llm import client_from_settings
-
-        llm = settings.llm_settings(model)
-        if installation_id is not None:
-            llm = daily_budget(settings, store, llm, installation_id)
-        client = client_from_settings(llm)
-        client.cache = StoreCache(store.cache, "-" if installation_id is None else installation_id)
-        return client
-
-    return make
-
-
-def note_cut(ctx: AnalysisContext, report: AnalyzerReport) -> None:
-    """List in the report the work a budget cut off (before it is published)."""
-    cut = ctx.llm.budget_cut if ctx.has_llm else None
-    if cut and not any("budget" in s.reason for s in report.skipped):
-        report.skipped.append(Skipped("LLM budget", f"the rest of this analysis was not done: {cut}"))
+    """A job's LLM client (the one factory, bot/core/llm.py): the store as its cache in the
+    installation's namespace, its budget read when it is made (see the module's docstring)."""
+    limit = None if installation_id is None else (lambda llm: daily_budget(settings, store, llm, installation_id))
+    return make_factory(settings.llm_settings(model), limit=limit,
+                        cache=StoreCache(store.cache, "-" if installation_id is None else installation_id))
 
 
 def charge(store: Store, installation_id: int | None, ctx: AnalysisContext) -> None:

@@ -8,7 +8,7 @@ from typing import Any, TypeVar
 
 import click
 
-from analyzers.llm import LLMClient, LLMSettings
+from analyzers.llm import LLMClient, LLMError, LLMSettings
 from bot.core.settings import llm_settings
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -52,10 +52,28 @@ def pop_llm_settings(kwargs: dict[str, Any]) -> LLMSettings:
     return settings
 
 
-def llm_factory(settings: LLMSettings) -> Callable[[], LLMClient]:
+def llm_factory(settings: LLMSettings, *, cache: Any = None,
+                limit: Callable[[LLMSettings], LLMSettings] | None = None) -> Callable[[], LLMClient]:
+    """The one LLM factory of every surface: a client for `settings` (the embedded model when
+    no endpoint is set), made on first use. `limit`: the settings' budget at that moment (the
+    App's daily budget, read when the analysis starts); `cache`: the client's answer cache in
+    place of the file cache (the App's store, in the installation's namespace)."""
     def make() -> LLMClient:
         from analyzers.local_llm import client_from_settings
 
-        return client_from_settings(settings)
+        client = client_from_settings(limit(settings) if limit is not None else settings)
+        if cache is not None:
+            client.cache = cache
+        return client
+
+    return make
+
+
+def refusing_factory(reason: str) -> Callable[[], LLMClient]:
+    """An LLM factory that refuses: analyzers that need the model report `reason`; their
+    findings without a model still publish."""
+
+    def make() -> LLMClient:
+        raise LLMError(reason)
 
     return make

@@ -9,7 +9,7 @@ qualify` qualified for it. The record is read where each surface trusts it:
 - the App: the `qualifications` table (bot/store/store.py), written by `rtcbot qualify --database`
   (`refusal_from_store`).
 
-When the model is not qualified, the surface hands the analyzers `refusing_factory(reason)`:
+When the model is not qualified, the surface hands the analyzers `refusing_factory(reason)` (bot/core/llm.py):
 EditingRTC, SynthesisRTC, CRScore's claims and AutoFix's fixes get no model, while Semgrep's
 findings, the code smells and the execution findings still publish, and `reason` (which model
 ran, that it is not qualified, how to qualify it) is a note on every check run.
@@ -17,12 +17,11 @@ ran, that it is not qualified, how to qualify it) is a note on every check run.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from analyzers.checkout_files import CheckoutFileError, MiB, read_text
-from analyzers.llm import LLMClient, LLMError, LLMSettings
+from analyzers.llm import LLMSettings
 from analyzers.qualify import RecordError, qualified_in
 
 if TYPE_CHECKING:
@@ -97,13 +96,3 @@ def refusal_from_store(store: Store, repo: str, model: str) -> str | None:
     reasons = row.figures.get("reasons") if isinstance(row.figures, dict) else None
     why = "; ".join(str(r) for r in reasons) if isinstance(reasons, list) and reasons else "it did not qualify"
     return not_qualified(model, repo, f"its latest qualification failed ({why})")
-
-
-def refusing_factory(reason: str) -> Callable[[], LLMClient]:
-    """An LLM factory that refuses: analyzers that need the model report `reason`; their
-    findings without a model still publish."""
-
-    def make() -> LLMClient:
-        raise LLMError(reason)
-
-    return make

@@ -23,12 +23,12 @@ from analyzers.context import AnalysisContext
 from analyzers.diff import parse_diff
 from analyzers.semgrep import find_semgrep
 from bot.core.config import CONFIG_PATH
+from bot.core.llm import refusing_factory
 from bot.core.qualification import (
     RECORD_PATH,
     refusal_from_file,
     refusal_from_store,
     refusal_from_text,
-    refusing_factory,
 )
 from bot.store.store import Store
 from tests.bot.commands.test_qualify import git, qualify, recreator

@@ -15,16 +15,6 @@ from rich.table import Table
 F = TypeVar("F", bound=Callable[..., Any])
 
 
-def options(*opts: Callable[[F], F]) -> Callable[[F], F]:
-    """One decorator for several click options, listed as they would stand above the function."""
-    def apply(fn: F) -> F:
-        for opt in reversed(opts):
-            fn = opt(fn)
-        return fn
-
-    return apply
-
-
 def _check_plot(ctx: click.Context, param: click.Parameter, value: str | None) -> Path | None:
     """The --plot path, checked before any work: a known extension and a writable folder."""
     if value is None:

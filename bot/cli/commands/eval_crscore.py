@@ -19,9 +19,10 @@ from rich.table import Table
 from analyzers.crscore import score as crs
 from analyzers.crscore.sts import DEFAULT_MODEL, POOLINGS, Embedder, EmbeddingError
 from analyzers.llm import LLMError, LLMSettings
-from bot.cli.commands._common import bar, options, plot_option, read_jsonl, save_plot
+from bot.cli.commands._common import bar, plot_option, read_jsonl, save_plot
 from bot.cli.commands._datasets import DatasetArgument
 from bot.cli.progress import live
+from bot.core.commands import options
 from bot.core.llm import llm_factory
 from bot.core.settings import llm_settings
 from reporters.eval_plots import crscore_chart

@@ -46,8 +46,9 @@ from analyzers.qualify import (
     stratified_sample,
     summarise,
 )
-from bot.cli.commands._common import bar, options, plot_option, save_plot
+from bot.cli.commands._common import bar, plot_option, save_plot
 from bot.cli.commands._git import git as _git
+from bot.core.commands import options
 from bot.core.settings import llm_settings
 from reporters.eval_plots import qualify_chart
 

@@ -1,0 +1,152 @@
+"""One review, the same on every surface.
+
+The CLI (`rtcbot review`), the Action and the App's worker each read a change their own way
+(a patch or git range, the pull request through a token, the pull request through the App's
+installation) and publish their own way (text on stdout, check runs and a step summary, check
+runs and the store). Everything between is here, once:
+
+    plan    the analyzers, test command and model the config and the surface's settings give
+            (bot/core/context.py `select`), and the model refused where the config requires a
+            qualified one and the surface's record says it is not (bot/core/qualification.py);
+    run     the analysis context (files, comments, tools, the one LLM factory), the analyzers,
+            the work an LLM budget cut off listed in the reports, and the gate's verdict;
+    publish each sink the surface hands in, in order, with the result;
+    exit    one exit code from the result: 1 when the gate fails or every analyzer failed,
+            3 when a budget cut work off and the surface treats a partial result as its own
+            status (the CLI), else 0.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from analyzers.context import AnalysisContext, Tools
+from analyzers.diff import ChangeSet
+from analyzers.llm import LLMClient
+from analyzers.pipeline import run_all
+from analyzers.report import AnalyzerReport, Skipped
+from bot.core.config import LoadedConfig
+from bot.core.context import Comments, Selection, build
+from bot.core.gate import FailOn, Verdict, judge
+from bot.core.llm import refusing_factory
+
+LLMFactory = Callable[[], LLMClient]
+EXIT_GATE = 1  # the gate failed (or cannot pass), or every analyzer failed
+EXIT_BUDGET = 3  # an LLM budget cut work off: the result is partial
+BUDGET_ITEM = "LLM budget"  # the Skipped item that lists what a budget cut off
+
+
+@dataclass(frozen=True)
+class Change:
+    """What one review reads: the change, a file at its head, its review comments (a list or
+    a callable that fetches them, called only when an analyzer reads comments), the checkout
+    at its head if there is one, and what the surface said about it (unlisted files)."""
+
+    changes: ChangeSet
+    files: Callable[[str], str | None] | None = None
+    comments: Comments = ()
+    checkout: Path | None = None
+    notes: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What a review will do: the config, the selection (analyzers, test command, model), the
+    gate, the LLM factory, and the notes every output shows."""
+
+    loaded: LoadedConfig
+    selection: Selection
+    gate: FailOn
+    llm: LLMFactory | None
+    notes: tuple[str, ...] = ()
+
+    @property
+    def names(self) -> list[str]:
+        return list(self.selection.names)
+
+    def only(self, names: Sequence[str]) -> Plan:
+        """The same plan for some of its analyzers (the App runs one per job)."""
+        sel = Selection(list(names), self.selection.test_command, self.selection.model, self.selection.notes)
+        return Plan(self.loaded, sel, self.gate, self.llm, self.notes)
+
+
+def plan(loaded: LoadedConfig, selection: Selection, *, llm: LLMFactory | None, gate: FailOn | None = None,
+         refusal: Callable[[], str | None] | None = None) -> Plan:
+    """The plan of a review. `gate`: the surface's (an input that wins over the file), else
+    the file's `fail_on`; `refusal`: under `require_qualified: true`, the surface's reading of
+    its qualification record (None: the model is qualified), asked only then — a refused model
+    gives a factory that refuses with the reason, and the reason is a note."""
+    notes = list(selection.notes)
+    if loaded.config.require_qualified and refusal is not None and (why := refusal()) is not None:
+        notes.append(why)
+        llm = refusing_factory(why)
+    return Plan(loaded, selection, gate if gate is not None else loaded.config.gate(), llm, tuple(notes))
+
+
+@dataclass
+class Result:
+    """A finished review: its reports, the gate's verdict, and what an LLM budget cut off."""
+
+    reports: list[AnalyzerReport]
+    verdict: Verdict
+    budget_cut: str | None = None
+    notes: tuple[str, ...] = ()
+    usage: Callable[[], object] | None = field(default=None, repr=False)
+
+    @property
+    def all_failed(self) -> bool:
+        return bool(self.reports) and all(r.error for r in self.reports)
+
+    def errors(self) -> list[str]:
+        """Each analyzer's error, once, when every analyzer failed (else none: a run with a
+        result says its errors in that result)."""
+        return list(dict.fromkeys(r.error for r in self.reports if r.error)) if self.all_failed else []
+
+    def budget_message(self) -> str | None:
+        """In words, what a spent LLM budget left undone (None: it cut nothing off)."""
+        if not self.budget_cut:
+            return None
+        skipped = sum(1 for r in self.reports for s in r.skipped if "budget" in s.reason and s.item != BUDGET_ITEM)
+        stopped = [r.title for r in self.reports if any("budget" in n for n in r.notes)]
+        done = "; ".join([*([f"{skipped} item{'s' if skipped != 1 else ''} skipped"] if skipped else []),
+                          *(f"{t} stopped early" for t in stopped)]) or "some work not done"
+        return f"the LLM budget ran out ({self.budget_cut}): {done}; the result is partial"
+
+    def exit_code(self, *, partial_is_status: bool = False) -> int:
+        """1: the gate fails (or cannot pass) or every analyzer failed; 3: a budget cut work off
+        and `partial_is_status` (the CLI); else 0."""
+        if self.verdict.fails or self.all_failed:
+            return EXIT_GATE
+        return EXIT_BUDGET if partial_is_status and self.budget_cut else 0
+
+
+def note_cut(cut: str | None, report: AnalyzerReport) -> None:
+    """List in the report the work a budget cut off (before it is published)."""
+    if cut and not any("budget" in s.reason for s in report.skipped):
+        report.skipped.append(Skipped(BUDGET_ITEM, f"the rest of this analysis was not done: {cut}"))
+
+
+Sink = Callable[[Result], object]
+
+
+def run(p: Plan, change: Change, *, tools: Tools, sinks: Sequence[Sink] = (),
+        on_done: Callable[[AnalyzerReport], None] | None = None,
+        on_context: Callable[[AnalysisContext], object] | None = None) -> Result:
+    """Run the plan on the change and publish the result to each sink, in order. `on_done`
+    is called as each analyzer ends (progress); `on_context` with the analysis context before
+    the analyzers start (the App charges and caches its LLM use through it)."""
+    ctx = build(p.loaded, p.selection, tools=tools, llm_factory=p.llm, comments=change.comments,
+                file_loader=change.files, repo_path=change.checkout)
+    if on_context is not None:
+        on_context(ctx)
+    reports = run_all(p.names, change.changes, ctx, on_done=on_done)
+    cut = ctx.llm.budget_cut if ctx.has_llm else None
+    for r in reports:
+        note_cut(cut, r)
+    result = Result(reports, judge(p.gate, reports), cut, (*p.notes, *change.notes),
+                    usage=(lambda: ctx.llm.usage) if ctx.has_llm else None)
+    for sink in sinks:
+        sink(result)
+    return result
