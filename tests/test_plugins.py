@@ -155,7 +155,8 @@ def test_without_registration_neither_exists(tmp_path: Path) -> None:
 @pytest.mark.usefixtures("plugins")
 def test_the_action_posts_the_toys_check_run_summary_and_reporter(
         tmp_path: Path, fake_github: Callable[..., FakeGitHub]) -> None:  # noqa: F811  (the fixture)
-    from bot.action.run import ActionSettings, run_action
+    from bot.action.run import run_action
+    from bot.action.settings import ActionSettings
 
     gh = fake_github()
     gh.grant_token(TOKEN)

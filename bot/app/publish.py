@@ -1,13 +1,8 @@
-"""An analysis's report → its check run on GitHub → the store. The App publishes through the
-one check-run reporter (reporters/check_run.py), so a report gives the same request bodies as
-in the Action: output, annotations in batches of 50, and with the last batch the conclusion the
-gate (bot/core/gate.py) gives and the Re-run button. Then the check run is completed in the store,
-with the report's findings.
-
-Publishing again into the same check run (a forced re-run; or the sweep's new attempt at a job
-whose check run GitHub already shows completed, its record in the store lost to a database
-outage) sends only the annotations the run does not show yet: GitHub appends annotations on
-every update and never removes one. Recording retries for a while when the database is away
+"""An analysis's report → its check run on GitHub → further outputs → the store. The check run
+is completed by the one lifecycle the Action uses too (bot/core/checks.py `complete`), so a
+report gives the same request bodies on both surfaces; further reporters (RTCBOT_REPORTERS)
+follow (bot/core/outputs.py), and what they published is recorded for feedback. Then the check
+run is completed in the store, with the report's findings. Recording retries for a while when the database is away
 (RECORD_RETRY_S), so that a database restart does not leave a published run for the sweep to
 do again.
 """
@@ -28,13 +23,14 @@ from tenacity import (
 
 from analyzers.report import AnalyzerReport
 from bot.app.events import AnalyzeJob
+from bot.core import checks, outputs
 from bot.core.gate import FailOn, judge
 from bot.github import GitHub
 from bot.store.db import database_away
 from bot.store.store import Store
-from reporters.base import Sinks, Target, build, failure
-from reporters.base import publish as drive
-from reporters.check_run import CheckOutput, CheckRunReporter, DiffLines
+from reporters.base import Sinks, Target
+from reporters.check_run import CheckOutput
+from reporters.diff_filter import DiffFilter
 
 log = logging.getLogger(__name__)
 
@@ -54,34 +50,28 @@ def gate_for(fail_on: FailOn) -> Gate:
 
 def publish(gh: GitHub, job: AnalyzeJob, cr_id: int, report: AnalyzerReport, *,
             fail_on: FailOn, notes: Sequence[str] = (), extra: Sequence[str] = (),
-            diff: DiffLines | None = None, suggestions: str = "verified",
+            diff: DiffFilter | None = None, suggestions: str = "verified",
+            review_comments: Callable[[], Sequence[dict[str, Any]]] | None = None,
             on_published: Callable[[list[dict[str, Any]]], object] | None = None,
             fresh: bool = False) -> CheckOutput:
     """Complete check run `cr_id` (the job's, already open) with the report, then drive the
     further reporters `extra` (RTCBOT_REPORTERS) by name; the check run's output (every annotation
     of the report, those the run showed already included).
-    `diff`: the lines the PR's diff shows (`check_run.diff_lines`), the only ones annotated;
+    `diff`: the lines the PR's diff shows (`DiffFilter.of(changes)`), the only ones annotated
+    or commented on; `review_comments`: the PR's review comments as read (for pr-review);
     `fresh`: this attempt created the run, which shows nothing yet (GitHub is not asked)."""
-    target = Target(repo=job.repo, number=job.pr_number, head_sha=job.head_sha)
-    # a run this attempt did not create may show an earlier publish's annotations, forced re-run
-    # or not (the sweep's new attempt after a lost record): only the others are sent
-    reporter = CheckRunReporter(gh, runs={job.analyzer: cr_id}, gate=gate_for(fail_on), notes=notes, diff=diff,
-                                shown=None if fresh else (lambda rid: gh.check_run_annotations(job.repo, rid)))
-    reporter.start(target, {})
-    out = reporter.publish(report)
-    reporter.flush()
-    if out is None:  # the report is another analyzer's: a bug, never a silent no-op
-        raise RuntimeError(f"the report of {report.name!r} is not {job.analyzer!r}'s")
-    for further in build(extra, Sinks(github=gh, notes=tuple(notes), suggestions=suggestions)):
-        try:  # the check run is out: a further output that fails is logged, never undoes it
-            done = drive(further, target, {job.analyzer: report.title}, [report])
-            log.info("%s for %s@%s: %s", further.name, job.repo, job.head_sha[:12], done)
-            published = getattr(further, "published", None)
-            if on_published is not None and published is not None:
-                on_published(published())
-        except Exception as e:
-            log.warning("the %s reporter failed for %s#%s at %s: %s", further.name, job.repo, job.pr_number,
-                        job.head_sha[:12], failure(e), exc_info=True)
+    target = Target(repo=job.repo, number=job.pr_number, head_sha=job.head_sha, diff=diff)
+    out = checks.complete(gh, job, cr_id, report, target=target, conclude=gate_for(fail_on), notes=notes, fresh=fresh)
+    sinks = Sinks(github=gh, notes=tuple(notes), suggestions=suggestions, review_comments=review_comments)
+    for done in outputs.drive(extra, sinks, target, {job.analyzer: report.title}, [report]):
+        # the check run is out: a further output that fails is logged, never undoes it
+        if not done.ok:
+            log.warning("the %s reporter failed for %s#%s at %s: %s", done.name, job.repo, job.pr_number,
+                        job.head_sha[:12], done.reason, exc_info=done.error)
+            continue
+        log.info("%s for %s@%s", done.said, job.repo, job.head_sha[:12])
+        if on_published is not None and done.published is not None:
+            on_published(done.published)
     return out
 
 

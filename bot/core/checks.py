@@ -1,20 +1,89 @@
-"""A check run's life, on GitHub and in the store: one per (check name, head SHA), updated in
-place, re-runs and review comments included (GitHub appends a re-run's annotations to those
-already there). Found (in the store, else on GitHub) or created in progress with its external_id;
-cancelled when a newer push supersedes its head; completed as neutral with the reason when its
-job fails. What it says when it completes normally is bot/app/publish.py's.
+"""A check run's life, the one owner for the App and the Action: one per (check name, head
+SHA), updated in place, re-runs and review comments included (GitHub appends a re-run's
+annotations to those already there). Found (in the ledger, else on GitHub) or created in
+progress with its external_id; completed with the report (`complete`: the check-run reporter's
+output, annotations in batches of 50, the gate's conclusion and the Re-run button); cancelled
+when a newer push supersedes its head; completed as neutral with the reason when its work
+fails or stops.
+
+The ledger is where a surface keeps its check runs besides GitHub: the App's store (claims
+let two jobs of the same analysis share one run), the Action's memory of this one step.
 """
 
 from __future__ import annotations
 
 import time
-from typing import Protocol
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
 
 from analyzers import registry
+from analyzers.report import AnalyzerReport
 from bot.github import GitHub
-from bot.store.store import Store
 from reporters.base import Target
-from reporters.check_run import abandon_body, check_name, create_body, external_id
+from reporters.check_run import (
+    CheckOutput,
+    CheckRunReporter,
+    abandon_body,
+    check_name,
+    create_body,
+    external_id,
+)
+
+Conclude = Callable[[AnalyzerReport], tuple[str, Sequence[str]]]  # report → (conclusion, reasons)
+
+
+class LedgerRow(Protocol):
+    @property
+    def github_id(self) -> int | None: ...
+    @property
+    def status(self) -> str | None: ...
+
+
+class Ledger(Protocol):
+    """Where a surface keeps its check runs besides GitHub (the App's: bot/store/checks.py)."""
+
+    def get(self, repo: str, name: str, head_sha: str) -> LedgerRow | None: ...
+    def claim(self, repo: str, name: str, head_sha: str, pr_number: int | None = None) -> bool: ...
+    def save(self, repo: str, name: str, head_sha: str, **values: Any) -> object: ...
+
+
+@dataclass
+class _Row:
+    github_id: int | None = None
+    status: str | None = None
+    conclusion: str | None = None
+
+
+class MemoryLedger:
+    """The Action's ledger: the check runs of this one step."""
+
+    def __init__(self) -> None:
+        self.rows: dict[tuple[str, str, str], _Row] = {}
+
+    def get(self, repo: str, name: str, head_sha: str) -> _Row | None:
+        return self.rows.get((repo, name, head_sha))
+
+    def claim(self, repo: str, name: str, head_sha: str, pr_number: int | None = None) -> bool:
+        return self.rows.setdefault((repo, name, head_sha), _Row()).github_id is None
+
+    def save(self, repo: str, name: str, head_sha: str, **values: Any) -> _Row:
+        row = self.rows.setdefault((repo, name, head_sha), _Row())
+        for key in ("github_id", "status", "conclusion"):
+            if key in values:
+                setattr(row, key, values[key])
+        return row
+
+
+@dataclass(frozen=True)
+class Analysis:
+    """One analyzer on one head (the Action's; the App's jobs are AnalyzeJob)."""
+
+    repo: str
+    pr_number: int | None
+    head_sha: str
+    analyzer: str
+    force: bool = False
 
 
 class AnalysisRef(Protocol):
@@ -43,24 +112,40 @@ def check_name_of(analyzer: str) -> str | None:
         return None
 
 
-class CheckRuns:
-    """The check runs of the analyze jobs, kept in step between GitHub and the store."""
+def complete(gh: GitHub, job: AnalysisRef, cr_id: int, report: AnalyzerReport, *, target: Target,
+             conclude: Conclude | None, notes: Sequence[str] = (), fresh: bool = False) -> CheckOutput:
+    """Complete check run `cr_id` (the analysis's, open) with the report; its output (every
+    annotation of the report, those the run showed already included). `fresh`: this attempt
+    created the run, which shows nothing yet; otherwise the run may show an earlier attempt's
+    annotations (a forced re-run, or a new attempt after a lost record) and only the others are
+    sent, since GitHub appends annotations and never removes one."""
+    reporter = CheckRunReporter(gh, runs={job.analyzer: cr_id}, gate=conclude, notes=notes,
+                                shown=None if fresh else (lambda rid: gh.check_run_annotations(job.repo, rid)))
+    reporter.start(target, {})
+    out = reporter.publish(report)
+    if out is None:  # the report is another analyzer's: a bug, never a silent no-op
+        raise RuntimeError(f"the report of {report.name!r} is not {job.analyzer!r}'s")
+    return out
 
-    def __init__(self, store: Store) -> None:
-        self.store = store
+
+class CheckRuns:
+    """Check runs kept in step between GitHub and a ledger (the App's store, the Action's memory)."""
+
+    def __init__(self, ledger: Ledger) -> None:
+        self.ledger = ledger
 
     def existing(self, gh: GitHub, job: AnalysisRef, name: str) -> tuple[int | None, bool]:
         """(the check run to use, None for a new one; whether the work is already done). The
         check run of (analysis, head) is found in the store, else on GitHub (made by this App),
         and reused whatever its state: a forced job (a re-run, a review comment) redoes
         completed work in it, in place; any other job finds completed work done."""
-        row = self.store.checks.get(job.repo, name, job.head_sha)
+        row = self.ledger.get(job.repo, name, job.head_sha)
         if row is not None and row.github_id is not None:
             return row.github_id, row.status == "completed" and not job.force
         found = gh.find_check_run(job.repo, job.head_sha, name)
         if found is None:
             return None, False
-        self.store.checks.save(job.repo, name, job.head_sha, github_id=int(found["id"]),
+        self.ledger.save(job.repo, name, job.head_sha, github_id=int(found["id"]),
                                status=found.get("status"), conclusion=found.get("conclusion"),
                                pr_number=job.pr_number)
         return int(found["id"]), found.get("status") == "completed" and not job.force
@@ -72,7 +157,7 @@ class CheckRuns:
         same analysis of the same head running at once) waits for the other's check run and
         updates it instead of making a second one."""
         name, ext = check_name(title), external_id(job.pr_number, job.analyzer)
-        if cr_id is None and not self.store.checks.claim(job.repo, name, job.head_sha, job.pr_number):
+        if cr_id is None and not self.ledger.claim(job.repo, name, job.head_sha, job.pr_number):
             cr_id = self._claimed_id(job.repo, name, job.head_sha)
         if cr_id is None:  # created in progress, with its external_id: nothing to update
             # the same body as the Action's (reporters/check_run.py)
@@ -83,7 +168,7 @@ class CheckRuns:
         else:
             gh.update_check_run(job.repo, cr_id, status="in_progress", external_id=ext)
             new = False
-        self.store.checks.save(job.repo, name, job.head_sha, github_id=cr_id, status="in_progress",
+        self.ledger.save(job.repo, name, job.head_sha, github_id=cr_id, status="in_progress",
                                conclusion=None, pr_number=job.pr_number)
         return cr_id, new
 
@@ -92,7 +177,7 @@ class CheckRuns:
         CLAIM_WAIT_S: its creator died; this job creates it)."""
         deadline = time.monotonic() + CLAIM_WAIT_S
         while True:
-            row = self.store.checks.get(repo, name, head_sha)
+            row = self.ledger.get(repo, name, head_sha)
             if row is not None and row.github_id is not None:
                 return row.github_id
             if time.monotonic() >= deadline:
@@ -104,20 +189,20 @@ class CheckRuns:
         name = check_name_of(analyzer) if analyzer else None
         if name is None or not head_sha:
             return
-        cr = self.store.checks.get(repo, name, head_sha)
+        cr = self.ledger.get(repo, name, head_sha)
         if cr is None or cr.github_id is None or cr.status == "completed":
             return
         gh.update_check_run(repo, cr.github_id, conclusion="cancelled", output={
             "title": "Superseded by a newer push", "summary": f"A newer commit ({newer[:12]}) replaced this one."})
-        self.store.checks.save(repo, name, head_sha, status="completed", conclusion="cancelled")
+        self.ledger.save(repo, name, head_sha, status="completed", conclusion="cancelled")
 
     def fail(self, gh: GitHub, job: AnalysisRef, why: str) -> None:
         """Complete the job's check run (if it has one still open) as neutral, saying why."""
         name = check_name_of(job.analyzer)
         if name is None:
             return
-        cr = self.store.checks.get(job.repo, name, job.head_sha)
+        cr = self.ledger.get(job.repo, name, job.head_sha)
         if cr is None or cr.github_id is None or cr.status == "completed":
             return
         gh.update_check_run(job.repo, cr.github_id, **abandon_body(why))
-        self.store.checks.save(job.repo, name, job.head_sha, status="completed", conclusion="neutral")
+        self.ledger.save(job.repo, name, job.head_sha, status="completed", conclusion="neutral")

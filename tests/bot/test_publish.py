@@ -28,7 +28,8 @@ from bot.core.gate import FailOn
 from bot.core.settings import ServiceSettings
 from bot.github import GitHubClient, installation_client
 from bot.store.store import Store
-from reporters.check_run import CheckOutput, annotation_of, diff_lines
+from reporters.check_run import CheckOutput, annotation_of
+from reporters.diff_filter import DiffFilter
 from tests.fakes.github_server import FakeGitHub, many_hunks_diff
 from tests.reliability.services import Postgres, ServiceUnavailable
 from tests.support import require
@@ -59,7 +60,7 @@ class Setup:
                             write_interval_s=0.0),
             gh.installation_id)
         self.store = Store(f"sqlite:///{tmp_path / 'rtcbot.db'}")
-        self.checks = CheckRuns(self.store)
+        self.checks = CheckRuns(self.store.checks)
         self.lines = [a for a, _ in diff_lines_of(self.client, gh)]
 
     def job(self, force: bool = False) -> AnalyzeJob:
@@ -91,7 +92,7 @@ class Setup:
 
 def diff_lines_of(client: GitHubClient, gh: FakeGitHub) -> list[tuple[int, int]]:
     """The RIGHT-side line ranges of the PR's hunks in PATH, as GitHub gives the files."""
-    return list(diff_lines(changes_from_github(client.pr_files(gh.repo, 5), LoadedConfig()))[PATH])
+    return list(DiffFilter.of(changes_from_github(client.pr_files(gh.repo, 5), LoadedConfig())).spans(PATH))
 
 
 @pytest.fixture

@@ -59,7 +59,8 @@ def client() -> Iterator[httpx.Client]:
 
 
 def test_the_vendored_examples_cover_every_event_the_app_subscribes_to() -> None:
-    manifest = json.loads((Path(__file__).resolve().parents[2] / "bot" / "app" / "manifest.json").read_text(encoding="utf-8"))
+    path = Path(__file__).resolve().parents[2] / "bot" / "app" / "manifest.json"
+    manifest = json.loads(path.read_text(encoding="utf-8"))
     subscribed = set(manifest["default_events"]) | {"installation", "installation_repositories", "ping"}
     assert subscribed <= set(EVENTS), sorted(subscribed - set(EVENTS))
     assert sum(1 for _ in examples()) >= 70  # every example, not a sample

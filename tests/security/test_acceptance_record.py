@@ -25,11 +25,14 @@ from bot.app.jobs import Runtime
 from bot.app.publish import publish
 from bot.app.web import create_app
 from bot.core.checks import CheckRuns
+from bot.core.config import LoadedConfig
+from bot.core.context import changes_from_github
 from bot.core.feedback import acceptance
 from bot.core.gate import FailOn
 from bot.github import installation_client
 from bot.store.store import Store
 from reporters.base import failure
+from reporters.diff_filter import DiffFilter
 from reporters.pr_review import MARKER
 from tests.bot.app_support import deliver, drain, make_settings, serve
 from tests.bot.conftest import Backend  # the `backend` fixture: tests/security/conftest.py
@@ -202,12 +205,13 @@ def _publish_review(gh: FakeGitHub, tmp_path: Path, recorded: list[list[dict[str
                      analyzer="review", reason="pull_request.opened")
     store = Store(f"sqlite:///{tmp_path / 'pub.db'}")
     try:
-        cr_id, fresh = CheckRuns(store).start(client, job, "Review", None)
+        cr_id, fresh = CheckRuns(store.checks).start(client, job, "Review", None)
         report = AnalyzerReport("review", "Review", findings=[Finding(
             "review", "review comment", "Name `y` says nothing; call it `result`.", "m.py", 2, 2,
             scores={"rel": 0.8})])
-        publish(client, job, cr_id, report, fail_on=FailOn(), extra=["pr-review"], fresh=fresh,
-                on_published=recorded.append)
+        diff = DiffFilter.of(changes_from_github(client.pr_files(gh.repo, 4), LoadedConfig()))
+        publish(client, job, cr_id, report, fail_on=FailOn(), extra=["pr-review"], fresh=fresh, diff=diff,
+                review_comments=lambda: client.review_comments(gh.repo, 4), on_published=recorded.append)
     finally:
         store.close()
 
@@ -235,12 +239,12 @@ def test_a_reporter_that_fails_is_logged_with_its_type_and_message(
 
 
 def test_the_actions_further_output_that_fails_is_said_with_its_type_and_message(tmp_path: Path) -> None:
-    from bot.action.run import _extra_outputs
+    from bot.core.outputs import drive
     from reporters.base import Sinks, Target
 
     (tmp_path / "out.sarif").symlink_to(tmp_path / "victim")
-    said = _extra_outputs(["sarif"], Sinks(sarif=tmp_path / "out.sarif"), Target(), {"autofix": "AutoFix"},
-                          [AnalyzerReport("autofix", "AutoFix")])
+    said = [d.said for d in drive(["sarif"], Sinks(sarif=tmp_path / "out.sarif"), Target(), {"autofix": "AutoFix"},
+                                  [AnalyzerReport("autofix", "AutoFix")])]
     assert said == [f"sarif failed (CheckoutFileError: `{tmp_path / 'out.sarif'}` is a symbolic link (rtcbot follows "
                     "no link in a checkout): not written); the check runs and the summary hold the same findings"]
     assert not (tmp_path / "victim").exists()

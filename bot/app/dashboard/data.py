@@ -6,7 +6,7 @@ from __future__ import annotations
 import time
 from collections.abc import Iterable
 
-from bot.app.dashboard.figures import CRSCORE, EDITING_RTC, Figures, Item, Job, Run, Suggestion, figures
+from bot.app.dashboard.figures import Figures, Item, Job, Run, Suggestion, figures, item_checks
 from bot.store.store import Store
 
 WEEKS = 26  # how far back a page looks
@@ -25,9 +25,10 @@ def load(store: Store, repo: str, github_url: str, *, weeks: int = WEEKS, now: f
                 github_id=r.github_id, updated_at=r.updated_at, conclusion=r.conclusion)
             for r in store.checks.completed_since(repo, since)]
     items: list[Item] = []
-    if any(r.name in (EDITING_RTC, CRSCORE) for r in runs):
+    checks = item_checks()  # the runs of the analyzers whose dashboard reads findings
+    if any(r.name in checks for r in runs):
         items = [Item(run_id=c, path=p, start_line=a, end_line=b, scores=sc, title=t)
-                 for c, p, a, b, sc, t in store.checks.scored_findings(repo, since, (EDITING_RTC, CRSCORE),
+                 for c, p, a, b, sc, t in store.checks.scored_findings(repo, since, checks,
                                                                        MAX_FINDINGS)]
     jobs = [Job(pr_number=p, llm_requests=r, llm_tokens=t, created_at=c) for p, r, t, c in
             store.jobs.usage_since(repo, since)]

@@ -1,0 +1,46 @@
+"""What one Action run is given (the workflow's inputs and the operator's settings, read by
+bot/action/command.py) and what it ends with."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from analyzers.context import Tools
+from analyzers.llm import LLMClient
+from analyzers.local_llm import ALIAS
+from analyzers.report import AnalyzerReport
+from bot.github import GitHubSettings
+
+
+@dataclass
+class ActionSettings:
+    event_path: str | None
+    event_name: str | None
+    api_url: str
+    token: str | None
+    workspace: Path
+    llm_factory: Callable[[], LLMClient]
+    analyzers: str = ""
+    config: str = ".github/rtcbot.yml"
+    fail_on: str = ""
+    sarif_file: str = ""
+    test_command: str = ""
+    step_summary_path: str | None = None
+    output_path: str | None = None
+    reporters: str = "pr-review"  # further outputs by name (input `reporters`)
+    tools: Tools = field(default_factory=Tools)  # the operator's (RTCBOT_SEMGREP, ...)
+    allowed_models: tuple[str, ...] = ()  # models the config may pick (RTCBOT_ALLOWED_MODELS)
+    llm_for_model: Callable[[str], Callable[[], LLMClient]] | None = None  # the config's model
+    github: GitHubSettings | None = None  # retries, rate-limit waits (RTCBOT_*; bot/github)
+    model_name: str = ALIAS  # the model llm_factory reaches (require_qualified)
+
+
+@dataclass
+class ActionResult:
+    exit_code: int
+    reports: list[AnalyzerReport]
+    mode: str  # "check-runs" | "workflow-commands"
+    matched: list[str]
+    check_runs: dict[str, int] = field(default_factory=dict)

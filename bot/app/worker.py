@@ -1,0 +1,108 @@
+"""A worker's side of a job: started in the store (one attempt at a time), a heartbeat while it
+runs, its work in the pipeline (bot/app/pipeline.py), its end recorded; every line it logs
+names the job. Durability: the store is the truth, the queue only carries job ids; the sweep
+(bot/app/sweep.py) recovers what a dead worker or a lost message left."""
+
+from __future__ import annotations
+
+import gc
+import logging
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from bot.app import events
+from bot.app.pipeline import Pipeline, PRInputs
+from bot.core.logs import job_context
+from bot.core.settings import ServiceSettings
+from bot.store.schema import JobRow
+from bot.store.store import Store
+
+log = logging.getLogger(__name__)
+
+
+def freeze_start_up() -> None:
+    """Move what start-up loaded (modules, the embedding model: ~500k objects that live as long
+    as the process) out of the garbage collector's reach. Each full collection walked them all
+    while holding the interpreter lock: every thread of every job stopped for ~350 ms, a few
+    times an hour (bench/e2e_floor.py's App run saw it as one PR at 1.7× its floor)."""
+    gc.freeze()
+
+
+@contextmanager
+def heartbeat(store: Store, job_id: int, every_s: float) -> Iterator[None]:
+    """Beat the running job's heartbeat every `every_s` while the block runs."""
+    stop = threading.Event()
+
+    def beat() -> None:
+        while not stop.wait(every_s):
+            try:
+                store.jobs.heartbeat(job_id)
+            except Exception:  # the database is away for a moment; the next beat retries
+                log.warning("heartbeat of job %s failed", job_id, exc_info=True)
+
+    threading.Thread(target=beat, name=f"heartbeat-{job_id}", daemon=True).start()
+    try:
+        yield
+    finally:
+        stop.set()
+
+
+class Worker:
+    """Runs stored jobs by id (from the queue, or a `pr` job's analyses in its own thread)."""
+
+    def __init__(self, settings: ServiceSettings, store: Store, pipeline: Pipeline) -> None:
+        self.settings = settings
+        self.store = store
+        self.pipeline = pipeline
+
+    def warm_up(self) -> None:
+        """Pay the one-off start-up costs before the first job: the embedding model and PMD's
+        JVM (CRScore), and the HTTP client of the LLM endpoint with a first call to it (GET /models; a
+        client and its first request cost ~50 ms of CPU). Failures only log: an analyzer that
+        cannot start says why when it runs."""
+        try:
+            from analyzers.crscore.analyzer import warm_up as warm_crscore
+
+            warm_crscore(self.settings.pmd_server)
+        except Exception:
+            log.warning("warm-up of CRScore failed; it starts on first use", exc_info=True)
+        if self.settings.llm_base_url:  # the embedded model starts on first use, not here
+            try:
+                self.pipeline.llm_factory(None)().check()
+            except Exception as e:
+                log.warning("the LLM endpoint did not answer at start (%s); jobs will try again", e)
+        freeze_start_up()
+
+    def run_job(self, job_id: int, inputs: PRInputs | None = None) -> str:
+        """Run one job if it is still queued; its final status. `inputs`: an analysis's reads
+        already made by the `pr` job that runs it."""
+        row = self.store.jobs.start(job_id)
+        if row is None:
+            return self.store.jobs.status(job_id) or "missing"
+        # every line logged while it runs names the job: repo#PR, head, analyzer, id, seconds in
+        with job_context(job_id, repo=row.repo, pr=row.pr_number, head=row.head_sha, analyzer=row.analyzer):
+            log.info("%s job started (attempt %s)", row.kind, row.attempts)
+            status = self._run_started(row, inputs)
+            log.info("%s job ended: %s", row.kind, status)
+            return status
+
+    def _run_started(self, row: JobRow, inputs: PRInputs | None) -> str:
+        """run_job's work, for a job this attempt has started."""
+        job_id = row.id
+        t0 = time.monotonic()
+        usage: dict[str, int] = {}
+        with heartbeat(self.store, job_id, self.settings.heartbeat_s):
+            try:
+                status, result, usage = self.pipeline.dispatch(row, events.from_spec(row.spec), inputs)
+            except Exception as e:
+                log.exception("job %s failed", job_id)
+                status, result = "failed", f"{type(e).__name__}: {e}"
+                self.pipeline.fail_check_run(row, f"rtcbot could not finish this analysis: {e}")
+        if not self.store.jobs.finish(job_id, status, result, duration_s=time.monotonic() - t0, usage=usage,
+                                      attempt=row.attempts):
+            log.warning("job %s attempt %s ended after the sweep gave it to another attempt; "
+                        "its status is that attempt's", job_id, row.attempts)
+            return self.store.jobs.status(job_id) or "missing"
+        return status
