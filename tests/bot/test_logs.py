@@ -86,7 +86,7 @@ def test_every_line_a_job_logs_names_it(captured: Callable[[str], io.StringIO], 
     finally:
         rt.store.close()
     records = [json.loads(ln) for ln in buf.getvalue().splitlines()]
-    jobs = [r for r in records if r["logger"] == "bot.app.jobs"]
+    jobs = [r for r in records if r["logger"] == "bot.app.worker"]
     assert {r["message"] for r in jobs} >= {"pr job started (attempt 1)", "analyze job started (attempt 1)",
                                            "pr job ended: done", "analyze job ended: done"}
     for r in jobs:
