@@ -70,7 +70,7 @@ Verdict = Literal["fixed", "not fixed", "unparsable", "not applicable"]
 
 # --------------------------------------------------------------------------- one attempt
 @dataclass
-class Target:
+class FixTarget:
     """One finding to fix, with the file it is in (the text at the head of the change)."""
 
     finding: SemgrepFinding
@@ -87,8 +87,8 @@ class Target:
 
 
 @dataclass
-class Outcome:
-    target: Target
+class FixOutcome:
+    target: FixTarget
     answer: FixAnswer
     raw_answer: str = ""
     replacement: str | None = None
@@ -136,18 +136,18 @@ class Options(AnalyzerOptions):
         bounds, or an operator's key)."""
         return validate(cls, raw, "autofix")
 
-    def rtc_pass(self, out: Outcome) -> bool | None:
+    def rtc_pass(self, out: FixOutcome) -> bool | None:
         return out.rtc_exact if self.rtc_match == "exact" else out.rtc_normalised
 
 
-def attempt(target: Target, llm: LLMClient, opts: Options) -> Outcome:
+def attempt(target: FixTarget, llm: LLMClient, opts: Options) -> FixOutcome:
     """Fix prompt → replacement → patched file; then Patched RTC. No Semgrep here."""
     out = propose(target, llm, opts)
     patched_rtc(out, llm, opts)
     return out
 
 
-def propose(target: Target, llm: LLMClient, opts: Options) -> Outcome:
+def propose(target: FixTarget, llm: LLMClient, opts: Options) -> FixOutcome:
     """Fix prompt → replacement → patched file (one request)."""
     f = target.finding
     ctx_start, context = context_of(target.text, target.language, f.start_line, f.end_line,
@@ -155,7 +155,7 @@ def propose(target: Target, llm: LLMClient, opts: Options) -> Outcome:
     raw = llm.sample(fix_messages(f, target.language, target.snippet, context, ctx_start),
                      temperature=0.0, max_tokens=opts.fix_tokens)[0]
     answer = parse_fix_answer(raw)
-    out = Outcome(target, answer, raw_answer=raw)
+    out = FixOutcome(target, answer, raw_answer=raw)
     if answer.kind != "code":
         return out
     out.replacement = reindent(answer.code, target.snippet)
@@ -164,7 +164,7 @@ def propose(target: Target, llm: LLMClient, opts: Options) -> Outcome:
     return out
 
 
-def patched_rtc(out: Outcome, llm: LLMClient, opts: Options) -> None:
+def patched_rtc(out: FixOutcome, llm: LLMClient, opts: Options) -> None:
     """Patched RTC of a proposed fix (two sequential requests); nothing without a fix."""
     if not opts.rtc or out.replacement is None:
         return
@@ -185,7 +185,7 @@ def _key(f: SemgrepFinding) -> str:
     return f"{f.rule_id}@{f.start_line}"
 
 
-def judge(out: Outcome, before: ScanResult, before_path: str, after: ScanResult, after_path: str,
+def verify_fix(out: FixOutcome, before: ScanResult, before_path: str, after: ScanResult, after_path: str,
           original_parses: bool | None) -> None:
     """Set out.verdict from the scans of the original and the patched file."""
     t, f = out.target, out.target.finding
@@ -218,7 +218,7 @@ def judge(out: Outcome, before: ScanResult, before_path: str, after: ScanResult,
     out.verdict = "fixed" if not out.remaining and not new_keys else "not fixed"
 
 
-def oracle(outcomes: Sequence[Outcome], opts: Options, tools: Tools | None = None) -> ScanResult | None:
+def oracle(outcomes: Sequence[FixOutcome], opts: Options, tools: Tools | None = None) -> ScanResult | None:
     """One Semgrep run over the originals and every patched variant; sets each verdict.
     `tools`: the operator's Semgrep and extra rule files."""
     tools = tools or Tools()
@@ -257,7 +257,7 @@ def oracle(outcomes: Sequence[Outcome], opts: Options, tools: Tools | None = Non
         before = _rebase(result, orig, o.target.path)
         after = _rebase(result, var, o.target.path)
         parses = python_parses(o.target.text) if o.target.language == "python" else None
-        judge(o, before, o.target.path, after, o.target.path, parses)
+        verify_fix(o, before, o.target.path, after, o.target.path, parses)
     return result
 
 
@@ -268,13 +268,13 @@ def _rebase(result: ScanResult, prefix_path: str, path: str) -> ScanResult:
     )
 
 
-def fix_all(targets: Sequence[Target], llm: LLMClient, opts: Options,
-            progress: Callable[[], None] | None = None, tools: Tools | None = None) -> list[Outcome]:
+def fix_all(targets: Sequence[FixTarget], llm: LLMClient, opts: Options,
+            progress: Callable[[], None] | None = None, tools: Tools | None = None) -> list[FixOutcome]:
     """Attempts run concurrently (llm.map), each its fix then its Patched RTC; one oracle
     scan for all of them starts as soon as every fix is in, while the RTC requests are out."""
-    proposed: list[Future[Outcome]] = [Future() for _ in targets]
+    proposed: list[Future[FixOutcome]] = [Future() for _ in targets]
 
-    def one(i: int) -> Outcome:
+    def one(i: int) -> FixOutcome:
         try:
             out = propose(targets[i], llm, opts)
         except BaseException as e:
@@ -301,7 +301,7 @@ def fix_all(targets: Sequence[Target], llm: LLMClient, opts: Options,
     return outcomes
 
 
-def apply_all(outcomes: Sequence[Outcome]) -> dict[str, str]:
+def apply_all(outcomes: Sequence[FixOutcome]) -> dict[str, str]:
     """Every proposed fix of each file that parses applied together, bottom up: path → text."""
     edits: dict[str, list[Edit]] = {}
     texts: dict[str, str] = {}
@@ -314,13 +314,13 @@ def apply_all(outcomes: Sequence[Outcome]) -> dict[str, str]:
 
 
 # --------------------------------------------------------------------------- figures
-def rtc_split(outcomes: Sequence[Outcome], opts: Options) -> tuple[list[Outcome], list[Outcome]]:
+def rtc_split(outcomes: Sequence[FixOutcome], opts: Options) -> tuple[list[FixOutcome], list[FixOutcome]]:
     """The proposed fixes Patched RTC passed, and those it failed (fixes it did not judge in neither)."""
     judged = [(o, ok) for o in outcomes if o.has_fix and (ok := opts.rtc_pass(o)) is not None]
     return [o for o, ok in judged if ok], [o for o, ok in judged if not ok]
 
 
-def table(outcomes: Sequence[Outcome], opts: Options) -> dict[str, float]:
+def table(outcomes: Sequence[FixOutcome], opts: Options) -> dict[str, float]:
     """The paper's table: findings, Fix %, RTC pass %, Fix % among RTC pass / RTC fail."""
     n = len(outcomes)
     fixes = [o for o in outcomes if o.has_fix]
@@ -344,7 +344,7 @@ def table(outcomes: Sequence[Outcome], opts: Options) -> dict[str, float]:
     }
 
 
-def to_finding(o: Outcome, opts: Options) -> Finding:
+def to_finding(o: FixOutcome, opts: Options) -> Finding:
     f, t = o.target.finding, o.target
     rtc = opts.rtc_pass(o)
     scores: dict[str, float] = {}
@@ -420,12 +420,12 @@ class AutoFix:
         if not on_changed:
             report.notes.append("Semgrep found nothing on the changed lines")
             return report
-        targets = [Target(f, by_path[f.path].language or "", texts[f.path]) for f in on_changed]
+        targets = [FixTarget(f, by_path[f.path].language or "", texts[f.path]) for f in on_changed]
         try:
             llm = ctx.llm
         except (RuntimeError, LLMError) as e:  # no model (none set, or one refused): Semgrep's findings stand
             report.notes.append(f"no fixes proposed: {e}; the Semgrep findings are listed without a fix")
-            report.findings = [to_finding(Outcome(t, FixAnswer("no_model")), opts) for t in targets]
+            report.findings = [to_finding(FixOutcome(t, FixAnswer("no_model")), opts) for t in targets]
             return report
         try:
             outcomes = fix_all(targets, llm, opts, tools=ctx.tools)

@@ -9,7 +9,7 @@ module holds the parts that need no model and no git:
   proportion to its share of the history (largest remainders, at least one per stratum while
   the bound allows), seeded, so a re-run draws the same hunks (and hits the LLM cache);
 - `bootstrap_interval`: a percentile bootstrap of a mean over hunks, seeded;
-- `summarise` / `judge` / `cheapest`: one model's figures, its verdict against `Thresholds`
+- `summarise` / `verdict_of` / `cheapest`: one model's figures, its verdict against `Thresholds`
   (by default: lift's lower bound > 0), and the cheapest model that qualifies;
 - the qualification record (`record`, `qualified_models`): the JSON a repository keeps at
   `.rtcbot/qualification.json`, read back by `rtcbot review` under `require_qualified: true`.
@@ -167,7 +167,7 @@ def summarise(model: str, base_url: str | None, per_hunk: Sequence[Mapping[str, 
     return r
 
 
-def judge(result: ModelResult, thresholds: Thresholds) -> ModelResult:
+def verdict_of(result: ModelResult, thresholds: Thresholds) -> ModelResult:
     """Set the verdict (and the reasons against) on `result`; returns it."""
     reasons = []
     if result.hunks < thresholds.min_hunks:

@@ -12,13 +12,13 @@ from reporters.base import (
     Sinks,
     Target,
     UnknownReporter,
-    build,
-    check_names,
     printable,
-    publish,
     render,
     reporter_class,
+    reporter_names,
+    reporters_named,
+    run_reporter,
 )
 
-__all__ = ["FORMATS", "REPORTERS", "Reporter", "ReporterError", "Sinks", "Target", "UnknownReporter", "build",
-           "check_names", "printable", "publish", "render", "reporter_class"]
+__all__ = ["FORMATS", "REPORTERS", "Reporter", "ReporterError", "Sinks", "Target", "UnknownReporter", "reporters_named",
+           "reporter_names", "printable", "run_reporter", "render", "reporter_class"]

@@ -8,7 +8,7 @@ summary, SARIF, text / JSON / Markdown). Every surface drives reporters the same
     reporter.flush()                                  # after the last (write files, print)
 
 A new output is one module here, one line in REPORTERS and its test: every surface builds its
-reporters by name (`build(names, sinks)`; the App's RTCBOT_REPORTERS, the Action's `reporters`
+reporters by name (`reporters_named(names, sinks)`; the App's RTCBOT_REPORTERS, the Action's `reporters`
 input, `rtcbot review --format` for those that need only a stream), handing them the same
 `Sinks` — the GitHub client, the stream, the files, the review comments already read — of
 which each takes what it needs in `from_sinks`. What the reports are about is the `Target`:
@@ -100,7 +100,7 @@ FORMATS: dict[str, str] = {
 }
 
 
-def publish(reporter: Reporter, target: Target, analyzers: Mapping[str, str],
+def run_reporter(reporter: Reporter, target: Target, analyzers: Mapping[str, str],
             reports: Sequence[AnalyzerReport], outcome: Any = None) -> Any:
     """Drive one reporter through a finished run — start, publish each report, flush — and
     return what `flush` gives. `outcome`: how the run ended, for the reporters that show it
@@ -169,16 +169,16 @@ def reporter_class(name: str) -> type[Reporter]:
     return cls
 
 
-def check_names(names: Sequence[str]) -> list[str]:
+def reporter_names(names: Sequence[str]) -> list[str]:
     """`names` without repeats, each a known reporter (UnknownReporter otherwise)."""
     for name in names:
         reporter_class(name)
     return list(dict.fromkeys(names))
 
 
-def build(names: Sequence[str], sinks: Sinks) -> list[Reporter]:
+def reporters_named(names: Sequence[str], sinks: Sinks) -> list[Reporter]:
     """The reporters `names`, in order, each on what it needs of `sinks`."""
-    return [reporter_class(name).from_sinks(sinks) for name in check_names(names)]
+    return [reporter_class(name).from_sinks(sinks) for name in reporter_names(names)]
 
 
 def printable() -> list[str]:
@@ -203,6 +203,6 @@ def render(reports: list[AnalyzerReport], fmt: str) -> str:
     if fmt not in printable():
         raise UnknownReporter(f"unknown format {fmt!r} (known: {', '.join(printable())})")
     stream = io.StringIO()
-    publish(reporter_class(fmt).from_sinks(Sinks(stream=stream)), Target(),
+    run_reporter(reporter_class(fmt).from_sinks(Sinks(stream=stream)), Target(),
             {r.name: r.title for r in reports}, reports)
     return stream.getvalue().rstrip("\n")

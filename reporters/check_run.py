@@ -310,7 +310,7 @@ def abandon_body(why: str) -> dict[str, Any]:
 
 
 # ---------------------------------------------------------------------------- the reporter
-Gate = Callable[[AnalyzerReport], tuple[str, Sequence[str]]]  # report → (conclusion, reasons)
+Conclude = Callable[[AnalyzerReport], tuple[str, Sequence[str]]]  # report → (conclusion, reasons)
 
 
 class CheckRunAPI(Protocol):
@@ -339,7 +339,7 @@ class CheckRunReporter:
                    notes=sinks.notes)
 
     def __init__(self, client: CheckRunAPI, *, runs: Mapping[str, int] | None = None,
-                 gate: Gate | None = None, notes: Sequence[str] = (),
+                 gate: Conclude | None = None, notes: Sequence[str] = (),
                  shown: Callable[[int], Sequence[Mapping[str, Any]]] | None = None) -> None:
         self.client = client
         # a run completed before and now done again in place (a re-run): the annotations it

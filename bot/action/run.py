@@ -44,7 +44,7 @@ from bot.core.context import (
 from bot.core.qualification import refusal_from_commit
 from bot.github import GitHub, GitHubError, token_client
 from reporters import check_run
-from reporters.base import Sinks, Target, publish
+from reporters.base import Sinks, Target, run_reporter
 from reporters.check_run import CheckOutput
 from reporters.diff_filter import DiffFilter
 from reporters.sarif import SarifReporter
@@ -124,10 +124,10 @@ class _Run:
                              notes=tuple(notes), blocked=tuple(result.verdict.blocked.values()),
                              sarif_file=sarif_written, links=pr.run_links(self.runs if mode == "check-runs" else {}),
                              conclusions={n: out.conclusion for n, out in self.sent.items()})
-        publish(StepSummaryReporter(Path(s.step_summary_path) if s.step_summary_path else None, self.stdout),
+        run_reporter(StepSummaryReporter(Path(s.step_summary_path) if s.step_summary_path else None, self.stdout),
                 self.target, titles, result.reports, outcome)
         if s.output_path:
-            publish(OutputsReporter(Path(s.output_path)), self.target, titles, result.reports, outcome)
+            run_reporter(OutputsReporter(Path(s.output_path)), self.target, titles, result.reports, outcome)
         return ActionResult(self._exit(result), result.reports, mode, list(result.verdict.matched), self.runs)
 
     def _plan(self) -> _Planned:
@@ -200,7 +200,7 @@ class _Run:
                                              conclude=result.verdict.of, notes=result.notes, fresh=True)
             return (f"Posted {len(self.runs)} check run(s): "
                     + ", ".join(check_run.check_name(titles[n]) for n in titles) + ".")
-        shown, left = publish(WorkflowCommandsReporter(self.stdout), self.target, titles, result.reports)
+        shown, left = run_reporter(WorkflowCommandsReporter(self.stdout), self.target, titles, result.reports)
         why = ("a pull request from a fork gets a read-only token" if self.pr.fork
                else "the workflow needs `permissions: checks: write`")
         mode_note = (f"**This token cannot create check runs** ({why}), so the findings are "
@@ -217,7 +217,7 @@ class _Run:
             return ""
         try:  # relative: inside the workspace (the PR's checkout), no symbolic link followed
             sarif = SarifReporter(Path(s.sarif_file), root=None if Path(s.sarif_file).is_absolute() else s.workspace)
-            written = str(publish(sarif, self.target, titles, reports))
+            written = str(run_reporter(sarif, self.target, titles, reports))
         except (ValueError, OSError) as e:
             raise ActionError(f"sarif-file: cannot write {s.sarif_file!r}: {e}") from None
         self.say(f"rtcbot: SARIF written to {written}")

@@ -20,7 +20,7 @@ from analyzers.context import Tools
 from bot.core.config import CONFIG_PATH, LoadedConfig, parse_config
 from bot.core.context import EXECUTING_ANALYZERS, Selection, git_head, select
 from bot.core.gate import FailOn, FailOnError, parse_fail_on
-from reporters.base import UnknownReporter, check_names
+from reporters.base import UnknownReporter, reporter_names
 
 PR_EVENTS = ("pull_request", "pull_request_target")
 TRUSTED_EVENT = "pull_request_target"  # runs with secrets: the PR's code never executes
@@ -120,7 +120,7 @@ def read_inputs(event_name: str | None, *, analyzers: str, fail_on: str, config:
     except FailOnError as e:
         raise ActionError(str(e)) from None
     try:
-        extra = check_names([n.strip() for n in reporters.split(",") if n.strip()])
+        extra = reporter_names([n.strip() for n in reporters.split(",") if n.strip()])
     except UnknownReporter as e:
         raise ActionError(f"reporters: {e}") from None
     return Inputs(wanted, gate, config_path(config) if config.strip() else None,

@@ -1,6 +1,6 @@
 """The work of one job, for a worker (bot/app/worker.py): typed jobs (bot/app/events.py) to the
 check-run lifecycle (bot/core/checks.py), the review core (bot/core/review.py), publishing
-(bot/app/publish.py) and the LLM budgets (bot/core/budget.py).
+(bot/app/results.py) and the LLM budgets (bot/core/budget.py).
 
 `PRJob`: the repository's configuration (drafts, which analyzers), older heads cancelled, then
 one `AnalyzeJob` per enabled analyzer, recorded in the store and run right here, at once, on
@@ -33,7 +33,7 @@ from analyzers.context import AnalysisContext, ReviewComment
 from analyzers.llm import LLMClient
 from bot.app import events, feedback
 from bot.app.events import AnalyzeJob, FeedbackJob, InstallationJob, Job, PRJob
-from bot.app.publish import publish, record
+from bot.app.results import publish_results, record
 from bot.core import budget, qualification
 from bot.core import review as review_core
 from bot.core.checks import CheckRuns
@@ -195,7 +195,7 @@ class Pipeline:
         try:  # the check run is published first; the store's bookkeeping follows
             if self.store.jobs.status(row.id) == "cancelled":
                 return "cancelled", "superseded while running", report.usage
-            out = publish(gh, job, cr_id, report, fail_on=p.gate, notes=list(result.notes),
+            out = publish_results(gh, job, cr_id, report, fail_on=p.gate, notes=list(result.notes),
                           extra=self.settings.reporters, diff=DiffFilter.of(changes),
                           review_comments=inputs.raw_comments.result,
                           suggestions=cfg.config.suggestions,

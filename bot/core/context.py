@@ -192,7 +192,7 @@ def wants_comments(names: Iterable[str]) -> bool:
 Comments = Sequence[ReviewComment] | Callable[[], Sequence[ReviewComment]]
 
 
-def build(loaded: LoadedConfig, selection: Selection, *, tools: Tools,
+def analysis_context(loaded: LoadedConfig, selection: Selection, *, tools: Tools,
           llm_factory: Callable[[], LLMClient] | None, comments: Comments = (),
           file_loader: Callable[[str], str | None] | None = None,
           repo_path: Path | None = None) -> AnalysisContext:

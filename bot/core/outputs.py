@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from analyzers.report import AnalyzerReport
-from reporters.base import Sinks, Target, build, failure, publish
+from reporters.base import Sinks, Target, failure, reporters_named, run_reporter
 
 HELD_ELSEWHERE = "the check runs and the summary hold the same findings"
 
@@ -32,9 +32,9 @@ class Driven:
 def drive(names: Sequence[str], sinks: Sinks, target: Target, titles: Mapping[str, str],
           reports: list[AnalyzerReport]) -> list[Driven]:
     out = []
-    for reporter in build(names, sinks):
+    for reporter in reporters_named(names, sinks):
         try:
-            done = publish(reporter, target, dict(titles), reports)
+            done = run_reporter(reporter, target, dict(titles), reports)
         except Exception as e:
             status = getattr(e, "status", None)
             said = (f"{reporter.name}: GitHub refused it ({status}: {getattr(e, 'message', e)}); {HELD_ELSEWHERE}"

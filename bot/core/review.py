@@ -28,7 +28,7 @@ from analyzers.llm import LLMClient
 from analyzers.pipeline import run_all
 from analyzers.report import AnalyzerReport, Skipped
 from bot.core.config import LoadedConfig
-from bot.core.context import Comments, Selection, build
+from bot.core.context import Comments, Selection, analysis_context
 from bot.core.gate import FailOn, Verdict, judge
 from bot.core.llm import refusing_factory
 
@@ -137,7 +137,7 @@ def run(p: Plan, change: Change, *, tools: Tools, sinks: Sequence[Sink] = (),
     """Run the plan on the change and publish the result to each sink, in order. `on_done`
     is called as each analyzer ends (progress); `on_context` with the analysis context before
     the analyzers start (the App charges and caches its LLM use through it)."""
-    ctx = build(p.loaded, p.selection, tools=tools, llm_factory=p.llm, comments=change.comments,
+    ctx = analysis_context(p.loaded, p.selection, tools=tools, llm_factory=p.llm, comments=change.comments,
                 file_loader=change.files, repo_path=change.checkout)
     if on_context is not None:
         on_context(ctx)

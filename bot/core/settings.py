@@ -254,12 +254,12 @@ class ServiceSettings(ToolSettings, GitHubSettings, LogSettings):
             ReporterError,
             Sinks,
             UnknownReporter,
-            check_names,
             reporter_class,
+            reporter_names,
         )
 
         try:
-            names = [n for n in check_names(v) if n != "check-runs"]
+            names = [n for n in reporter_names(v) if n != "check-runs"]
             for n in names:
                 reporter_class(n).from_sinks(Sinks(github=object()))
         except (UnknownReporter, ReporterError) as e:

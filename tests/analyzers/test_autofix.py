@@ -290,7 +290,7 @@ def test_eval_autofix_prints_the_paper_table(tmp_path: Path, scripted_llm: Any) 
 @pytest.mark.model
 @pytest.mark.slow
 def test_embedded_model_runs_the_whole_loop(tmp_path: Path, embedded_llm: Any) -> None:
-    from analyzers.autofix import Options, Target, fix_all, table
+    from analyzers.autofix import FixTarget, Options, fix_all, table
     from analyzers.semgrep.scan import scan
 
     require(find_semgrep(), "semgrep is not installed")
@@ -298,7 +298,7 @@ def test_embedded_model_runs_the_whole_loop(tmp_path: Path, embedded_llm: Any) -
     found = scan(tmp_path, ["e.py"]).findings
     assert [f.rule_id for f in found] == ["python-code-injection"]
     before = embedded_llm.usage.requests + embedded_llm.usage.cache_hits
-    outcomes = fix_all([Target(found[0], "python", (tmp_path / "e.py").read_text())], embedded_llm,
+    outcomes = fix_all([FixTarget(found[0], "python", (tmp_path / "e.py").read_text())], embedded_llm,
                        Options(fix_tokens=128, describe_tokens=64))
     o = outcomes[0]
     assert o.verdict in {"fixed", "not fixed", "unparsable", "not applicable"}
@@ -312,14 +312,14 @@ def test_embedded_model_runs_the_whole_loop(tmp_path: Path, embedded_llm: Any) -
 
 @pytest.mark.slow
 def test_an_attempt_that_fails_does_not_leave_the_oracle_waiting(tmp_path: Path, scripted_llm: Any) -> None:
-    from analyzers.autofix import Options, Target, fix_all
+    from analyzers.autofix import FixTarget, Options, fix_all
     from analyzers.llm import BudgetExceeded
     from analyzers.semgrep.scan import scan
 
     require(find_semgrep(), "semgrep is not installed")
     (tmp_path / "app.py").write_text(APP)
     found = scan(tmp_path, ["app.py"]).findings
-    targets = [Target(f, "python", APP) for f in found[:3]]
+    targets = [FixTarget(f, "python", APP) for f in found[:3]]
     # one request slot: the attempts run one after another, and the budget ends the second
     llm = client_for(scripted_llm(responder), max_concurrency=1, max_requests=4)
     with pytest.raises(BudgetExceeded):

@@ -13,12 +13,12 @@ from analyzers.qualify import (
     Thresholds,
     bootstrap_interval,
     cheapest,
-    judge,
     qualified_models,
     record,
     size_bucket,
     stratified_sample,
     summarise,
+    verdict_of,
 )
 
 
@@ -66,14 +66,14 @@ def test_bootstrap_interval() -> None:
 def test_summarise_judge_and_cheapest() -> None:
     good = [{"rtc": 2 / 3, "rtc@3": 1.0, "baseline": 0.0, "lift": 2 / 3}] * 10
     flat = [{"rtc": 0.5, "rtc@3": 1.0, "baseline": 0.5, "lift": 0.0}] * 10
-    a = judge(summarise("a", None, good, seed=1, tokens=4000, price_per_1k=0.5), Thresholds())
-    b = judge(summarise("b", None, flat, seed=1, tokens=100), Thresholds())
+    a = verdict_of(summarise("a", None, good, seed=1, tokens=4000, price_per_1k=0.5), Thresholds())
+    b = verdict_of(summarise("b", None, flat, seed=1, tokens=100), Thresholds())
     assert a.qualified and a.rtc == pytest.approx(2 / 3) and a.rtc_at_3 == 1.0 and a.cost == 2.0
     assert not b.qualified and b.cost is None and "lower bound" in b.reasons[0]
-    assert not judge(summarise("a", None, good, seed=1), Thresholds(min_rtc=0.9)).qualified
-    assert not judge(summarise("e", None, [], seed=1), Thresholds()).qualified
-    c = judge(summarise("c", None, good, seed=1, tokens=1000, price_per_1k=0.5), Thresholds())
-    d = judge(summarise("d", None, good, seed=1, tokens=10), Thresholds())  # unpriced: after the priced
+    assert not verdict_of(summarise("a", None, good, seed=1), Thresholds(min_rtc=0.9)).qualified
+    assert not verdict_of(summarise("e", None, [], seed=1), Thresholds()).qualified
+    c = verdict_of(summarise("c", None, good, seed=1, tokens=1000, price_per_1k=0.5), Thresholds())
+    d = verdict_of(summarise("d", None, good, seed=1, tokens=10), Thresholds())  # unpriced: after the priced
     assert cheapest([a, b, c, d]) is c
     assert cheapest([b]) is None
 

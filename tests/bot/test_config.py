@@ -246,7 +246,7 @@ def test_an_analyzers_list_names_exactly_what_runs() -> None:
 def test_analyzers_that_read_comments_get_them() -> None:
     """No analyzer name is hard-coded: the builder asks each analyzer whether it reads them."""
     from analyzers.context import ReviewComment
-    from bot.core.context import build, select
+    from bot.core.context import analysis_context, select
 
     assert registry.comment_readers() == ["crscore"]
     fetched: list[int] = []
@@ -256,9 +256,10 @@ def test_analyzers_that_read_comments_get_them() -> None:
         return [ReviewComment("a.py", 1, "why?")]
 
     loaded = parse_config("")
-    ctx = build(loaded, select(loaded, defaults=["editing_rtc"]), tools=Tools(), llm_factory=None, comments=fetch)
+    ctx = analysis_context(loaded, select(loaded, defaults=["editing_rtc"]), tools=Tools(), llm_factory=None,
+                           comments=fetch)
     assert ctx.comments == [] and fetched == []  # nobody reads them: not even fetched
-    ctx = build(loaded, select(loaded, defaults=["editing_rtc", "crscore"]), tools=Tools(), llm_factory=None,
+    ctx = analysis_context(loaded, select(loaded, defaults=["editing_rtc", "crscore"]), tools=Tools(), llm_factory=None,
                 comments=fetch)
     assert [c.body for c in ctx.comments] == ["why?"] and fetched == [1]
 

@@ -21,7 +21,7 @@ from analyzers.report import AnalyzerReport, Finding, Fix
 from analyzers.semgrep.scan import find_semgrep
 from bot.core.settings import ServiceSettings
 from bot.github import GitHubClient, token_client
-from reporters.base import REPORTERS, ReporterError, Sinks, Target, build, publish
+from reporters.base import REPORTERS, ReporterError, Sinks, Target, reporters_named, run_reporter
 from reporters.diff_filter import DiffFilter
 from reporters.pr_review import MARKER, PullRequestReviewReporter, candidates, key_of, plan
 from tests.analyzers.test_autofix import APP
@@ -96,14 +96,14 @@ def test_a_fix_already_posted_is_not_posted_again_even_where_its_lines_moved() -
 def test_the_reporter_is_built_by_name_and_says_what_it_lacks() -> None:
     assert REPORTERS["pr-review"] == "reporters.pr_review:PullRequestReviewReporter"
     with pytest.raises(ReporterError, match="pr-review reporter needs a GitHub client"):
-        build(["pr-review"], Sinks())
-    assert isinstance(build(["pr-review"], Sinks(github=object()))[0], PullRequestReviewReporter)
+        reporters_named(["pr-review"], Sinks())
+    assert isinstance(reporters_named(["pr-review"], Sinks(github=object()))[0], PullRequestReviewReporter)
     assert [r.mode  # type: ignore[attr-defined]
-            for r in build(["pr-review"], Sinks(github=object(), suggestions="all"))] == ["all"]
+            for r in reporters_named(["pr-review"], Sinks(github=object(), suggestions="all"))] == ["all"]
     with pytest.raises(ReporterError, match="suggestions: 'some'"):
-        build(["pr-review"], Sinks(github=object(), suggestions="some"))
+        reporters_named(["pr-review"], Sinks(github=object(), suggestions="some"))
     off = PullRequestReviewReporter(object(), mode="off")  # type: ignore[arg-type]  # never called
-    assert publish(off, HEAD, {}, [report(fixed(2))]) == 0
+    assert run_reporter(off, HEAD, {}, [report(fixed(2))]) == 0
     from bot.core.config import parse_config
 
     assert parse_config("suggestions: all\n").config.suggestions == "all"
@@ -125,18 +125,18 @@ def test_one_review_per_head_and_nothing_twice(fake_github: Callable[..., FakeGi
     reports = [report(fixed(2), fixed(3, rtc=False), fixed(9))]
     try:
         with pytest.raises(ReporterError, match="needs the pull request's review comments"):
-            publish(PullRequestReviewReporter(client), target, {}, reports)  # never fetched by the reporter
+            run_reporter(PullRequestReviewReporter(client), target, {}, reports)  # never fetched by the reporter
         with pytest.raises(ReporterError, match="needs the lines the pull request's diff shows"):
-            publish(reviewer(client), Target(repo="o/r", number=7, head_sha=pr.head_sha), {}, reports)
+            run_reporter(reviewer(client), Target(repo="o/r", number=7, head_sha=pr.head_sha), {}, reports)
         assert gh.reviews == []
-        assert publish(reviewer(client), target, {"autofix": "AutoFix"}, reports) == 1
+        assert run_reporter(reviewer(client), target, {"autofix": "AutoFix"}, reports) == 1
         [review] = gh.reviews
         assert review["commit_id"] == pr.head_sha and [c["line"] for c in review["comments"]] == [2]
         # a re-run of the same head, then a push that leaves the fixed line alone: nothing new
-        assert publish(reviewer(client), target, {}, reports) == 0
+        assert run_reporter(reviewer(client), target, {}, reports) == 0
         pushed_files = [{**FILES[0], "patch": PATCH + "+# more\n"}]
         pushed = gh.push(7, files=pushed_files)
-        assert publish(reviewer(client), Target("o/r", 7, pushed.head_sha,
+        assert run_reporter(reviewer(client), Target("o/r", 7, pushed.head_sha,
                                                 diff=DiffFilter.of(parse_github_files(pushed_files))),
                        {}, reports) == 0
         assert len(gh.reviews) == 1
@@ -183,11 +183,11 @@ def test_the_reporter_posts_review_comments_once(fake_github: Callable[..., Fake
     target = Target(repo="o/r", number=7, head_sha=pr.head_sha, diff=DIFF)
     reports = [AnalyzerReport("review", "Review", findings=[remark(2), remark(3, "Name `b` says nothing.")])]
     try:
-        assert publish(reviewer(client, mode="off"), target, {"review": "Review"}, reports) == 2
+        assert run_reporter(reviewer(client, mode="off"), target, {"review": "Review"}, reports) == 2
         [review] = gh.reviews
         assert [c["line"] for c in review["comments"]] == [2, 3]
         assert all("CRScore Rel 0.50" in c["body"] for c in review["comments"])
-        assert publish(reviewer(client), target, {}, reports) == 0
+        assert run_reporter(reviewer(client), target, {}, reports) == 0
         assert len(gh.reviews) == 1
     finally:
         client.close()

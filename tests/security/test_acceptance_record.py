@@ -22,7 +22,7 @@ from analyzers.report import AnalyzerReport, Finding
 from bot.app import feedback
 from bot.app.events import AnalyzeJob
 from bot.app.jobs import Runtime
-from bot.app.publish import publish
+from bot.app.results import publish_results
 from bot.app.web import create_app
 from bot.core.checks import CheckRuns
 from bot.core.config import LoadedConfig
@@ -210,7 +210,7 @@ def _publish_review(gh: FakeGitHub, tmp_path: Path, recorded: list[list[dict[str
             "review", "review comment", "Name `y` says nothing; call it `result`.", "m.py", 2, 2,
             scores={"rel": 0.8})])
         diff = DiffFilter.of(changes_from_github(client.pr_files(gh.repo, 4), LoadedConfig()))
-        publish(client, job, cr_id, report, fail_on=FailOn(), extra=["pr-review"], fresh=fresh, diff=diff,
+        publish_results(client, job, cr_id, report, fail_on=FailOn(), extra=["pr-review"], fresh=fresh, diff=diff,
                 review_comments=lambda: client.review_comments(gh.repo, 4), on_published=recorded.append)
     finally:
         store.close()
@@ -220,7 +220,7 @@ def test_the_review_analyzers_comments_publish_and_record_without_an_error(
         fake_github: Callable[..., FakeGitHub], tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
     gh = fake_github()
     recorded: list[list[dict[str, object]]] = []
-    with caplog.at_level(logging.WARNING, logger="bot.app.publish"):
+    with caplog.at_level(logging.WARNING, logger="bot.app.results"):
         _publish_review(gh, tmp_path, recorded)
     assert [r.getMessage() for r in caplog.records] == []
     assert len(gh.reviews) == 1 and recorded == [[]]  # posted; a plain comment suggests no lines
@@ -230,7 +230,7 @@ def test_a_reporter_that_fails_is_logged_with_its_type_and_message(
         fake_github: Callable[..., FakeGitHub], tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
     gh = fake_github(expect_violations=False)
     gh.fail_next(1, status=404, match="/reviews")
-    with caplog.at_level(logging.WARNING, logger="bot.app.publish"):
+    with caplog.at_level(logging.WARNING, logger="bot.app.results"):
         _publish_review(gh, tmp_path, [])
     [line] = [r.getMessage() for r in caplog.records if "pr-review reporter failed" in r.getMessage()]
     assert "GitHubError: " in line and "Not Found" in line
@@ -257,7 +257,7 @@ def test_another_bots_copy_of_the_marker_does_not_hide_the_suggestion(
     from analyzers.diff import parse_github_files
     from analyzers.report import Fix
     from reporters.base import Target
-    from reporters.base import publish as drive
+    from reporters.base import run_reporter as drive
     from reporters.diff_filter import DiffFilter
     from reporters.pr_review import PullRequestReviewReporter, key_of
 

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from analyzers.autofix import AutoFix, Options, Outcome, Target, oracle
+from analyzers.autofix import AutoFix, FixOutcome, FixTarget, Options, oracle
 from analyzers.autofix_text import FixAnswer, pseudo_file
 from analyzers.context import AnalysisContext
 from analyzers.diff import ChangeSet, DiffLine, FileChange, Hunk, parse_diff, parse_github_files
@@ -205,7 +205,7 @@ def test_the_oracle_never_writes_a_fix_outside_its_folder(tmp_path: Path, privat
     outcomes = []
     for name in ("../../oracle-planted.py", str(tmp_path / "oracle-abs.py")):
         finding = SemgrepFinding("python-code-injection", name, 1, 1, "eval")
-        out = Outcome(Target(finding, "python", "eval(x)\n"), FixAnswer("code", "x\n"),
+        out = FixOutcome(FixTarget(finding, "python", "eval(x)\n"), FixAnswer("code", "x\n"),
                       replacement="x\n", patched="import os\n")
         outcomes.append(out)
     before = _files_under(tmp_path)

@@ -20,7 +20,7 @@ from typing import Any
 import click
 from rich.console import Console
 
-from analyzers.autofix import Options, Outcome, Target, apply_all, fix_all, rtc_split, table
+from analyzers.autofix import FixOutcome, FixTarget, Options, apply_all, fix_all, rtc_split, table
 from analyzers.context import Tools
 from analyzers.diff import language_of
 from analyzers.llm import LLMClient, LLMError, LLMSettings
@@ -60,12 +60,12 @@ def _row_label(key: str) -> str:
     }.get(key, key)
 
 
-def fix_groups(outcomes: list[Outcome], opts: Options) -> list[tuple[str, int, int, tuple[float, float] | None]]:
+def fix_groups(outcomes: list[FixOutcome], opts: Options) -> list[tuple[str, int, int, tuple[float, float] | None]]:
     """(label, fixed, of, 95 % Wilson interval) for all findings and, with Patched RTC, for the
     fixes that passed it and those that failed it: the table's Fix % rows as counts."""
     from analyzers.intervals import wilson
 
-    def group(label: str, among: list[Outcome]) -> tuple[str, int, int, tuple[float, float] | None]:
+    def group(label: str, among: list[FixOutcome]) -> tuple[str, int, int, tuple[float, float] | None]:
         k = sum(o.fixed for o in among)
         return label, k, len(among), wilson(k, len(among))
 
@@ -105,7 +105,7 @@ class Run:
     applied and their scan after, and the model that fixed them."""
 
     before: ScanResult
-    outcomes: list[Outcome]
+    outcomes: list[FixOutcome]
     patched: dict[str, str]
     after: ScanResult
     llm: LLMClient
@@ -115,7 +115,7 @@ def fix_and_rescan(texts: dict[str, str], settings: LLMSettings, opts: Options, 
                    findings: Callable[[list[SemgrepFinding]], list[SemgrepFinding]]) -> Run:
     """Scan, fix the `findings` chosen of the scan's, apply every fix and scan again."""
     before = scan_texts(texts, tools)
-    targets = [Target(f, language_of(f.path) or "", texts[f.path]) for f in findings(before.findings)]
+    targets = [FixTarget(f, language_of(f.path) or "", texts[f.path]) for f in findings(before.findings)]
     llm = llm_factory(settings)()
     with live(lambda: llm.usage) as display:
         advance = display.step("fixing findings", total=len(targets))

@@ -41,10 +41,10 @@ from analyzers.qualify import (
     Candidate,
     ModelResult,
     Thresholds,
-    judge,
     record,
     stratified_sample,
     summarise,
+    verdict_of,
 )
 from bot.cli.commands._common import bar, plot_option, save_plot
 from bot.cli.commands._git import git as _git
@@ -359,7 +359,7 @@ def qualify_one(trial: Trial, url: str | None, name: str | None, bar_: Progress)
                     requests=llm.usage.requests, tokens=llm.usage.tokens,
                     cache_hits=llm.usage.cache_hits, wall_s=time.monotonic() - t0,
                     price_per_1k=prices_by_model.get(label, default_price), not_scored=cut, format_share=share)
-    return judge(res, trial.thresholds)
+    return verdict_of(res, trial.thresholds)
 
 
 def qualify_all(trial: Trial, specs: list[tuple[str | None, str | None]]) -> list[ModelResult]:

@@ -29,17 +29,14 @@ from bot.github import GitHub
 from bot.store.db import database_away
 from bot.store.store import Store
 from reporters.base import Sinks, Target
-from reporters.check_run import CheckOutput
+from reporters.check_run import CheckOutput, Conclude
 from reporters.diff_filter import DiffFilter
 
 log = logging.getLogger(__name__)
 
 RECORD_RETRY_S = 20.0  # recording waits this long for the database (well under stale_after_s)
 
-Gate = Callable[[AnalyzerReport], tuple[str, list[str]]]
-
-
-def gate_for(fail_on: FailOn) -> Gate:
+def gate_for(fail_on: FailOn) -> Conclude:
     """One report's check-run conclusion under the gate, with the alternatives that hold."""
     def gate(report: AnalyzerReport) -> tuple[str, list[str]]:
         verdict = judge(fail_on, [report])
@@ -48,7 +45,7 @@ def gate_for(fail_on: FailOn) -> Gate:
     return gate
 
 
-def publish(gh: GitHub, job: AnalyzeJob, cr_id: int, report: AnalyzerReport, *,
+def publish_results(gh: GitHub, job: AnalyzeJob, cr_id: int, report: AnalyzerReport, *,
             fail_on: FailOn, notes: Sequence[str] = (), extra: Sequence[str] = (),
             diff: DiffFilter | None = None, suggestions: str = "verified",
             review_comments: Callable[[], Sequence[dict[str, Any]]] | None = None,

@@ -1,4 +1,4 @@
-"""bot/app/publish.py: a report published into its check run on the fake GitHub, then recorded.
+"""bot/app/results.py: a report published into its check run on the fake GitHub, then recorded.
 
 A check run can be published into more than once: a forced re-run (the Re-run button), or the
 sweep's new attempt at a job whose check run GitHub already shows completed but whose record the
@@ -20,7 +20,7 @@ from sqlalchemy.exc import OperationalError
 from analyzers.report import AnalyzerReport, Finding
 from bot.app import events
 from bot.app.events import AnalyzeJob
-from bot.app.publish import publish, record
+from bot.app.results import publish_results, record
 from bot.core.checks import CheckRuns
 from bot.core.config import LoadedConfig
 from bot.core.context import changes_from_github
@@ -75,7 +75,7 @@ class Setup:
         assert not done
         cr_id, fresh = self.checks.start(self.client, job, TITLE, existing)
         assert fresh == (existing is None)
-        out = publish(self.client, job, cr_id, report, fail_on=FailOn(), fresh=fresh)
+        out = publish_results(self.client, job, cr_id, report, fail_on=FailOn(), fresh=fresh)
         if recorded:
             record(self.store, job, CHECK, cr_id, out, report)
         return cr_id, out
