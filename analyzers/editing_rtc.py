@@ -23,6 +23,7 @@ from pydantic import Field
 from analyzers import editing_rtc_view, similarity
 from analyzers.context import AnalysisContext
 from analyzers.diff import CODE_LANGUAGES, ChangeSet, FileChange, Hunk
+from analyzers.enclosing import hunk_label
 from analyzers.leak import (
     DATA_NOTE,
     leak_note,
@@ -31,6 +32,7 @@ from analyzers.leak import (
 )
 from analyzers.llm import BudgetExceeded, LLMClient, Message
 from analyzers.options import AnalyzerOptions
+from analyzers.pipeline import files_at_head
 from analyzers.report import AnalyzerReport, Finding, Skipped, fence_for
 from analyzers.rtc import RoundTrip, aggregate, round_trip
 
@@ -241,11 +243,12 @@ class EditingRTC:
                 return str(e)
             return HunkResult(hunk, trip, scores)
 
+        texts = files_at_head(ctx, [fc.path for fc, _ in todo])
         for (fc, hunk), res in zip(todo, llm.map(one, todo), strict=True):
             if isinstance(res, str):
                 report.skipped.append(Skipped(f"{fc.path} {hunk.header}", f"not scored: {res}"))
                 continue
-            report.findings.append(to_finding(fc, res))
+            report.findings.append(to_finding(fc, res, hunk_label(hunk, texts[fc.path], fc.language)))
         if report.findings:
             report.scores = aggregate([f.scores for f in report.findings])
             report.scores["hunks"] = float(len(report.findings))
@@ -260,7 +263,9 @@ def _short(text: str, limit: int = 160) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def to_finding(fc: FileChange, res: HunkResult) -> Finding:
+def to_finding(fc: FileChange, res: HunkResult, label: str = "") -> Finding:
+    """The hunk's finding; `label`: the definition it changes (analyzers/enclosing.py), else
+    git's header context."""
     h, s, trip = res.hunk, res.scores, res.trip
     start, end = h.span
     rtc, lift_ = s["rtc"], s["lift"]
@@ -271,7 +276,7 @@ def to_finding(fc: FileChange, res: HunkResult) -> Finding:
     leaks = trip.leaks or []
     return Finding(
         analyzer=EditingRTC.name,
-        title=h.section[:60] or f"hunk at line {start}",
+        title=label or h.section or f"hunk at line {start}",
         message=f"EditingRTC {rtc:.2f} (lift {lift_:+.2f} over '{BASELINE}'): {verdict}.{leak_note(leaks)} "
                 f"First description: \"{_short(trip.forward[0] if trip.forward else '')}\"",
         path=fc.path,

@@ -107,3 +107,17 @@ def test_answers_in_the_expected_format() -> None:
     assert backward_well_formed("```python\nx = 1\n```\n[end]")
     assert backward_well_formed("~~~\nx = 1\n")  # a fence cut by the token limit still counts
     assert not backward_well_formed("x = 1")
+
+
+M_PY = "def f(x):\n    return x + 2\n\n" + "\n" * 5 + "def g():\n    return None\n    # end\n"  # m.py at the head
+
+
+def test_a_hunk_is_titled_by_the_definition_it_changes_at_the_head(scripted_llm: Callable[..., ScriptedLLM]) -> None:
+    """Git's header says `def g():` above line 10, which is in g; the first hunk (no header)
+    changes f. With the file at the head both are named from the parsed file."""
+    srv = scripted_llm(oracle)
+    ctx = AnalysisContext(llm_factory=lambda: client_for(srv), file_loader={"m.py": M_PY}.get)
+    report = EditingRTC().run(parse_diff(DIFF), ctx)
+    assert [f.title for f in report.findings] == ["function f", "function g"]
+    without = run(scripted_llm(oracle))  # no file at the head: git's header, else the line
+    assert [f.title for f in without.findings] == ["hunk at line 2", "def g():"]
