@@ -359,7 +359,7 @@ def to_finding(o: FixOutcome, opts: Options) -> Finding:
         "no_fix": "model says no fix is possible",
         "no_code": "no usable fix in the answer",
         "no_model": "no fix proposed (no model)",
-    }.get(o.answer.kind, f"fix {o.verdict}" + ("" if rtc is None else f", RTC {'pass' if rtc else 'fail'}"))
+    }.get(o.answer.kind, autofix_view.proposed(o.verdict, rtc))
     evidence: dict[str, Any] = {
         "rule": f.rule_id, "cwe": list(f.cwe), "finding": f.message,
         "oracle": o.verdict, "rtc": None if rtc is None else ("pass" if rtc else "fail"),
@@ -392,6 +392,7 @@ class AutoFix:
     options_type = Options
     languages = SCANNED_LANGUAGES  # a file in another language that could not be read is not ours
     unanalysed_words = ("scan", "changed file")  # what a gate says of a Skipped "failed" (bot/core/gate.py)
+    counts = ("Semgrep finding", "Semgrep findings")
     headline = staticmethod(autofix_view.headline)  # its words and its dashboard (analyzers/presentation.py)
     dashboard = staticmethod(autofix_view.dashboard)
 

@@ -11,15 +11,37 @@ from analyzers.report import AnalyzerReport
 ORDER = ("findings", "fixes proposed", "fixes verified", "suggested", "applied")
 
 
-def headline(report: AnalyzerReport) -> str | None:
-    """"1 of 2 Semgrep findings on changed lines fixed, 1 verified by Patched RTC"."""
+def proposed(verdict: str, rtc: bool | None) -> str:
+    """A proposed fix in words: "fix proposed, verified by re-scan and Patched RTC". Never
+    "fixed": the pull request is fixed only when its author applies the fix."""
+    if verdict != "fixed":
+        why = {"unparsable": "the patched file does not parse",
+               "not applicable": "it could not be applied"}.get(verdict, "the re-scan still flags the lines")
+        return f"fix proposed, not verified: {why}"
+    return "fix proposed, verified by re-scan" + {None: "", True: " and Patched RTC",
+                                                   False: ", not by Patched RTC"}[rtc]
+
+
+def _findings(n: int) -> str:
+    return f"{n} Semgrep finding{'s' if n != 1 else ''} on changed lines"
+
+
+def headline(report: AnalyzerReport) -> str:
+    """"2 fixes proposed for 3 Semgrep findings on changed lines; 1 verified by re-scan and
+    Patched RTC, 1 by re-scan only". A fix is proposed, never "fixed": the pull request is
+    fixed only when its author applies it."""
     s = report.scores
     if "findings" not in s:
-        return None
-    n, fixed = int(round(s["findings"])), int(round(s.get("fixed", 0)))
-    passing = sum(1 for f in report.findings if f.fix is not None and f.scores.get("rtc_pass") == 1.0)
-    return (f"{fixed} of {n} Semgrep finding{'s' if n != 1 else ''} on changed lines fixed, "
-            f"{passing} verified by Patched RTC")
+        n = len(report.findings)
+        return f"{_findings(n)}, no fix proposed" if n else "no Semgrep findings on changed lines"
+    n, verified = int(round(s["findings"])), int(round(s.get("fixed", 0)))
+    fixes = int(round(s.get("fixes_proposed", verified)))
+    both = sum(1 for f in report.findings if f.fix is not None and f.scores.get("rtc_pass") == 1.0)
+    words = f"{fixes} fix{'es' if fixes != 1 else ''} proposed for {_findings(n)}"
+    if not fixes:
+        return words
+    words += f"; {both} verified by re-scan and Patched RTC"
+    return words + (f", {verified - both} by re-scan only" if verified > both else "")
 
 
 def per_week(data: DashboardData) -> list[dict[str, Any]]:

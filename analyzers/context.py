@@ -23,7 +23,9 @@ class ReviewComment:
     added or unchanged line), on "LEFT" a line of the base file (a removed or unchanged line);
     `line` ≤ 0: the whole file. A multi-line comment runs from `start_line` on `start_side` to
     `line` on `side` (GitHub keeps both ends in one hunk). `outdated`: GitHub no longer shows
-    the comment on the diff (its lines changed since it was written); it is placed nowhere."""
+    the comment on the diff (its lines changed since it was written); it is placed nowhere.
+    `ours`: rtcbot wrote it (its own suggestion); set by the surface that knows its identity,
+    and never scored (CRScore lists such comments apart)."""
 
     path: str
     line: int
@@ -34,6 +36,7 @@ class ReviewComment:
     start_line: int | None = None
     start_side: Side | None = None
     outdated: bool = False
+    ours: bool = False
 
     def lines_in(self, hunk: Hunk) -> list[DiffLine]:
         """The hunk's lines the comment is on, in diff order; [] when its line is not in this

@@ -170,6 +170,7 @@ class EditingRTC:
     help = ("EditingRTC: can a model describe this edit and re-create it from its own "
             "description? Low round-trip correctness marks edits that are hard to explain.")
     options_type = EditingRTCConfig
+    counts = ("hunk", "hunks")
     headline = staticmethod(editing_rtc_view.headline)  # its words and its dashboard (analyzers/presentation.py)
     dashboard = staticmethod(editing_rtc_view.dashboard)
 

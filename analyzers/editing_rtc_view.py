@@ -14,13 +14,16 @@ LOWEST = 10  # rows in each "lowest scores" table
 
 
 def headline(report: AnalyzerReport) -> str | None:
-    """"RTC 0.42 — 3 of 5 hunks re-created" (None without an overall RTC)."""
+    """"RTC 0.42 over 5 hunks; 3 re-created from at least one of their descriptions": the mean
+    RTC (per hunk, the share of its descriptions that re-create it) and how many hunks any
+    description re-created, so the two figures never read as one."""
     s = report.scores
-    if "rtc" not in s:
-        return None
     total = len(report.findings) or int(round(s.get("hunks", 0)))  # one finding per scored hunk
+    if "rtc" not in s or not total:
+        return None if report.findings else "no hunks scored"  # None: the generic words
     made = sum(1 for f in report.findings if f.scores.get("rtc", 0) > 0)
-    return f"RTC {s['rtc']:.2f} — {made} of {total} hunk{'s' if total != 1 else ''} re-created"
+    return (f"RTC {s['rtc']:.2f} over {total} hunk{'s' if total != 1 else ''}; "
+            f"{made} re-created from at least one of {'their' if total != 1 else 'its'} descriptions")
 
 
 def per_pr(data: DashboardData) -> list[dict[str, Any]]:

@@ -26,6 +26,7 @@ class Analyzer(Protocol):
     # optional: `languages`, the languages it analyses (a file in another one that could not be
     # read is not its to miss); `unanalysed_words = (verb, noun)`, e.g. ("scan", "changed file"),
     # how a gate says what it could not analyse (see unanalysed_words())
+    # optional: `counts = (singular, plural)`, what its findings are: ("hunk", "hunks") (see noun());
     # optional: `headline(report) -> str | None`, its main figure in one sentence (see headline());
     # `dashboard(DashboardData) -> Panel`, its part of the App's dashboard (see dashboards());
     # both described in analyzers/presentation.py
@@ -121,6 +122,16 @@ def headline(report: AnalyzerReport) -> str | None:
         return None
     said = words(report) if words is not None else None
     return str(said) if said is not None else None
+
+
+def noun(name: str) -> tuple[str, str]:
+    """What the analyzer `name`'s findings are, singular and plural: ("finding", "findings")
+    unless it says (EditingRTC: ("hunk", "hunks")), so a count says what it counts."""
+    try:
+        words = getattr(_class(name), "counts", None)
+    except (UnknownAnalyzer, ImportError):
+        words = None
+    return (str(words[0]), str(words[1])) if words else ("finding", "findings")
 
 
 Dashboard = Callable[[DashboardData], Panel]

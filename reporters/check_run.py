@@ -176,11 +176,11 @@ def outside_lines(findings: Sequence[Finding], target: Target | None) -> list[st
 
 
 def title_of(report: AnalyzerReport) -> str:
+    """The check run's title: "<analyzer>: <headline>", plain text, cut at a word (the
+    headline already says what it counted)."""
     if report.error:
         return f"{report.title}: could not run"
-    n = len(report.findings)
-    items = f"{n:,} finding{'s' if n != 1 else ''}" if n else "no findings"
-    return clip(plain(f"{report.title}: {readable.headline(report)} · {items}"), MAX_ANNOTATION_TITLE)
+    return readable.title(f"{report.title}: {readable.headline(report)}", MAX_ANNOTATION_TITLE)
 
 
 def _primary_score(report: AnalyzerReport) -> str | None:
@@ -216,7 +216,7 @@ def summary_of(report: AnalyzerReport, crossed: Sequence[str] = (), notes: Seque
         for f in lowest:
             lines += [render_evidence_markdown(f, max_chars=2000), ""]
     elif not report.findings and not report.error:
-        lines += ["No findings.", ""]
+        lines += [f"{readable.counted(report).capitalize()}.", ""]
     if report.skipped:
         lines += ["### Skipped", ""] + skipped_lines(report) + [""]
     for note in report.notes:
@@ -243,7 +243,7 @@ def annotation_of(f: Finding) -> dict[str, Any] | None:
         "start_line": f.start_line,
         "end_line": end,
         "annotation_level": f.level if f.level in ("notice", "warning", "failure") else "notice",
-        "title": clip(plain(f.title or f.analyzer), MAX_ANNOTATION_TITLE),
+        "title": readable.title(f.title or f.analyzer, MAX_ANNOTATION_TITLE),
         "message": clip_noted(message, MAX_ANNOTATION_BYTES),
     }
     if f.evidence:

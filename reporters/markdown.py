@@ -69,7 +69,7 @@ def render_text(reports: Sequence[AnalyzerReport], width: int = 120) -> str:
                 if f.message:
                     console.print(f"- {location(f)}: {f.message}", soft_wrap=False)
         elif not report.error:
-            console.print("no findings")
+            console.print(readable.counted(report))
         if report.scores:
             console.print("overall: " + readable.figures(report.scores))
         for s in report.skipped:
@@ -106,7 +106,7 @@ def render_markdown_report(report: AnalyzerReport, *, max_items: int | None = No
     if findings:
         lines.append("")
     elif not report.error:
-        lines += ["No findings.", ""]
+        lines += [f"{readable.counted(report).capitalize()}.", ""]
     if skipped and report.skipped:
         lines += ["**Skipped**", ""] + skipped_lines(report) + [""]
     if notes:

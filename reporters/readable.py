@@ -8,6 +8,7 @@ wording from here, so the surfaces say the same thing.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 from urllib.parse import quote
@@ -15,14 +16,15 @@ from urllib.parse import quote
 from analyzers import registry
 from analyzers.local_llm import SMALL_MODEL_NOTE
 from analyzers.report import AnalyzerReport, Finding
-from reporters.untrusted import code, fenced, inert
+from reporters.untrusted import code, fenced, inert, plain
 
 # score key → what a reader calls it (keys not here: underscores become spaces)
 LABELS: dict[str, str] = {
     "rtc": "RTC", "rtc@3": "RTC@3", "lift": "lift over the baseline", "baseline": "baseline RTC",
     "hunks": "hunks", "rel": "relevance", "con": "conciseness", "comp": "comprehensiveness",
-    "findings": "findings", "fixed": "fixed", "fix_pct": "fixed %", "rtc_pass_pct": "RTC pass %",
-    "fix_pct_rtc_pass": "fixed % when RTC passes", "fix_pct_rtc_fail": "fixed % when RTC fails",
+    "findings": "findings", "fixed": "verified by re-scan", "fix_pct": "verified by re-scan %",
+    "rtc_pass_pct": "RTC pass %", "fix_pct_rtc_pass": "verified by re-scan % when RTC passes",
+    "fix_pct_rtc_fail": "verified by re-scan % when RTC fails",
     "fixes_proposed": "fixes proposed", "not_vulnerable": "answered not vulnerable",
     "semgrep_findings_total": "Semgrep findings (all lines)", "no_fix": "no fix proposed",
     "no_code": "answers without code", "unparsable": "unparsable fixes", "rtc_pass": "RTC pass",
@@ -36,6 +38,8 @@ LABELS: dict[str, str] = {
 COUNTS = frozenset({"hunks", "findings", "fixed", "fixes_proposed", "not_vulnerable", "semgrep_findings_total",
                     "no_fix", "no_code", "unparsable", "candidates", "kept", "duplicates", "unparsed",
                     "regions", "n_tasks", "comments", "leaks"})
+_MARKS = re.compile(r"\*\*|__|~~|`+")  # Markdown marks a plain-text title would show raw
+ELLIPSIS = "…"
 SMALL_MODEL_WARNING = SMALL_MODEL_NOTE  # a note of every report the embedded model scored
 
 
@@ -61,9 +65,17 @@ def figures(scores: Mapping[str, float]) -> str:
     return " · ".join(f"{label(k)} {value(k, v)}" for k, v in scores.items())
 
 
+def counted(report: AnalyzerReport) -> str:
+    """How many findings, named as what they are: "9 hunks", "1 review comment", "no findings"
+    (analyzers/registry.py `noun`)."""
+    one, many = registry.noun(report.name)
+    n = len(report.findings)
+    return f"no {many}" if not n else f"{n:,} {one if n == 1 else many}"
+
+
 def headline(report: AnalyzerReport) -> str:
     """One sentence with the analyzer's main figure, in words: its own (analyzers/registry.py
-    `headline`), else the number of findings or its first score."""
+    `headline`), else how many findings and its first score."""
     if report.error:
         return f"could not run: {report.error}"
     own = registry.headline(report)
@@ -71,10 +83,26 @@ def headline(report: AnalyzerReport) -> str:
         return own
     s = report.scores
     if not s:
-        n = len(report.findings)
-        return f"{n} finding{'s' if n != 1 else ''}"
+        return counted(report)
     first = next(iter(s))
-    return f"{label(first)} {value(first, s[first])}"
+    return f"{label(first)} {value(first, s[first])} over {counted(report)}"
+
+
+def title(text: str, limit: int) -> str:
+    """`text` as a plain-text title of at most `limit` UTF-8 bytes: one line, Markdown's
+    emphasis and code marks dropped (a title shows them raw), mentions defused, cut at a word
+    with "…" (never mid-word where a word ends in its second half, never a character put in
+    another's place)."""
+    words = " ".join(_MARKS.sub("", text).split())
+    if len(plain(words).encode("utf-8")) <= limit:
+        return plain(words)
+    head = words[:limit]
+    while head and len(plain(head).encode("utf-8")) + len(ELLIPSIS.encode("utf-8")) > limit:
+        head = head[:-1]
+    space = head.rfind(" ")
+    if space > len(head) // 2:
+        head = head[:space]
+    return plain(head.rstrip(" ,;:·—-")) + ELLIPSIS
 
 
 def head_url(repo: str, head_sha: str, path: str, start: int | None = None, end: int | None = None,
@@ -170,13 +198,14 @@ def evidence_markdown(f: Finding, max_chars: int = 4000, literal: Literal = iner
 
 def overview(reports: Sequence[AnalyzerReport], conclusions: Mapping[str, str] | None = None,
              links: Mapping[str, str] | None = None) -> list[str]:
-    """The table every report opens with: per analyzer its headline, findings, conclusion and
-    (where there is one) a link to its check run."""
-    rows = ["| analysis | in words | findings | conclusion |", "|---|---|---|---|"]
+    """The table every report opens with: per analyzer its headline, what it scored (hunks,
+    review comments, Semgrep findings), conclusion and (where there is one) a link to its
+    check run."""
+    rows = ["| analysis | in words | scored | conclusion |", "|---|---|---|---|"]
     for r in reports:
         name = f"[{r.title}]({links[r.name]})" if links and r.name in links else r.title
         concl = (conclusions or {}).get(r.name, "error" if r.error else "—")
-        rows.append(f"| {name} | {cell(headline(r))} | {len(r.findings):,} | {concl} |")
+        rows.append(f"| {name} | {cell(headline(r))} | {counted(r)} | {concl} |")
     return rows
 
 

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+import textwrap
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
@@ -150,6 +151,8 @@ def warm_up(pmd_server: str = "auto") -> None:
     pmd.warm_up(pmd_server)
 
 
+OWN_COMMENT = view.OWN_COMMENT
+TITLE_CHARS = 120  # a finding's title: "comment by <login>: <its first line>", cut at a word
 MAX_UNREVIEWED = 10  # pseudo-references listed as unreviewed per report; more are counted
 _SMELL_LINE = re.compile(r"\bline (\d+)\b")
 
@@ -224,20 +227,24 @@ class CRScoreAnalyzer:
             "against pseudo-references derived from the change.")
     options_type = CRScoreOptions
     reads_comments = True  # the context builders fetch the pull request's review comments
+    counts = ("review comment", "review comments")
     headline = staticmethod(view.headline)  # its words and its dashboard (analyzers/presentation.py)
     dashboard = staticmethod(view.dashboard)
 
     def run(self, changes: ChangeSet, ctx: AnalysisContext) -> AnalyzerReport:
         report = AnalyzerReport(self.name, self.title)
-        if not ctx.comments:
-            report.notes.append("there were no review comments to score "
-                                "(give them with --comments FILE or --comment TEXT --at PATH:LINE)")
+        report.skipped += [Skipped(f"comment at {c.path}:{c.line}", OWN_COMMENT, "policy")
+                           for c in ctx.comments if c.ours]
+        comments = [c for c in ctx.comments if not c.ours]
+        if not comments:
+            report.notes.append("there were no review comments to score" + (
+                " but rtcbot's own" if report.skipped else ""))
             return report
         opts = ctx.config(self.name, CRScoreOptions)
         tau_opt, soft, pooling = opts.tau, not opts.thresholded, opts.pooling
         units: dict[str, Unit] = {}
         placed: list[tuple[ReviewComment, Unit]] = []
-        for c in ctx.comments:
+        for c in comments:
             where = locate(changes, c)
             if isinstance(where, str):
                 report.skipped.append(Skipped(f"comment at {c.path}:{c.line}", where, "policy"))
@@ -340,12 +347,13 @@ class CRScoreAnalyzer:
             message += f"; {s.note}"
         elif missed:
             message += f"; missed: {missed}"
-        first_line = c.body.strip().splitlines()[0] if c.body.strip() else "(empty comment)"
+        first_line = next((ln.strip() for ln in c.body.splitlines()
+                           if ln.strip() and not ln.lstrip().startswith(("```", "~~~", "<!--"))), "(empty comment)")
         # on the head file: a comment on the base side (LEFT) sits where its lines were removed
         span = c.head_span(unit.hunks[0]) or (unit.hunks[0].span[0], unit.hunks[-1].span[1])
         return Finding(
             analyzer=self.name,
-            title=f"comment{who}: {first_line[:80]}",
+            title=textwrap.shorten(f"comment{who}: {first_line}", TITLE_CHARS, placeholder=" …"),
             message=message,
             path=c.path,
             start_line=span[0],

@@ -9,20 +9,24 @@ from analyzers.presentation import Chart, DashboardData, Panel, num, week
 from analyzers.report import AnalyzerReport
 
 METRICS = ("rel", "con", "comp")
+OWN_COMMENT = "written by rtcbot: its own comments are not scored"  # a Skipped item's reason
 
 
 def headline(report: AnalyzerReport) -> str | None:
-    """"relevance 0.50, conciseness 0.61, comprehensiveness 0.42 over 3 review comments"."""
+    """"relevance 0.50, conciseness 0.61, comprehensiveness 0.42 over 3 review comments; 2
+    comments by rtcbot not scored"; "no review comments scored" when there is none."""
     s = report.scores
+    own = sum(1 for k in report.skipped if k.reason == OWN_COMMENT)
+    apart = f"; {own} comment{'s' if own != 1 else ''} by rtcbot not scored" if own else ""
     if "rel" not in s:
-        return None
+        return None if report.findings else "no review comments scored" + apart  # None: the generic words
 
     def v(key: str) -> str:
         return "–" if s.get(key) is None else f"{s[key]:.2f}"
 
     n = len(report.findings)
     return (f"relevance {v('rel')}, conciseness {v('con')}, comprehensiveness {v('comp')} "
-            f"over {n} review comment{'s' if n != 1 else ''}")
+            f"over {n} review comment{'s' if n != 1 else ''}{apart}")
 
 
 def per_comment(data: DashboardData) -> list[dict[str, Any]]:

@@ -39,6 +39,7 @@ from bot.core.context import (
     changes_from_github,
     comments_from_github,
     head_files,
+    marked_by_a_bot,
     unlisted_files_note,
 )
 from bot.core.qualification import refusal_from_commit
@@ -190,7 +191,8 @@ class _Run:
         self.target = replace(self.target, diff=DiffFilter.of(changes))
         return review_core.Change(
             changes, files=head_files(checkout, _head_file(gh, pr)), checkout=checkout,
-            comments=lambda: comments_from_github(self.review_comments()), notes=(unlisted,) if unlisted else ())
+            comments=lambda: comments_from_github(self.review_comments(), marked_by_a_bot),
+            notes=(unlisted,) if unlisted else ())
 
     def _publish_checks(self, mode: str, titles: dict[str, str], result: review_core.Result) -> str:
         """Complete the check runs (or write workflow commands); the summary's sentence on it."""

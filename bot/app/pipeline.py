@@ -111,7 +111,7 @@ class Pipeline:
         """The PR's files and review comments, loading on `io` while the configuration is read."""
         files = io.submit(gh.pr_files, job.repo, job.pr_number)
         raw = io.submit(gh.review_comments, job.repo, job.pr_number)
-        comments = io.submit(lambda: comments_from_github(raw.result()))
+        comments = io.submit(lambda: comments_from_github(raw.result(), self.owns))
         return PRInputs(self._config(gh, job), files, comments, raw)
 
     def _select(self, cfg: LoadedConfig, defaults: list[str]) -> Selection:

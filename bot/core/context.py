@@ -30,6 +30,7 @@ from analyzers.context import AnalysisContext, ReviewComment, Side, Tools
 from analyzers.diff import DEFAULT_IGNORES, ChangeSet, parse_diff, parse_github_files
 from analyzers.llm import LLMClient
 from bot.core.config import CONFIG_PATH, SYNTHESIS, LoadedConfig
+from bot.core.feedback import MARKER_RE
 
 EXECUTING_ANALYZERS = (SYNTHESIS,)  # run the repository's tests on the pull request's code
 
@@ -114,8 +115,21 @@ def changes_from_diff(data: bytes | str, loaded: LoadedConfig,
     return parse_diff(data, ignore=ignores(loaded, extra_ignores))
 
 
-def comments_from_github(raw: Iterable[Mapping[str, Any]]) -> list[ReviewComment]:
+Wrote = Callable[[Mapping[str, Any]], bool]  # whether rtcbot wrote a comment GitHub lists
+
+
+def marked_by_a_bot(comment: Mapping[str, Any]) -> bool:
+    """Whether a bot wrote `comment` with rtcbot's suggestion marker: rtcbot's own, where the
+    surface knows no more of its identity (the Action posts as the workflow's token)."""
+    user, body = comment.get("user"), comment.get("body")
+    return isinstance(user, Mapping) and user.get("type") == "Bot" and isinstance(body, str) \
+        and MARKER_RE.search(body) is not None
+
+
+def comments_from_github(raw: Iterable[Mapping[str, Any]], ours: Wrote | None = None) -> list[ReviewComment]:
     """Review comments from GitHub's pull-request comments, for the App and the Action alike.
+    `ours(comment)`: whether rtcbot wrote it (the App knows its bot; the Action its marker):
+    such comments are kept, marked `ours`, and never scored.
 
     Each keeps its side: `line` on `side` "LEFT" is a line of the base file (a removed line),
     on "RIGHT" one of the head; a multi-line comment keeps `start_line` / `start_side`; a
@@ -142,7 +156,7 @@ def comments_from_github(raw: Iterable[Mapping[str, Any]]) -> list[ReviewComment
                                  start_line=None if whole_file else start,
                                  start_side=_side(c.get("start_side") or c.get("side"))
                                  if start is not None else None,
-                                 outdated=outdated))
+                                 outdated=outdated, ours=bool(ours and ours(c))))
     return out
 
 

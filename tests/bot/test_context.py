@@ -136,3 +136,26 @@ def test_crscore_scores_a_base_side_comment_on_its_own_hunk(gh: FakeGitHub, tmp_
     (finding,) = report.findings
     assert (finding.path, finding.start_line, finding.end_line) == (PATH, 21, 21)
     assert [(s.reason) for s in report.skipped] == ["outdated: GitHub no longer shows it on the diff"]
+
+
+@pytest.mark.parametrize("surface", SURFACES)
+def test_rtcbots_own_comments_are_marked_ours_and_not_scored(gh: FakeGitHub, surface: str) -> None:
+    """The App knows its bot (GET /app: `rtcbot[bot]`); the Action, posting as the workflow's
+    token, knows its marker. Either way CRScore lists rtcbot's comments apart and scores none."""
+    from bot.core.context import marked_by_a_bot
+    from bot.github import app_identity
+
+    marker = "\n<!-- rtcbot:suggestion:0123456789abcdef -->"
+    login = "rtcbot[bot]" if surface == "app" else "github-actions[bot]"
+    gh.add_comment(5, PATH, 31, "```suggestion\ny41 = max(x41, 1)\n```" + marker, user=login, user_type="Bot")
+    gh.add_comment(5, PATH, 21, "another bot, no marker", user="lint[bot]", user_type="Bot")
+    gh.add_comment(5, PATH, 21, "a person" + marker, user="alice")  # a person's marker never counts
+    settings = ServiceSettings(app_id=gh.app_id, private_key=gh.private_key_pem, github_api_url=gh.base_url)
+    # the App's rule (bot/app/pipeline.py `owns`: a Bot user, and this App's); the Action's marker
+    ours = (lambda c: app_identity(settings).wrote(c)) if surface == "app" else marked_by_a_bot
+    raw = client(gh, surface).review_comments(gh.repo, 5)
+    by = {rc.author: rc for rc in comments_from_github(raw, ours)}
+    assert [by[a].ours for a in (login, "lint[bot]", "alice")] == [True, False, False]
+    report = CRScoreAnalyzer().run(ChangeSet(), AnalysisContext(comments=[by[login]]))
+    assert report.findings == [] and [s.reason for s in report.skipped] == [
+        "written by rtcbot: its own comments are not scored"]

@@ -32,9 +32,10 @@ def test_render_maps_findings_to_annotations_and_a_summary() -> None:
     assert [(a["path"], a["start_line"], a["end_line"]) for a in out.annotations] == [
         ("a.py", 1, 3), ("a.py", 11, 13), ("a.py", 21, 23)]
     assert all(a["annotation_level"] == "notice" for a in out.annotations)
-    assert out.title == "EditingRTC: RTC 0.40 — 2 of 3 hunks re-created · 3 findings"
+    # the headline says what each figure counts; no "· 3 findings" after it (they are hunks)
+    assert out.title == "EditingRTC: RTC 0.40 over 3 hunks; 2 re-created from at least one of their descriptions"
     assert "`logo.png`: binary file" in out.summary and "### Lowest RTC" in out.summary
-    assert out.summary.startswith("**RTC 0.40 — 2 of 3 hunks re-created**")
+    assert out.summary.startswith("**RTC 0.40 over 3 hunks; 2 re-created")
     assert "| RTC | 0.40 |" in out.summary and "[\"" not in out.summary  # evidence as Markdown, not JSON
     assert out.text.startswith("## EditingRTC")
 
@@ -85,7 +86,8 @@ def test_error_report_fix_and_long_title() -> None:
     f = Finding("autofix", "t" * 400, "use a safe call", "b.py", 5, 5, level="warning",
                 fix=Fix("b.py", 5, 5, "safe()\n"), evidence={"big": "é" * 70_000})
     ann = check_run.annotation_of(f)
-    assert ann is not None and len(ann["title"]) == 255 and "```suggestion\nsafe()\n```" in ann["message"]
+    assert ann is not None and len(ann["title"].encode()) == 255 and ann["title"].endswith("t…")
+    assert "```suggestion\nsafe()\n```" in ann["message"]
     assert len(ann["raw_details"].encode("utf-8")) <= check_run.MAX_ANNOTATION_BYTES
     assert check_run.annotation_of(Finding("x", "no place")) is None
 

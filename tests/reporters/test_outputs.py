@@ -127,7 +127,7 @@ def test_text_json_markdown() -> None:
     assert data["reports"][0]["findings"][0]["cwe"] == [] and "comment_id" in data["reports"][0]["findings"][0]
     md = render(rs, "markdown")
     assert "## EditingRTC" in md and "`a.py:3` **h \\| pipe**" in md and "**could not run: LLM down**" in md
-    assert md.startswith("| analysis | in words | findings | conclusion |")
+    assert md.startswith("| analysis | in words | scored | conclusion |")
     assert md.count("`logo.png`: binary file") == 1  # skipped once, not under every analyzer
     text = render(rs, "text")
     assert "EditingRTC" in text and "error: LLM down" in text and "skipped logo.png: binary file" in text
@@ -161,7 +161,7 @@ def test_one_report_reads_the_same_in_the_check_run_the_step_summary_and_markdow
                   Finding("autofix", "python-weak-hash", "md5 is weak", "src/h.py", 3, 3, scores={"fixed": 0.0})])
     target = Target(repo="o/r", number=4, head_sha="c" * 40, url="https://github.com/o/r/pull/4")
     words = headline(report)
-    assert words == "1 of 2 Semgrep findings on changed lines fixed, 1 verified by Patched RTC"
+    assert words == "1 fix proposed for 2 Semgrep findings on changed lines; 1 verified by re-scan and Patched RTC"
     run = check_run_render(report, target=target)
     summary = StepSummaryReporter(tmp_path / "s.md")
     summary.start(target, {})
@@ -173,7 +173,7 @@ def test_one_report_reads_the_same_in_the_check_run_the_step_summary_and_markdow
     link = f"/o/r/blob/{'c' * 40}/src/app.py#L7"
     for text in (run.summary + run.text, step, md):
         assert words in text
-        assert "| findings | 2 |" in text and "| fixed % | 50% |" in text  # counts whole, names read
+        assert "| findings | 2 |" in text and "| verified by re-scan % | 50% |" in text  # counts whole, names read
         assert "2.000" not in text and "fix_pct" not in text
         assert "eval() on input runs any code" in text or "eval() on input runs any code" in json.dumps(
             run.annotations)

@@ -123,3 +123,17 @@ def test_a_hunk_moved_by_an_earlier_edit_reuses_its_claims(scripted_llm: Callabl
         report = CRScoreAnalyzer().run(parse_diff(text), ctx)
         assert report.error is None and len(report.findings) == 1
     assert server.request_count == 1
+
+
+def test_rtcbots_own_comments_are_listed_apart_never_scored() -> None:
+    """Three suggestions rtcbot posted (marked `ours` by the surface that knows its identity)
+    and no other comment: nothing is scored, and the report says why, one item each."""
+    changes = _changes()
+    f, h = next((f, h) for f, h in changes.hunks() if f.path == "more_itertools/recipes.py")
+    own = [ReviewComment(f.path, h.added_lines[0], "```suggestion\nx = 1\n```", author="rtcbot[bot]", ours=True)
+           for _ in range(3)]
+    report = CRScoreAnalyzer().run(changes, AnalysisContext(comments=own))
+    assert report.findings == [] and report.error is None
+    assert [s.kind for s in report.skipped] == ["policy"] * 3
+    assert all("written by rtcbot" in s.reason for s in report.skipped)
+    assert get("crscore").headline(report) == "no review comments scored; 3 comments by rtcbot not scored"  # type: ignore[attr-defined]

@@ -1,0 +1,47 @@
+"""Reports that read right: counts say what they count, AutoFix proposes fixes (never "fixed"),
+titles are plain text cut at a word."""
+
+from __future__ import annotations
+
+from analyzers.autofix_view import proposed
+from analyzers.report import AnalyzerReport, Finding, Skipped
+from reporters import check_run, readable
+from reporters.markdown import render_markdown_report
+
+
+def test_a_title_is_plain_text_cut_at_a_word_with_an_ellipsis() -> None:
+    t = readable.title("comment by alice: **Please** use `math.pi` here, ``not` 3.14``", 255)
+    assert t == "comment by alice: Please use math.pi here, not 3.14"  # no raw ** or backticks
+    long = readable.title("word " * 100, 40)
+    assert long == "word word word word word word word…" and len(long.encode()) <= 40
+    assert readable.title("é" * 300, 255).endswith("é…") and len(readable.title("é" * 300, 255).encode()) <= 255
+    assert "@\u2060team" in readable.title("ping @team", 255)  # a title never notifies
+
+
+def test_counts_say_what_they_count_and_no_title_repeats_itself() -> None:
+    empty = AnalyzerReport("crscore", "CRScore")
+    assert check_run.title_of(empty) == "CRScore: no review comments scored"
+    assert "No review comments." in check_run.render(empty).summary
+    assert "No review comments." in render_markdown_report(empty)
+    hunks = AnalyzerReport("editing_rtc", "EditingRTC", scores={"rtc": 0.67, "hunks": 9.0}, findings=[
+        Finding("editing_rtc", f"function f{i}", scores={"rtc": 0.67}) for i in range(9)])
+    assert check_run.title_of(hunks) == (
+        "EditingRTC: RTC 0.67 over 9 hunks; 9 re-created from at least one of their descriptions")
+    assert "| 9 hunks |" in "\n".join(readable.overview([hunks]))
+    other = AnalyzerReport("toy", "Toy", findings=[Finding("toy", "t")])  # an analyzer that says nothing
+    assert check_run.title_of(other) == "Toy: 1 finding"
+    own = AnalyzerReport("crscore", "CRScore", skipped=[
+        Skipped("comment at a.py:3", "written by rtcbot: its own comments are not scored", "policy")] * 3)
+    assert readable.headline(own) == "no review comments scored; 3 comments by rtcbot not scored"
+
+
+def test_autofix_proposes_a_fix_and_says_how_it_was_verified_never_fixed() -> None:
+    assert proposed("fixed", True) == "fix proposed, verified by re-scan and Patched RTC"
+    assert proposed("fixed", False) == "fix proposed, verified by re-scan, not by Patched RTC"
+    assert proposed("fixed", None) == "fix proposed, verified by re-scan"
+    assert proposed("not fixed", True).startswith("fix proposed, not verified")
+    report = AnalyzerReport("autofix", "AutoFix", scores={"findings": 3.0, "fixes_proposed": 3.0, "fixed": 3.0},
+                            findings=[Finding("autofix", "r: " + proposed("fixed", True), scores={"rtc_pass": 1.0})])
+    words = check_run.title_of(report) + check_run.render(report).summary + render_markdown_report(report)
+    assert "3 fixes proposed for 3 Semgrep findings on changed lines" in words
+    assert " fixed" not in words.replace("fixes", "")
