@@ -452,7 +452,7 @@ def _texts_at_head(files: Sequence[FileChange], ctx: AnalysisContext,
         texts[fc.path] = text
     if from_hunks:
         report.notes.append(
-            "the files at the head of the change were not available (no --repo); scanned "
+            "the files at the head of the change could not be read; scanned "
             f"only the new code of the hunks of: {', '.join(from_hunks)}")
     return texts, from_hunks
 

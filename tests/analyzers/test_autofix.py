@@ -325,3 +325,11 @@ def test_an_attempt_that_fails_does_not_leave_the_oracle_waiting(tmp_path: Path,
     with pytest.raises(BudgetExceeded):
         fix_all(targets, llm, Options())
     assert llm.usage.requests == 4
+
+
+def test_notes_give_no_command_line_advice() -> None:
+    """The App and the Action show these notes in check runs: no `--repo` there."""
+    require(find_semgrep(), "semgrep is not installed")
+    report = AutoFix().run(parse_diff(new_file_diff("app.py", "x = 1\n")), AnalysisContext())
+    assert any("could not be read; scanned only the new code" in n for n in report.notes), report.notes
+    assert not any("--" in n for n in report.notes)

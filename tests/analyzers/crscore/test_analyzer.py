@@ -30,6 +30,7 @@ def test_no_comments_gives_an_empty_report_with_a_note() -> None:
     report = CRScoreAnalyzer().run(_changes(), AnalysisContext())
     assert report.findings == [] and report.error is None
     assert any("no review comments" in n for n in report.notes)
+    assert not any("--" in n for n in report.notes)  # no CLI advice in the App's check run
 
 
 @pytest.mark.model
