@@ -176,11 +176,12 @@ def outside_lines(findings: Sequence[Finding], target: Target | None) -> list[st
 
 
 def title_of(report: AnalyzerReport) -> str:
-    """The check run's title: "<analyzer>: <headline>", plain text, cut at a word (the
-    headline already says what it counted)."""
+    """The check run's title: its headline, plain text, cut at a word. GitHub shows it after
+    the check's name ("rtcbot / EditingRTC — RTC 0.42 over 5 hunks; …"), so it does not
+    repeat the analyzer, and the headline already says what it counted."""
     if report.error:
-        return f"{report.title}: could not run"
-    return readable.title(f"{report.title}: {readable.headline(report)}", MAX_ANNOTATION_TITLE)
+        return "could not run"
+    return readable.title(readable.headline(report), MAX_ANNOTATION_TITLE)
 
 
 def _primary_score(report: AnalyzerReport) -> str | None:

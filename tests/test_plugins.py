@@ -175,7 +175,7 @@ def test_the_action_posts_the_toys_check_run_summary_and_reporter(
                         log=open(tmp_path / "log.txt", "w"), stdout=open(tmp_path / "stdout.txt", "w"))
     assert result.exit_code == 0, (tmp_path / "log.txt").read_text()
     [run] = gh.runs("rtcbot / Toy", pr.head_sha)
-    assert run["status"] == "completed" and run["output"]["title"].startswith(f"Toy: {HEADLINE}")
+    assert run["status"] == "completed" and run["output"]["title"] == HEADLINE
     assert sorted(a["start_line"] for a in run["annotations"]) == [2, 3]
     assert HEADLINE in summary.read_text(encoding="utf-8")
     assert ToyReporter.seen == [(pr.head_sha, "toy")]
@@ -199,7 +199,7 @@ def test_the_app_posts_the_toys_check_run_and_drives_the_toy_reporter(
             assert deliver(url, "pull_request", gh.pr_event("opened", 5)).status_code == 202
             drain(rt)
         [run] = [r for r in gh.runs("rtcbot / Toy", pr.head_sha) if r["status"] == "completed"]
-        assert run["output"]["title"].startswith(f"Toy: {HEADLINE}") and run["external_id"] == "5:toy"
+        assert run["output"]["title"] == HEADLINE and run["external_id"] == "5:toy"
         assert sorted(a["start_line"] for a in run["annotations"]) == [2, 3]
         assert ToyReporter.seen == [(pr.head_sha, "toy")]
     finally:

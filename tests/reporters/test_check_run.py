@@ -32,8 +32,9 @@ def test_render_maps_findings_to_annotations_and_a_summary() -> None:
     assert [(a["path"], a["start_line"], a["end_line"]) for a in out.annotations] == [
         ("a.py", 1, 3), ("a.py", 11, 13), ("a.py", 21, 23)]
     assert all(a["annotation_level"] == "notice" for a in out.annotations)
-    # the headline says what each figure counts; no "· 3 findings" after it (they are hunks)
-    assert out.title == "EditingRTC: RTC 0.40 over 3 hunks; 2 re-created from at least one of their descriptions"
+    # the headline says what each figure counts; no "· 3 findings" after it (they are hunks), and
+    # no "EditingRTC: " before it (GitHub shows the title after the check's name)
+    assert out.title == "RTC 0.40 over 3 hunks; 2 re-created from at least one of their descriptions"
     assert "`logo.png`: binary file" in out.summary and "### Lowest RTC" in out.summary
     assert out.summary.startswith("**RTC 0.40 over 3 hunks; 2 re-created")
     assert "| RTC | 0.40 |" in out.summary and "[\"" not in out.summary  # evidence as Markdown, not JSON
@@ -82,7 +83,7 @@ def test_gate_decides_the_conclusion_and_says_why() -> None:
 def test_error_report_fix_and_long_title() -> None:
     r = AnalyzerReport("autofix", "AutoFix", error="semgrep is not installed")
     out = check_run.render(r)
-    assert out.title == "AutoFix: could not run" and "semgrep is not installed" in out.summary
+    assert out.title == "could not run" and "semgrep is not installed" in out.summary
     f = Finding("autofix", "t" * 400, "use a safe call", "b.py", 5, 5, level="warning",
                 fix=Fix("b.py", 5, 5, "safe()\n"), evidence={"big": "é" * 70_000})
     ann = check_run.annotation_of(f)
