@@ -168,7 +168,7 @@ def outside_lines(findings: Sequence[Finding], target: Target | None) -> list[st
         if target is not None and f.path:
             where = f"[{where}]({line_link(target, f.path, start, end)})"
         scores = readable.figures(f.scores)
-        lines.append(f"- {where} {inert(clip(f.title or f.analyzer, 200))}"
+        lines.append(f"- {where} {inert(readable.title(f.title or f.analyzer, 200))}"
                      + (f" ({scores})" if scores else ""))
     if n > OUTSIDE_SHOWN:
         lines.append(f"- … and {n - OUTSIDE_SHOWN} more (every finding is in the details below).")

@@ -1,6 +1,6 @@
 """Committable suggestions and rtcbot's own review comments, as one pull request review.
 
-A fix is *verified* when Semgrep's re-scan of the fixed file is clean (AutoFix proposes no fix
+A fix is *verified* when Semgrep's re-scan of the file with it applied is clean (AutoFix proposes no fix
 otherwise) and Patched RTC passed (`rtc_pass` 1). Each becomes a review comment with a GitHub
 `suggestion` block on the flagged lines — one line or several, always lines a hunk of the diff
 shows on the head's side (GitHub refuses others; those stay in the check run). All of one
@@ -137,7 +137,8 @@ def comment_body(s: Suggestion) -> str:
     assert fix is not None
     rule = f" ({code(f.rule_id)})" if f.rule_id else ""
     title = inert(f.title)
-    proof = ("Verified: Semgrep's re-scan of the fixed file is clean and the fix passed Patched RTC."
+    proof = ("Verified: Semgrep's re-scan of the file with this fix applied is clean, and the fix passed "
+             "Patched RTC."
              if verified(f) else "Not verified by Patched RTC: read it closely before you commit it.")
     body = "\n\n".join(x for x in (f"**{title}**{rule}", inert(f.message, block=True), fix.suggestion, proof) if x)
     marker = MARKER.format(key=s.key)
