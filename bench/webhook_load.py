@@ -297,7 +297,7 @@ def start_service(env: dict[str, str], port: int, log: Path, *, workers: int | N
         try:
             c = http.client.HTTPConnection("127.0.0.1", port, timeout=2)
             c.request("GET", "/healthz")
-            if c.getresponse().status == 200:
+            if c.getresponse().status in (200, 503):  # 503: it answers, with no worker running
                 return proc
         except OSError:
             time.sleep(0.2)

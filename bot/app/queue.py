@@ -2,6 +2,8 @@
 
 A queue message carries only a job id; the job itself (and whether it is done) lives in the
 store, so a message lost with a killed worker is recovered by the sweep (bot/app/sweep.py).
+`rtcbot worker` consumes it with `QueueConsumer`: huey's consumer, but a queue that goes away is
+one line when it goes and one when it is back, with backoff between tries (bot/app/outage.py).
 
 The SQLite queue runs in WAL mode with synchronous=NORMAL, like the store's SQLite database:
 a commit is durable when the process that made it is killed (the WAL is in the OS's hands),
@@ -14,11 +16,15 @@ from __future__ import annotations
 
 import sqlite3
 import urllib.parse
+from typing import Any
 
 from huey import Huey, RedisHuey, SqliteHuey
+from huey.consumer import Consumer, Scheduler, Worker
 from huey.storage import SqliteStorage
 
 from analyzers.paths import private_file
+from bot.app.outage import Outage
+from bot.app.sweep import why
 from bot.core.settings import ServiceSettings
 
 QUEUE_NAME = "rtcbot"
@@ -54,7 +60,6 @@ def ping(huey: Huey) -> int:
     return int(huey.pending_count())
 
 
-
 class QueueUnavailable(RuntimeError):
     """The queue does not answer; the message names the setting to check."""
 
@@ -69,16 +74,67 @@ def safe_url(url: str) -> str:
     return urllib.parse.urlunsplit(parts._replace(netloc=netloc))
 
 
+def place(settings: ServiceSettings) -> str:
+    """The queue in words, naming its setting (and never a password)."""
+    if settings.redis_url:
+        return f"the Redis queue at REDIS_URL={safe_url(settings.redis_url)}"
+    return f"the SQLite queue in RTCBOT_DATA_DIR={settings.data_dir}"
+
+
 def check(huey: Huey, settings: ServiceSettings) -> None:
     """Raise QueueUnavailable, in one line naming REDIS_URL (or RTCBOT_DATA_DIR), when the
     queue does not answer."""
     try:
         ping(huey)
     except Exception as e:
-        text = str(e).strip().splitlines()
-        reason = f"{type(e).__name__}: {text[0]}" if text else type(e).__name__
-        if settings.redis_url:
-            where = f"the Redis queue at REDIS_URL={safe_url(settings.redis_url)}"
-        else:
-            where = f"the SQLite queue in RTCBOT_DATA_DIR={settings.data_dir}"
-        raise QueueUnavailable(f"cannot reach {where} ({reason})") from None
+        raise QueueUnavailable(f"cannot reach {place(settings)} ({why(e)})") from None
+
+
+# -- the consumer: huey's, with a queue outage said in two lines ------------------------------
+class QueueWorker(Worker):  # type: ignore[misc]
+    """huey 3.5's worker loop, but a queue that does not answer is an `Outage` (one line when it
+    goes, one when it is back, backoff between tries) where huey logged a traceback per try."""
+
+    outage: Outage
+
+    def loop(self, now: Any = None) -> None:
+        try:
+            task = self.huey.dequeue()
+        except Exception as e:
+            self.stop_flag.wait(self.outage.failed(e))  # a stop (SIGTERM) ends the wait
+            return
+        self.outage.ok()
+        if task is None:
+            if not self.huey.storage.blocking:
+                self.sleep()
+            return
+        self.delay = self.default_delay
+        try:
+            self.huey.execute(task, now)
+        except Exception:
+            self._logger.exception("Unhandled error during execution of task %s.", task.id)
+
+
+class IdleScheduler(Scheduler):  # type: ignore[misc]
+    """rtcbot schedules nothing (no delayed tasks, no periodic ones: the sweep is its own thread),
+    so the scheduler does not read the queue's schedule every second (a traceback a second while
+    the queue was away)."""
+
+    def loop(self, now: Any = None) -> None:
+        self.stop_flag.wait(self.interval)
+
+
+class QueueConsumer(Consumer):  # type: ignore[misc]
+    """huey's consumer with QueueWorker threads sharing one `outage` and the IdleScheduler."""
+
+    worker_class = QueueWorker
+    scheduler_class = IdleScheduler
+
+    def __init__(self, huey: Huey, outage: Outage, **options: Any) -> None:
+        self.outage = outage  # before huey's __init__, which makes the workers
+        super().__init__(huey, **options)
+
+    def _create_worker(self) -> QueueWorker:
+        worker: QueueWorker = super()._create_worker()
+        worker.outage = self.outage
+        return worker

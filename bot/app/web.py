@@ -30,8 +30,9 @@ from prometheus_client import CollectorRegistry, Counter, Histogram, generate_la
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 from prometheus_client.registry import Collector
 
+from bot.app.health import check as check_health
+from bot.app.health import worker_figures
 from bot.app.jobs import Accepted, Runtime
-from bot.app.queue import describe, ping
 from bot.core.feedback import acceptance
 from bot.core.settings import ServiceSettings, SettingsError, load_settings
 
@@ -169,6 +170,20 @@ class StoreCollector(Collector):
         hits = CounterMetricFamily("rtcbot_llm_cache_hits", "LLM samples served from the cache (all installations)")
         hits.add_metric([], float(m.get("llm_cache_hits", 0)))
         yield hits
+        yield from self.health()
+
+    def health(self) -> Any:
+        """The live workers (heartbeat within RTCBOT_WORKER_STALE_S), those warmed up, and the
+        oldest queued job's age (0 when none waits), as /healthz sees them."""
+        workers, oldest_age = worker_figures(self.runtime)
+        for name, text, value in (
+                ("rtcbot_workers_live", "Workers whose heartbeat is recent", len(workers)),
+                ("rtcbot_workers_ready", "Live workers whose warm-up is over", sum(w["ready"] for w in workers)),
+                ("rtcbot_oldest_queued_job_age_seconds", "Age of the oldest queued job (0: none)", oldest_age or 0.0)):
+            gauge = GaugeMetricFamily(name, text)
+            gauge.add_metric([], float(value))
+            yield gauge
+
 
 
 def scrape_registry(own: CollectorRegistry, rt: Runtime) -> CollectorRegistry:
@@ -312,23 +327,14 @@ def _webhook_route(app: Flask, settings: ServiceSettings, rt: Runtime, meters: _
 
 
 def _health_route(app: Flask, rt: Runtime) -> None:
-    """GET /healthz: 200 when the database and the queue answer, else 503 naming which did not."""
+    """GET /healthz: 200 when the database and the queue answer, a worker is live and no job has
+    waited too long; else 503 with the reasons (bot/app/health.py)."""
 
     @app.get("/healthz")
     def healthz() -> Response:
-        checks: dict[str, Any] = {}
-        ok = True
-        try:
-            rt.store.ping()
-            checks["database"] = "ok"
-        except Exception as e:
-            ok, checks["database"] = False, f"error: {type(e).__name__}"
-        try:
-            checks["queue"] = {"backend": describe(rt.huey), "pending": ping(rt.huey)}
-        except Exception as e:
-            ok, checks["queue"] = False, f"error: {type(e).__name__}"
-        resp = jsonify({"status": "ok" if ok else "unavailable", **checks})
-        resp.status_code = 200 if ok else 503
+        health = check_health(rt)
+        resp = jsonify(health.answer())
+        resp.status_code = 200 if health.ok else 503
         return resp
 
 

@@ -7,15 +7,21 @@ from __future__ import annotations
 
 import gc
 import logging
+import os
+import socket
 import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 
 from bot.app import events
+from bot.app.outage import Outage
 from bot.app.pipeline import Pipeline, PRInputs
+from bot.app.sweep import why
 from bot.core.logs import job_context
+from bot.core.service_checks import database_place
 from bot.core.settings import ServiceSettings
+from bot.store.db import database_away
 from bot.store.schema import JobRow
 from bot.store.store import Store
 
@@ -30,8 +36,17 @@ def freeze_start_up() -> None:
     gc.freeze()
 
 
+def database_failed(outage: Outage, e: Exception, doing: str) -> None:
+    """A database error while `doing`: the database away is the outage's one line; anything
+    else is a warning with its reason."""
+    if database_away(e):
+        outage.failed(e)
+    else:
+        log.warning("%s failed (%s)", doing, why(e))
+
+
 @contextmanager
-def heartbeat(store: Store, job_id: int, every_s: float) -> Iterator[None]:
+def heartbeat(store: Store, job_id: int, every_s: float, database: Outage) -> Iterator[None]:
     """Beat the running job's heartbeat every `every_s` while the block runs."""
     stop = threading.Event()
 
@@ -39,14 +54,50 @@ def heartbeat(store: Store, job_id: int, every_s: float) -> Iterator[None]:
         while not stop.wait(every_s):
             try:
                 store.jobs.heartbeat(job_id)
-            except Exception:  # the database is away for a moment; the next beat retries
-                log.warning("heartbeat of job %s failed", job_id, exc_info=True)
+            except Exception as e:  # the database is away for a moment; the next beat retries
+                database_failed(database, e, f"heartbeat of job {job_id}")
+            else:
+                database.ok()
 
     threading.Thread(target=beat, name=f"heartbeat-{job_id}", daemon=True).start()
     try:
         yield
     finally:
         stop.set()
+
+
+class Presence:
+    """This worker process's heartbeat row (bot/store/workers.py): beaten every `every_s` until
+    `stop` is set, marked ready when its warm-up is over, removed when it stops."""
+
+    def __init__(self, store: Store, database: Outage) -> None:
+        self.store = store
+        self.database = database
+        self.host, self.pid, self.started_at = socket.gethostname(), os.getpid(), time.time()
+        self.id = f"{self.host}:{self.pid}:{self.started_at:.3f}"
+        self.ready = False
+
+    def beat(self) -> None:
+        try:
+            self.store.workers.beat(self.id, self.host, self.pid, self.started_at, ready=self.ready)
+        except Exception as e:
+            database_failed(self.database, e, "the worker's heartbeat")
+        else:
+            self.database.ok()
+
+    def mark_ready(self) -> None:
+        self.ready = True
+        self.beat()
+
+    def run(self, every_s: float, stop: threading.Event) -> None:
+        while True:
+            self.beat()
+            if stop.wait(every_s):
+                break
+        try:
+            self.store.workers.remove(self.id)
+        except Exception as e:  # its row ages out
+            log.debug("could not remove the worker's heartbeat row (%s)", why(e))
 
 
 class Worker:
@@ -56,6 +107,7 @@ class Worker:
         self.settings = settings
         self.store = store
         self.pipeline = pipeline
+        self.database = Outage(database_place(settings))  # shared by this process's threads
 
     def warm_up(self) -> None:
         """Pay the one-off start-up costs before the first job: the embedding model and PMD's
@@ -93,7 +145,7 @@ class Worker:
         job_id = row.id
         t0 = time.monotonic()
         usage: dict[str, int] = {}
-        with heartbeat(self.store, job_id, self.settings.heartbeat_s):
+        with heartbeat(self.store, job_id, self.settings.heartbeat_s, self.database):
             try:
                 status, result, usage = self.pipeline.dispatch(row, events.from_spec(row.spec), inputs)
             except Exception as e:

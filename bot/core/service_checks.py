@@ -67,6 +67,9 @@ def check_service(settings: ServiceSettings, *, webhooks: bool = False, app: boo
     if settings.stale_after_s <= settings.heartbeat_s:
         problems.append(f"RTCBOT_STALE_AFTER_S: must be more than RTCBOT_HEARTBEAT_S ({settings.heartbeat_s:g}): "
                         "a job that marks itself alive less often would be taken for dead")
+    if settings.worker_stale_s <= settings.heartbeat_s:
+        problems.append(f"RTCBOT_WORKER_STALE_S: must be more than RTCBOT_HEARTBEAT_S ({settings.heartbeat_s:g}): "
+                        "a worker that beats less often would be taken for dead")
     problems += database_problems(settings)
     if settings.redis_url and urlsplit(settings.redis_url).scheme not in REDIS_SCHEMES:
         problems.append(f"{set_name(ServiceSettings, 'REDIS_URL')}: not a Redis URL "
@@ -119,6 +122,15 @@ def database_problems(settings: ServiceSettings) -> list[str]:
 
     problem = url_problem(settings.database())
     return [] if problem is None else [f"{_database_variable()}: {problem}"]
+
+
+def database_place(settings: ServiceSettings) -> str:
+    """The database in words, naming its setting (and never a password)."""
+    if not settings.database_url:
+        return f"the SQLite database in RTCBOT_DATA_DIR={settings.data_dir}"
+    from bot.store.db import safe_url
+
+    return f"the database at {_database_variable()}={safe_url(settings.database())}"
 
 
 def start_problem(e: BaseException, settings: ServiceSettings) -> str:

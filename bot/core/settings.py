@@ -222,6 +222,11 @@ class ServiceSettings(ToolSettings, GitHubSettings, LogSettings):
     requeue_after_s: float = Field(default=600.0, gt=0)  # a queued job nobody picked up this long is enqueued again
     sweep_interval_s: float = Field(default=30.0, gt=0)
     max_attempts: int = Field(default=3, ge=1)
+    # health (/healthz, /metrics): a worker is live while its heartbeat (every RTCBOT_HEARTBEAT_S)
+    # is younger than this; the service is unhealthy with no live worker, or with a job queued
+    # longer than health_max_queue_age_s
+    worker_stale_s: float = Field(default=60.0, gt=0, le=3600)
+    health_max_queue_age_s: float = Field(default=600.0, gt=0, le=7 * 24 * 3600.0)
     # forced work (re-run requests, edited review comments): at most one analysis per head and
     # analysis per window; a delivery's payload is dropped this long after it was routed
     force_debounce_s: float = Field(default=30.0, ge=0)

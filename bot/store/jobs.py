@@ -13,7 +13,7 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-from sqlalchemy import and_, bindparam, insert, or_, select, update
+from sqlalchemy import and_, bindparam, func, insert, or_, select, update
 from sqlalchemy.engine import Connection
 
 from bot.store.db import Database
@@ -207,6 +207,12 @@ class Jobs:
         with self.db.session() as s:
             return list(s.scalars(select(JobRow).where(JobRow.status == "running",
                                                        JobRow.heartbeat_at < cutoff)))
+
+    def oldest_queued_at(self) -> float | None:
+        """When the oldest job still queued was made (None: none is queued)."""
+        with self.db.reading() as c:
+            at = c.scalar(select(func.min(JobRow.created_at)).where(JobRow.status == "queued"))
+        return None if at is None else float(at)
 
     def stale_queued(self, older_than_s: float) -> list[JobRow]:
         cutoff = time.time() - older_than_s

@@ -6,7 +6,7 @@ passed, so none is lost; then only its metadata), jobs (the durable truth behind
 messages), check_runs (one per repository, check name and head SHA), findings (scores per hunk
 and per comment), published (what people did with a suggestion), the LLM cache (keyed by
 installation, so no tenant can probe another's answers), the LLM usage of each installation per
-UTC day (its daily budget), installations, and qualifications.
+UTC day (its daily budget), installations, qualifications, and the workers' heartbeats.
 """
 
 from __future__ import annotations
@@ -168,3 +168,16 @@ class QualificationRow(Base):
     figures: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)  # RTC, lift, CI, reasons...
 
     __table_args__ = (Index("ix_qualifications_repo_model", "repo", "model", "created_at"),)
+
+
+class WorkerBeatRow(Base):
+    """One `rtcbot worker` process and its last heartbeat (bot/store/workers.py): /healthz and
+    /metrics count the workers whose beat is recent. A row whose beat is a day old is dropped."""
+
+    __tablename__ = "worker_beats"
+    id: Mapped[str] = mapped_column(String(300), primary_key=True)  # host:pid:start time
+    host: Mapped[str] = mapped_column(String(255))
+    pid: Mapped[int] = mapped_column(Integer)
+    started_at: Mapped[float] = mapped_column(Float)
+    beat_at: Mapped[float] = mapped_column(Float)
+    ready: Mapped[bool] = mapped_column(Boolean, default=False)  # its warm-up is over

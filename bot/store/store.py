@@ -5,8 +5,9 @@ through DATABASE_URL (bot/store/db.py).
 of its own: `store.deliveries` (webhooks and the jobs they ask for), `store.jobs`,
 `store.checks` (check runs and findings), `store.published` (what people did with a
 suggestion), `store.usage` (LLM use per installation and day), `store.installations`,
-`store.qualifications` and `store.cache` (the LLM cache, written behind). The tables are in
-bot/store/schema.py. Callers outside bot/store/ never write a query: they call these.
+`store.qualifications`, `store.cache` (the LLM cache, written behind) and `store.workers`
+(the workers' heartbeats). The tables are in bot/store/schema.py. Callers outside bot/store/
+never write a query: they call these.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from bot.store.qualifications import Qualifications
 from bot.store.schema import Delivery, JobRow, LLMUsageRow
 from bot.store.tenants import Installations
 from bot.store.usage import Usage
+from bot.store.workers import WorkerBeats
 
 log = logging.getLogger(__name__)
 
@@ -45,6 +47,7 @@ class Store:
         self.installations = Installations(self.db)
         self.qualifications = Qualifications(self.db)
         self.cache = LLMCache(self.db)
+        self.workers = WorkerBeats(self.db)
 
     def ping(self) -> None:
         self.db.ping()

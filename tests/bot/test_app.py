@@ -147,7 +147,10 @@ def test_body_over_25_mb_is_refused(app_url) -> None:  # type: ignore[no-untyped
 
 
 def test_healthz_and_metrics(app_url) -> None:  # type: ignore[no-untyped-def]
+    from bot.app.worker import Presence
+
     url, rt = app_url
+    Presence(rt.store, rt.worker.database).beat()  # a live worker (tests/bot/test_health.py: none)
     h = httpx.get(f"{url}/healthz")
     assert h.status_code == 200 and h.json()["database"] == "ok"
     assert h.json()["queue"]["backend"] in ("sqlite", "redis")
@@ -168,6 +171,7 @@ def test_healthz_is_503_when_the_database_is_gone(tmp_path: Path) -> None:
         h = httpx.get(f"{url}/healthz", timeout=30)
     assert h.status_code == 503 and h.json()["database"].startswith("error")
     assert h.json()["queue"]["backend"] == "sqlite"
+    assert h.json()["status"] == "unhealthy" and h.json()["reasons"][0].startswith("the database does not answer")
 
 
 def test_form_encoded_delivery_is_accepted_and_other_types_are_415(app_url) -> None:  # type: ignore[no-untyped-def]

@@ -31,8 +31,7 @@ from bot.store.store import Store
 from reporters.check_run import CheckOutput, annotation_of
 from reporters.diff_filter import DiffFilter
 from tests.fakes.github_server import FakeGitHub, many_hunks_diff
-from tests.reliability.services import Postgres, ServiceUnavailable
-from tests.support import require
+from tests.reliability.services import Postgres, started
 
 PATH = "src/calc.py"
 TITLE = "EditingRTC"
@@ -144,16 +143,8 @@ Published = tuple[Store, AnalyzeJob, int, CheckOutput, AnalyzerReport]  # store,
 
 @pytest.fixture(scope="module")
 def postgres() -> Iterator[Postgres]:
-    try:
-        pg = Postgres()
-        pg.start()
-    except ServiceUnavailable as e:
-        require(False, str(e))
-        raise  # unreachable: require skips or fails
-    try:
+    with started(Postgres) as pg:
         yield pg
-    finally:
-        pg.close()
 
 
 @pytest.fixture

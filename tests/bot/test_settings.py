@@ -208,15 +208,31 @@ def test_analyzer_names_are_read_as_the_registry_spells_them(monkeypatch: pytest
     assert s.comment_analyzers == ["editing_rtc", "crscore", "autofix", "synthesis_rtc", "review"]
 
 
-def test_a_job_must_beat_more_often_than_it_is_taken_for_dead(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+def test_a_job_and_a_worker_must_beat_more_often_than_they_are_taken_for_dead(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     clean_env(monkeypatch, tmp_path)
     monkeypatch.setenv("RTCBOT_HEARTBEAT_S", "60")
     with pytest.raises(SettingsError) as e:
         service_settings()
     assert e.value.lines == ["RTCBOT_STALE_AFTER_S: must be more than RTCBOT_HEARTBEAT_S (60): a job that marks "
-                             "itself alive less often would be taken for dead"]
+                             "itself alive less often would be taken for dead",
+                             "RTCBOT_WORKER_STALE_S: must be more than RTCBOT_HEARTBEAT_S (60): a worker that "
+                             "beats less often would be taken for dead"]
     monkeypatch.setenv("RTCBOT_STALE_AFTER_S", "61")
-    assert service_settings().stale_after_s == 61
+    monkeypatch.setenv("RTCBOT_WORKER_STALE_S", "61")
+    s = service_settings()
+    assert (s.stale_after_s, s.worker_stale_s) == (61, 61)
+
+
+@pytest.mark.parametrize(("name", "value"), [("RTCBOT_WORKER_STALE_S", "0"), ("RTCBOT_WORKER_STALE_S", "3601"),
+                                             ("RTCBOT_HEALTH_MAX_QUEUE_AGE_S", "-1"),
+                                             ("RTCBOT_HEALTH_MAX_QUEUE_AGE_S", "1e9")])
+def test_health_settings_are_bounded(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, name: str, value: str) -> None:
+    clean_env(monkeypatch, tmp_path)
+    monkeypatch.setenv(name, value)
+    with pytest.raises(SettingsError) as e:
+        load_settings()
+    assert len(e.value.lines) == 1 and e.value.lines[0].startswith(f"{name}: "), e.value.lines
 
 
 FOUR_BAD = {"RTCBOT_WORKERS": "0", "RTCBOT_STALE_AFTER_S": "-1", "RTCBOT_ANALYZERS": "editing_rtc,foo",

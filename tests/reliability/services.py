@@ -18,7 +18,12 @@ import socket
 import subprocess
 import tempfile
 import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import TypeVar
+
+Server = TypeVar("Server", "Postgres", "Redis")
 
 
 class ServiceUnavailable(RuntimeError):
@@ -163,3 +168,21 @@ class Redis:
     def close(self) -> None:
         self.stop()
         shutil.rmtree(self.root, ignore_errors=True)
+
+
+@contextmanager
+def started(make: Callable[[], Server]) -> Iterator[Server]:
+    """A server of the suite's own (`Postgres`, `Redis`) started, and closed after the block; a
+    test that cannot have one is skipped or failed as tests.support.require says."""
+    from tests.support import require
+
+    try:
+        server = make()
+        server.start()
+    except ServiceUnavailable as e:
+        require(False, str(e))
+        raise  # unreachable: require skips or fails
+    try:
+        yield server
+    finally:
+        server.close()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from typing import TYPE_CHECKING
 
 import click
@@ -16,6 +17,7 @@ if TYPE_CHECKING:
     from huey.consumer import Consumer
 
     from bot.app.jobs import Runtime
+    from bot.app.worker import Presence
 
 log = logging.getLogger("rtcbot.worker")
 
@@ -28,13 +30,18 @@ POLL_MAX_S = 0.05
 
 
 def consumer(runtime: Runtime, workers: int) -> Consumer:
-    """huey's consumer as `rtcbot worker` runs it (threads; no periodic tasks: the sweep is ours)."""
-    return runtime.huey.create_consumer(workers=workers, worker_type="thread", periodic=False,
-                                        initial_delay=POLL_INITIAL_S, max_delay=POLL_MAX_S)
+    """huey's consumer as `rtcbot worker` runs it (threads; no periodic tasks: the sweep is ours),
+    a queue outage said in two lines (bot/app/queue.py QueueConsumer)."""
+    from bot.app.outage import Outage
+    from bot.app.queue import QueueConsumer, place
+
+    return QueueConsumer(runtime.huey, Outage(place(runtime.settings)), workers=workers, worker_type="thread",
+                         periodic=False, initial_delay=POLL_INITIAL_S, max_delay=POLL_MAX_S)
 
 
 def _sweeper(runtime: object, interval: float, stop: threading.Event) -> None:
     from bot.app.jobs import Runtime
+    from bot.store.db import database_away
 
     assert isinstance(runtime, Runtime)
     while True:
@@ -42,10 +49,22 @@ def _sweeper(runtime: object, interval: float, stop: threading.Event) -> None:
             counts = runtime.sweep()
             if any(counts.values()):
                 log.warning("sweep: %s", counts)
-        except Exception:
-            log.exception("sweep failed")
+        except Exception as e:
+            if database_away(e):
+                runtime.worker.database.failed(e)  # its one line, once an outage
+            else:
+                log.exception("sweep failed")
+        else:
+            runtime.worker.database.ok()
         if stop.wait(interval):
             return
+
+
+def _warm_up(runtime: Runtime, presence: Presence, t0: float) -> None:
+    """The one-off start-up costs, then the one "ready" line and the heartbeat row marked ready."""
+    runtime.warm_up()
+    presence.mark_ready()
+    log.info("rtcbot: worker ready: warm-up done in %.1f s", time.monotonic() - t0)
 
 
 @click.command("worker")
@@ -77,14 +96,27 @@ def command(workers: int | None) -> None:
     except QueueUnavailable as e:
         runtime.store.close()
         raise click.ClickException(f"cannot start: {e}") from None
-    threading.Thread(target=runtime.warm_up, name="warm-up", daemon=True).start()
+    _run(runtime, workers or settings.workers)
+
+
+def _run(runtime: Runtime, workers: int) -> None:
+    """The worker's threads: warm-up, heartbeat, sweep, and huey's consumer in this one."""
+    from bot.app.worker import Presence
+
+    settings, t0 = runtime.settings, time.monotonic()
+    presence = Presence(runtime.store, runtime.worker.database)
     stop = threading.Event()
+    # "rtcbot: worker on the": what scripts and tests wait for (tests/reliability/harness.py READY)
+    log.info("rtcbot: worker on the %s queue, %s at a time: starting (warming up: the embedding model, PMD, "
+             "the LLM endpoint; jobs may start meanwhile)", "redis" if settings.redis_url else "sqlite", workers)
+    threading.Thread(target=_warm_up, args=(runtime, presence, t0), name="warm-up", daemon=True).start()
+    beating = threading.Thread(target=presence.run, args=(settings.heartbeat_s, stop), name="worker-heartbeat",
+                               daemon=True)
+    beating.start()
     threading.Thread(target=_sweeper, args=(runtime, settings.sweep_interval_s, stop),
                      name="sweep", daemon=True).start()
-    running = consumer(runtime, workers or settings.workers)
-    click.echo(f"rtcbot: worker on the {'redis' if settings.redis_url else 'sqlite'} queue, "
-               f"{workers or settings.workers} at a time", err=True)
     try:
-        running.run()
+        consumer(runtime, workers).run()
     finally:
         stop.set()
+        beating.join(5)  # its row removed: /healthz stops counting this worker at once

@@ -96,8 +96,8 @@ def _ping(url: str, delivery: str, secret: str = SECRET) -> httpx.Response:
 @pytest.mark.slow
 def test_serve_answers_over_http_under_gunicorn(served: Served) -> None:
     url = served.url
-    h = httpx.get(f"{url}/healthz", timeout=5)
-    assert h.status_code == 200 and h.json()["database"] == "ok"
+    h = httpx.get(f"{url}/healthz", timeout=5)  # no worker runs here: unhealthy, and says why
+    assert h.status_code == 503 and h.json()["database"] == "ok" and h.json()["workers"]["live"] == 0
     r = _ping(url, "p1")
     assert r.status_code == 200 and r.json()["message"] == "pong"
     bad = _ping(url, "p2", "wrong")

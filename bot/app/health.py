@@ -1,0 +1,77 @@
+"""The service's health, as /healthz answers it and /metrics counts it: the database and the
+queue answer, at least one worker is live (its heartbeat, bot/store/workers.py, is younger than
+RTCBOT_WORKER_STALE_S) and no job has waited in the queue longer than
+RTCBOT_HEALTH_MAX_QUEUE_AGE_S. `verdict` is the pure rule; `check` reads the figures."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from bot.app.jobs import Runtime
+from bot.app.queue import describe, ping
+from bot.app.sweep import why
+
+
+@dataclass
+class Health:
+    """What /healthz says: `reasons` is empty when all is well."""
+
+    reasons: list[str] = field(default_factory=list)
+    figures: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def ok(self) -> bool:
+        return not self.reasons
+
+    def answer(self) -> dict[str, Any]:
+        status = {"status": "ok"} if self.ok else {"status": "unhealthy", "reasons": self.reasons}
+        return {**status, **self.figures}
+
+
+def verdict(live_workers: int, oldest_queued_age_s: float | None, *, stale_s: float,
+            max_queue_age_s: float) -> list[str]:
+    """The reasons the workers make the service unhealthy, in words (none: healthy)."""
+    reasons: list[str] = []
+    if live_workers == 0:
+        reasons.append(f"no live worker: none has beaten its heartbeat in the last {stale_s:g} s "
+                       "(is `rtcbot worker` running? RTCBOT_WORKER_STALE_S)")
+    if oldest_queued_age_s is not None and oldest_queued_age_s > max_queue_age_s:
+        reasons.append(f"the oldest queued job has waited {oldest_queued_age_s:.0f} s, more than "
+                       f"RTCBOT_HEALTH_MAX_QUEUE_AGE_S ({max_queue_age_s:g} s)")
+    return reasons
+
+
+def worker_figures(rt: Runtime, now: float | None = None) -> tuple[list[dict[str, Any]], float | None]:
+    """(the live workers, the oldest queued job's age in seconds or None) from the store."""
+    now = time.time() if now is None else now
+    rows = rt.store.workers.live(rt.settings.worker_stale_s)
+    workers = [{"host": w.host, "pid": w.pid, "started_s_ago": round(now - w.started_at, 1),
+                "beat_s_ago": round(now - w.beat_at, 1), "ready": bool(w.ready)} for w in rows]
+    oldest = rt.store.jobs.oldest_queued_at()
+    return workers, None if oldest is None else max(0.0, now - oldest)
+
+
+def check(rt: Runtime) -> Health:
+    """The database, the queue and the workers, each said."""
+    health = Health()
+    try:
+        rt.store.ping()
+        health.figures["database"] = "ok"
+    except Exception as e:
+        health.figures["database"] = f"error: {type(e).__name__}"
+        health.reasons.append(f"the database does not answer ({why(e)})")
+    try:
+        health.figures["queue"] = {"backend": describe(rt.huey), "pending": ping(rt.huey)}
+    except Exception as e:
+        health.figures["queue"] = f"error: {type(e).__name__}"
+        health.reasons.append(f"the queue does not answer ({why(e)})")
+    if health.figures["database"] != "ok":
+        return health
+    workers, oldest_age = worker_figures(rt)
+    health.figures["workers"] = {"live": len(workers), "list": workers}
+    health.figures["oldest_queued_job_age_s"] = None if oldest_age is None else round(oldest_age, 1)
+    health.reasons += verdict(len(workers), oldest_age, stale_s=rt.settings.worker_stale_s,
+                              max_queue_age_s=rt.settings.health_max_queue_age_s)
+    return health

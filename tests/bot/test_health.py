@@ -1,0 +1,151 @@
+"""/healthz and /metrics tell the truth about the workers (bot/app/health.py, bot/store/workers.py),
+and an outage is said in two lines (bot/app/outage.py)."""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from bot.app.health import verdict
+from bot.app.jobs import Runtime
+from bot.app.outage import Outage
+from bot.app.web import create_app
+from bot.app.worker import Presence
+from tests.bot.app_support import deliver, make_settings, serve
+from tests.bot.test_app import payload
+
+
+@pytest.fixture
+def service(tmp_path: Path) -> Iterator[tuple[str, Runtime]]:
+    """The webhook app over HTTP on a SQLite store, no worker running; short health settings."""
+    rt = Runtime(make_settings(tmp_path, worker_stale_s=1.0, health_max_queue_age_s=1.0))
+    with serve(create_app(rt.settings, runtime=rt)) as url:
+        yield url, rt
+    rt.store.close()
+
+
+def test_healthz_is_503_with_no_worker_and_200_with_one_beating(service: tuple[str, Runtime]) -> None:
+    url, rt = service
+    h = httpx.get(f"{url}/healthz")
+    assert h.status_code == 503, h.text
+    body = h.json()
+    assert body["status"] == "unhealthy" and body["database"] == "ok" and body["workers"]["live"] == 0
+    assert len(body["reasons"]) == 1 and body["reasons"][0].startswith("no live worker")
+    assert "RTCBOT_WORKER_STALE_S" in body["reasons"][0]
+
+    presence, stop = Presence(rt.store, rt.worker.database), threading.Event()
+    beating = threading.Thread(target=presence.run, args=(0.2, stop), daemon=True)
+    beating.start()
+    try:
+        time.sleep(0.3)
+        h = httpx.get(f"{url}/healthz")
+        assert h.status_code == 200, h.text
+        body = h.json()
+        assert body["status"] == "ok" and "reasons" not in body and body["oldest_queued_job_age_s"] is None
+        [worker] = body["workers"]["list"]
+        assert worker["pid"] == presence.pid and worker["ready"] is False and worker["beat_s_ago"] < 1.0
+        presence.mark_ready()
+        assert httpx.get(f"{url}/healthz").json()["workers"]["list"][0]["ready"] is True
+    finally:
+        stop.set()
+        beating.join(5)
+    # a worker that stops removes its row: unhealthy at once, not RTCBOT_WORKER_STALE_S later
+    assert rt.store.workers.live(60) == []
+    assert httpx.get(f"{url}/healthz").status_code == 503
+
+
+def test_a_worker_whose_beat_stopped_is_not_live(service: tuple[str, Runtime]) -> None:
+    url, rt = service
+    Presence(rt.store, rt.worker.database).beat()  # one beat, then killed (its row stays)
+    assert httpx.get(f"{url}/healthz").status_code == 200
+    time.sleep(1.1)  # RTCBOT_WORKER_STALE_S = 1
+    h = httpx.get(f"{url}/healthz")
+    assert h.status_code == 503 and h.json()["workers"]["live"] == 0
+
+
+def test_a_job_queued_too_long_makes_it_unhealthy_and_the_gauges_say_so(service: tuple[str, Runtime]) -> None:
+    url, rt = service
+    presence = Presence(rt.store, rt.worker.database)
+    presence.beat()
+    assert deliver(url, "pull_request", payload("pull_request", "opened.payload.json")).status_code == 202
+    m = httpx.get(f"{url}/metrics").text
+    assert "rtcbot_workers_live 1.0" in m and "rtcbot_workers_ready 0.0" in m
+    assert "rtcbot_oldest_queued_job_age_seconds 0." in m  # just queued
+    time.sleep(1.1)  # RTCBOT_HEALTH_MAX_QUEUE_AGE_S = 1
+    presence.mark_ready()
+    h = httpx.get(f"{url}/healthz")
+    assert h.status_code == 503, h.text
+    [reason] = h.json()["reasons"]
+    assert reason.startswith("the oldest queued job has waited") and "RTCBOT_HEALTH_MAX_QUEUE_AGE_S" in reason
+    assert h.json()["oldest_queued_job_age_s"] >= 1.0
+    m = httpx.get(f"{url}/metrics").text
+    assert "rtcbot_workers_ready 1.0" in m
+    age = float(next(line.split()[1] for line in m.splitlines()
+                     if line.startswith("rtcbot_oldest_queued_job_age_seconds ")))
+    assert age >= 1.0
+
+
+def test_the_verdict_names_each_reason() -> None:
+    assert verdict(2, None, stale_s=60, max_queue_age_s=600) == []
+    assert verdict(1, 599.0, stale_s=60, max_queue_age_s=600) == []
+    reasons = verdict(0, 601.0, stale_s=60, max_queue_age_s=600)
+    assert [r.split(":")[0].split(" has")[0] for r in reasons] == ["no live worker", "the oldest queued job"]
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 100.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def _lines(caplog: pytest.LogCaptureFixture) -> list[str]:
+    return [r.getMessage() for r in caplog.records if r.name == "bot.app.outage"]
+
+
+def test_an_outage_is_one_line_when_it_starts_and_one_when_it_ends(caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.INFO)
+    clock = Clock()
+    outage = Outage("the Redis queue at REDIS_URL=redis://127.0.0.1:1/0", clock=clock)
+    outage.ok()  # up: nothing said
+    waits = [outage.failed(ConnectionError("Error 111 connecting to 127.0.0.1:1.\nsecond line")) for _ in range(9)]
+    assert waits == [0.5, 1.0, 2.0, 4.0, 8.0, 16.0, 30.0, 30.0, 30.0]  # backoff, capped
+    assert outage.away
+    clock.now += 12.34
+    outage.ok()
+    outage.ok()
+    assert _lines(caplog) == [
+        "the Redis queue at REDIS_URL=redis://127.0.0.1:1/0 is away (ConnectionError: Error 111 connecting to "
+        "127.0.0.1:1.); trying again with backoff up to 30 s, quietly until it is back",
+        "the Redis queue at REDIS_URL=redis://127.0.0.1:1/0 is back after 12.3 s (9 failed tries)"]
+    assert all(r.exc_info is None for r in caplog.records)  # no traceback
+    assert outage.failed(OSError("again")) == 0.5  # a new outage starts its backoff again
+
+
+def test_many_threads_failing_at_once_say_it_once(caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.INFO)
+    outage = Outage("the database at DATABASE_URL=postgresql+psycopg://rtcbot:***@db/rtcbot")
+    start, back = threading.Barrier(8), threading.Barrier(8)
+
+    def fail_then_recover(_: Any = None) -> None:
+        start.wait()
+        for _ in range(50):
+            outage.failed(TimeoutError("timed out"))
+        back.wait()  # the database is back for every thread
+        outage.ok()
+
+    threads = [threading.Thread(target=fail_then_recover) for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    lines = _lines(caplog)
+    assert len(lines) == 2 and " is away (TimeoutError: timed out)" in lines[0] and " is back after " in lines[1]
