@@ -25,9 +25,12 @@ MAX_WAIT_S = 30.0
 class Outage:
     """The state of one service as this process sees it: up, or away since a moment."""
 
-    def __init__(self, what: str, *, first_wait_s: float = FIRST_WAIT_S, max_wait_s: float = MAX_WAIT_S,
+    def __init__(self, what: str, *, reason: Callable[[BaseException], str] = why,
+                 first_wait_s: float = FIRST_WAIT_S, max_wait_s: float = MAX_WAIT_S,
                  clock: Callable[[], float] = time.monotonic) -> None:
+        """`what`: the service in words, naming its setting; `reason`: an error in one line."""
         self.what = what
+        self.reason = reason
         self.max_wait_s = max_wait_s
         self._wait = wait_exponential(multiplier=first_wait_s, min=first_wait_s, max=max_wait_s)
         self._clock = clock
@@ -46,7 +49,7 @@ class Outage:
             if self._since is None:
                 self._since, self._tries = self._clock(), 0
                 log.warning("%s is away (%s); trying again with backoff up to %g s, quietly until it is back",
-                            self.what, why(e), self.max_wait_s)
+                            self.what, self.reason(e), self.max_wait_s)
             self._tries += 1
             state = RetryCallState(Retrying(), None, (), {})
             state.attempt_number = self._tries

@@ -21,7 +21,7 @@ from bot.app.sweep import why
 from bot.core.logs import job_context
 from bot.core.service_checks import database_place
 from bot.core.settings import ServiceSettings
-from bot.store.db import database_away
+from bot.store.db import database_away, error_reason
 from bot.store.schema import JobRow
 from bot.store.store import Store
 
@@ -36,13 +36,18 @@ def freeze_start_up() -> None:
     gc.freeze()
 
 
-def database_failed(outage: Outage, e: Exception, doing: str) -> None:
-    """A database error while `doing`: the database away is the outage's one line; anything
-    else is a warning with its reason."""
+def database_reason(e: BaseException) -> str:
+    """A database error in one line: the server's own reason (never SQLAlchemy's three lines)."""
+    return error_reason(e) or why(e)
+
+
+def database_failed(outage: Outage, e: Exception, doing: str) -> float:
+    """A database error while `doing`: the database away is the outage's one line (the wait
+    before the next try: its backoff); anything else is a warning with its reason."""
     if database_away(e):
-        outage.failed(e)
-    else:
-        log.warning("%s failed (%s)", doing, why(e))
+        return outage.failed(e)
+    log.warning("%s failed (%s)", doing, database_reason(e))
+    return outage.max_wait_s
 
 
 @contextmanager
@@ -77,22 +82,25 @@ class Presence:
         self.id = f"{self.host}:{self.pid}:{self.started_at:.3f}"
         self.ready = False
 
-    def beat(self) -> None:
+    def beat(self) -> float | None:
+        """Beat once; None, or after a failure the wait before the next try (the backoff)."""
         try:
             self.store.workers.beat(self.id, self.host, self.pid, self.started_at, ready=self.ready)
         except Exception as e:
-            database_failed(self.database, e, "the worker's heartbeat")
-        else:
-            self.database.ok()
+            return database_failed(self.database, e, "the worker's heartbeat")
+        self.database.ok()
+        return None
 
     def mark_ready(self) -> None:
         self.ready = True
         self.beat()
 
     def run(self, every_s: float, stop: threading.Event) -> None:
+        """Beat every `every_s`; while the database is away, sooner (its backoff, at most
+        `every_s`), so that its return is seen and said promptly."""
         while True:
-            self.beat()
-            if stop.wait(every_s):
+            backoff = self.beat()
+            if stop.wait(every_s if backoff is None else min(every_s, backoff)):
                 break
         try:
             self.store.workers.remove(self.id)
@@ -107,7 +115,7 @@ class Worker:
         self.settings = settings
         self.store = store
         self.pipeline = pipeline
-        self.database = Outage(database_place(settings))  # shared by this process's threads
+        self.database = Outage(database_place(settings), reason=database_reason)  # shared by its threads
 
     def warm_up(self) -> None:
         """Pay the one-off start-up costs before the first job: the embedding model and PMD's
