@@ -28,7 +28,7 @@ from bot.cli.progress import live
 from bot.core import review as review_core
 from bot.core.commands import options
 from bot.core.config import CONFIG_PATH, ConfigError, LoadedConfig, parse_config, read_file
-from bot.core.context import changes_from_diff, comments_from_github, select
+from bot.core.context import changes_from_diff, comments_from_github, marked_by_a_bot, select
 from bot.core.exits import settings_exit
 from bot.core.llm import llm_factory, llm_options, pop_llm_settings
 from bot.core.qualification import model_name, refusal_from_file
@@ -85,7 +85,7 @@ def load_comments(path: Path) -> list[ReviewComment]:
         raise click.ClickException(f"{path}: expected a JSON list of comments")
     if data and all(isinstance(c, dict) for c in data) and any(
             k in c for c in data for k in ("side", "original_line", "user", "subject_type")):
-        return comments_from_github(data)
+        return comments_from_github(data, marked_by_a_bot)  # rtcbot's own suggestions are not scored
     out = []
     for i, c in enumerate(data):
         if not isinstance(c, dict) or not isinstance(c.get("body"), str) or not c.get("path"):

@@ -159,3 +159,18 @@ def test_rtcbots_own_comments_are_marked_ours_and_not_scored(gh: FakeGitHub, sur
     report = CRScoreAnalyzer().run(ChangeSet(), AnalysisContext(comments=[by[login]]))
     assert report.findings == [] and [s.reason for s in report.skipped] == [
         "written by rtcbot: its own comments are not scored"]
+
+
+def test_the_cli_reads_rtcbots_own_comments_from_a_file_as_ours(tmp_path: Path) -> None:
+    """`rtcbot review --comments FILE` with GitHub's comments: rtcbot's marked ones are ours."""
+    import json
+
+    from bot.cli.review import load_comments
+
+    bot = {"type": "Bot", "login": "github-actions[bot]"}
+    f = tmp_path / "comments.json"
+    f.write_text(json.dumps([
+        {"path": PATH, "line": 21, "side": "RIGHT", "user": bot,
+         "body": "```suggestion\nx\n```\n<!-- rtcbot:suggestion:0123456789abcdef -->"},
+        {"path": PATH, "line": 21, "side": "RIGHT", "user": {"type": "User", "login": "alice"}, "body": "why?"}]))
+    assert [c.ours for c in load_comments(f)] == [True, False]
