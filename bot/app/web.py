@@ -175,7 +175,11 @@ class StoreCollector(Collector):
     def health(self) -> Any:
         """The live workers (heartbeat within RTCBOT_WORKER_STALE_S), those warmed up, and the
         oldest queued job's age (0 when none waits), as /healthz sees them."""
-        workers, oldest_age = worker_figures(self.runtime)
+        try:
+            workers, oldest_age = worker_figures(self.runtime)
+        except Exception:
+            log.warning("metrics: the database did not answer", exc_info=True)
+            return
         for name, text, value in (
                 ("rtcbot_workers_live", "Workers whose heartbeat is recent", len(workers)),
                 ("rtcbot_workers_ready", "Live workers whose warm-up is over", sum(w["ready"] for w in workers)),

@@ -149,3 +149,13 @@ def test_many_threads_failing_at_once_say_it_once(caplog: pytest.LogCaptureFixtu
         t.join()
     lines = _lines(caplog)
     assert len(lines) == 2 and " is away (TimeoutError: timed out)" in lines[0] and " is back after " in lines[1]
+
+
+def test_metrics_answer_without_the_health_gauges_when_the_database_is_gone(tmp_path: Path) -> None:
+    from bot.store.store import Store
+
+    settings = make_settings(tmp_path)
+    dead = Store("postgresql+psycopg://nobody@127.0.0.1:1/none?connect_timeout=1", create=False)
+    with serve(create_app(settings, runtime=Runtime(settings, store=dead))) as url:
+        m = httpx.get(f"{url}/metrics", timeout=30)
+    assert m.status_code == 200 and "rtcbot_webhook_seconds" in m.text and "rtcbot_workers_live" not in m.text
