@@ -15,12 +15,13 @@ from __future__ import annotations
 import json
 import logging
 import threading
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from bot.core.settings import ServiceSettings
-from bot.store.schema import JobRow
+from bot.store.schema import UNSENT, JobRow
 from bot.store.store import Store
 
 log = logging.getLogger(__name__)
@@ -108,31 +109,58 @@ class Sweeper:
     send: Callable[[Sequence[int]], object]  # never raises: a refused message is marked unsent
     fail: Callable[[JobRow, str], None]  # complete a job's check run as neutral, saying why
 
-    def __call__(self) -> dict[str, int]:
-        """Counts of what it did: deliveries routed, jobs requeued, abandoned, resent, payloads pruned."""
-        s, store = self.settings, self.store
-        counts = {"deliveries": 0, "requeued": 0, "abandoned": 0, "resent": 0, "pruned": 0}
+    def __call__(self) -> Swept:
+        """What it did: deliveries routed, jobs requeued, abandoned, resent, payloads pruned."""
+        s, store, done = self.settings, self.store, Swept()
         for d in store.deliveries.unrouted(older_than_s=min(30.0, s.stale_after_s)):
             try:
                 self.route_delivery(d.id, d.event, json.loads(d.payload))
-                counts["deliveries"] += 1
+                done.add("deliveries", f"routed delivery {d.id} ({d.event}, recorded {_ago(d.received_at)} ago)")
             except Exception:
                 log.exception("could not route delivery %s", d.id)
         for job in store.jobs.stale_running(s.stale_after_s):
+            silent = f"no heartbeat for {_ago(job.heartbeat_at)}"
             if job.attempts >= s.max_attempts:
                 store.jobs.finish(job.id, "failed", f"abandoned after {job.attempts} attempts")
                 self.fail(job, f"The worker running this analysis stopped {job.attempts} times "
                                "(killed or out of memory); rtcbot gave up. Re-run it to try again.")
-                counts["abandoned"] += 1
+                done.add("abandoned", f"gave up job {job.id} after {job.attempts} attempts ({silent})")
             elif store.jobs.requeue(job.id, expect="running", attempts=job.attempts):
                 self.send([job.id])
-                counts["requeued"] += 1
+                done.add("requeued", f"requeued job {job.id} ({silent})")
         for job in store.jobs.stale_queued(s.requeue_after_s):
+            why_again = ("the queue had refused its message" if job.updated_at == UNSENT
+                         else f"queued {_ago(job.updated_at)} without a worker taking it")
             if store.jobs.requeue(job.id, expect="queued"):  # refreshes updated_at (and the unsent mark)
                 self.send([job.id])
-                counts["resent"] += 1
+                done.add("resent", f"resent job {job.id} ({why_again})")
         try:
-            counts["pruned"] = store.deliveries.prune_payloads(s.payload_retention_s)
+            pruned = store.deliveries.prune_payloads(s.payload_retention_s)
         except Exception:
             log.warning("could not prune delivery payloads", exc_info=True)
-        return counts
+        else:
+            if pruned:
+                done.add("pruned", f"dropped the payloads of {pruned} old deliveries", pruned)
+        return done
+
+
+def _ago(then: float | None) -> str:
+    """Seconds since `then` (time.time()), in words: "95 s"."""
+    return "?" if then is None else f"{max(0.0, time.time() - then):.0f} s"
+
+
+class Swept(dict[str, int]):
+    """What one sweep did: counts by kind (deliveries, requeued, abandoned, resent, pruned), and
+    in words (`str`), naming each delivery and job: "requeued job 12 (no heartbeat for 95 s);
+    resent job 14 (queued 610 s without a worker taking it)"; "" when it did nothing."""
+
+    def __init__(self) -> None:
+        super().__init__(deliveries=0, requeued=0, abandoned=0, resent=0, pruned=0)
+        self.said: list[str] = []
+
+    def add(self, kind: str, words: str, n: int = 1) -> None:
+        self[kind] += n
+        self.said.append(words)
+
+    def __str__(self) -> str:
+        return "; ".join(self.said)

@@ -34,6 +34,7 @@ from bot.app.health import check as check_health
 from bot.app.health import worker_figures
 from bot.app.jobs import Accepted, Runtime
 from bot.core.feedback import acceptance
+from bot.core.logs import delivery_context
 from bot.core.settings import ServiceSettings, SettingsError, load_settings
 
 log = logging.getLogger(__name__)
@@ -189,7 +190,6 @@ class StoreCollector(Collector):
             yield gauge
 
 
-
 def scrape_registry(own: CollectorRegistry, rt: Runtime) -> CollectorRegistry:
     """What /metrics serves. Under `rtcbot serve` (gunicorn, several worker processes) each
     worker's counters live in files of PROMETHEUS_MULTIPROC_DIR (set before prometheus_client
@@ -319,15 +319,32 @@ def _webhook_route(app: Flask, settings: ServiceSettings, rt: Runtime, meters: _
         if isinstance(verified, Response):
             return verified
         delivery, payload, text = verified
-        try:
-            accepted = rt.accept(delivery, event, payload, text)
-        except Exception:
-            log.exception("could not record delivery %s", delivery)
-            return meters.answer(503, "could not record the delivery; redeliver it", event, delivery=delivery)
-        if accepted is None:
-            return meters.answer(200, "duplicate delivery: already received", event, delivery=delivery)
-        meters.latency.observe(time.perf_counter() - t0)
-        return _accepted_answer(meters, event, delivery, accepted)
+        with delivery_context(delivery):  # every line logged while it is handled names the delivery
+            resp = _record_delivery(rt, meters, event, delivery, payload, text, t0)
+            log.info("%s delivery answered %s", event, _said(resp))
+        return resp
+
+
+def _record_delivery(rt: Runtime, meters: _Meters, event: str, delivery: str, payload: dict[str, Any],
+                     text: str, t0: float) -> Response:
+    """Record a verified delivery with its jobs and enqueue them; the answer (503 when the
+    store refused it, 200 for a duplicate). `t0`: when the request came, for the latency."""
+    try:
+        accepted = rt.accept(delivery, event, payload, text)
+    except Exception:
+        log.exception("could not record delivery %s", delivery)
+        return meters.answer(503, "could not record the delivery; redeliver it", event, delivery=delivery)
+    if accepted is None:
+        return meters.answer(200, "duplicate delivery: already received", event, delivery=delivery)
+    meters.latency.observe(time.perf_counter() - t0)
+    return _accepted_answer(meters, event, delivery, accepted)
+
+
+def _said(resp: Response) -> str:
+    """An answer in words for the log: "202: accepted (jobs 12, 13)"."""
+    body = resp.get_json(silent=True) or {}
+    jobs = f" (jobs {', '.join(map(str, body['jobs']))})" if body.get("jobs") else ""
+    return f"{resp.status_code}: {body.get('message', '')}{jobs}"
 
 
 def _health_route(app: Flask, rt: Runtime) -> None:

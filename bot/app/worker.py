@@ -142,7 +142,8 @@ class Worker:
         if row is None:
             return self.store.jobs.status(job_id) or "missing"
         # every line logged while it runs names the job: repo#PR, head, analyzer, id, seconds in
-        with job_context(job_id, repo=row.repo, pr=row.pr_number, head=row.head_sha, analyzer=row.analyzer):
+        with job_context(job_id, repo=row.repo, pr=row.pr_number, head=row.head_sha, analyzer=row.analyzer,
+                         delivery=row.delivery_id):
             log.info("%s job started (attempt %s)", row.kind, row.attempts)
             status = self._run_started(row, inputs)
             log.info("%s job ended: %s", row.kind, status)

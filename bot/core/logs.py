@@ -1,13 +1,18 @@
-"""Logging, configured once for every command: a timestamp on every line, and on every line a
-job writes, the job's context (repository#PR, head, analyzer, job id, seconds since it began).
+"""Logging, configured once for every command: one format for every line, rtcbot's and the
+libraries' (gunicorn's too: bot/app/commands/serve.py hands its lines to the root logger), each
+starting with its time in ISO 8601 with the zone (2026-11-26T01:23:45.678+00:00), and on every
+line a job writes, the job's context (repository#PR, head, analyzer, job id, the webhook
+delivery that asked for it, seconds since it began).
 
 `configure` is called by the command-line group before any command runs; the level is `-v`'s
 when given, else LOG_LEVEL (or RTCBOT_LOG_LEVEL), else the command's default (warning for the
 command line, info for the long-running `serve` and `worker`). RTCBOT_LOG_FORMAT=json writes one
-JSON object per line (time, level, logger, message, the job's fields, the exception).
+JSON object per line (time, level, logger, message, the job's fields, the exception). httpx's
+line per HTTP request (one per LLM call) is a debug line: shown with -vv.
 
 `job_context` binds a job's fields to the running thread's context (a contextvar): every
-record logged inside the block carries them, through any logger.
+record logged inside the block carries them, through any logger. `delivery_context` does the
+same for the handling of one webhook delivery (its X-GitHub-Delivery id).
 """
 
 from __future__ import annotations
@@ -18,30 +23,41 @@ import logging
 import sys
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any, TextIO
 
 from bot.core.settings import LogSettings
 
 TEXT_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s%(job_suffix)s"
-JOB_FIELDS = ("repo", "pr", "head", "analyzer", "job")
+JOB_FIELDS = ("repo", "pr", "head", "analyzer", "job", "delivery")
+QUIETED = "httpx"  # httpx (httpx2 under openai): its INFO line per request ("HTTP Request: POST …") as DEBUG
+
+
+def iso_time(created: float) -> str:
+    """A record's time (`created`, seconds since the epoch) in ISO 8601 with the local zone, to
+    the millisecond: 2026-11-26T01:23:45.678+00:00."""
+    return datetime.fromtimestamp(created).astimezone().isoformat(timespec="milliseconds")
 
 
 @dataclass(frozen=True)
 class JobContext:
-    job: int
+    """What a line logged inside a job (or a webhook delivery's handling) says about it."""
+
+    job: int | None = None
     repo: str | None = None
     pr: int | None = None
     head: str | None = None
     analyzer: str | None = None
+    delivery: str | None = None  # GitHub's X-GitHub-Delivery id
     started: float = field(default_factory=time.monotonic)
 
     def fields(self) -> dict[str, Any]:
         """The job's fields as logged (head shortened to 12 characters), with the seconds
         since it began (`elapsed_s`)."""
         out: dict[str, Any] = {"repo": self.repo, "pr": self.pr, "head": self.head[:12] if self.head else None,
-                               "analyzer": self.analyzer, "job": self.job,
+                               "analyzer": self.analyzer, "job": self.job, "delivery": self.delivery,
                                "elapsed_s": round(time.monotonic() - self.started, 3)}
         return {k: v for k, v in out.items() if v is not None}
 
@@ -49,7 +65,7 @@ class JobContext:
         f = self.fields()
         where = f"{f['repo']}#{f['pr']}" if "repo" in f and "pr" in f else f.get("repo", "")
         parts = [where] if where else []
-        parts += [f"{k}={f[k]}" for k in ("head", "analyzer", "job") if k in f]
+        parts += [f"{k}={f[k]}" for k in ("head", "analyzer", "job", "delivery") if k in f]
         parts.append(f"t={f['elapsed_s']:.2f}s")
         return " [" + " ".join(parts) + "]"
 
@@ -58,15 +74,23 @@ _current: contextvars.ContextVar[JobContext | None] = contextvars.ContextVar("rt
 
 
 @contextmanager
-def job_context(job: int, *, repo: str | None = None, pr: int | None = None, head: str | None = None,
-                analyzer: str | None = None) -> Iterator[JobContext]:
-    """Every record logged in the block (this thread) names the job."""
-    ctx = JobContext(job=job, repo=repo, pr=pr, head=head, analyzer=analyzer)
+def _bound(ctx: JobContext) -> Iterator[JobContext]:
     token = _current.set(ctx)
     try:
         yield ctx
     finally:
         _current.reset(token)
+
+
+def job_context(job: int, *, repo: str | None = None, pr: int | None = None, head: str | None = None,
+                analyzer: str | None = None, delivery: str | None = None) -> AbstractContextManager[JobContext]:
+    """Every record logged in the block (this thread) names the job (and the delivery that asked for it)."""
+    return _bound(JobContext(job=job, repo=repo, pr=pr, head=head, analyzer=analyzer, delivery=delivery))
+
+
+def delivery_context(delivery: str) -> AbstractContextManager[JobContext]:
+    """Every record logged in the block (this thread) names the webhook delivery."""
+    return _bound(JobContext(delivery=delivery))
 
 
 class JobFilter(logging.Filter):
@@ -79,12 +103,33 @@ class JobFilter(logging.Filter):
         return True
 
 
+class QuietRequests(logging.Filter):
+    """httpx's INFO line per request becomes a DEBUG line, kept only when debug lines are logged
+    (-vv): every LLM call would otherwise be a line among the job's own. Its warnings stay."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.levelno != logging.INFO or not record.name.startswith(QUIETED):
+            return True
+        record.levelno, record.levelname = logging.DEBUG, "DEBUG"
+        return logging.getLogger().isEnabledFor(logging.DEBUG)
+
+
+class TextFormatter(logging.Formatter):
+    """TEXT_FORMAT, its time in ISO 8601 with the zone."""
+
+    def __init__(self) -> None:
+        super().__init__(TEXT_FORMAT)
+
+    def formatTime(self, record: logging.LogRecord, datefmt: str | None = None) -> str:  # noqa: N802 - logging's name
+        return iso_time(record.created)
+
+
 class JsonFormatter(logging.Formatter):
     """One JSON object per record."""
 
     def format(self, record: logging.LogRecord) -> str:
         out: dict[str, Any] = {
-            "time": self.formatTime(record, "%Y-%m-%dT%H:%M:%S") + f".{int(record.msecs):03d}",
+            "time": iso_time(record.created),
             "level": record.levelname.lower(), "logger": record.name, "message": record.getMessage(),
         }
         out.update(getattr(record, "job_fields", {}) or {})
@@ -123,10 +168,8 @@ def configure(settings: LogSettings, *, verbose: int = 0, default: int = logging
     call replaces the handler this module installed (never adds one)."""
     handler: logging.Handler = logging.StreamHandler(stream) if stream is not None else StderrHandler()
     handler.addFilter(JobFilter())
-    if settings.log_format == "json":
-        handler.setFormatter(JsonFormatter())
-    else:
-        handler.setFormatter(logging.Formatter(TEXT_FORMAT))
+    handler.addFilter(QuietRequests())
+    handler.setFormatter(JsonFormatter() if settings.log_format == "json" else TextFormatter())
     handler.set_name("rtcbot")
     root = logging.getLogger()
     for old in [h for h in root.handlers if h.get_name() == "rtcbot"]:

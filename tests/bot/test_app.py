@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -200,7 +201,9 @@ def test_a_delivery_recorded_but_not_routed_is_routed_once_by_the_sweep(tmp_path
         assert rt.store.deliveries.record("late", "pull_request_review_comment", "created", body)
         assert not rt.store.deliveries.record("late", "pull_request_review_comment", "created", body)
         time.sleep(0.05)
-        assert rt.sweep()["deliveries"] == 1
+        swept = rt.sweep()
+        assert swept["deliveries"] == 1
+        assert re.fullmatch(r"routed delivery late \(pull_request_review_comment, recorded \d+ s ago\)", str(swept))
         assert rt.sweep()["deliveries"] == 0  # routed: a second sweep (another worker) finds nothing
         jobs = rt.store.jobs.where()
         assert [(j.kind, j.analyzer, j.delivery_id) for j in jobs] == [("analyze", "crscore", "late")]
@@ -226,7 +229,9 @@ def test_a_queue_that_is_away_loses_no_job(tmp_path: Path, caplog: pytest.LogCap
     assert (job.status, job.updated_at) == ("queued", 0.0)  # marked unsent
     later = Runtime(make_settings(tmp_path, requeue_after_s=600.0))  # the queue is back (SQLite here)
     try:
-        assert later.sweep()["resent"] == 1  # at once, not after RTCBOT_REQUEUE_AFTER_S
+        swept = later.sweep()
+        assert swept["resent"] == 1  # at once, not after RTCBOT_REQUEUE_AFTER_S
+        assert str(swept) == f"resent job {job.id} (the queue had refused its message)"
         assert later.huey.pending_count() == 1
     finally:
         later.store.close()

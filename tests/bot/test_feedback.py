@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import difflib
 import json
+import uuid
 from collections.abc import Callable
 from pathlib import Path
 from types import SimpleNamespace
@@ -24,7 +25,7 @@ from bot.core.feedback import acceptance, is_applied, keys_in
 from bot.entry import main
 from tests.analyzers.test_autofix import APP
 from tests.analyzers.test_autofix import responder as autofix_answers
-from tests.bot.app_support import deliver, drain, make_settings, serve
+from tests.bot.app_support import deliver, drain, drop_schema, make_settings, postgres_url, serve
 from tests.fakes.github_server import FakeGitHub, files_from_diff
 from tests.fakes.llm_server import ScriptedLLM
 from tests.support import require
@@ -132,3 +133,30 @@ def test_the_stats_endpoint_answers_only_the_operators_token(tmp_path: Path) -> 
             assert httpx.get(f"{url}/stats", headers={"Authorization": f"Bearer {token}"}).status_code == 404
     finally:
         rt.store.close()
+
+
+def test_stats_names_the_store_it_read(tmp_path: Path) -> None:
+    env = {"RTCBOT_DATA_DIR": str(tmp_path / "data"), "DATABASE_URL": ""}
+    r = CliRunner().invoke(main, ["stats"], env=env)
+    assert r.exit_code == 0, r.output
+    store = f"sqlite:///{tmp_path / 'data' / 'rtcbot.sqlite3'}"
+    assert r.output.splitlines()[0] == f"Store: {store} (the default: no DATABASE_URL is set)"
+    j = CliRunner().invoke(main, ["stats", "--json"], env=env)
+    assert j.exit_code == 0 and json.loads(j.output)["store"] == store
+
+
+@pytest.mark.services
+def test_stats_names_a_postgresql_store_without_its_password(tmp_path: Path) -> None:
+    schema = f"rtcbot_{uuid.uuid4().hex[:10]}"
+    url = postgres_url(schema)
+    require(url, "PostgreSQL is not answering on 127.0.0.1:5432 (trust auth, database test)")
+    assert url is not None
+    try:
+        with_password = url.replace("postgres@", "postgres:hunter2@")  # trust auth: any password is taken
+        r = CliRunner().invoke(main, ["stats"], env={"RTCBOT_DATA_DIR": str(tmp_path), "DATABASE_URL": with_password})
+        assert r.exit_code == 0, r.output
+        first = r.output.splitlines()[0]
+        assert first.startswith("Store: postgresql+psycopg://postgres:***@127.0.0.1:5432/test"), first
+        assert "hunter2" not in r.output and "default" not in first
+    finally:
+        drop_schema(schema)

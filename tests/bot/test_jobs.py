@@ -7,6 +7,7 @@ tests/bot/test_worker.py runs `rtcbot worker` itself as a subprocess.
 from __future__ import annotations
 
 import json
+import re
 import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -369,12 +370,16 @@ def test_sweep_recovers_a_job_whose_worker_died(world: Callable[..., World]) -> 
     assert task is not None
     job = w.rt.store.jobs.where(kind="pr")[0]
     assert w.rt.store.jobs.start(job.id) is not None  # it had started
-    assert w.rt.sweep()["requeued"] == 1
+    swept = w.rt.sweep()
+    assert swept["requeued"] == 1
+    assert re.fullmatch(rf"requeued job {job.id} \(no heartbeat for \d+ s\)", str(swept)), str(swept)  # in words
     w.run()
     assert finished(w, sha=pr.head_sha)["conclusion"] == "neutral"
     assert w.rt.store.jobs.get(job.id).status == "done"  # type: ignore[union-attr]
     [analysis] = w.rt.store.jobs.where(kind="analyze")
     assert analysis.status == "done" and json.loads(analysis.result or "{}")["findings"] > 0
+    idle = w.rt.sweep()
+    assert not any(idle.values()) and str(idle) == ""  # nothing done: nothing to say
 
 
 def test_a_pr_job_rerun_after_a_crash_takes_over_the_analyses_it_made(world: Callable[..., World]) -> None:

@@ -1,5 +1,6 @@
-"""Logging (bot/core/logs.py): timestamps, the job's context on every line a job logs, JSON on
-request, and `rtcbot worker` logging at info with timestamps."""
+"""Logging (bot/core/logs.py): ISO times with the zone, the job's context (and the webhook
+delivery's) on every line a job logs, JSON on request, httpx's request lines (one per LLM call)
+only at debug, and `rtcbot worker` logging at info with timestamps."""
 
 from __future__ import annotations
 
@@ -16,16 +17,17 @@ from pathlib import Path
 
 import pytest
 
+from analyzers.llm import LLMClient, LLMSettings
 from bot.app.jobs import Runtime
 from bot.app.web import create_app
-from bot.core.logs import configure, job_context
+from bot.core.logs import configure, delivery_context, job_context
 from bot.core.settings import LogSettings
 from tests.bot.app_support import deliver, drain, make_settings, serve
 from tests.fakes.github_server import FakeGitHub, app_key
 from tests.fakes.llm_server import ScriptedLLM, varied
 from tests.support import ROOT
 
-STAMP = r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3}"
+STAMP = r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}[+-]\d\d:\d\d"  # ISO 8601 with the zone
 
 
 @pytest.fixture
@@ -34,9 +36,10 @@ def captured() -> Iterator[Callable[[str], io.StringIO]]:
     root = logging.getLogger()
     handlers, level = list(root.handlers), root.level
 
-    def make(fmt: str = "text") -> io.StringIO:
+    def make(fmt: str = "text", verbose: int = 0) -> io.StringIO:
         buf = io.StringIO()
-        configure(LogSettings(log_format=fmt), default=logging.INFO, stream=buf)  # type: ignore[arg-type]
+        configure(LogSettings(log_format=fmt), verbose=verbose, default=logging.INFO,  # type: ignore[arg-type]
+                  stream=buf)
         return buf
 
     yield make
@@ -48,30 +51,34 @@ def test_text_lines_have_a_timestamp_and_the_jobs_context(captured: Callable[[st
     buf = captured("text")
     log = logging.getLogger("rtcbot.test")
     log.info("outside")
-    with job_context(7, repo="octo/hello", pr=12, head="a" * 40, analyzer="crscore"):
+    with job_context(7, repo="octo/hello", pr=12, head="a" * 40, analyzer="crscore", delivery="d-1"):
         log.warning("inside %s", "a job")
-    first, second = buf.getvalue().splitlines()
+    with delivery_context("d-2"):
+        log.info("a webhook")
+    first, second, third = buf.getvalue().splitlines()
     assert re.fullmatch(rf"{STAMP} INFO rtcbot.test: outside", first), first
     assert re.fullmatch(rf"{STAMP} WARNING rtcbot.test: inside a job "
-                        rf"\[octo/hello#12 head={'a' * 12} analyzer=crscore job=7 t=\d+\.\d\ds\]", second), second
+                        rf"\[octo/hello#12 head={'a' * 12} analyzer=crscore job=7 delivery=d-1 t=\d+\.\d\ds\]",
+                        second), second
+    assert re.fullmatch(rf"{STAMP} INFO rtcbot.test: a webhook \[delivery=d-2 t=\d+\.\d\ds\]", third), third
 
 
 def test_json_lines_carry_the_same_fields(captured: Callable[[str], io.StringIO]) -> None:
     buf = captured("json")
-    with job_context(3, repo="octo/hello", pr=1, head="b" * 40, analyzer="editing_rtc"):
+    with job_context(3, repo="octo/hello", pr=1, head="b" * 40, analyzer="editing_rtc", delivery="d-3"):
         try:
             raise ValueError("boom")
         except ValueError:
             logging.getLogger("rtcbot.test").exception("failed")
     rec = json.loads(buf.getvalue())
     assert rec["level"] == "error" and rec["logger"] == "rtcbot.test" and rec["message"] == "failed"
-    assert (rec["repo"], rec["pr"], rec["head"], rec["analyzer"], rec["job"]) == (
-        "octo/hello", 1, "b" * 12, "editing_rtc", 3)
+    assert (rec["repo"], rec["pr"], rec["head"], rec["analyzer"], rec["job"], rec["delivery"]) == (
+        "octo/hello", 1, "b" * 12, "editing_rtc", 3, "d-3")
     assert rec["elapsed_s"] >= 0 and "ValueError: boom" in rec["exception"]
-    assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}", rec["time"])
+    assert re.fullmatch(STAMP, rec["time"])
 
 
-def test_every_line_a_job_logs_names_it(captured: Callable[[str], io.StringIO], tmp_path: Path,
+def test_every_line_a_job_logs_names_it(captured: Callable[..., io.StringIO], tmp_path: Path,
                                         fake_github: Callable[..., FakeGitHub],
                                         scripted_llm: Callable[..., ScriptedLLM]) -> None:
     gh, llm = fake_github(), scripted_llm(varied)
@@ -79,20 +86,38 @@ def test_every_line_a_job_logs_names_it(captured: Callable[[str], io.StringIO], 
     rt = Runtime(settings)
     try:
         pr = gh.add_pr(5, fixture="more-itertools-d992be0de9.diff")
-        with serve(create_app(settings, runtime=rt)) as url:
-            assert deliver(url, "pull_request", gh.pr_event("opened", 5)).status_code == 202
         buf = captured("json")
+        with serve(create_app(settings, runtime=rt)) as url:
+            assert deliver(url, "pull_request", gh.pr_event("opened", 5), delivery="gh-guid-5").status_code == 202
         drain(rt)
     finally:
         rt.store.close()
     records = [json.loads(ln) for ln in buf.getvalue().splitlines()]
+    [hook] = [r for r in records if r["logger"] == "bot.app.web"]
+    assert hook["delivery"] == "gh-guid-5", hook
+    assert re.fullmatch(r"pull_request delivery answered 202: accepted \(jobs \d+\)", hook["message"]), hook
     jobs = [r for r in records if r["logger"] == "bot.app.worker"]
     assert {r["message"] for r in jobs} >= {"pr job started (attempt 1)", "analyze job started (attempt 1)",
                                            "pr job ended: done", "analyze job ended: done"}
     for r in jobs:
-        assert (r["repo"], r["pr"], r["head"]) == (gh.repo, 5, pr.head_sha[:12]), r
+        assert (r["repo"], r["pr"], r["head"], r["delivery"]) == (gh.repo, 5, pr.head_sha[:12], "gh-guid-5"), r
         assert isinstance(r["job"], int) and r["elapsed_s"] >= 0
     assert {r.get("analyzer") for r in jobs if r["message"].startswith("analyze")} == {"editing_rtc"}
+    assert llm.request_count > 0 and not [r for r in records if r["logger"].startswith("httpx")]  # at info: none
+
+
+def test_llm_requests_are_debug_lines(captured: Callable[..., io.StringIO],
+                                      scripted_llm: Callable[..., ScriptedLLM]) -> None:
+    llm = scripted_llm("hello")
+    client = LLMClient(LLMSettings(base_url=llm.base_url, model=llm.model, cache_path=None))
+    buf = captured("json", verbose=2)  # -vv
+    assert client.sample([{"role": "user", "content": "hi"}]) == ["hello"]
+    [request] = [r for r in map(json.loads, buf.getvalue().splitlines()) if r["logger"].startswith("httpx")]
+    assert request["level"] == "debug" and request["message"].startswith("HTTP Request: POST")
+    quiet = captured("json", verbose=1)  # -v: info
+    assert client.sample([{"role": "user", "content": "again"}]) == ["hello"]
+    logging.getLogger("httpx").warning("a warning stays")
+    assert [json.loads(ln)["message"] for ln in quiet.getvalue().splitlines()] == ["a warning stays"]
 
 
 @pytest.mark.slow

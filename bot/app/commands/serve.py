@@ -11,10 +11,15 @@ whole requests before it hands them on, and bounds how long a client may take.
 multiprocess mode, `metrics_dir`), and whichever worker answers a scrape sums every worker's:
 successive scrapes agree (with a registry per process they alternated between two sets of
 numbers). The folder is emptied at start; gunicorn's `child_exit` hook marks dead workers.
+
+Logging: gunicorn's own lines and its access lines go to the root logger that rtcbot configured
+(bot/core/logs.py), so every line has one format (text or RTCBOT_LOG_FORMAT=json, ISO times
+with the zone) and one level (LOG_LEVEL, -v).
 """
 
 from __future__ import annotations
 
+import logging
 import os
 import warnings
 from pathlib import Path
@@ -29,6 +34,9 @@ from bot.core.settings import SettingsError
 SHM = "/dev/shm"
 WORKER_CLASSES = ("gevent", "gthread")
 MULTIPROC_ENV = "PROMETHEUS_MULTIPROC_DIR"  # prometheus_client's name for it
+ACCESS_FORMAT = '%(h)s "%(r)s" %(s)s %(b)s %(M)sms "%(a)s"'  # the time is the line's own, in front
+
+log = logging.getLogger(__name__)
 
 
 def metrics_dir(data_dir: Path, port: int) -> Path:
@@ -54,6 +62,24 @@ def _worker_exited(_server: Any, worker: Any) -> None:
     from prometheus_client import multiprocess
 
     multiprocess.mark_process_dead(worker.pid)
+
+
+def _root_logger() -> type:
+    """gunicorn's logger class, writing through the root logger: gunicorn's handlers (its own
+    format on stderr, access lines on stdout) are removed, and its two loggers pass their
+    records up at the root's level."""
+    from gunicorn.glogging import Logger
+
+    class RootLogger(Logger):  # type: ignore[misc]
+        def setup(self, cfg: Any) -> None:
+            super().setup(cfg)
+            for logger in (self.error_log, self.access_log):
+                for handler in list(logger.handlers):
+                    logger.removeHandler(handler)
+                logger.propagate = True
+                logger.setLevel(logging.NOTSET)
+
+    return RootLogger
 
 
 def _gunicorn(app_factory: Any, options: dict[str, Any]) -> None:
@@ -112,9 +138,8 @@ def command(host: str, port: int, workers: int, worker_class: str, connections: 
         raise click.ClickException(str(e)) from None
     except Exception as e:  # one line; a database error names DATABASE_URL (bot/core/settings.py)
         raise click.ClickException(start_problem(e, settings)) from None
-    click.echo(f"rtcbot: webhook service on http://{host}:{port}/webhook "
-               f"(database {settings.database().split('://')[0]}, queue {'redis' if settings.redis_url else 'sqlite'})",
-               err=True)
+    log.info("webhook service on http://%s:%s/webhook (database %s, queue %s)", host, port,
+             settings.database().split("://")[0], "redis" if settings.redis_url else "sqlite")
     if worker_class == "gevent":
         # gevent patches the standard library in each worker, after this process imported ssl
         # (the LLM and GitHub clients' imports). It warns that TLS contexts made before then stay
@@ -124,7 +149,8 @@ def command(host: str, port: int, workers: int, worker_class: str, connections: 
     _gunicorn(lambda: create_app(settings), {
         "bind": f"{host}:{port}", "workers": workers, "threads": threads, "worker_class": worker_class,
         "worker_connections": connections,
-        "timeout": 30, "accesslog": "-", "errorlog": "-", "loglevel": "info",
+        "timeout": 30, "accesslog": "-", "errorlog": "-", "logger_class": _root_logger(),
+        "access_log_format": ACCESS_FORMAT,
         # the workers' heartbeat touches a file after every batch of requests: on a disk-backed
         # folder that can stall behind other processes' fsyncs (gunicorn's docs say so)
         "worker_tmp_dir": SHM if os.path.isdir(SHM) and os.access(SHM, os.W_OK) else None,

@@ -4,6 +4,7 @@ Reads the App's store (DATABASE_URL, else the SQLite file under RTCBOT_DATA_DIR)
 acceptance rates — a suggestion counts as accepted when a later push applied it — by analyzer,
 by Patched RTC outcome and by CRScore band, each with its count and 95% Wilson interval, then
 the other signals (threads resolved, reactions, merged pull requests). See bot/core/feedback.py.
+The first line names the store it read (its URL, the password hidden; `store` in the JSON).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from rich.table import Table
 
 from bot.core import feedback
 from bot.core.settings import SettingsError, load_settings
+from bot.store.db import safe_url
 from bot.store.store import Store
 
 
@@ -70,7 +72,10 @@ def command(repo: str | None, as_json: bool) -> None:
     finally:
         store.close()
     stats["repo"] = repo
+    stats["store"] = safe_url(settings.database())
     if as_json:
         click.echo(json.dumps(stats, sort_keys=True))
         return
+    default = "" if settings.database_url else " (the default: no DATABASE_URL is set)"
+    click.echo(f"Store: {stats['store']}{default}")
     Console().print(render(stats, repo))

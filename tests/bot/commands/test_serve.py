@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -132,3 +133,57 @@ def test_metrics_agree_across_gunicorn_workers(served: Served) -> None:
     assert not served.stale.exists()  # an earlier run's files were cleared at start
     pids = {f.stem.rsplit("_", 1)[-1] for f in served.metrics.glob("*.db")}
     assert len(pids) >= 3, pids  # files per process: the start-up check and both workers
+
+
+ISO = r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}[+-]\d\d:\d\d"  # ISO 8601 with the zone
+
+
+def _serve_lines(tmp_path: Path, fmt: str) -> tuple[list[str], str]:
+    """(stderr's lines, stdout) of `rtcbot serve` with RTCBOT_LOG_FORMAT=`fmt`, from its start
+    to its stop, after a /healthz and a ping delivery."""
+    port = _port()
+    err, out = tmp_path / f"err-{fmt}", tmp_path / f"out-{fmt}"
+    with err.open("wb") as e, out.open("wb") as o:
+        p = subprocess.Popen([*RTCBOT, "serve", "--host", "127.0.0.1", "--port", str(port), "--workers", "2"],
+                             env=_env(tmp_path, RTCBOT_WEBHOOK_SECRET=SECRET, RTCBOT_LOG_FORMAT=fmt), cwd=ROOT,
+                             stdout=o, stderr=e, start_new_session=True)
+    try:
+        url, deadline = f"http://127.0.0.1:{port}", time.monotonic() + 90
+        while True:
+            try:
+                httpx.get(f"{url}/healthz", timeout=5)
+                break
+            except httpx.TransportError:
+                assert p.poll() is None and time.monotonic() < deadline, err.read_text()
+                time.sleep(0.2)
+        assert _ping(url, f"guid-{fmt}").status_code == 200
+    finally:
+        p.send_signal(signal.SIGINT)  # a quick stop; a worker that does not stop in 5 s is killed
+        try:
+            p.wait(5)
+        except subprocess.TimeoutExpired:
+            os.killpg(p.pid, signal.SIGKILL)
+            p.wait(60)
+    return err.read_text().splitlines(), out.read_text()
+
+
+@pytest.mark.slow
+def test_gunicorns_lines_and_rtcbots_have_one_json_format(tmp_path: Path) -> None:
+    lines, out = _serve_lines(tmp_path, "json")
+    records = [json.loads(line) for line in lines]  # every line is one JSON object
+    assert out == "" and all(re.fullmatch(ISO, r["time"]) for r in records), lines
+    loggers = {r["logger"] for r in records}
+    assert {"gunicorn.error", "gunicorn.access", "bot.app.web", "bot.app.commands.serve"} <= loggers, loggers
+    [hook] = [r for r in records if r["logger"] == "bot.app.web"]
+    assert hook["delivery"] == "guid-json" and hook["message"] == "ping delivery answered 200: pong"
+    assert any('"POST /webhook HTTP/1.1" 200' in r["message"] for r in records if r["logger"] == "gunicorn.access")
+
+
+@pytest.mark.slow
+def test_gunicorns_lines_and_rtcbots_have_one_text_format(tmp_path: Path) -> None:
+    lines, out = _serve_lines(tmp_path, "text")
+    assert out == "" and lines, lines
+    assert all(re.match(rf"{ISO} (INFO|WARNING|ERROR|DEBUG) \S+: ", line) for line in lines), lines
+    assert any(re.search(r" gunicorn\.error: Booting worker", line) for line in lines), lines
+    assert any(re.search(r" bot\.app\.web: ping delivery answered 200: pong \[delivery=guid-text t=\d+\.\d\ds\]$", line)
+               for line in lines), lines
