@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 from pydantic import Field
@@ -244,8 +245,12 @@ class EditingRTC:
                 return str(e)
             return HunkResult(hunk, trip, scores)
 
-        texts = files_at_head(ctx, [fc.path for fc, _ in todo])
-        for (fc, hunk), res in zip(todo, llm.map(one, todo), strict=True):
+        # the files at the head name each hunk's definition; read beside the round trips, never before
+        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="hunk-labels") as io:
+            loading = io.submit(files_at_head, ctx, [fc.path for fc, _ in todo])
+            results = llm.map(one, todo)
+            texts = loading.result()
+        for (fc, hunk), res in zip(todo, results, strict=True):
             if isinstance(res, str):
                 report.skipped.append(Skipped(f"{fc.path} {hunk.header}", f"not scored: {res}"))
                 continue

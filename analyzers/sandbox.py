@@ -57,10 +57,9 @@ NOT_ISOLATED = "not isolated (sandbox: none)"
 JVM_OVERHEAD_MB = 256  # a JVM's memory beyond its -Xmx heap (metaspace, code cache, threads)
 SANDBOX_PATH = "/usr/local/bin:/usr/bin:/bin"
 WORK = "/work"  # the work folder's path inside the sandbox
-LAUNCHER = "/rtcbot-launcher.py"  # the launcher's path inside bwrap (a read-only copy)
-# analyzers/sandbox_launcher.py: a copy goes into each run's folder, owned by the run's uid,
-# so that it can run wherever this package is installed (a folder the run's uid cannot read).
-LAUNCHER_SOURCE = (Path(__file__).parent / "sandbox_launcher.py").read_bytes()
+# analyzers/sandbox_launcher.py, run as `python -I -S -c SOURCE`: no file to copy or bind, and it
+# runs wherever this package is installed (a folder the run's uid may not read)
+LAUNCHER_SOURCE = (Path(__file__).parent / "sandbox_launcher.py").read_text(encoding="utf-8")
 # What of /etc a program needs: the loader's cache, the time zone, the JVM's configuration
 # (/usr/bin/java links through /etc/alternatives; the JDK's conf/ links into /etc/java-N).
 _ETC = ("alternatives", "ld.so.cache", "localtime", "java-11-openjdk", "java-17-openjdk", "java-21-openjdk")
@@ -264,16 +263,16 @@ class Sandbox:
 
     def _command(self, root: Path, work: Path, cfg: dict[str, object], argv: list[str],
                  limits: Limits) -> list[str]:
-        """The launcher's command line: in bwrap, its own copy bound read-only at LAUNCHER."""
-        launcher = str(root / "launcher.py")
+        """The launcher's command line (its source as `-c`), inside bwrap in that mode."""
+        launcher = [self.python, "-I", "-S", "-c", LAUNCHER_SOURCE, launcher_config(cfg), *argv]
         if self.mode != "bwrap":
-            return [self.python, "-I", "-S", launcher, launcher_config(cfg), *argv]
+            return launcher
         ro, links = self._binds()
         cmd = [self.bwrap or "bwrap", "--unshare-all", "--unshare-user", "--disable-userns", "--die-with-parent",
                "--new-session", "--clearenv", "--cap-drop", "ALL"]
         if not self.isolate_network:
             cmd.append("--share-net")
-        for src, dst in [*ro, (launcher, LAUNCHER)]:
+        for src, dst in ro:
             cmd += ["--ro-bind", src, dst]
         for target, link in links:
             cmd += ["--symlink", target, link]
@@ -281,7 +280,7 @@ class Sandbox:
         cmd += ["--proc", "/proc", "--dev", "/dev", "--size", size, "--tmpfs", "/tmp",
                 "--size", size, "--tmpfs", "/dev/shm", "--bind", str(work), WORK, "--chdir", WORK,
                 "--remount-ro", "/", "--info-fd", str(cfg["info_fd"]), "--"]
-        return [*cmd, self.python, "-I", "-S", LAUNCHER, launcher_config(cfg), *argv]
+        return [*cmd, *launcher]
 
     def _as_uid(self, cmd: list[str], uid: int | None) -> tuple[list[str], dict[str, object]]:
         """`cmd` run as the run's own uid and gid with no extra groups (as root), and Popen's
@@ -296,8 +295,8 @@ class Sandbox:
 
     def _prepare(self, uid: int | None, root: Path, files: Mapping[str, bytes], stdin: bytes,
                  setup: Callable[[Path], None] | None) -> Path:
-        """The run's folder: work/ with `files` (and what `setup` puts there), the launcher's
-        copy, stdin, and (userns) the new root's mount point; as root, owned by the run's uid."""
+        """The run's folder: work/ with `files` (and what `setup` puts there), stdin, and
+        (userns) the new root's mount point; as root, owned by the run's uid."""
         work = root / "work"
         work.mkdir(mode=0o700)
         for name, data in files.items():
@@ -306,7 +305,6 @@ class Sandbox:
             _write_private(p, data)
         if setup is not None:
             setup(work)
-        _write_private(root / "launcher.py", LAUNCHER_SOURCE)
         newroot = root / "newroot"
         if self.mode == "userns":
             newroot.mkdir(mode=0o700)
@@ -315,8 +313,8 @@ class Sandbox:
             for dirpath, dirnames, filenames in os.walk(work):
                 for n in [dirpath, *(os.path.join(dirpath, f) for f in dirnames + filenames)]:
                     os.lchown(n, uid, uid)
-            for own in [root / "launcher.py", *([newroot] if self.mode == "userns" else [])]:
-                os.lchown(own, uid, uid)
+            if self.mode == "userns":
+                os.lchown(newroot, uid, uid)
         os.chmod(work, 0o700)
         _write_private(root / "stdin", stdin)
         for k in ("stdout", "stderr"):

@@ -37,6 +37,9 @@ def test_the_launcher_starts_on_built_in_modules_and_reports_the_run(tmp_path: P
 
 
 def test_each_run_gets_the_launcher_module_as_it_is_on_disk() -> None:
-    """The sandbox runs analyzers/sandbox_launcher.py by path (a copy in the run's folder), so
-    the launcher ruff and mypy check is the launcher that runs."""
-    assert sandbox.LAUNCHER_SOURCE == LAUNCHER.read_bytes()
+    """The sandbox runs analyzers/sandbox_launcher.py's source (`python -I -S -c`), so the
+    launcher ruff and mypy check is the launcher that runs."""
+    assert sandbox.LAUNCHER_SOURCE == LAUNCHER.read_text(encoding="utf-8")
+    cmd = sandbox.Sandbox(mode="none")._command(Path("/nonexistent"), Path("/nonexistent/work"), {}, ["true"],
+                                                sandbox.Limits())
+    assert cmd[cmd.index("-c") + 1] == LAUNCHER.read_text(encoding="utf-8")
