@@ -21,13 +21,13 @@ from typing import Annotated, Any, Literal
 from pydantic import Field, TypeAdapter, ValidationError
 
 # a check run's name, external_id and Re-run button are the check-run reporter's (one renderer)
-from reporters.check_run import CHECK_PREFIX, RERUN_ACTION, check_name, external_id
+from reporters.check_run import CHECK_PREFIX, RERUN_ACTION
 
 PR_ACTIONS = frozenset({"opened", "synchronize", "reopened", "ready_for_review"})
 COMMENT_ACTIONS = frozenset({"created", "edited"})
-__all__ = ["CHECK_PREFIX", "RERUN_ACTION", "AnalyzeJob", "BadJob", "FeedbackJob", "InstallationJob", "Job", "PRJob",
+__all__ = ["AnalyzeJob", "BadJob", "FeedbackJob", "InstallationJob", "Job", "PRJob",
            "Routed",
-           "check_name", "external_id", "from_spec", "parse_external_id", "route", "to_spec"]
+           "from_spec", "parse_external_id", "route", "to_spec"]
 
 
 @dataclass(frozen=True, kw_only=True)

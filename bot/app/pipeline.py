@@ -50,6 +50,7 @@ from bot.core.settings import ServiceSettings
 from bot.github import GitHub, GitHubError, app_identity
 from bot.store.schema import JobRow
 from bot.store.store import Store
+from reporters.check_run import check_name
 from reporters.diff_filter import DiffFilter
 
 log = logging.getLogger(__name__)
@@ -162,7 +163,7 @@ class Pipeline:
 
     def _analyze(self, row: JobRow, job: AnalyzeJob, inputs: PRInputs | None) -> JobEnd:
         analyzer = registry.get(job.analyzer)
-        check = events.check_name(analyzer.title)
+        check = check_name(analyzer.title)
         gh = self._gh(job)
         # GitHub calls overlap: the check run already there and (unless the `pr` job read them)
         # the PR's files and review comments load while the config is read; the check run is

@@ -10,6 +10,7 @@ import pytest
 
 from bot.app import events
 from bot.app.events import AnalyzeJob, BadJob, FeedbackJob, InstallationJob, PRJob
+from reporters.check_run import external_id
 from tests.support import FIXTURES
 
 HOOKS = FIXTURES / "github" / "webhooks"
@@ -145,7 +146,7 @@ def test_ping_and_unknown_events_make_nothing() -> None:
 
 
 def test_external_id_round_trip() -> None:
-    assert events.parse_external_id(events.external_id(7, "autofix")) == (7, "autofix")
+    assert events.parse_external_id(external_id(7, "autofix")) == (7, "autofix")
     assert events.parse_external_id("") == (None, None)
 
 

@@ -18,7 +18,6 @@ import pytest
 from sqlalchemy.exc import OperationalError
 
 from analyzers.report import AnalyzerReport, Finding
-from bot.app import events
 from bot.app.events import AnalyzeJob
 from bot.app.results import publish_results, record
 from bot.core.checks import CheckRuns
@@ -28,14 +27,14 @@ from bot.core.gate import FailOn
 from bot.core.settings import ServiceSettings
 from bot.github import GitHubClient, installation_client
 from bot.store.store import Store
-from reporters.check_run import CheckOutput, annotation_of
+from reporters.check_run import CheckOutput, annotation_of, check_name
 from reporters.diff_filter import DiffFilter
 from tests.fakes.github_server import FakeGitHub, many_hunks_diff
 from tests.reliability.services import Postgres, started
 
 PATH = "src/calc.py"
 TITLE = "EditingRTC"
-CHECK = events.check_name(TITLE)
+CHECK = check_name(TITLE)
 
 
 def finding(line: int, rtc: float) -> Finding:

@@ -67,7 +67,8 @@ def _worker_exited(_server: Any, worker: Any) -> None:
 def _root_logger() -> type:
     """gunicorn's logger class, writing through the root logger: gunicorn's handlers (its own
     format on stderr, access lines on stdout) are removed, and its two loggers pass their
-    records up at the root's level."""
+    records up at the root's level. A webhook answered below 500 gets no access line: its own
+    line says more (bot/app/web.py)."""
     from gunicorn.glogging import Logger
 
     class RootLogger(Logger):  # type: ignore[misc]
@@ -78,6 +79,13 @@ def _root_logger() -> type:
                     logger.removeHandler(handler)
                 logger.propagate = True
                 logger.setLevel(logging.NOTSET)
+
+        def access(self, resp: Any, req: Any, environ: Any, request_time: Any) -> None:
+            # a webhook has its own line, with its event, delivery and answer (bot/app/web.py):
+            # an access line beside it would say half of it again, twice per delivery
+            if getattr(req, "path", "") == "/webhook" and getattr(resp, "status_code", 500) < 500:
+                return
+            super().access(resp, req, environ, request_time)
 
     return RootLogger
 
