@@ -196,11 +196,11 @@ class Pipeline:
         try:  # the check run is published first; the store's bookkeeping follows
             if self.store.jobs.status(row.id) == "cancelled":
                 return "cancelled", "superseded while running", report.usage
-            out = publish_results(gh, job, cr_id, report, fail_on=p.gate, notes=list(result.notes),
-                          extra=self.settings.reporters, diff=DiffFilter.of(changes),
-                          review_comments=inputs.raw_comments.result,
-                          suggestions=cfg.config.suggestions,
-                          on_published=None if cfg.config.feedback == "off" else self._recorder(job, gh), fresh=fresh)
+            out = publish_results(gh, job, cr_id, report, conclude=result.verdict.of, notes=list(result.notes),
+                                  extra=self.settings.reporters, diff=DiffFilter.of(changes),
+                                  review_comments=inputs.raw_comments.result, suggestions=cfg.config.suggestions,
+                                  on_published=None if cfg.config.feedback == "off" else self._recorder(job, gh),
+                                  fresh=fresh)
         finally:
             self._settle(row, job, ctxs[0])
         record(self.store, job, check, cr_id, out, report)

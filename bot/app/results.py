@@ -24,7 +24,6 @@ from tenacity import (
 from analyzers.report import AnalyzerReport
 from bot.app.events import AnalyzeJob
 from bot.core import checks, outputs
-from bot.core.gate import FailOn, judge
 from bot.github import GitHub
 from bot.store.db import database_away
 from bot.store.store import Store
@@ -36,29 +35,22 @@ log = logging.getLogger(__name__)
 
 RECORD_RETRY_S = 20.0  # recording waits this long for the database (well under stale_after_s)
 
-def gate_for(fail_on: FailOn) -> Conclude:
-    """One report's check-run conclusion under the gate, with the alternatives that hold."""
-    def gate(report: AnalyzerReport) -> tuple[str, list[str]]:
-        verdict = judge(fail_on, [report])
-        return verdict.conclusion_of(report.name), verdict.crossed(report.name)
-
-    return gate
-
 
 def publish_results(gh: GitHub, job: AnalyzeJob, cr_id: int, report: AnalyzerReport, *,
-            fail_on: FailOn, notes: Sequence[str] = (), extra: Sequence[str] = (),
-            diff: DiffFilter | None = None, suggestions: str = "verified",
-            review_comments: Callable[[], Sequence[dict[str, Any]]] | None = None,
-            on_published: Callable[[list[dict[str, Any]]], object] | None = None,
-            fresh: bool = False) -> CheckOutput:
-    """Complete check run `cr_id` (the job's, already open) with the report, then drive the
+                    conclude: Conclude, notes: Sequence[str] = (), extra: Sequence[str] = (),
+                    diff: DiffFilter | None = None, suggestions: str = "verified",
+                    review_comments: Callable[[], Sequence[dict[str, Any]]] | None = None,
+                    on_published: Callable[[list[dict[str, Any]]], object] | None = None,
+                    fresh: bool = False) -> CheckOutput:
+    """Complete check run `cr_id` (the job's, already open) with the report and the gate's
+    conclusion (`conclude`: the review's verdict, `Verdict.of`), then drive the
     further reporters `extra` (RTCBOT_REPORTERS) by name; the check run's output (every annotation
     of the report, those the run showed already included).
     `diff`: the lines the PR's diff shows (`DiffFilter.of(changes)`), the only ones annotated
     or commented on; `review_comments`: the PR's review comments as read (for pr-review);
     `fresh`: this attempt created the run, which shows nothing yet (GitHub is not asked)."""
     target = Target(repo=job.repo, number=job.pr_number, head_sha=job.head_sha, diff=diff)
-    out = checks.complete(gh, job, cr_id, report, target=target, conclude=gate_for(fail_on), notes=notes, fresh=fresh)
+    out = checks.complete(gh, job, cr_id, report, target=target, conclude=conclude, notes=notes, fresh=fresh)
     sinks = Sinks(github=gh, notes=tuple(notes), suggestions=suggestions, review_comments=review_comments)
     for done in outputs.drive(extra, sinks, target, {job.analyzer: report.title}, [report]):
         # the check run is out: a further output that fails is logged, never undoes it

@@ -10,7 +10,7 @@ runs and the store). Everything between is here, once:
             qualified one and the surface's record says it is not (bot/core/qualification.py);
     run     the analysis context (files, comments, tools, the one LLM factory), the analyzers,
             the work an LLM budget cut off listed in the reports, and the gate's verdict;
-    publish each sink the surface hands in, in order, with the result;
+    (each surface then publishes the Result its own way)
     exit    one exit code from the result: 1 when the gate fails or every analyzer failed,
             3 when a budget cut work off and the surface treats a partial result as its own
             status (the CLI), else 0.
@@ -18,8 +18,8 @@ runs and the store). Everything between is here, once:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 from analyzers.context import AnalysisContext, Tools
@@ -66,11 +66,6 @@ class Plan:
     def names(self) -> list[str]:
         return list(self.selection.names)
 
-    def only(self, names: Sequence[str]) -> Plan:
-        """The same plan for some of its analyzers (the App runs one per job)."""
-        sel = Selection(list(names), self.selection.test_command, self.selection.model, self.selection.notes)
-        return Plan(self.loaded, sel, self.gate, self.llm, self.notes)
-
 
 def plan(loaded: LoadedConfig, selection: Selection, *, llm: LLMFactory | None, gate: FailOn | None = None,
          refusal: Callable[[], str | None] | None = None) -> Plan:
@@ -93,7 +88,6 @@ class Result:
     verdict: Verdict
     budget_cut: str | None = None
     notes: tuple[str, ...] = ()
-    usage: Callable[[], object] | None = field(default=None, repr=False)
 
     @property
     def all_failed(self) -> bool:
@@ -128,13 +122,9 @@ def note_cut(cut: str | None, report: AnalyzerReport) -> None:
         report.skipped.append(Skipped(BUDGET_ITEM, f"the rest of this analysis was not done: {cut}"))
 
 
-Sink = Callable[[Result], object]
-
-
-def run(p: Plan, change: Change, *, tools: Tools, sinks: Sequence[Sink] = (),
-        on_done: Callable[[AnalyzerReport], None] | None = None,
+def run(p: Plan, change: Change, *, tools: Tools, on_done: Callable[[AnalyzerReport], None] | None = None,
         on_context: Callable[[AnalysisContext], object] | None = None) -> Result:
-    """Run the plan on the change and publish the result to each sink, in order. `on_done`
+    """Run the plan on the change; the Result for the surface to publish. `on_done`
     is called as each analyzer ends (progress); `on_context` with the analysis context before
     the analyzers start (the App charges and caches its LLM use through it)."""
     ctx = analysis_context(p.loaded, p.selection, tools=tools, llm_factory=p.llm, comments=change.comments,
@@ -145,8 +135,4 @@ def run(p: Plan, change: Change, *, tools: Tools, sinks: Sequence[Sink] = (),
     cut = ctx.llm.budget_cut if ctx.has_llm else None
     for r in reports:
         note_cut(cut, r)
-    result = Result(reports, judge(p.gate, reports), cut, (*p.notes, *change.notes),
-                    usage=(lambda: ctx.llm.usage) if ctx.has_llm else None)
-    for sink in sinks:
-        sink(result)
-    return result
+    return Result(reports, judge(p.gate, reports), cut, (*p.notes, *change.notes))

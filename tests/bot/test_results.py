@@ -23,7 +23,7 @@ from bot.app.results import publish_results, record
 from bot.core.checks import CheckRuns
 from bot.core.config import LoadedConfig
 from bot.core.context import changes_from_github
-from bot.core.gate import FailOn
+from bot.core.gate import FailOn, judge
 from bot.core.settings import ServiceSettings
 from bot.github import GitHubClient, installation_client
 from bot.store.store import Store
@@ -73,7 +73,7 @@ class Setup:
         assert not done
         cr_id, fresh = self.checks.start(self.client, job, TITLE, existing)
         assert fresh == (existing is None)
-        out = publish_results(self.client, job, cr_id, report, fail_on=FailOn(), fresh=fresh)
+        out = publish_results(self.client, job, cr_id, report, conclude=judge(FailOn(), [report]).of, fresh=fresh)
         if recorded:
             record(self.store, job, CHECK, cr_id, out, report)
         return cr_id, out

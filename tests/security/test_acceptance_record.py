@@ -28,7 +28,7 @@ from bot.core.checks import CheckRuns
 from bot.core.config import LoadedConfig
 from bot.core.context import changes_from_github
 from bot.core.feedback import acceptance
-from bot.core.gate import FailOn
+from bot.core.gate import FailOn, judge
 from bot.github import installation_client
 from bot.store.store import Store
 from reporters.base import failure
@@ -210,8 +210,9 @@ def _publish_review(gh: FakeGitHub, tmp_path: Path, recorded: list[list[dict[str
             "review", "review comment", "Name `y` says nothing; call it `result`.", "m.py", 2, 2,
             scores={"rel": 0.8})])
         diff = DiffFilter.of(changes_from_github(client.pr_files(gh.repo, 4), LoadedConfig()))
-        publish_results(client, job, cr_id, report, fail_on=FailOn(), extra=["pr-review"], fresh=fresh, diff=diff,
-                review_comments=lambda: client.review_comments(gh.repo, 4), on_published=recorded.append)
+        publish_results(client, job, cr_id, report, conclude=judge(FailOn(), [report]).of, extra=["pr-review"],
+                        fresh=fresh, diff=diff,
+                        review_comments=lambda: client.review_comments(gh.repo, 4), on_published=recorded.append)
     finally:
         store.close()
 
