@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 
 from analyzers.context import AnalysisContext, Tools
@@ -127,8 +128,11 @@ def run(p: Plan, change: Change, *, tools: Tools, on_done: Callable[[AnalyzerRep
     """Run the plan on the change; the Result for the surface to publish. `on_done`
     is called as each analyzer ends (progress); `on_context` with the analysis context before
     the analyzers start (the App charges and caches its LLM use through it)."""
+    # one read per file for every analyzer of the review (EditingRTC's hunk names, CRScore's
+    # smells and AutoFix all read the head's files; on the Action each read is a request)
+    files = cache(change.files) if change.files is not None else None
     ctx = analysis_context(p.loaded, p.selection, tools=tools, llm_factory=p.llm, comments=change.comments,
-                file_loader=change.files, repo_path=change.checkout)
+                           file_loader=files, repo_path=change.checkout)
     if on_context is not None:
         on_context(ctx)
     reports = run_all(p.names, change.changes, ctx, on_done=on_done)
