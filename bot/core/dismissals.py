@@ -1,0 +1,134 @@
+"""Dismissals: findings a repository's team judged wrong, remembered so that they do not come
+back on the next push or the next pull request (issue #30). Pure: no I/O.
+
+A `Dismissal` names its target one of two ways:
+
+    kind "rule"     `target` is a rule id (a Semgrep rule, `Finding.rule_id`) or an analyzer's
+                    key (`editing_rtc`, `autofix`...): every finding of it is dismissed;
+    kind "finding"  `target` is one finding's `fingerprint`: that finding, wherever it moves.
+
+and may narrow it to paths (`path_glob`, matched as the config's `ignore` globs are: against
+the path or its file name). `split` divides a review's findings into those shown and those
+dismissed; the review core applies it once for every surface (bot/core/review.py), and each
+dismissed finding is one line of the summary (`line`), never an annotation or a suggestion.
+
+A fingerprint is stable across line moves: the analyzer, the rule id, the path and the
+finding's content — the normalised text of its lines when the caller has it (`code`), else
+the finding's key, which every analyzer derives from content (a hunk's code, a rule and its
+snippet, a comment's text), never from line numbers. The review core fingerprints without
+`code`, so a fingerprint computed later from a stored finding is the same.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+from analyzers.diff import is_ignored
+from analyzers.report import Finding
+
+Kind = Literal["rule", "finding"]
+KINDS: tuple[Kind, ...] = ("rule", "finding")
+FINGERPRINT_CHARS = 16  # hex digits: 64 bits, short enough to type in a comment
+FINGERPRINT_RE = re.compile(rf"[0-9a-f]{{{FINGERPRINT_CHARS}}}")
+MAX_TARGET_CHARS = 200
+MAX_GLOB_CHARS = 300
+MAX_REASON_CHARS = 500
+MAX_LOGIN_CHARS = 100
+
+
+@dataclass(frozen=True)
+class Dismissal:
+    """One dismissal: what (`target`, `kind`, `path_glob`), who (`by`, a GitHub login), when
+    (`at`, epoch seconds) and why (`reason`, possibly empty)."""
+
+    target: str
+    kind: Kind
+    path_glob: str | None
+    by: str
+    at: float
+    reason: str = ""
+
+    def matches(self, f: Finding, fp: str) -> bool:
+        """Whether this dismissal covers finding `f`, whose fingerprint is `fp`."""
+        if self.kind == "finding":
+            hit = self.target == fp
+        else:
+            hit = self.target in (f.rule_id, f.analyzer)
+        if not hit or self.path_glob is None:
+            return hit
+        return f.path is not None and is_ignored(f.path, [self.path_glob]) is not None
+
+    def line(self) -> str:
+        """The summary's line (plain text; the reporter makes it inert): "dismissed by @x on
+        2026-11-26: reason"."""
+        day = time.strftime("%Y-%m-%d", time.gmtime(self.at))
+        where = f" in {self.path_glob}" if self.path_glob else ""
+        return f"dismissed by @{self.by} on {day}{where}" + (f": {self.reason}" if self.reason else "")
+
+
+def problem(d: Dismissal) -> str | None:
+    """What is wrong with a dismissal, in words (None: nothing): every field bounded, the kind
+    one of KINDS, a finding's target a fingerprint."""
+    if d.kind not in KINDS:
+        return f"kind must be one of {', '.join(KINDS)}, not {d.kind!r}"
+    if not d.target.strip() or len(d.target) > MAX_TARGET_CHARS or any(c.isspace() for c in d.target):
+        return f"the target must be one word of 1 to {MAX_TARGET_CHARS} characters"
+    if d.kind == "finding" and not FINGERPRINT_RE.fullmatch(d.target):
+        return f"a finding is named by its fingerprint ({FINGERPRINT_CHARS} hex digits), not {d.target[:40]!r}"
+    if d.path_glob is not None and not (0 < len(d.path_glob) <= MAX_GLOB_CHARS):
+        return f"a path glob has 1 to {MAX_GLOB_CHARS} characters"
+    if not d.by or len(d.by) > MAX_LOGIN_CHARS:
+        return f"who dismissed it must be a login of 1 to {MAX_LOGIN_CHARS} characters"
+    if len(d.reason) > MAX_REASON_CHARS:
+        return f"a reason has at most {MAX_REASON_CHARS} characters"
+    return None
+
+
+def kind_of(target: str) -> Kind:
+    """How a command's word reads: a fingerprint (16 hex digits) names one finding, anything
+    else a rule id or an analyzer."""
+    return "finding" if FINGERPRINT_RE.fullmatch(target) else "rule"
+
+
+def normalise(code: str) -> str:
+    """The text of lines without what formatting moves: each line stripped, runs of blanks made
+    one, blank lines dropped."""
+    lines = (" ".join(ln.split()) for ln in code.splitlines())
+    return "\n".join(ln for ln in lines if ln)
+
+
+def fingerprint(f: Finding, code: str | None = None) -> str:
+    """A short hex id of `f` that survives line moves: analyzer, rule id, path and content
+    (`code`, the text of the finding's lines, normalised, when given; else the finding's
+    content key; else its title and message) — never a line number."""
+    content = normalise(code) if code is not None else (f.key or normalise(f"{f.title}\n{f.message}"))
+    h = hashlib.sha256()
+    for part in (f.analyzer, f.rule_id or "", f.path or "", content):
+        h.update(part.encode("utf-8", "surrogatepass"))
+        h.update(b"\0")
+    return h.hexdigest()[:FINGERPRINT_CHARS]
+
+
+def split(findings: Iterable[Finding], dismissals: Sequence[Dismissal],
+          code: Callable[[Finding], str | None] | None = None,
+          ) -> tuple[list[Finding], list[tuple[Finding, Dismissal]]]:
+    """The findings no dismissal covers, and each dismissed one with the first dismissal that
+    covers it (in the order given). `code`: the text of a finding's lines, where known."""
+    kept: list[Finding] = []
+    dismissed: list[tuple[Finding, Dismissal]] = []
+    for f in findings:
+        if not dismissals:
+            kept.append(f)
+            continue
+        fp = fingerprint(f, code(f) if code is not None else None)
+        d = next((d for d in dismissals if d.matches(f, fp)), None)
+        if d is None:
+            kept.append(f)
+        else:
+            dismissed.append((f, d))
+    return kept, dismissed
