@@ -6,8 +6,7 @@ passed, so none is lost; then only its metadata), jobs (the durable truth behind
 messages), check_runs (one per repository, check name and head SHA), findings (scores per hunk
 and per comment), published (what people did with a suggestion), the LLM cache (keyed by
 installation, so no tenant can probe another's answers), the LLM usage of each installation per
-UTC day (its daily budget) and of each pull request and author in it (theirs), installations,
-qualifications, the workers' heartbeats, and
+UTC day (its daily budget), installations, qualifications, the workers' heartbeats, and
 dismissals (the findings and rules each repository's team dismissed).
 """
 
@@ -62,12 +61,8 @@ class JobRow(Base):
     duration_s: Mapped[float | None] = mapped_column(Float, nullable=True)
     llm_requests: Mapped[int] = mapped_column(Integer, default=0)
     llm_tokens: Mapped[int] = mapped_column(Integer, default=0)
-    # the tenant, by GitHub's ids (None: not known, e.g. rows made before these columns)
-    repository_id: Mapped[int | None] = mapped_column(Integer, nullable=True)
-    installation_id: Mapped[int | None] = mapped_column(Integer, nullable=True)
 
-    __table_args__ = (Index("ix_jobs_status", "status"), Index("ix_jobs_pr", "repo", "pr_number"),
-                      Index("ix_jobs_repository", "repository_id"))
+    __table_args__ = (Index("ix_jobs_status", "status"), Index("ix_jobs_pr", "repo", "pr_number"))
 
 
 class CheckRunRow(Base):
@@ -83,11 +78,8 @@ class CheckRunRow(Base):
     scores: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
     annotations: Mapped[int] = mapped_column(Integer, default=0)
     updated_at: Mapped[float] = mapped_column(Float, default=time.time)
-    repository_id: Mapped[int | None] = mapped_column(Integer, nullable=True)  # the tenant (None: not known)
-    installation_id: Mapped[int | None] = mapped_column(Integer, nullable=True)
 
-    __table_args__ = (UniqueConstraint("repo", "name", "head_sha", name="uq_check_run"),
-                      Index("ix_check_runs_repository", "repository_id"))
+    __table_args__ = (UniqueConstraint("repo", "name", "head_sha", name="uq_check_run"),)
 
 
 class FindingRow(Base):
@@ -119,19 +111,6 @@ class LLMUsageRow(Base):
     requests: Mapped[int] = mapped_column(Integer, default=0)
     tokens: Mapped[int] = mapped_column(Integer, default=0)
     cache_hits: Mapped[int] = mapped_column(Integer, default=0)  # for /metrics only, never public
-
-
-class LLMSpenderUsageRow(Base):
-    """LLM requests and tokens spent on one UTC day, within one installation, by one pull
-    request (`pr:<repository id>#<number>`) or one author (`author:<user id>`): their daily
-    budgets beside the installation's."""
-
-    __tablename__ = "llm_usage_spenders"
-    installation_id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=False)
-    spender: Mapped[str] = mapped_column(String(200), primary_key=True)
-    day: Mapped[str] = mapped_column(String(10), primary_key=True)  # YYYY-MM-DD, UTC
-    requests: Mapped[int] = mapped_column(Integer, default=0)
-    tokens: Mapped[int] = mapped_column(Integer, default=0)
 
 
 class Installation(Base):
@@ -172,10 +151,8 @@ class PublishedRow(Base):
     # (None: not known, e.g. rows made before these columns; such a suggestion never counts applied)
     original: Mapped[str | None] = mapped_column(Text, nullable=True)
     preexisting: Mapped[bool | None] = mapped_column(Boolean, nullable=True)
-    repository_id: Mapped[int | None] = mapped_column(Integer, nullable=True)  # the tenant (None: not known)
 
-    __table_args__ = (UniqueConstraint("repo", "pr_number", "key", name="uq_published"),
-                      Index("ix_published_repository", "repository_id"))
+    __table_args__ = (UniqueConstraint("repo", "pr_number", "key", name="uq_published"),)
 
 
 class QualificationRow(Base):
@@ -190,27 +167,8 @@ class QualificationRow(Base):
     qualified: Mapped[bool] = mapped_column(Boolean)
     created_at: Mapped[float] = mapped_column(Float, default=time.time)
     figures: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)  # RTC, lift, CI, reasons...
-    repository_id: Mapped[int | None] = mapped_column(Integer, nullable=True)  # the tenant (None: not known)
-    installation_id: Mapped[int | None] = mapped_column(Integer, nullable=True)
 
-    __table_args__ = (Index("ix_qualifications_repo_model", "repo", "model", "created_at"),
-                      Index("ix_qualifications_repository", "repository_id", "model"))
-
-
-class RepositoryRow(Base):
-    """A repository the App has seen, by GitHub's id: its installation and its name now (a
-    rename or a transfer moves the name; its rows follow the id, bot/store/tenants.py). A
-    repository removed from the installation or deleted is no longer served, and its rows are
-    deleted after the retention (bot/app/sweep.py)."""
-
-    __tablename__ = "repositories"
-    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=False)  # repository.id
-    installation_id: Mapped[int] = mapped_column(Integer)
-    full_name: Mapped[str] = mapped_column(String(300))
-    named_at: Mapped[float] = mapped_column(Float, default=time.time)  # the delivery that named it
-    removed_at: Mapped[float | None] = mapped_column(Float, nullable=True)
-
-    __table_args__ = (Index("ix_repositories_name", "full_name"),)
+    __table_args__ = (Index("ix_qualifications_repo_model", "repo", "model", "created_at"),)
 
 
 class WorkerBeatRow(Base):
@@ -243,15 +201,3 @@ class DismissalRow(Base):
     reason: Mapped[str] = mapped_column(Text, default="")
 
     __table_args__ = (Index("ix_dismissals_repo", "repo_id", "repo"),)
-
-
-class DashboardSessionRow(Base):
-    """One dashboard session (bot/store/sessions.py): the browser's cookie holds only a random
-    id, this row a keyed hash of it and what the session knows (login, repositories, CSRF token,
-    the OAuth state), until `expires_at`; signing out deletes it, the sweep drops expired ones."""
-
-    __tablename__ = "dashboard_sessions"
-    id_hash: Mapped[str] = mapped_column(String(64), primary_key=True)  # HMAC-SHA256 of the id, hex
-    data: Mapped[dict[str, Any]] = mapped_column(JSON)
-    created_at: Mapped[float] = mapped_column(Float)
-    expires_at: Mapped[float] = mapped_column(Float, index=True)
