@@ -1,12 +1,12 @@
-"""Python smells: the Pyscent set with its thresholds, from pylint, radon and `ast`.
+"""Python smells: the Pyscent set with its thresholds, from radon and `ast`, all in process.
 
 | smell | rule | source |
 |---|---|---|
-| long method | > 50 statements | pylint too-many-statements (R0915) |
-| long parameter list | > 5 arguments | pylint too-many-arguments (R0913) |
-| long branch | > 12 branches | pylint too-many-branches (R0912) |
-| many methods | > 20 public methods | pylint too-many-public-methods (R0904) |
-| many attributes | > 7 instance attributes | pylint too-many-instance-attributes (R0902) |
+| long method | > 50 statements | pylint's too-many-statements (R0915), counted as pylint does (design.py) |
+| long parameter list | > 5 arguments | pylint's too-many-arguments (R0913), the same |
+| long branch | > 12 branches | pylint's too-many-branches (R0912), the same |
+| many methods | > 20 public methods | pylint's too-many-public-methods (R0904), the same |
+| many attributes | > 7 instance attributes | pylint's too-many-instance-attributes (R0902), the same |
 | complex function | cyclomatic complexity rank C or worse (≥ 11) | radon |
 | low cohesion | class cohesion < 30 % (mean share of instance attributes each method uses) | ast |
 | long lambda | > 60 characters | ast |
@@ -15,62 +15,34 @@
 | useless try/except | a bare `except:` or a handler that only `pass`es | ast |
 
 Code that does not parse (a hunk is often a fragment) is dedented and retried, else skipped.
+No process is started: pylint's five checks are counted on the parsed tree (design.py, held to
+pylint's own messages by tests/analyzers/crscore/test_design.py), so the detector costs
+milliseconds, not a Python start-up and astroid's inference (about a second).
 """
 
 from __future__ import annotations
 
 import ast
-import json
-import subprocess
 import textwrap
 from collections.abc import Mapping
-from pathlib import Path
-from typing import Any
 
 from analyzers import pyparse
-from analyzers.crscore.smells import TOOL_TIMEOUT_S, Smell, SmellReport
-from analyzers.tooling import python_argv, run, workdir
+from analyzers.crscore.smells import Smell, SmellReport
+from analyzers.crscore.smells.design import Message, design_messages
 
-MAX_STATEMENTS = 50
-MAX_ARGS = 5
-MAX_BRANCHES = 12
-MAX_PUBLIC_METHODS = 20
-MAX_ATTRIBUTES = 7
 MIN_CC_RANK = "C"  # radon: C = 11–20
 MIN_COHESION = 0.30
 MAX_LAMBDA_CHARS = 60
 MAX_LISTCOMP_CHARS = 72
 MAX_EXTERNAL_CALLS = 7
 
-PYLINT_SMELLS = {
+DESIGN_SMELLS = {
     "too-many-statements": "Long method",
     "too-many-arguments": "Long parameter list",
     "too-many-branches": "Long branch",
     "too-many-public-methods": "Many methods",
     "too-many-instance-attributes": "Many attributes",
 }
-
-
-def pylint_command(files: list[Path]) -> list[str]:
-    """`python -I -m pylint …`: isolated, so a `pylint/` folder in the working directory is
-    never imported."""
-    return [*python_argv("-m", "pylint"), "--disable=all",
-            "--enable=" + ",".join(PYLINT_SMELLS), "--output-format=json", "--persistent=n",
-            "--score=n", f"--max-statements={MAX_STATEMENTS}", f"--max-args={MAX_ARGS}",
-            f"--max-positional-arguments={MAX_ARGS}", f"--max-branches={MAX_BRANCHES}",
-            f"--max-public-methods={MAX_PUBLIC_METHODS}", f"--max-attributes={MAX_ATTRIBUTES}",
-            *map(str, files)]
-
-
-def run_pylint(files: list[Path], cwd: Path | None = None) -> list[dict[str, Any]]:
-    """pylint's own JSON messages for the Pyscent checks (with Pyscent's thresholds); a clean
-    environment, in `cwd` (a folder of ours) or a private one."""
-    proc = run(pylint_command(files), timeout=TOOL_TIMEOUT_S, cwd=cwd)
-    if proc.returncode & 32 or not proc.stdout.strip():  # 32: usage error
-        if proc.returncode == 0 and not proc.stdout.strip():
-            return []
-        raise RuntimeError(f"pylint failed (exit {proc.returncode}): {proc.stderr.strip()[:200]}")
-    return json.loads(proc.stdout)  # type: ignore[no-any-return]
 
 
 def parseable(code: str) -> str | None:
@@ -84,11 +56,11 @@ def parseable(code: str) -> str | None:
     return None
 
 
-def radon_smells(code: str) -> list[Smell]:
+def radon_smells(tree: ast.Module) -> list[Smell]:
     from radon.complexity import cc_rank, cc_visit_ast
 
     out = []
-    for block in cc_visit_ast(pyparse.parse(code)):  # radon's own cc_visit parses unlocked
+    for block in cc_visit_ast(tree):  # radon's own cc_visit parses unlocked
         rank = cc_rank(block.complexity)
         if rank >= MIN_CC_RANK:
             out.append(Smell("pyscent", block.lineno, "complex-function", "", text=(
@@ -114,8 +86,7 @@ def _call_name(call: ast.Call) -> str | None:
     return None
 
 
-def ast_smells(code: str) -> list[Smell]:
-    tree = pyparse.parse(code)
+def ast_smells(code: str, tree: ast.Module) -> list[Smell]:
     out: list[Smell] = []
 
     def src(node: ast.AST) -> str:
@@ -140,8 +111,8 @@ def ast_smells(code: str) -> list[Smell]:
         elif isinstance(node, ast.ClassDef):
             methods = [n for n in node.body if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)]
             attrs = _self_attrs(node)
-            used = [len(_self_attrs(m) & attrs) / len(attrs) for m in methods
-                    if not any(isinstance(d, ast.Name) and d.id == "staticmethod" for d in m.decorator_list)]
+            used = [len(_self_attrs(m) & attrs) / len(attrs) for m in methods if attrs
+                    and not any(isinstance(d, ast.Name) and d.id == "staticmethod" for d in m.decorator_list)]
             if attrs and len(used) >= 2:
                 cohesion = sum(used) / len(used)
                 if cohesion < MIN_COHESION:
@@ -157,47 +128,22 @@ def ast_smells(code: str) -> list[Smell]:
     return out
 
 
-def pylint_smell(msg: dict[str, Any]) -> Smell:
-    symbol = str(msg.get("symbol", ""))
-    label = PYLINT_SMELLS.get(symbol, symbol)
-    line = int(msg.get("line", 0))
-    obj = msg.get("obj") or ""
-    where = f" in `{obj}`" if obj else ""
-    return Smell("pyscent", line, symbol, str(msg.get("message", "")), text=(
-        f"line {line}, {label.lower()} smell{where}: {msg.get('message', '')}"))
+def design_smell(msg: Message) -> Smell:
+    """One of pylint's design messages as a smell, worded as pylint's was."""
+    label = DESIGN_SMELLS[msg.symbol]
+    where = f" in `{msg.obj}`" if msg.obj else ""
+    return Smell("pyscent", msg.line, msg.symbol, msg.message,
+                 text=f"line {msg.line}, {label.lower()} smell{where}: {msg.message}")
 
 
 def detect_python(files: Mapping[str, str]) -> dict[str, SmellReport]:
     out = {name: SmellReport() for name in files}
-    ok: dict[str, str] = {}
     for name, code in files.items():
         fixed = parseable(code)
         if fixed is None:
             out[name].skipped = "not parseable Python (a hunk is often a fragment)"
-        else:
-            ok[name] = fixed
-    if not ok:
-        return out
-    for name, code in ok.items():
-        out[name].smells += radon_smells(code) + ast_smells(code)
-    with workdir("rtcbot-pylint-") as tmp:
-        paths = {}
-        for i, (name, code) in enumerate(ok.items()):
-            p = tmp / f"f{i}_{Path(name).stem.replace('-', '_')}.py"
-            p.write_text(code, encoding="utf-8")
-            paths[str(p.resolve())] = name
-        try:
-            messages = run_pylint(list(map(Path, paths)), cwd=tmp)
-        except (RuntimeError, subprocess.TimeoutExpired, json.JSONDecodeError, OSError) as e:
-            for name in ok:
-                out[name].skipped = f"pylint did not run: {e}"
-            messages = []
-    for m in messages:
-        mname = paths.get(str(Path(str(m.get("path", ""))).resolve()))
-        if mname is None:  # pylint reports paths relative to the working directory
-            mname = next((n for p, n in paths.items() if p.endswith(str(m.get("path", "")))), None)
-        if mname is not None and m.get("symbol") in PYLINT_SMELLS:
-            out[mname].smells.append(pylint_smell(m))
-    for rep in out.values():
-        rep.smells.sort(key=lambda s: (s.line, s.rule))
+            continue
+        tree = pyparse.parse(fixed)
+        smells = radon_smells(tree) + ast_smells(fixed, tree) + [design_smell(m) for m in design_messages(tree)]
+        out[name].smells = sorted(smells, key=lambda s: (s.line, s.rule))
     return out

@@ -27,6 +27,7 @@ from analyzers.crscore.smells import (
 from analyzers.crscore.smells import jshint as js
 from analyzers.crscore.smells import python as py
 from analyzers.diff import FileChange, Hunk, parse_diff
+from tests.analyzers.crscore.test_design import pylint_command
 from tests.support import FIXTURES, require
 
 PRS = FIXTURES / "prs"
@@ -151,7 +152,7 @@ def lam():
 def test_python_smells_match_pylint_and_radon(tmp_path: Path) -> None:
     src = tmp_path / "smelly.py"
     src.write_text(SMELLY, encoding="utf-8")
-    proc = subprocess.run(py.pylint_command([src]), capture_output=True, text=True, timeout=300, check=False)
+    proc = subprocess.run(pylint_command([src]), capture_output=True, text=True, timeout=300, check=False)
     tool = {(m["line"], m["symbol"]) for m in json.loads(proc.stdout)}
     from radon.complexity import cc_rank, cc_visit
 
