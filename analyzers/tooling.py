@@ -27,6 +27,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from analyzers import spans
+
 SYSTEM_PATH = ("/usr/local/bin", "/usr/bin", "/bin")
 # Variables a tool may need that carry no secret; each is passed only when the caller asks.
 PASSABLE = frozenset({"JAVA_HOME", "TZ", "SSL_CERT_FILE", "SSL_CERT_DIR", "OMP_NUM_THREADS"})
@@ -75,8 +77,9 @@ def run(argv: Sequence[str], *, timeout: float, cwd: Path | None = None,
         input: str | None = None) -> subprocess.CompletedProcess[str]:
     """Run a tool to completion with a clean environment and a private HOME; its working
     directory is `cwd` (a folder of ours) or that private HOME. Output is captured as text.
-    Raises subprocess.TimeoutExpired (the tool's whole session is killed) and OSError."""
-    with workdir() as home:
+    Raises subprocess.TimeoutExpired (the tool's whole session is killed) and OSError.
+    The run is a span named after the tool (`tool_name`) where one is being recorded."""
+    with spans.span(tool_name(argv)), workdir() as home:
         with subprocess.Popen(list(argv), cwd=cwd or home, env=tool_env(home, extra_env, pass_through),
                               stdin=subprocess.PIPE if input is not None else subprocess.DEVNULL,
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
@@ -91,6 +94,16 @@ def run(argv: Sequence[str], *, timeout: float, cwd: Path | None = None,
                 _kill_session(proc)
                 raise
         return subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
+
+
+def tool_name(argv: Sequence[str]) -> str:
+    """What a command runs, in a word: the module of `python -m MODULE`, the script node
+    runs, else the program's name."""
+    args = list(argv)
+    if "-m" in args[:-1]:
+        return args[args.index("-m") + 1].split(".")[0]
+    name = Path(args[0]).name if args else "?"
+    return Path(args[1]).name if name == "node" and len(args) > 1 else name
 
 
 def _kill_session(proc: subprocess.Popen[Any]) -> None:

@@ -11,7 +11,8 @@ under test goes through the real `openai` client. It can:
   a 500, a connection held `hang_s` then closed unanswered (a timed-out gateway), a 200 whose
   body is not JSON, a 200 with an empty body; `injected` counts them by kind;
 - wait a fixed delay per request plus a delay per completion token (benchmarks);
-- count requests, tokens and record every request body.
+- count requests, tokens and record every request body, and when each was served
+  (`served`: the request's index, its arrival and its answer, `time.perf_counter()` seconds).
 
     with ScriptedLLM(lambda req: "hello", honour_n=False) as llm:
         client = LLMClient(LLMSettings(base_url=llm.base_url, model=llm.model, cache_path=None))
@@ -55,6 +56,7 @@ class ScriptedLLM(LoopbackServer):
         self.delay_s = delay_s
         self.per_token_s = per_token_s
         self.requests: list[dict[str, Any]] = []
+        self.served: list[tuple[int, float, float]] = []  # (index in requests, arrived, answered)
         self.completion_tokens = 0
         self.prompt_tokens = 0
         self.in_flight = 0
@@ -73,6 +75,7 @@ class ScriptedLLM(LoopbackServer):
     def reset(self) -> None:
         with self._lock:
             self.requests.clear()
+            self.served.clear()
             self.completion_tokens = self.prompt_tokens = 0
             self.max_in_flight = 0
 
@@ -130,8 +133,10 @@ class ScriptedLLM(LoopbackServer):
 
     # -- serving -------------------------------------------------------------------------
     def _handle(self, h: Any, req: dict[str, Any]) -> None:
+        arrived = time.perf_counter()
         with self._lock:
             self.requests.append(req)
+            index = len(self.requests) - 1
             failure = self._failures.pop(0) if self._failures else None
             kind = None
             if failure is None and self._chaos is not None and self._chaos[2].random() < self._chaos[0]:
@@ -178,6 +183,7 @@ class ScriptedLLM(LoopbackServer):
         finally:
             with self._lock:
                 self.in_flight -= 1
+                self.served.append((index, arrived, time.perf_counter()))
 
 
     def _misbehave(self, h: Any, kind: str) -> None:

@@ -18,6 +18,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from analyzers import spans
 from analyzers.diff import Hunk
 
 ROOT = Path(__file__).resolve().parents[3]  # the project root (node_modules/ lives there)
@@ -111,7 +112,8 @@ def detect_many(sources: Sequence[Source], pmd_server: str = "auto") -> list[Sme
 
     def run(language: str | None) -> dict[int, SmellReport]:
         names = {i: f"{i}/{sources[i].name}" for i in groups[language]}
-        found = detect_files(language, {names[i]: sources[i].code for i in names}, pmd_server)
+        with spans.span(f"smells {language}"):
+            found = detect_files(language, {names[i]: sources[i].code for i in names}, pmd_server)
         return {i: found.get(name, SmellReport()) for i, name in names.items()}
 
     out = [SmellReport() for _ in sources]
