@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Any, TypedDict
+from typing import Any, NotRequired, TypedDict
 
 from tests.fakes.llm_server import last_user_text
 
@@ -28,6 +28,7 @@ class Row(TypedDict):
     value: str
     target: str
     met: bool | None  # None: informational, or not measured
+    details: NotRequired[str]  # Markdown shown under the table (e.g. timelines)
 
 
 def row(figure: str, value: str, target: str = "", met: bool | None = None) -> Row:

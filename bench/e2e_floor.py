@@ -27,6 +27,9 @@ overlap an LLM request: AutoFix's first Semgrep scan must find the findings befo
 fix prompt. So each PR's tools are also timed apart (the scan AutoFix starts with; the smell
 detectors CRScore runs beside its claims request), and the rows say how much of the floor
 they alone take, and the ratio against max(LLM floor, the tools' own path).
+
+The wide set (bench/e2e_wide.py: real commits from six other repositories, with their files
+at the head) follows these rows: its mean, median and worst PR, and the worst three's timelines.
 """
 
 from __future__ import annotations
@@ -87,6 +90,7 @@ class PR:
     name: str
     changes: ChangeSet
     comments: list[ReviewComment] = field(default_factory=list)
+    head: dict[str, str] | None = None  # the changed files at the head, where the set has them
 
     @property
     def code_hunks(self) -> int:
@@ -140,7 +144,7 @@ def client(server: ScriptedLLM, concurrency: int = CONCURRENCY, cache_path: Path
 def context(pr: PR, server: ScriptedLLM, concurrency: int = CONCURRENCY,
             cache_path: Path | None = None) -> AnalysisContext:
     return AnalysisContext(llm_factory=lambda: client(server, concurrency, cache_path),
-                           comments=list(pr.comments))
+                           comments=list(pr.comments), file_loader=pr.head.get if pr.head is not None else None)
 
 
 @dataclass
@@ -490,10 +494,12 @@ def bot_rows(results: Sequence[tuple[str, float, int, int]]) -> list[Row]:
 
 
 def run(quick: bool = False) -> list[Row]:
+    from bench import e2e_wide
+
     warm_up()
     paths = sorted(PRS.glob("*.diff"))
     prs = load_prs(paths[:2] if quick else paths)
-    rows = rows_from(measure(prs))
+    rows = rows_from(measure(prs)) + e2e_wide.run(quick)
     try:
         from bot.app import web as _app  # noqa: F401
     except ImportError as e:

@@ -119,6 +119,8 @@ def run_benchmarks(names: Sequence[str], quick: bool = False, echo: bool = True)
             for r in rows:
                 print(f"  {r['figure']}: {r['value']}  (target {r['target'] or '—'}, met {fmt_met(r['met'])})",
                       file=sys.stderr, flush=True)
+                if r.get("details"):
+                    print(r["details"], file=sys.stderr, flush=True)
         out.append((name, rows, took))
     return out
 
@@ -154,6 +156,10 @@ def render(results: Sequence[tuple[str, list[Row], float]], info: dict[str, str]
         for r in rows:
             lines.append(f"| {name} | {_cell(r['figure'])} | {_cell(r['value'])} | "
                          f"{_cell(r['target'] or '—')} | {fmt_met(r['met'])} |")
+    for name, rows, _took in results:
+        for r in rows:
+            if r.get("details"):
+                lines += ["", f"## {name}: {r['figure']}", "", r["details"]]
     lines += ["", "Time each benchmark took (informational): " +
               ", ".join(f"{name} {took:.0f} s" for name, _rows, took in results) + ".", ""]
     return "\n".join(lines)
