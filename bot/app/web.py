@@ -23,7 +23,7 @@ import urllib.parse
 from collections.abc import Callable
 from typing import Any
 
-from flask import Flask, Response, jsonify, request
+from flask import Flask, Response, g, jsonify, request
 from gidgethub import ValidationFailure
 from gidgethub.sansio import validate_event
 from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
@@ -243,6 +243,9 @@ class _Meters:
 
     def answer(self, status: int, message: str, event: str = "", **extra: Any) -> Response:
         self.webhooks.labels(event or "-", str(status)).inc()
+        jobs = extra.get("jobs")
+        # the answer in words, for the request's log line: "202: accepted (jobs 12, 13)"
+        g.said = f"{status}: {message}" + (f" (jobs {', '.join(map(str, jobs))})" if jobs else "")
         resp = jsonify({"message": message, **extra})
         resp.status_code = status
         return resp
@@ -321,7 +324,7 @@ def _webhook_route(app: Flask, settings: ServiceSettings, rt: Runtime, meters: _
         delivery, payload, text = verified
         with delivery_context(delivery):  # every line logged while it is handled names the delivery
             resp = _record_delivery(rt, meters, event, delivery, payload, text, t0)
-            log.info("%s delivery answered %s", event, _said(resp))
+            log.info("%s delivery answered %s", event, g.said)
         return resp
 
 
@@ -338,13 +341,6 @@ def _record_delivery(rt: Runtime, meters: _Meters, event: str, delivery: str, pa
         return meters.answer(200, "duplicate delivery: already received", event, delivery=delivery)
     meters.latency.observe(time.perf_counter() - t0)
     return _accepted_answer(meters, event, delivery, accepted)
-
-
-def _said(resp: Response) -> str:
-    """An answer in words for the log: "202: accepted (jobs 12, 13)"."""
-    body = resp.get_json(silent=True) or {}
-    jobs = f" (jobs {', '.join(map(str, body['jobs']))})" if body.get("jobs") else ""
-    return f"{resp.status_code}: {body.get('message', '')}{jobs}"
 
 
 def _health_route(app: Flask, rt: Runtime) -> None:

@@ -61,8 +61,9 @@ class JobContext:
                                "elapsed_s": round(time.monotonic() - self.started, 3)}
         return {k: v for k, v in out.items() if v is not None}
 
-    def text(self) -> str:
-        f = self.fields()
+    def text(self, f: dict[str, Any] | None = None) -> str:
+        """The suffix of a text line; `f`: `fields()` when the caller has them already."""
+        f = self.fields() if f is None else f
         where = f"{f['repo']}#{f['pr']}" if "repo" in f and "pr" in f else f.get("repo", "")
         parts = [where] if where else []
         parts += [f"{k}={f[k]}" for k in ("head", "analyzer", "job", "delivery") if k in f]
@@ -98,8 +99,9 @@ class JobFilter(logging.Filter):
 
     def filter(self, record: logging.LogRecord) -> bool:
         ctx = _current.get()
-        record.job_fields = ctx.fields() if ctx is not None else {}
-        record.job_suffix = ctx.text() if ctx is not None else ""
+        fields = ctx.fields() if ctx is not None else {}
+        record.job_fields = fields
+        record.job_suffix = ctx.text(fields) if ctx is not None else ""
         return True
 
 
