@@ -9,6 +9,7 @@ new shape. What other code reads is a typed field (`comment_id`, `cwe`, `tags`, 
 
 from __future__ import annotations
 
+import hashlib
 import re
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
@@ -21,6 +22,16 @@ def fence_for(text: str) -> str:
     """A backtick fence longer than any backtick run in `text` (at least three), so that the
     text inside a code block fenced with it can never close the block early."""
     return "`" * max(3, 1 + max((len(m) for m in re.findall(r"`+", text)), default=0))
+
+
+FINGERPRINT_CHARS = 16  # hex digits of Finding.fingerprint: 64 bits, short enough to type
+
+
+def normalise_code(code: str) -> str:
+    """The text of lines without what formatting moves: each line stripped, runs of blanks made
+    one, blank lines dropped."""
+    lines = (" ".join(ln.split()) for ln in code.splitlines())
+    return "\n".join(ln for ln in lines if ln)
 
 
 @dataclass
@@ -72,6 +83,21 @@ class Finding:
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
+    def fingerprint(self, code: str | None = None) -> str:
+        """A short hex id that survives line moves (what a team names to dismiss this finding,
+        bot/core/dismissals.py): analyzer, rule id, path and content — `code`, the text of the
+        finding's lines, normalised, when given; else the content key; else title and message —
+        never a line number."""
+        if code is not None:
+            content = normalise_code(code)
+        else:
+            content = self.key or normalise_code(f"{self.title}\n{self.message}")
+        h = hashlib.sha256()
+        for part in (self.analyzer, self.rule_id or "", self.path or "", content):
+            h.update(part.encode("utf-8", "surrogatepass"))
+            h.update(b"\0")
+        return h.hexdigest()[:FINGERPRINT_CHARS]
+
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Finding:
         data = dict(data)
@@ -118,6 +144,9 @@ class AnalyzerReport:
     notes: list[str] = field(default_factory=list)
     usage: dict[str, int] = field(default_factory=dict)  # requests, tokens, cache hits
     error: str | None = None  # set when the analyzer could not run at all
+    # findings the repository's team dismissed (bot/core/dismissals.py), one plain line each:
+    # shown in the summary, never annotated, suggested or counted as findings
+    dismissed: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

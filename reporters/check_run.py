@@ -35,6 +35,7 @@ from reporters import readable
 from reporters.base import Sinks, Target, need
 from reporters.diff_filter import DiffFilter
 from reporters.markdown import (
+    dismissed_lines,
     figures_table,
     location,
     render_evidence_markdown,
@@ -220,6 +221,8 @@ def summary_of(report: AnalyzerReport, crossed: Sequence[str] = (), notes: Seque
         lines += [f"{readable.counted(report).capitalize()}.", ""]
     if report.skipped:
         lines += ["### Skipped", ""] + skipped_lines(report) + [""]
+    if report.dismissed:  # what the team dismissed: one line each, never an annotation
+        lines += ["### Dismissed", ""] + dismissed_lines(report) + [""]
     for note in report.notes:
         if note != readable.SMALL_MODEL_WARNING:
             lines.append(f"> {inert(note)}")
@@ -239,6 +242,7 @@ def annotation_of(f: Finding) -> dict[str, Any] | None:
         message = f"{message}\n({scores})"
     if f.fix is not None:
         message += "\n\nProposed fix:\n" + plain(f.fix.suggestion)
+    message += f"\n\nfingerprint {f.fingerprint()}"  # what `ignore` names to dismiss it (docs/github-app.md)
     ann: dict[str, Any] = {
         "path": f.path,
         "start_line": f.start_line,

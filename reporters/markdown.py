@@ -74,6 +74,8 @@ def render_text(reports: Sequence[AnalyzerReport], width: int = 120) -> str:
             console.print("overall: " + readable.figures(report.scores))
         for s in report.skipped:
             console.print(f"skipped {s.item}: {s.reason}")
+        for d in report.dismissed:
+            console.print(f"dismissed: {d}")
         for note in report.notes:
             console.print(f"note: {note}")
         if report.usage:
@@ -109,6 +111,8 @@ def render_markdown_report(report: AnalyzerReport, *, max_items: int | None = No
         lines += [f"{readable.counted(report).capitalize()}.", ""]
     if skipped and report.skipped:
         lines += ["**Skipped**", ""] + skipped_lines(report) + [""]
+    if report.dismissed:
+        lines += ["**Dismissed**", ""] + dismissed_lines(report) + [""]
     if notes:
         lines += [f"> {inert(n)}" for n in report.notes if n != readable.SMALL_MODEL_WARNING]
     return "\n".join(lines).rstrip() + "\n"
@@ -128,6 +132,11 @@ def render_reports_markdown(reports: Sequence[AnalyzerReport], *, repo: str = ""
     skipped = readable.skipped_once(reports)
     tail = ["## Skipped", "", *skipped, ""] if skipped else []
     return "\n".join(lines) + "\n" + "\n".join(body) + ("\n" + "\n".join(tail) if tail else "")
+
+
+def dismissed_lines(report: AnalyzerReport) -> list[str]:
+    """"- line" per finding the team dismissed (its title and the reason are not rtcbot's text)."""
+    return [f"- {inert(d)}" for d in report.dismissed]
 
 
 def skipped_lines(report: AnalyzerReport) -> list[str]:

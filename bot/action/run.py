@@ -7,7 +7,8 @@ read-only GITHUB_TOKEN) falls back to workflow-command annotations within GitHub
 limits, and says so. Always: a Markdown report in GITHUB_STEP_SUMMARY, outputs in
 GITHUB_OUTPUT, and an exit code that follows `fail-on`.
 
-A pull request is data, never policy: `.github/rtcbot.yml` is read from the BASE commit
+A pull request is data, never policy: `.github/rtcbot.yml` and the team's dismissals
+(`.github/rtcbot-dismissals.yml`, bot/core/dismissals_file.py) are read from the BASE commit
 through the contents API, never from the checkout (which holds the pull request's own copy),
 and on `pull_request_target` — a write token and the repository's secrets — nothing from the
 pull request runs: no test command, no SynthesisRTC.
@@ -35,6 +36,7 @@ from bot.action.workflow import ActionError, Inputs, PullRequest, load_event, pl
 from bot.core import outputs
 from bot.core import review as review_core
 from bot.core.checks import Analysis, CheckRuns, MemoryLedger, complete
+from bot.core.config import LoadedConfig
 from bot.core.context import (
     changes_from_github,
     comments_from_github,
@@ -42,6 +44,7 @@ from bot.core.context import (
     marked_by_a_bot,
     unlisted_files_note,
 )
+from bot.core.dismissals_file import DISMISSALS_PATH, LoadedDismissals, parse_dismissals
 from bot.core.qualification import refusal_from_commit
 from bot.github import GitHub, GitHubError, token_client
 from reporters import check_run
@@ -143,11 +146,26 @@ class _Run:
         p = plan(inputs, pr, text, workspace=s.workspace, tools=s.tools, allowed_models=s.allowed_models)
         model = p.selection.model
         llm = s.llm_for_model(model) if model and s.llm_for_model else s.llm_factory
-        sel = replace(p.selection, names=p.names, notes=p.notes)
+        dismissed = self._dismissals(p.loaded)
+        sel = replace(p.selection, names=p.names, notes=[*p.notes, *([dismissed.error] if dismissed.error else [])])
         review = review_core.plan(p.loaded, sel, llm=llm, gate=p.gate,
                                   refusal=lambda: refusal_from_commit(gh, pr.full_name, pr.base_sha,
-                                                                      model or s.model_name))
+                                                                      model or s.model_name),
+                                  dismissals=dismissed.dismissals)
         return _Planned(review, p.checkout)
+
+    def _dismissals(self, loaded: LoadedConfig) -> LoadedDismissals:
+        """The team's dismissals at the base commit (the pull request's own copy never counts);
+        none when the config turns them off."""
+        if loaded.config.dismissals == "off":
+            return LoadedDismissals()
+        pr = self.pr
+        text = self.gh.config_text(pr.full_name, DISMISSALS_PATH, pr.base_sha)
+        found = parse_dismissals(text)
+        if text is not None and found.error is None:
+            self.say(f"rtcbot: {len(found.dismissals)} dismissal(s) from {DISMISSALS_PATH} "
+                     f"at the base commit {pr.base_sha[:12]}")
+        return found
 
     def _ref(self, analyzer: str) -> Analysis:
         return Analysis(self.pr.full_name, self.pr.number, self.pr.head_sha, analyzer)

@@ -29,6 +29,8 @@ from bot.core import review as review_core
 from bot.core.commands import options
 from bot.core.config import CONFIG_PATH, ConfigError, LoadedConfig, parse_config, read_file
 from bot.core.context import changes_from_diff, comments_from_github, marked_by_a_bot, select
+from bot.core.dismissals import Dismissal
+from bot.core.dismissals_file import parse_dismissals
 from bot.core.exits import settings_exit
 from bot.core.llm import llm_factory, llm_options, pop_llm_settings
 from bot.core.qualification import model_name, refusal_from_file
@@ -134,6 +136,9 @@ _REVIEW_OPTIONS = options(
                  metavar="FILE", help="Repository settings (.github/rtcbot.yml's format: analyzers, fail_on, "
                                          "thresholds, ignore, test_command, options); exit 1 when its gate fails."),
     click.option("--ignore", "ignores", multiple=True, metavar="GLOB", help="Extra ignore globs."),
+    click.option("--dismissals", "dismissals_file", type=click.Path(dir_okay=False, path_type=Path), default=None,
+                 help="The team's dismissals (.github/rtcbot-dismissals.yml's format): what they name is one line "
+                      "of the summary, not a finding."),
     click.option("--out", "out_file", type=click.Path(dir_okay=False, path_type=Path),
                  help="Write the output here too."),
     click.option("--semgrep", "semgrep", metavar="PROGRAM", default=None,
@@ -152,7 +157,8 @@ _REVIEW_OPTIONS = options(
 def review(patch: str | None, git_range: str | None, analyzer_spec: str | None, fmt: str,
            comments_file: Path | None, comment_text: str | None, comment_at: str | None,
            repo: Path | None, test_command: str | None, config_file: Path | None, ignores: tuple[str, ...],
-           out_file: Path | None, semgrep: str | None, rules: tuple[Path, ...], quiet: bool,
+           dismissals_file: Path | None, out_file: Path | None,
+           semgrep: str | None, rules: tuple[Path, ...], quiet: bool,
            **kwargs: Any) -> None:
     """Score a change's hunks and review comments.
 
@@ -181,7 +187,7 @@ def review(patch: str | None, git_range: str | None, analyzer_spec: str | None, 
         path, line = _parse_at(comment_at)
         comments.append(ReviewComment(path=path, line=line, body=comment_text, author="cli", id="cli"))
     p = _plan(loaded, settings, analyzer_spec=analyzer_spec, test_command=test_command, config_file=config_file,
-              comments=bool(comments), repo=repo)
+              comments=bool(comments), repo=repo, dismissals=_load_dismissals(dismissals_file))
     change = review_core.Change(changes, files=loader, comments=comments, checkout=repo)
     result = _run(p, change, tools, fmt=fmt, out_file=out_file, quiet=quiet)
     sys.exit(_exit(result))
@@ -213,7 +219,8 @@ def _read_change(patch: str | None, git_range: str | None,
 
 
 def _plan(loaded: LoadedConfig, settings: LLMSettings, *, analyzer_spec: str | None, test_command: str | None,
-          config_file: Path | None, comments: bool, repo: Path | None) -> review_core.Plan:
+          config_file: Path | None, comments: bool, repo: Path | None,
+          dismissals: tuple[Dismissal, ...] = ()) -> review_core.Plan:
     """The analyzers (--analyzers, else editing-rtc and, with comments, those that read them),
     the model and the qualification record of --repo (`rtcbot qualify`'s file)."""
     explicit = None
@@ -235,7 +242,7 @@ def _plan(loaded: LoadedConfig, settings: LLMSettings, *, analyzer_spec: str | N
             click.echo(f"note: {why}", err=True)
         return why
 
-    return review_core.plan(loaded, sel, llm=llm_factory(settings), refusal=refusal)
+    return review_core.plan(loaded, sel, llm=llm_factory(settings), refusal=refusal, dismissals=dismissals)
 
 
 def _run(p: review_core.Plan, change: review_core.Change, tools: Tools, *, fmt: str, out_file: Path | None,
@@ -295,6 +302,22 @@ def _load_config(path: Path | None, tools: Tools) -> LoadedConfig:
         click.echo(f"Error: {loaded.error}", err=True)
         sys.exit(2)
     return loaded
+
+
+def _load_dismissals(path: Path | None) -> tuple[Dismissal, ...]:
+    """`--dismissals FILE` (none: no dismissal); an invalid file is an error (exit 2) in the
+    words the Action uses."""
+    if path is None:
+        return ()
+    try:
+        loaded = parse_dismissals(read_file(path), name=str(path))
+    except ConfigError as e:
+        click.echo(f"Error: {e}", err=True)
+        sys.exit(2)
+    if loaded.error is not None:
+        click.echo(f"Error: {loaded.error.removesuffix('; no dismissal applies')}", err=True)
+        sys.exit(2)
+    return loaded.dismissals
 
 
 def _allowed_models() -> list[str]:

@@ -17,6 +17,9 @@ from the default branch, by the Action at the pull request's base commit, and by
       editing_rtc: {n_forward: 3}
     suggestions: verified # off | verified | all (`off`/false: off; `on`/true: verified)
     feedback: on          # on | off
+    dismissals: on        # on | off: hide what the team dismissed (@rtcbot ignore; the Action
+                          #   and the CLI: .github/rtcbot-dismissals.yml)
+    gate_dismissed: false # whether a dismissed finding still counts toward `fail_on`
 
 On/off settings take YAML's booleans and the words alike (`on`, `off`, `yes`, `no`, `true`,
 `false`, quoted or not, in any case): YAML 1.1 reads unquoted `on`/`off` as booleans, and a
@@ -114,8 +117,13 @@ class RepoConfig(BaseModel):
     # model-based scores only from a model that `rtcbot qualify` qualified (.rtcbot/qualification.json)
     require_qualified: bool = Field(default=False,
                                     validation_alias=AliasChoices("require_qualified", "require-qualified"))
+    # the findings and rules the team dismissed (bot/core/dismissals.py) are hidden: each is one
+    # line of the summary, never an annotation or a suggestion; `off` shows them as any other
+    dismissals: Literal["on", "off"] = "on"
+    # a dismissed finding still counts toward the gate (`fail_on`'s counts) when true
+    gate_dismissed: bool = Field(default=False, validation_alias=AliasChoices("gate_dismissed", "gate-dismissed"))
 
-    @field_validator("suggestions", "feedback", mode="before")
+    @field_validator("suggestions", "feedback", "dismissals", mode="before")
     @classmethod
     def _on_off(cls, v: Any, info: ValidationInfo) -> Any:
         """YAML 1.1 reads `on`, `off`, `yes`, `no` as booleans: each means what its word says,
@@ -369,4 +377,6 @@ def effective(loaded: LoadedConfig, default_analyzers: Sequence[str],
         "model": cfg.model,
         "test_command": cfg.test_command,
         "options": options,
+        "dismissals": cfg.dismissals,
+        "gate_dismissed": cfg.gate_dismissed,
     }

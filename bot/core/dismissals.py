@@ -21,7 +21,6 @@ snippet, a comment's text), never from line numbers. The review core fingerprint
 
 from __future__ import annotations
 
-import hashlib
 import re
 import time
 from collections.abc import Callable, Iterable, Sequence
@@ -29,16 +28,16 @@ from dataclasses import dataclass
 from typing import Literal
 
 from analyzers.diff import is_ignored
-from analyzers.report import Finding
+from analyzers.report import FINGERPRINT_CHARS, AnalyzerReport, Finding
 
 Kind = Literal["rule", "finding"]
 KINDS: tuple[Kind, ...] = ("rule", "finding")
-FINGERPRINT_CHARS = 16  # hex digits: 64 bits, short enough to type in a comment
 FINGERPRINT_RE = re.compile(rf"[0-9a-f]{{{FINGERPRINT_CHARS}}}")
 MAX_TARGET_CHARS = 200
 MAX_GLOB_CHARS = 300
 MAX_REASON_CHARS = 500
 MAX_LOGIN_CHARS = 100
+MAX_LINES = 50  # dismissed findings listed in one report's summary; more are counted
 
 
 @dataclass(frozen=True)
@@ -79,7 +78,7 @@ def problem(d: Dismissal) -> str | None:
     if not d.target.strip() or len(d.target) > MAX_TARGET_CHARS or any(c.isspace() for c in d.target):
         return f"the target must be one word of 1 to {MAX_TARGET_CHARS} characters"
     if d.kind == "finding" and not FINGERPRINT_RE.fullmatch(d.target):
-        return f"a finding is named by its fingerprint ({FINGERPRINT_CHARS} hex digits), not {d.target[:40]!r}"
+        return f"a finding is named by its fingerprint ({FINGERPRINT_CHARS} hex digits)"
     if d.path_glob is not None and not (0 < len(d.path_glob) <= MAX_GLOB_CHARS):
         return f"a path glob has 1 to {MAX_GLOB_CHARS} characters"
     if not d.by or len(d.by) > MAX_LOGIN_CHARS:
@@ -95,23 +94,12 @@ def kind_of(target: str) -> Kind:
     return "finding" if FINGERPRINT_RE.fullmatch(target) else "rule"
 
 
-def normalise(code: str) -> str:
-    """The text of lines without what formatting moves: each line stripped, runs of blanks made
-    one, blank lines dropped."""
-    lines = (" ".join(ln.split()) for ln in code.splitlines())
-    return "\n".join(ln for ln in lines if ln)
-
-
 def fingerprint(f: Finding, code: str | None = None) -> str:
     """A short hex id of `f` that survives line moves: analyzer, rule id, path and content
     (`code`, the text of the finding's lines, normalised, when given; else the finding's
-    content key; else its title and message) — never a line number."""
-    content = normalise(code) if code is not None else (f.key or normalise(f"{f.title}\n{f.message}"))
-    h = hashlib.sha256()
-    for part in (f.analyzer, f.rule_id or "", f.path or "", content):
-        h.update(part.encode("utf-8", "surrogatepass"))
-        h.update(b"\0")
-    return h.hexdigest()[:FINGERPRINT_CHARS]
+    content key; else its title and message) — never a line number (`Finding.fingerprint`,
+    which the check run's annotations show)."""
+    return f.fingerprint(code)
 
 
 def split(findings: Iterable[Finding], dismissals: Sequence[Dismissal],
@@ -132,3 +120,23 @@ def split(findings: Iterable[Finding], dismissals: Sequence[Dismissal],
         else:
             dismissed.append((f, d))
     return kept, dismissed
+
+
+def summary_line(f: Finding, d: Dismissal) -> str:
+    """One dismissed finding in the summary (plain text): where, what, its fingerprint (what
+    `@rtcbot unignore` names) and who dismissed it, when and why."""
+    where = f"{f.path}:{f.start_line}" if f.path and f.start_line else (f.path or f.analyzer)
+    return f"{where} {(f.title or f.analyzer)[:120]} (fingerprint {fingerprint(f)}): {d.line()}"
+
+
+def dismiss(report: AnalyzerReport, dismissals: Sequence[Dismissal]) -> int:
+    """Take the dismissed findings out of `report` (before it is judged and published): each
+    becomes one line of `report.dismissed` (MAX_LINES, then a count); how many."""
+    if not dismissals or not report.findings:
+        return 0
+    report.findings, gone = split(report.findings, dismissals)
+    lines = [summary_line(f, d) for f, d in gone]
+    if len(lines) > MAX_LINES:
+        lines = [*lines[:MAX_LINES], f"… and {len(lines) - MAX_LINES} more dismissed findings"]
+    report.dismissed.extend(lines)
+    return len(gone)

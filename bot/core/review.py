@@ -10,6 +10,10 @@ runs and the store). Everything between is here, once:
             qualified one and the surface's record says it is not (bot/core/qualification.py);
     run     the analysis context (files, comments, tools, the one LLM factory), the analyzers,
             the work an LLM budget cut off listed in the reports, and the gate's verdict;
+    dismiss the findings the repository's team dismissed (bot/core/dismissals.py: the App's
+            store, the Action's and the CLI's dismissals file) taken out of every report
+            before the gate (unless `gate_dismissed`) and before any surface publishes it:
+            one line of the summary each, never an annotation or a suggestion;
     (each surface then publishes the Result its own way)
     exit    one exit code from the result: 1 when the gate fails or every analyzer failed,
             3 when a budget cut work off and the surface treats a partial result as its own
@@ -18,7 +22,7 @@ runs and the store). Everything between is here, once:
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -30,6 +34,7 @@ from analyzers.pipeline import run_all
 from analyzers.report import AnalyzerReport, Skipped
 from bot.core.config import LoadedConfig
 from bot.core.context import Comments, Selection, analysis_context
+from bot.core.dismissals import Dismissal, dismiss
 from bot.core.gate import FailOn, Verdict, judge
 from bot.core.llm import refusing_factory
 
@@ -62,6 +67,7 @@ class Plan:
     gate: FailOn
     llm: LLMFactory | None
     notes: tuple[str, ...] = ()
+    dismissals: tuple[Dismissal, ...] = ()
 
     @property
     def names(self) -> list[str]:
@@ -69,16 +75,18 @@ class Plan:
 
 
 def plan(loaded: LoadedConfig, selection: Selection, *, llm: LLMFactory | None, gate: FailOn | None = None,
-         refusal: Callable[[], str | None] | None = None) -> Plan:
+         refusal: Callable[[], str | None] | None = None, dismissals: Sequence[Dismissal] = ()) -> Plan:
     """The plan of a review. `gate`: the surface's (an input that wins over the file), else
     the file's `fail_on`; `refusal`: under `require_qualified: true`, the surface's reading of
     its qualification record (None: the model is qualified), asked only then — a refused model
-    gives a factory that refuses with the reason, and the reason is a note."""
+    gives a factory that refuses with the reason, and the reason is a note. `dismissals`: the
+    repository's, kept unless the config turns them off (`dismissals: off`)."""
     notes = list(selection.notes)
     if loaded.config.require_qualified and refusal is not None and (why := refusal()) is not None:
         notes.append(why)
         llm = refusing_factory(why)
-    return Plan(loaded, selection, gate if gate is not None else loaded.config.gate(), llm, tuple(notes))
+    kept = tuple(dismissals) if loaded.config.dismissals == "on" else ()
+    return Plan(loaded, selection, gate if gate is not None else loaded.config.gate(), llm, tuple(notes), kept)
 
 
 @dataclass
@@ -139,4 +147,8 @@ def run(p: Plan, change: Change, *, tools: Tools, on_done: Callable[[AnalyzerRep
     cut = ctx.llm.budget_cut if ctx.has_llm else None
     for r in reports:
         note_cut(cut, r)
-    return Result(reports, judge(p.gate, reports), cut, (*p.notes, *change.notes))
+    counted = judge(p.gate, reports) if p.loaded.config.gate_dismissed else None
+    for r in reports:
+        dismiss(r, p.dismissals)
+    verdict = counted if counted is not None else judge(p.gate, reports)
+    return Result(reports, verdict, cut, (*p.notes, *change.notes))

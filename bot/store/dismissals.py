@@ -10,7 +10,7 @@ from typing import Any
 
 from sqlalchemy import and_, delete, or_, select
 
-from bot.core.dismissals import Dismissal, problem
+from bot.core.dismissals import Dismissal, Kind, problem
 from bot.store.db import Database
 from bot.store.schema import DismissalRow
 
@@ -22,7 +22,7 @@ def _mine(repo_id: int | None, repo: str) -> Any:
 
 
 def _dismissal(row: DismissalRow) -> Dismissal:
-    kind = "finding" if row.kind == "finding" else "rule"
+    kind: Kind = "finding" if row.kind == "finding" else "rule"
     return Dismissal(row.target, kind, row.path_glob or None, row.by, row.at, row.reason)
 
 
@@ -62,6 +62,15 @@ class Dismissals:
             rows = s.scalars(select(DismissalRow).where(_mine(repo_id, repo))
                              .order_by(DismissalRow.at, DismissalRow.id))
             return [_dismissal(r) for r in rows]
+
+    def rows(self, repo: str | None = None) -> list[tuple[str, Dismissal]]:
+        """(repository, dismissal) of every repository, or of those recorded under the name
+        `repo` (`rtcbot stats`, the operator's view); by repository, oldest first."""
+        with self.db.session() as s:
+            q = select(DismissalRow).order_by(DismissalRow.repo, DismissalRow.at, DismissalRow.id)
+            if repo is not None:
+                q = q.where(DismissalRow.repo == repo)
+            return [(r.repo, _dismissal(r)) for r in s.scalars(q)]
 
     def counts(self) -> list[tuple[str, int]]:
         """(repository, dismissals) for every repository that has any, most first."""

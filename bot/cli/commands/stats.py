@@ -4,6 +4,7 @@ Reads the App's store (DATABASE_URL, else the SQLite file under RTCBOT_DATA_DIR)
 acceptance rates — a suggestion counts as accepted when a later push applied it — by analyzer,
 by Patched RTC outcome and by CRScore band, each with its count and 95% Wilson interval, then
 the other signals (threads resolved, reactions, merged pull requests). See bot/core/feedback.py.
+Then the findings and rules each repository's team dismissed (`dismissals` in the JSON).
 The first line names the store it read (its URL, the password hidden; `store` in the JSON).
 """
 
@@ -17,6 +18,7 @@ from rich.console import Console
 from rich.table import Table
 
 from bot.core import feedback
+from bot.core.dismissals import Dismissal
 from bot.core.settings import SettingsError, load_settings
 from bot.store.db import safe_url
 from bot.store.store import Store
@@ -54,6 +56,15 @@ def render(stats: dict[str, Any], repo: str | None) -> Table | str:
     return t
 
 
+def dismissals_text(dismissed: list[tuple[str, Dismissal]], repo: str | None) -> str:
+    """The findings and rules the teams dismissed (`@rtcbot ignore`), one line each."""
+    if not dismissed:
+        return f"No dismissals in {repo or 'any repository'}."
+    lines = [f"Dismissed ({len(dismissed):,}):"]
+    lines += [f"  {r}: {d.kind} {d.target} — {d.line()}" for r, d in dismissed]
+    return "\n".join(lines)
+
+
 @click.command("stats")
 @click.option("--repo", default=None, metavar="OWNER/NAME", help="Only this repository.")
 @click.option("--json", "as_json", is_flag=True, help="One JSON object instead of the table.")
@@ -69,9 +80,12 @@ def command(repo: str | None, as_json: bool) -> None:
         raise click.ClickException(f"cannot open the store: {type(e).__name__}: {e}") from None
     try:
         stats = feedback.acceptance(store.published.rows(repo))
+        dismissed = store.dismissals.rows(repo)
     finally:
         store.close()
     stats["repo"] = repo
+    stats["dismissals"] = [{"repo": r, "target": d.target, "kind": d.kind, "paths": d.path_glob, "by": d.by,
+                            "at": d.at, "reason": d.reason} for r, d in dismissed]
     stats["store"] = safe_url(settings.database())
     if as_json:
         click.echo(json.dumps(stats, sort_keys=True))
@@ -79,3 +93,4 @@ def command(repo: str | None, as_json: bool) -> None:
     default = "" if settings.database_url else " (the default: no DATABASE_URL is set)"
     click.echo(f"Store: {stats['store']}{default}")
     Console().print(render(stats, repo))
+    click.echo(dismissals_text(dismissed, repo))
