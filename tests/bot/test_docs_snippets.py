@@ -3,7 +3,9 @@ loader the App uses (`bot.core.config.parse_config`); one the doc marks `<!-- in
 on the line before its fence must be refused, so an example of an error stays one.
 
 A ```yaml (or ```yml) block is a config unless it is a GitHub Actions workflow or a piece of one
-(top-level `on`, `jobs`, `steps`, `with`, `uses`, `runs-on`, `permissions`)."""
+(top-level `on`, `jobs`, `steps`, `with`, `uses`, `runs-on`, `permissions`), or a dismissals file
+(`.github/rtcbot-dismissals.yml`: one top-level key, `dismissals`, a list), which is read by the
+loader the Action uses (`bot.core.dismissals_file.parse_dismissals`)."""
 
 from __future__ import annotations
 
@@ -16,6 +18,7 @@ import yaml
 
 from analyzers.context import Tools
 from bot.core.config import parse_config
+from bot.core.dismissals_file import parse_dismissals
 from tests.support import ROOT
 
 INVALID_MARK = "<!-- invalid on purpose -->"
@@ -72,13 +75,24 @@ def config_snippets() -> list[Snippet]:
 SNIPPETS = config_snippets()
 
 
+def is_dismissals_file(text: str) -> bool:
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError:
+        return False
+    return isinstance(data, dict) and set(data) == {"dismissals"} and isinstance(data["dismissals"], list)
+
+
 @pytest.mark.parametrize("snippet", SNIPPETS, ids=[s.where for s in SNIPPETS])
 def test_each_config_snippet_in_the_docs_is_what_it_says(snippet: Snippet) -> None:
-    loaded = parse_config(snippet.text, Tools(), name=snippet.where)
-    if snippet.invalid_on_purpose:
-        assert loaded.error is not None, f"{snippet.where} is marked {INVALID_MARK} but is a valid config"
+    if is_dismissals_file(snippet.text):
+        error = parse_dismissals(snippet.text, name=snippet.where).error
     else:
-        assert loaded.error is None, loaded.error
+        error = parse_config(snippet.text, Tools(), name=snippet.where).error
+    if snippet.invalid_on_purpose:
+        assert error is not None, f"{snippet.where} is marked {INVALID_MARK} but is valid"
+    else:
+        assert error is None, error
 
 
 def test_the_docs_snippets_are_found() -> None:
@@ -89,6 +103,7 @@ def test_the_docs_snippets_are_found() -> None:
     app = [s for w, s in where.items() if w.startswith("docs/github-app.md") and not s.invalid_on_purpose]
     assert any("feedback: on" in s.text and "suggestions:" in s.text for s in app), sorted(where)
     assert any(w.startswith("docs/qualify.md") for w in where)
+    assert any(w.startswith("docs/action.md") and is_dismissals_file(s.text) for w, s in where.items())
     assert any(s.invalid_on_purpose for s in SNIPPETS)
     assert not any("llm-base-url" in s.text for s in SNIPPETS)  # docs/action.md's `with:` is a workflow
 
