@@ -32,6 +32,7 @@ from analyzers.leak import (
     leak_reason,
 )
 from analyzers.llm import BudgetExceeded, LLMClient, Message
+from analyzers.llm_answer import cut_note
 from analyzers.options import AnalyzerOptions
 from analyzers.pipeline import files_at_head
 from analyzers.report import AnalyzerReport, Finding, Skipped, fence_for
@@ -163,6 +164,7 @@ class HunkResult:
     hunk: Hunk
     trip: RoundTrip
     scores: dict[str, float]
+    cut: int = 0  # the hunk's answers cut at the byte cap (analyzers/llm_answer.py)
 
 
 class EditingRTC:
@@ -239,11 +241,12 @@ class EditingRTC:
 
         def one(item: tuple[FileChange, Hunk]) -> HunkResult | str:
             fc, hunk = item
+            view = llm.scoped()  # this hunk's usage: its answers cut, if any
             try:
-                trip, scores = self.score(llm, hunk.old_code, hunk.new_code, fc.language or "")
+                trip, scores = self.score(view, hunk.old_code, hunk.new_code, fc.language or "")
             except BudgetExceeded as e:
                 return str(e)
-            return HunkResult(hunk, trip, scores)
+            return HunkResult(hunk, trip, scores, view.usage.cut)
 
         # the files at the head name each hunk's definition; read beside the round trips, never before
         with ThreadPoolExecutor(max_workers=1, thread_name_prefix="hunk-labels") as io:
@@ -284,6 +287,7 @@ def to_finding(fc: FileChange, res: HunkResult, label: str = "") -> Finding:
         analyzer=EditingRTC.name,
         title=label or h.section or f"hunk at line {start}",
         message=f"EditingRTC {rtc:.2f} (lift {lift_:+.2f} over '{BASELINE}'): {verdict}.{leak_note(leaks)} "
+                f"{cut_note(res.cut) + ' ' if res.cut else ''}"
                 f"First description: \"{_short(trip.forward[0] if trip.forward else '')}\"",
         path=fc.path,
         start_line=start,
@@ -293,6 +297,7 @@ def to_finding(fc: FileChange, res: HunkResult, label: str = "") -> Finding:
         evidence={
             "descriptions": trip.forward,
             **({"leaks": leaks} if any(leaks) else {}),
+            **({"answers_cut": res.cut} if res.cut else {}),
             "regenerated": [row[0] if row else "" for row in trip.backward],
             "baseline_regenerated": trip.baseline[0] if trip.baseline else "",
             "sims": trip.sims,

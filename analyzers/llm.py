@@ -3,8 +3,9 @@
 `LLMClient.sample(messages, n=…)` returns n completions. Servers that ignore `n` get one
 request per missing sample, each with its own seed. Requests are bounded in concurrency,
 retried with backoff on 429 / 5xx / timeouts, counted against a per-run budget (retries
-included) and cached persistently, keyed by the request and the sample's index, so a re-run
-costs zero requests and reproduces the same samples.
+included) and cached persistently, keyed by the endpoint, the request and the sample's index,
+so a re-run costs zero requests and reproduces the same samples. Answers are read with a
+byte cap derived from max_tokens (analyzers/llm_answer.py): one over it is cut, and says so.
 """
 
 from __future__ import annotations
@@ -30,6 +31,16 @@ from tenacity import (
     wait_exponential_jitter,
 )
 
+from analyzers.llm_answer import (
+    answer_cap,
+    body_cap,
+    cut,
+    parse_body,
+    read_bounded,
+    texts_reached,
+    transport_error,
+    uncut,
+)
 from analyzers.paths import private_file
 
 T = TypeVar("T")
@@ -71,6 +82,8 @@ class Usage:
     prompt_tokens: int = 0
     completion_tokens: int = 0
     cache_hits: int = 0  # samples served from the cache
+    samples: int = 0  # samples returned, from the cache or not: the work, and all a public output says
+    cut: int = 0  # samples cut at the byte cap (analyzers/llm_answer.py), from the cache or not
 
     @property
     def tokens(self) -> int:
@@ -82,6 +95,8 @@ class Usage:
             "retries": self.retries,
             "tokens": self.tokens,
             "cache_hits": self.cache_hits,
+            "samples": self.samples,
+            "cut": self.cut,
         }
 
     def minus(self, other: Usage) -> Usage:
@@ -91,6 +106,8 @@ class Usage:
             self.prompt_tokens - other.prompt_tokens,
             self.completion_tokens - other.completion_tokens,
             self.cache_hits - other.cache_hits,
+            self.samples - other.samples,
+            self.cut - other.cut,
         )
 
     def copy(self) -> Usage:
@@ -132,10 +149,14 @@ class SqliteCache:
             c.execute("INSERT OR REPLACE INTO llm_cache (key, value) VALUES (?, ?)", (key, value))
 
 
-def request_key(model: str, messages: Sequence[Message], temperature: float, max_tokens: int,
+def request_key(base_url: str, model: str, messages: Sequence[Message], temperature: float, max_tokens: int,
                 stop: Sequence[str] | None, seed: int) -> str:
+    """The cache key of a request: the endpoint too, so two endpoints serving one model name
+    never share answers (`rtcbot qualify URL#NAME` compares them). Keys made before the
+    endpoint was in them (no base URL first) simply stop matching: those answers are asked
+    again, nothing to migrate."""
     payload = json.dumps(
-        [model, list(messages), round(temperature, 4), max_tokens, list(stop or []), seed],
+        [base_url.rstrip("/"), model, list(messages), round(temperature, 4), max_tokens, list(stop or []), seed],
         sort_keys=True, ensure_ascii=False,
     )
     return hashlib.sha256(payload.encode()).hexdigest()
@@ -343,15 +364,7 @@ class LLMClient:
                 with attempt:
                     self._charge_request()
                     with self._slots:
-                        try:
-                            # the documented low-level call with our plain JSON body: the same
-                            # request as chat.completions.create, without its per-request walk
-                            # of the typed parameters, and its answer as plain JSON, read by
-                            # completion_from (together, half of a request's CPU here)
-                            data = self._client.post("/chat/completions", body=kwargs, cast_to=object)
-                        except (ValueError, openai.APIResponseValidationError) as e:  # JSONDecodeError too
-                            raise _Malformed(f"{type(e).__name__}: {str(e)[:200]}") from None
-                    got = completion_from(data)
+                        got, whole = self._post(kwargs, n, max_tokens)
         except BudgetExceeded:
             raise
         except _Malformed as e:
@@ -361,7 +374,35 @@ class LLMClient:
             raise self._describe(e) from None
         with self._lock:
             self._count(prompt_tokens=got.prompt_tokens, completion_tokens=got.completion_tokens)
-        return got.texts
+        cap = answer_cap(max_tokens)
+        return [cut(t, cap, ended=i < whole) for i, t in enumerate(got.texts)]
+
+    def _post(self, kwargs: dict[str, Any], n: int, max_tokens: int) -> tuple[Completion, int]:
+        """(the completion, how many of its answers came whole). The documented low-level call with
+        our plain JSON body: the same request as chat.completions.create, without its
+        per-request walk of the typed parameters, and its answer as plain JSON, read by
+        completion_from (together, half of a request's CPU here). Streamed (`stream=True`
+        with `cast_to=httpx.Response`: the body is not read by the client), so that at most
+        body_cap bytes of it are ever read."""
+        response = self._client.post("/chat/completions", body=kwargs, cast_to=httpx.Response, stream=True)
+        try:
+            body, truncated = read_bounded(response, body_cap(max_tokens, n))
+        except Exception as e:
+            err = transport_error(e, response.request)
+            if err is e:
+                raise
+            raise err from e
+        try:
+            data = parse_body(body, truncated)
+        except ValueError as e:  # not JSON: a gateway's page, an empty body
+            raise _Malformed(f"{type(e).__name__}: {str(e)[:200]}") from None
+        if truncated:  # the usage came after the cut: max_tokens charged per answer
+            texts = texts_reached(data, n)
+            if not texts:
+                raise _Malformed("no choices in the answer")
+            return Completion(texts + [""] * (n - len(texts)), 0, n * max_tokens), len(texts) - 1
+        got = completion_from(data)
+        return got, len(got.texts)
 
     # -- public API -----------------------------------------------------------------------
     def sample(
@@ -374,8 +415,9 @@ class LLMClient:
         stop: Sequence[str] | None = None,
         seed: int = 0,
     ) -> list[str]:
-        """n completions of one chat, served from the cache where it has them."""
-        key = request_key(self.model, messages, temperature, max_tokens, stop, seed)
+        """n completions of one chat, served from the cache where it has them. An answer cut
+        at its byte cap comes back without the cut's mark and is counted in `usage.cut`."""
+        key = request_key(self.base_url, self.model, messages, temperature, max_tokens, stop, seed)
         out: list[str | None] = [None] * n
         if self.cache is not None:
             for i in range(n):
@@ -397,7 +439,10 @@ class LLMClient:
                 if self.cache is not None:
                     self.cache.put(f"{key}:{i}", text)
             missing = missing[len(texts):]
-        return [t or "" for t in out]
+        answers = [uncut(t or "") for t in out]
+        with self._lock:  # counted alike whether the cache answered or not
+            self._count(samples=n, cut=sum(was_cut for _, was_cut in answers))
+        return [text for text, _ in answers]
 
     def map(self, fn: Callable[[T], R], items: Iterable[T]) -> list[R]:
         """Run fn over items concurrently (as many threads as request slots), keeping order."""

@@ -18,6 +18,7 @@ from analyzers import registry
 from analyzers.context import AnalysisContext
 from analyzers.diff import ChangeSet, FileChange, language_of
 from analyzers.llm import LLMClient, LLMError
+from analyzers.llm_answer import cut_note
 from analyzers.local_llm import ALIAS as EMBEDDED_ALIAS
 from analyzers.local_llm import SMALL_MODEL_NOTE
 from analyzers.options import OptionsError
@@ -40,9 +41,12 @@ def run_one(name: str, changes: ChangeSet, ctx: AnalysisContext) -> AnalyzerRepo
     if ctx.has_llm and not report.usage:
         spent = ctx.llm.usage.minus(before) if before else ctx.llm.usage
         report.usage = spent.as_dict()
-    if ctx.has_llm and ctx.llm.settings.model == EMBEDDED_ALIAS and report.usage.get("requests", 0) \
+    # samples, never requests: a note that a cache hit would leave out tells whether it hit
+    if ctx.has_llm and ctx.llm.settings.model == EMBEDDED_ALIAS and report.usage.get("samples", 0) \
             and SMALL_MODEL_NOTE not in report.notes:
         report.notes.append(SMALL_MODEL_NOTE)
+    if report.usage.get("cut", 0):
+        report.notes.append(cut_note(report.usage["cut"]))
     for f in changes.skipped:
         if not any(s.item == f.path for s in report.skipped):
             report.skipped.append(Skipped(f.path, f.skipped or "", kind_for(analyzer, f)))

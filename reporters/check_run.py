@@ -50,7 +50,6 @@ MAX_ANNOTATION_TITLE = 255  # bytes
 MAX_ANNOTATION_BYTES = 60_000  # message / raw_details: 64 KB, with room to spare
 LOWEST_SHOWN = 5
 OUTSIDE_SHOWN = 50  # findings outside the diff listed in the summary; the rest are counted
-PUBLIC_USAGE = ("requests", "tokens")  # of report.usage; cache hits go to /metrics only
 CHECK_PREFIX = "rtcbot / "
 RERUN_ACTION = "rerun"
 
@@ -226,9 +225,8 @@ def summary_of(report: AnalyzerReport, crossed: Sequence[str] = (), notes: Seque
     for note in report.notes:
         if note != readable.SMALL_MODEL_WARNING:
             lines.append(f"> {inert(note)}")
-    public = {k: v for k, v in report.usage.items() if k in PUBLIC_USAGE}
-    if public:  # never cache figures: they would tell one tenant what another's PRs hold
-        lines += ["", "LLM usage: " + ", ".join(f"{v:,} {k}" for k, v in public.items())]
+    if work := readable.llm_work(report.usage):  # samples only: never a cache oracle (readable.PUBLIC_USAGE)
+        lines += ["", work]
     return cut("\n".join(lines).strip() + "\n")
 
 

@@ -38,7 +38,9 @@ def score_columns(findings: Iterable[Finding]) -> list[str]:
 
 
 def render_json(reports: Sequence[AnalyzerReport]) -> str:
-    return json.dumps({"reports": [r.to_dict() for r in reports]}, indent=2, ensure_ascii=False)
+    """The reports as JSON, their usage as public as every output's (readable.public_usage)."""
+    return json.dumps({"reports": [{**r.to_dict(), "usage": readable.public_usage(r.usage)} for r in reports]},
+                      indent=2, ensure_ascii=False)
 
 
 def render_text(reports: Sequence[AnalyzerReport], width: int = 120) -> str:
@@ -78,8 +80,8 @@ def render_text(reports: Sequence[AnalyzerReport], width: int = 120) -> str:
             console.print(f"dismissed: {d}")
         for note in report.notes:
             console.print(f"note: {note}")
-        if report.usage:
-            console.print("usage: " + ", ".join(f"{k}={v}" for k, v in report.usage.items()))
+        if work := readable.llm_work(report.usage):
+            console.print(work)
     return buf.getvalue()
 
 

@@ -73,6 +73,25 @@ def counted(report: AnalyzerReport) -> str:
     return f"no {many}" if not n else f"{n:,} {one if n == 1 else many}"
 
 
+# What every public output (check runs, the step summary, SARIF, `--format text/json/markdown`)
+# says of a report's LLM usage: the samples its analyzer read, from the LLM cache or not.
+# Requests, tokens and cache hits differ between a cached answer and a fresh one, so they would
+# tell a fork's author whether this installation has sent the very same request before, from
+# another (private) repository; they stay on /metrics and the dashboard, for its own people.
+PUBLIC_USAGE = ("samples",)
+
+
+def public_usage(usage: Mapping[str, int]) -> dict[str, int]:
+    """The figures of `usage` a public output may show (PUBLIC_USAGE)."""
+    return {k: usage[k] for k in PUBLIC_USAGE if usage.get(k)}
+
+
+def llm_work(usage: Mapping[str, int]) -> str:
+    """ "LLM work: 15 samples" — the same whether the cache answered or not ("" without any)."""
+    n = public_usage(usage).get("samples", 0)
+    return f"LLM work: {n:,} sample{'' if n == 1 else 's'}" if n else ""
+
+
 def headline(report: AnalyzerReport) -> str:
     """One sentence with the analyzer's main figure, in words: its own (analyzers/registry.py
     `headline`), else how many findings and its first score."""

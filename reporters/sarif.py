@@ -26,6 +26,7 @@ from typing import Any
 from analyzers import registry
 from analyzers.checkout_files import split, write_text
 from analyzers.report import AnalyzerReport, Finding, Fix, Skipped
+from reporters import readable
 from reporters.base import Collecting, Sinks, need
 from reporters.untrusted import inert, plain
 
@@ -185,7 +186,7 @@ def report_run(report: AnalyzerReport) -> dict[str, Any]:
     if report.scores:
         properties["scores"] = dict(report.scores)
     if report.usage:
-        properties["usage"] = {k: v for k, v in report.usage.items() if k in ("requests", "tokens")}  # no cache figures
+        properties["usage"] = readable.public_usage(report.usage)  # samples: never a cache oracle
     if report.notes:
         properties["notes"] = list(report.notes)
     if report.skipped:

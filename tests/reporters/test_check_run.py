@@ -93,11 +93,14 @@ def test_error_report_fix_and_long_title() -> None:
     assert check_run.annotation_of(Finding("x", "no place")) is None
 
 
-def test_no_cache_figures_in_the_summary() -> None:
+def test_the_summary_says_the_samples_never_requests_tokens_or_cache_figures() -> None:
     r = report()
-    r.usage = {"requests": 5, "tokens": 900, "cache_hits": 3}
+    r.usage = {"requests": 5, "tokens": 900, "cache_hits": 3, "samples": 15}
     summary = check_run.render(r).summary
-    assert "5 requests, 900 tokens" in summary and "cache" not in summary
+    assert "LLM work: 15 samples" in summary
+    assert "requests" not in summary and "900" not in summary and "cache" not in summary
+    r.usage = {"requests": 0, "tokens": 0, "cache_hits": 15, "samples": 15}  # every answer cached
+    assert check_run.render(r).summary == summary
 
 
 def test_reporter_opens_completes_and_abandons_runs_on_the_fake_github(

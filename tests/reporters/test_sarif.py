@@ -43,7 +43,7 @@ def hand_reports() -> list[AnalyzerReport]:
                           evidence={"descriptions": ["rename x"]}, key="k-edit")],
         scores={"rtc": 0.33, "hunks": 1.0},
         skipped=[Skipped("README.md", "not code (markdown)"), Skipped("logo.png", "binary file")],
-        usage={"requests": 5, "tokens": 900, "cache_hits": 0},
+        usage={"requests": 5, "tokens": 900, "cache_hits": 0, "samples": 15},
     )
     crscore = AnalyzerReport(
         "crscore", "CRScore",
@@ -91,7 +91,7 @@ def test_hand_built_reports_validate_and_carry_everything() -> None:
     assert res["properties"]["scores"]["rtc@3"] == 1.0 and res["properties"]["scores"]["lift"] == 0.33
     assert res["partialFingerprints"] == {"rtcbotKey/v1": "k-edit"}
     assert edit["properties"]["scores"] == {"rtc": 0.33, "hunks": 1.0}
-    assert edit["properties"]["usage"]["requests"] == 5
+    assert edit["properties"]["usage"] == {"samples": 15}  # never requests, tokens or cache hits
     notes = edit["invocations"][0]["toolExecutionNotifications"]
     assert [n["message"]["text"] for n in notes] == ["skipped README.md: not code (markdown)",
                                                      "skipped logo.png: binary file"]
