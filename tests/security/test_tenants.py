@@ -134,7 +134,7 @@ def test_no_cache_figures_in_any_check_run(app: Callable[..., App],
     a.run()
     assert completions(gh, pr.head_sha) == 2
     written = check_run_text(gh)
-    assert re.search(r"llm usage: [0-9,]+ requests", written)
+    assert re.search(r"llm work: [0-9,]+ samples", written) and "requests" not in written
     assert "cache" not in written
 
 
