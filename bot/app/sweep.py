@@ -3,7 +3,7 @@ worker every RTCBOT_SWEEP_INTERVAL_S) routes deliveries that were recorded but n
 re-enqueues jobs whose worker died (no heartbeat for RTCBOT_STALE_AFTER_S; after
 RTCBOT_MAX_ATTEMPTS their check run is completed as neutral with the reason), sends again the
 messages of jobs queued too long (lost: RTCBOT_REQUEUE_AFTER_S) or never sent (the queue refused
-them: at once), and drops old delivery payloads.
+them: at once), drops old delivery payloads and the dashboard's expired sessions.
 
 `Resender`: a process whose message the queue refused (Redis away) marks the job unsent and
 tries again itself, after 1, 2, 4 … seconds (at most RESEND_MAX_WAIT_S apart) until the queue
@@ -134,13 +134,10 @@ class Sweeper:
             if store.jobs.requeue(job.id, expect="queued"):  # refreshes updated_at (and the unsent mark)
                 self.send([job.id])
                 done.add("resent", f"resent job {job.id} ({why_again})")
-        try:
-            pruned = store.deliveries.prune_payloads(s.payload_retention_s)
-        except Exception:
-            log.warning("could not prune delivery payloads", exc_info=True)
-        else:
-            if pruned:
-                done.add("pruned", f"dropped the payloads of {pruned} old deliveries", pruned)
+        done.clean_up("pruned", lambda: store.deliveries.prune_payloads(s.payload_retention_s),
+                      "prune delivery payloads", "dropped the payloads of {} old deliveries")
+        done.clean_up("sessions", store.sessions.prune, "drop expired dashboard sessions",
+                      "dropped {} expired dashboard session(s)")
         return done
 
 
@@ -150,17 +147,28 @@ def _ago(then: float | None) -> str:
 
 
 class Swept(dict[str, int]):
-    """What one sweep did: counts by kind (deliveries, requeued, abandoned, resent, pruned), and
-    in words (`str`), naming each delivery and job: "requeued job 12 (no heartbeat for 95 s);
-    resent job 14 (queued 610 s without a worker taking it)"; "" when it did nothing."""
+    """What one sweep did: counts by kind (deliveries, requeued, abandoned, resent, pruned,
+    sessions), and in words (`str`), naming each delivery and job: "requeued job 12 (no heartbeat
+    for 95 s); resent job 14 (queued 610 s without a worker taking it)"; "" when it did nothing."""
 
     def __init__(self) -> None:
-        super().__init__(deliveries=0, requeued=0, abandoned=0, resent=0, pruned=0)
+        super().__init__(deliveries=0, requeued=0, abandoned=0, resent=0, pruned=0, sessions=0)
         self.said: list[str] = []
 
     def add(self, kind: str, words: str, n: int = 1) -> None:
         self[kind] += n
         self.said.append(words)
+
+    def clean_up(self, kind: str, drop: Callable[[], int], what: str, said: str) -> None:
+        """Run one clean-up (`drop`: how many it dropped); a failure is one warning, not the
+        sweep's end."""
+        try:
+            n = drop()
+        except Exception:
+            log.warning("could not %s", what, exc_info=True)
+        else:
+            if n:
+                self.add(kind, said.format(n), n)
 
     def __str__(self) -> str:
         return "; ".join(self.said)

@@ -201,3 +201,15 @@ class DismissalRow(Base):
     reason: Mapped[str] = mapped_column(Text, default="")
 
     __table_args__ = (Index("ix_dismissals_repo", "repo_id", "repo"),)
+
+
+class DashboardSessionRow(Base):
+    """One dashboard session (bot/store/sessions.py): the browser's cookie holds only a random
+    id, this row a keyed hash of it and what the session knows (login, repositories, CSRF token,
+    the OAuth state), until `expires_at`; signing out deletes it, the sweep drops expired ones."""
+
+    __tablename__ = "dashboard_sessions"
+    id_hash: Mapped[str] = mapped_column(String(64), primary_key=True)  # HMAC-SHA256 of the id, hex
+    data: Mapped[dict[str, Any]] = mapped_column(JSON)
+    created_at: Mapped[float] = mapped_column(Float)
+    expires_at: Mapped[float] = mapped_column(Float, index=True)

@@ -27,6 +27,7 @@ from bot.store.jobs import Jobs
 from bot.store.published import Published
 from bot.store.qualifications import Qualifications
 from bot.store.schema import Delivery, JobRow, LLMUsageRow
+from bot.store.sessions import Sessions
 from bot.store.tenants import Installations
 from bot.store.usage import Usage
 from bot.store.workers import WorkerBeats
@@ -50,6 +51,7 @@ class Store:
         self.qualifications = Qualifications(self.db)
         self.cache = LLMCache(self.db)
         self.workers = WorkerBeats(self.db)
+        self.sessions = Sessions(self.db)  # the dashboard's sign-in sessions
         self.dismissals = Dismissals(self.db)
 
     def ping(self) -> None:

@@ -1,5 +1,6 @@
 """The dashboard and the qualification record as an attacker meets them: a session cookie they
-forged, a sign-in replayed, and a record at the base commit built to crash the reader."""
+forged, guessed or planted, a sign-in replayed, a `next` built to break the redirect, and a record
+at the base commit built to crash the reader."""
 
 from __future__ import annotations
 
@@ -9,15 +10,14 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 import httpx
+import pytest
 from flask import Flask
 from flask.sessions import SecureCookieSessionInterface
 
 from bot.core.qualification import refusal_from_text
 from tests.bot.dashboard.support import SESSION_SECRET, sign_in
-from tests.bot.dashboard.test_views import OTHER, REPO, dashboard_app, no_data
+from tests.bot.dashboard.test_views import COOKIE, OTHER, REPO, dashboard_app, no_data, session_id
 from tests.fakes.github_server import FakeGitHub
-
-COOKIE = "rtcbot_session"
 
 
 def cookie_for(secret: str, session: dict[str, object]) -> str:
@@ -29,19 +29,61 @@ def cookie_for(secret: str, session: dict[str, object]) -> str:
     return str(serializer.dumps(session))
 
 
-def test_a_session_cookie_forged_with_another_secret_gets_no_data(
+def test_a_session_cookie_carries_no_claim_even_signed_with_the_apps_secret(
         tmp_path: Path, fake_github: Callable[..., FakeGitHub]) -> None:
-    c = dashboard_app(tmp_path, fake_github()).test_client()
+    """The cookie is an id the store must know: a claim signed as Flask's cookie sessions were
+    (with a guessed secret, or the App's own), a guessed id, or nonsense opens nothing."""
+    gh = fake_github()
+    c = dashboard_app(tmp_path, gh).test_client()
     claim = {"login": "mallory", "repos": {OTHER: 77, REPO: 77}, "at": time.time(), "csrf": "x"}
-    c.set_cookie(COOKIE, cookie_for("a guess at the secret, long enough to look real", claim))
-    for path in (f"/dashboard/{OTHER}", f"/dashboard/{REPO}", "/dashboard"):
-        r = c.get(path)
-        assert r.status_code == 302 and r.headers["Location"].startswith("/login"), path
-        no_data(r.data)
-    # the control: the same claim signed with the App's secret is honoured, so the signature is
-    # what refused it above (never forge sessions in the App's name: keep RTCBOT_SESSION_SECRET secret)
-    c.set_cookie(COOKIE, cookie_for(SESSION_SECRET, claim))
-    assert c.get(f"/dashboard/{OTHER}").status_code == 200
+    for cookie in (cookie_for("a guess at the secret, long enough to look real", claim),
+                   cookie_for(SESSION_SECRET, claim), "A" * 43, "x" * 3000, "\u00e9\u00e9"):
+        c.set_cookie(COOKIE, cookie)
+        for path in (f"/dashboard/{OTHER}", f"/dashboard/{REPO}", "/dashboard"):
+            r = c.get(path)
+            assert r.status_code == 302 and r.headers["Location"].startswith("/login"), (cookie[:20], path)
+            no_data(r.data)
+    # the control: a real sign-in in the same client opens the user's own repository only
+    sign_in(c, gh)
+    assert c.get(f"/dashboard/{REPO}").status_code == 200 and c.get(f"/dashboard/{OTHER}").status_code == 404
+
+
+def test_a_session_id_planted_before_sign_in_is_not_carried_over(
+        tmp_path: Path, fake_github: Callable[..., FakeGitHub]) -> None:
+    """Session fixation: an attacker starts a sign-in, plants its id in the victim's browser;
+    the victim signs in under a new id, and the planted one opens nothing."""
+    gh = fake_github()
+    app = dashboard_app(tmp_path, gh)
+    attacker = app.test_client()
+    assert attacker.get("/login").status_code == 302
+    planted = session_id(attacker)
+    assert planted is not None
+    victim = app.test_client()
+    victim.set_cookie(COOKIE, planted)
+    sign_in(victim, gh)
+    assert victim.get(f"/dashboard/{REPO}").status_code == 200
+    assert session_id(victim) not in (None, planted)
+    r = attacker.get(f"/dashboard/{REPO}")
+    assert r.status_code == 302 and r.headers["Location"].startswith("/login")
+
+
+@pytest.mark.parametrize("go", [
+    "/dashboard\r\nSet-Cookie: rtcbot_session=planted", "/dashboard/x\ny", "/dashboard\r", "/dashboard%0d%0ax",
+    "//evil.example.com/dashboard", "https://evil.example.com/dashboard", "/dashboard/..//evil.example.com",
+    "/\\evil.example.com", "/dashboard\\..\\x", "/dashboard/../login", "/dashboard/./x", "javascript:alert(1)",
+    "/dashboardx", "/dashboard?x=https://evil.example.com", "/dashboard#x", "/dashboard/\x00", "/dashboard/\u0130",
+    "/dashboard/" + "a" * 400, " /dashboard", "/dashboard\t"])
+def test_a_bad_next_is_a_clear_400(tmp_path: Path, fake_github: Callable[..., FakeGitHub], go: str) -> None:
+    """Where signing in leads is a path of this dashboard: anything else is refused at /login
+    with one message (a CR/LF was a 500: the redirect's header could not be written)."""
+    gh = fake_github()
+    c = dashboard_app(tmp_path, gh).test_client()
+    r = c.get("/login", query_string={"next": go})
+    assert r.status_code == 400, r.data[:200]
+    assert "next page is not a page of this dashboard" in r.text
+    assert "evil" not in r.text and "Set-Cookie" not in r.text  # the value is not echoed
+    assert session_id(c) is None  # no sign-in started
+    assert not gh.requests
 
 
 def test_a_replayed_sign_in_callback_is_refused(tmp_path: Path, fake_github: Callable[..., FakeGitHub]) -> None:
@@ -94,5 +136,5 @@ def test_repository_names_from_github_are_only_ever_compared(tmp_path: Path) -> 
     store = Store(f"sqlite:///{tmp_path / 'db.sqlite3'}")
     seed(store, REPO, prs=2)
     hostile = [f"{REPO}' OR '1'='1", "x') OR 1=1 --", "%", "octo-org/%", "*", REPO.upper(), f"{REPO}\x00"]
-    assert repos_with_data(store, hostile) == set()
-    assert repos_with_data(store, [*hostile, REPO]) == {REPO}
+    assert repos_with_data(store, dict.fromkeys(hostile, 77)) == set()
+    assert repos_with_data(store, dict.fromkeys([*hostile, REPO], 77)) == {REPO}

@@ -33,5 +33,5 @@ def register_dashboard(app: Flask, settings: ServiceSettings, store: Store) -> N
         return
     from bot.app.dashboard.views import blueprint, configure
 
-    configure(app, settings)
+    configure(app, settings, store)
     app.register_blueprint(blueprint(settings, store))

@@ -1,19 +1,20 @@
 """The dashboard's routes: sign-in (GET /login, GET /oauth/callback, POST /logout), the list of
 a user's repositories (GET /dashboard) and a repository's page (GET /dashboard/OWNER/NAME).
 
-The session is Flask's signed cookie (itsdangerous): HttpOnly, SameSite=Lax, Secure unless the
-App's public URL is plain http on loopback; it expires after RTCBOT_SESSION_LIFETIME_S. It
-holds the user's login, the repositories they may see (of those the store has data for), the
-time they signed in and a CSRF token; never a token of GitHub's."""
+The session is held on the server (sessions.py, in the store): the cookie carries a random id
+only; signing out or the end of RTCBOT_SESSION_LIFETIME_S ends it there. It holds the user's
+login, the repositories they may see (of those the store has data for, any number), the time
+they signed in and a CSRF token; never a token of GitHub's."""
 
 from __future__ import annotations
 
 import hmac
 import logging
+import re
 import secrets
 import time
 from ipaddress import ip_address
-from typing import Any
+from typing import Any, TypeGuard
 from urllib.parse import urlsplit
 
 from flask import Blueprint, Flask, Response, redirect, render_template, request, session, url_for
@@ -21,11 +22,13 @@ from flask import Blueprint, Flask, Response, redirect, render_template, request
 from bot.app.dashboard import charts as charts_
 from bot.app.dashboard.data import load, repos_with_data
 from bot.app.dashboard.oauth import GitHubSignIn, SignInError, authorize_url
+from bot.app.dashboard.sessions import StoreSessionInterface, renew
 from bot.core.settings import ServiceSettings
 from bot.store.store import Store
 
 log = logging.getLogger(__name__)
-MAX_REPOS = 300  # repositories kept in the session (the cookie's size), at most
+MAX_NEXT = 300  # characters of a `next` path, at most
+NEXT_PATH = re.compile(r"/dashboard(/[A-Za-z0-9_.-]+)*/?")  # this app's pages; GitHub's names fit
 
 
 def _loopback_http(url: str | None) -> bool:
@@ -43,23 +46,24 @@ def _loopback_http(url: str | None) -> bool:
         return False
 
 
-def configure(app: Flask, settings: ServiceSettings) -> None:
-    """The app's session: signed with RTCBOT_SESSION_SECRET, expiring, HttpOnly, SameSite=Lax."""
-    app.secret_key = settings.session_secret
+def configure(app: Flask, settings: ServiceSettings, store: Store) -> None:
+    """The app's session: held in the store, its cookie HttpOnly, SameSite=Lax, Secure off loopback."""
+    assert settings.session_secret
+    app.session_interface = StoreSessionInterface(store.sessions, settings.session_secret,
+                                                  settings.session_lifetime_s)
     app.config.update(
         SESSION_COOKIE_NAME="rtcbot_session",
         SESSION_COOKIE_HTTPONLY=True,
         SESSION_COOKIE_SAMESITE="Lax",
         SESSION_COOKIE_SECURE=not _loopback_http(settings.public_url),
-        PERMANENT_SESSION_LIFETIME=int(settings.session_lifetime_s),
     )
 
 
-def _safe_next(value: str | None) -> str:
-    """Where to go after signing in: a dashboard path of this app, never another site."""
-    if value and value.startswith("/dashboard") and "//" not in value and "\\" not in value and len(value) < 300:
-        return value
-    return "/dashboard"
+def _safe_next(value: object) -> TypeGuard[str]:
+    """Whether `value` may be where signing in leads: a dashboard path of this app, never another
+    site (`//host`, a scheme, backslashes), a header break (CR/LF) or a `.`/`..` step."""
+    return (isinstance(value, str) and len(value) <= MAX_NEXT and NEXT_PATH.fullmatch(value) is not None
+            and not any(step in (".", "..") for step in value.split("/")))
 
 
 def blueprint(settings: ServiceSettings, store: Store) -> Blueprint:
@@ -116,11 +120,14 @@ def _sign_in_routes(bp: Blueprint, settings: ServiceSettings, store: Store) -> N
 
     @bp.get("/login")
     def login() -> Any:
+        go = request.args.get("next") or "/dashboard"
+        if not _safe_next(go):
+            return _message(400, "Sign-in refused", "The sign-in link's next page is not a page of this "
+                            "dashboard (a path such as /dashboard/OWNER/NAME); start again from /dashboard.")
         state = secrets.token_urlsafe(24)
-        session.clear()
+        renew(session)
         session["state"] = state
-        session["next"] = _safe_next(request.args.get("next"))
-        session.permanent = True
+        session["next"] = go
         return redirect(authorize_url(settings.github_url, github.client_id, _redirect_uri(settings), state))
 
     @bp.get("/oauth/callback")
@@ -142,13 +149,14 @@ def _sign_in_routes(bp: Blueprint, settings: ServiceSettings, store: Store) -> N
             return _message(502, "Sign-in failed", str(e))
         del token
         known = repos_with_data(store, user.repos)
-        visible = dict(sorted((r, i) for r, i in user.repos.items() if r in known)[:MAX_REPOS])
-        go = session.pop("next", "/dashboard")
-        session.clear()
+        visible = dict(sorted((r, i) for r, i in user.repos.items() if r in known))
+        go = session.get("next")
+        renew(session)  # a new id: one set before signing in is not carried over
         session.update(login=user.login, repos=visible, at=time.time(), csrf=secrets.token_urlsafe(24))
-        session.permanent = True
-        log.info("dashboard: %s signed in (%d repositories with data)", user.login, len(visible))
-        return redirect(_safe_next(go))
+        pruned = store.sessions.prune()
+        log.info("dashboard: %s signed in (%d repositories with data; %d expired sessions dropped)",
+                 user.login, len(visible), pruned)
+        return redirect(go if _safe_next(go) else "/dashboard")
 
     @bp.post("/logout")
     def logout() -> Any:
@@ -156,7 +164,7 @@ def _sign_in_routes(bp: Blueprint, settings: ServiceSettings, store: Store) -> N
         given = request.form.get("csrf", "")
         if not isinstance(expected, str) or not hmac.compare_digest(expected.encode(), given.encode()):
             return _message(400, "Not signed out", "The form's CSRF token is missing or wrong; reload the page.")
-        session.clear()
+        session.clear()  # the session ends in the store; its cookie is removed
         return _message(200, "Signed out", "You are signed out.")
 
 

@@ -82,6 +82,17 @@ def seed(store: Store, repo: str, prs: int = 30, *, now: float | None = None, se
                          llm_tokens=requests * 410))
 
 
+def seed_names(store: Store, repos: list[str], *, now: float | None = None) -> None:
+    """One completed EditingRTC check run for each of `repos`: enough for sign-in to count them
+    as repositories with data, and for each page to draw."""
+    at = time.time() - 3600 if now is None else now
+    with store.db.session() as s:
+        for n, repo in enumerate(repos):
+            s.add(CheckRunRow(repo=repo, name=EDITING_RTC, head_sha=f"{n:040x}", github_id=90_000 + n, pr_number=1,
+                              status="completed", conclusion="success", updated_at=at,
+                              scores={"rtc": 2 / 3, "lift": 1 / 3, "hunks": 3.0}))
+
+
 def sign_in(client: FlaskClient, gh: FakeGitHub, next_path: str = "/dashboard") -> Any:
     """Sign in through the fake GitHub with Flask's test client; the callback's answer."""
     start = client.get(f"/login?next={next_path}")

@@ -1,5 +1,6 @@
 """/dashboard behind "Sign in with GitHub", through Flask's test client and the fake GitHub (real
-HTTP): who sees what, state and CSRF checks, the session's expiry and cookie flags."""
+HTTP): who sees what, state and CSRF checks, the session held in the store (its cookie an id
+only; signing out and expiry end it there) and the cookie's flags."""
 
 from __future__ import annotations
 
@@ -11,12 +12,15 @@ from pathlib import Path
 from flask import Flask
 from flask.testing import FlaskClient
 
+from bot.app.dashboard.sessions import ID_SHAPE, StoreSessionInterface
 from bot.app.jobs import Runtime
 from bot.app.web import create_app
+from bot.store.schema import DashboardSessionRow
 from tests.bot.app_support import make_settings
 from tests.bot.dashboard.support import dashboard_settings, seed, sign_in
 from tests.fakes.github_server import FakeGitHub
 
+COOKIE = "rtcbot_session"
 REPO = "octo-org/widgets"  # the fake GitHub's repository, which its user can reach
 OTHER = "octo-org/secret"  # in the store, but not the user's
 
@@ -27,6 +31,20 @@ def dashboard_app(tmp_path: Path, gh: FakeGitHub, **kw: object) -> Flask:
     seed(rt.store, REPO, prs=6)
     seed(rt.store, OTHER, prs=3)
     return app
+
+
+def session_id(c: FlaskClient) -> str | None:
+    """The id in the client's session cookie (None: no cookie)."""
+    cookie = c.get_cookie(COOKIE)
+    return cookie.value if cookie else None
+
+
+def stored(app: Flask, sid: str) -> DashboardSessionRow | None:
+    """The store's row of session `sid` (as the app finds it: by the id's keyed hash)."""
+    interface = app.session_interface
+    assert isinstance(interface, StoreSessionInterface)
+    rt: Runtime = app.extensions["rtcbot"]
+    return rt.store.sessions.get(interface.id_hash(sid))
 
 
 def no_data(body: bytes) -> None:
@@ -73,10 +91,16 @@ def test_a_user_sees_their_repositories_and_no_other(tmp_path: Path, fake_github
     assert other.status_code == missing.status_code == 404
     assert other.data == missing.data  # another user's repository looks like one that does not exist
     no_data(other.data)
-    # the session holds who and what, never GitHub's token
+    # the session holds who and what, never GitHub's token; the cookie only its id
     with c.session_transaction() as s:
         assert s["login"] == "octocat" and s["repos"] == {REPO: gh.installation_id}
         assert not any("ghu_" in str(v) for v in s.values())
+    sid = session_id(c)
+    assert sid is not None and ID_SHAPE.fullmatch(sid)
+    row = stored(app, sid)
+    assert row is not None and row.data["login"] == "octocat"
+    rt: Runtime = app.extensions["rtcbot"]
+    assert rt.store.sessions.get(sid) is None  # the store keeps a hash of the id, never the id
     assert [r.path for r in gh.requests if r.path.startswith("/user")] == [
         "/user", "/user/installations", f"/user/installations/{gh.installation_id}/repositories"]
 
@@ -117,11 +141,36 @@ def test_a_code_github_refuses_is_a_clear_error(tmp_path: Path, fake_github: Cal
 
 def test_an_expired_session_shows_nothing(tmp_path: Path, fake_github: Callable[..., FakeGitHub]) -> None:
     gh = fake_github()
-    c = dashboard_app(tmp_path, gh, session_lifetime_s=600).test_client()
+    app = dashboard_app(tmp_path, gh, session_lifetime_s=600)
+    c = app.test_client()
     sign_in(c, gh)
     assert c.get(f"/dashboard/{REPO}").status_code == 200
+    sid = session_id(c)
+    assert sid is not None
+    row = stored(app, sid)
+    assert row is not None and 599 < row.expires_at - row.created_at <= 600  # the lifetime, from signing in
+    rt: Runtime = app.extensions["rtcbot"]
+    interface = app.session_interface
+    assert isinstance(interface, StoreSessionInterface)
+    rt.store.sessions.put(interface.id_hash(sid), row.data, created_at=row.created_at - 601,
+                          expires_at=time.time() - 1)  # the same session, its end passed
+    r = c.get(f"/dashboard/{REPO}")
+    assert r.status_code == 302 and r.headers["Location"].startswith("/login")
+    no_data(r.data)
+    assert session_id(c) is None  # the cookie is removed
+    c.set_cookie(COOKIE, sid)  # and presented again, it still opens nothing
+    assert c.get(f"/dashboard/{REPO}").status_code == 302
+    assert rt.sweep()["sessions"] == 1  # the sweep drops the expired row
+    assert rt.store.sessions.prune(now=time.time() + 10**6) == 0
+
+
+def test_a_lifetime_shortened_since_signing_in_ends_the_session(tmp_path: Path,
+                                                                 fake_github: Callable[..., FakeGitHub]) -> None:
+    gh = fake_github()
+    c = dashboard_app(tmp_path, gh, session_lifetime_s=600).test_client()
+    sign_in(c, gh)
     with c.session_transaction() as s:
-        s["at"] = time.time() - 601
+        s["at"] = time.time() - 601  # signed in longer ago than RTCBOT_SESSION_LIFETIME_S allows now
     r = c.get(f"/dashboard/{REPO}")
     assert r.status_code == 302 and r.headers["Location"].startswith("/login")
     no_data(r.data)
@@ -142,6 +191,25 @@ def test_logout_needs_the_csrf_token(tmp_path: Path, fake_github: Callable[..., 
     assert c.get(f"/dashboard/{REPO}").status_code == 302
 
 
+def test_logout_ends_the_session_on_the_server(tmp_path: Path, fake_github: Callable[..., FakeGitHub]) -> None:
+    gh = fake_github()
+    app = dashboard_app(tmp_path, gh)
+    c = app.test_client()
+    sign_in(c, gh)
+    sid = session_id(c)
+    assert sid is not None and stored(app, sid) is not None
+    token = re.search(r'name="csrf" value="([^"]+)"', c.get("/dashboard").text).group(1)  # type: ignore[union-attr]
+    out = c.post("/logout", data={"csrf": token})
+    assert out.status_code == 200 and "You are signed out" in out.text
+    assert session_id(c) is None and stored(app, sid) is None
+    replay = app.test_client()  # the cookie copied before signing out, presented again
+    replay.set_cookie(COOKIE, sid)
+    for path in (f"/dashboard/{REPO}", "/dashboard"):
+        r = replay.get(path)
+        assert r.status_code == 302 and r.headers["Location"].startswith("/login?next="), path
+        no_data(r.data)
+
+
 def cookie_of(c: FlaskClient) -> str:
     return c.get("/login").headers["Set-Cookie"]
 
@@ -155,8 +223,11 @@ def test_session_cookie_flags(tmp_path: Path, fake_github: Callable[..., FakeGit
     assert "Expires=" in public  # a permanent session, expiring with the lifetime
 
 
-def test_login_never_sends_a_user_elsewhere(tmp_path: Path, fake_github: Callable[..., FakeGitHub]) -> None:
+def test_login_leads_to_the_page_asked_for_or_the_dashboard(tmp_path: Path,
+                                                            fake_github: Callable[..., FakeGitHub]) -> None:
     gh = fake_github()
     c = dashboard_app(tmp_path, gh).test_client()
-    back = sign_in(c, gh, "//evil.example.com/x")
+    back = sign_in(c, gh, "")
     assert back.status_code == 302 and back.headers["Location"] == "/dashboard"
+    back = sign_in(c, gh, f"/dashboard/{OTHER}/")
+    assert back.status_code == 302 and back.headers["Location"] == f"/dashboard/{OTHER}/"
