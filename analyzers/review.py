@@ -30,7 +30,8 @@ from analyzers.context import AnalysisContext
 from analyzers.crscore import score as crs
 from analyzers.crscore.analyzer import CRScoreAnalyzer, Unit
 from analyzers.crscore.sts import EmbeddingError, shared_embedder
-from analyzers.diff import ChangeSet, FileChange, Hunk
+from analyzers.diff import CODE_LANGUAGES, ChangeSet, FileChange, Hunk
+from analyzers.format_watch import FormatWatch
 from analyzers.llm import LLMClient, LLMError, Message
 from analyzers.options import AnalyzerOptions
 from analyzers.report import AnalyzerReport, Finding, Skipped
@@ -126,10 +127,18 @@ class HunkWork:
     unparsed: int = 0  # answers with no entry that parsed
     off_hunk: int = 0  # entries on a line the hunk does not show
     error: str | None = None
+    not_asked: bool = False  # the format watch had stopped the run before its turn
 
 
-def ask(llm: LLMClient, work: HunkWork, opts: ReviewOptions) -> None:
-    """K answers for one hunk (cached), parsed; the candidates on lines the hunk shows."""
+SHAPE = '"Line <n>: <comment>"'
+
+
+def ask(llm: LLMClient, work: HunkWork, opts: ReviewOptions, watch: FormatWatch | None = None) -> None:
+    """K answers for one hunk (cached), parsed; the candidates on lines the hunk shows. Not
+    asked once `watch` has stopped the run (the model keeps missing the format)."""
+    if watch is not None and watch.stopped:
+        work.not_asked = True
+        return
     try:
         answers = llm.sample(messages(work.file.path, work.hunk), n=opts.candidates,
                              temperature=opts.temperature, max_tokens=opts.comment_tokens)
@@ -140,6 +149,8 @@ def ask(llm: LLMClient, work: HunkWork, opts: ReviewOptions) -> None:
     seen: set[str] = set()
     for answer in answers:
         parsed = parse_candidates(answer)
+        if watch is not None:
+            watch.saw(bool(parsed))
         if not parsed:
             work.unparsed += 1
         for c in parsed:
@@ -207,7 +218,9 @@ class ReviewAnalyzer:
         todo: list[HunkWork] = []
         for fc, h in changes.hunks():
             where = f"{fc.path}:{h.span[0]}"
-            if not h.added_lines:
+            if fc.language not in CODE_LANGUAGES:  # as EditingRTC: a reviewer of code
+                report.skipped.append(Skipped(where, f"not code ({fc.language or 'unknown language'})", "policy"))
+            elif not h.added_lines:
                 report.skipped.append(Skipped(where, "no added lines to review", "policy"))
             elif len(todo) >= opts.max_hunks:
                 report.skipped.append(Skipped(where, f"over the limit of {opts.max_hunks} hunks per run"))
@@ -222,10 +235,16 @@ class ReviewAnalyzer:
             report.error = f"the review analyzer needs an LLM: {e}"
             return report
         before = llm.usage.copy()
-        llm.map(lambda w: ask(llm, w, opts), todo)
+        watch = FormatWatch()
+        llm.map(lambda w: ask(llm, w, opts, watch), todo)
         for w in todo:
-            if w.error:
+            if w.not_asked:
+                report.skipped.append(Skipped(f"{w.file.path}:{w.hunk.span[0]}", watch.reason(SHAPE)))
+            elif w.error:
                 report.skipped.append(Skipped(f"{w.file.path}:{w.hunk.span[0]}", f"no candidates: {w.error}"))
+        format_note = watch.note(SHAPE, sum(w.not_asked for w in todo))
+        if format_note and watch.bad:
+            report.notes.append(format_note)
         live = [w for w in todo if w.candidates]
         CRScoreAnalyzer().pseudo_references([w.unit for w in live], ctx, report)
         scored = self._score(live, report)
@@ -237,9 +256,6 @@ class ReviewAnalyzer:
         per_hunk = {id(w): len(w.candidates) for w in todo}
         report.findings = [finding_of(s, per_hunk[id(s.work)]) for s in kept]
         unparsed, off = sum(w.unparsed for w in todo), sum(w.off_hunk for w in todo)
-        answers = opts.candidates * sum(w.error is None for w in todo)
-        if unparsed:
-            report.notes.append(f"{unparsed} of {answers} answers had no \"Line <n>: <comment>\" entry")
         if off:
             report.notes.append(f"{off} candidate(s) were on lines the hunk does not show")
         report.notes.append(f"{len(items)} candidates on {len(live)} hunk(s); {len(kept)} kept "

@@ -161,3 +161,39 @@ def test_crscore_lists_what_no_comment_covered_smells_first_with_lines() -> None
         "not covered by any review comment: stats/a.py:2-3 — An empty list raises ZeroDivisionError.",
         "1 changed hunk(s) have no review comment: io/c.py:2-3",
     ]
+
+
+NOT_CODE = ("--- a/deploy/values.yaml\n+++ b/deploy/values.yaml\n@@ -1,2 +1,3 @@\n replicas: 2\n"
+            "-image: app:1\n+image: app:2\n+pull: always\n")
+
+
+@pytest.mark.model
+def test_hunks_that_are_not_code_are_not_sent_to_the_reviewer(
+        scripted_llm: Callable[..., ScriptedLLM], tmp_path: Path) -> None:
+    server = scripted_llm(responder)
+    ctx = AnalysisContext(llm_factory=lambda: client_for(server, tmp_path), options={"review": {}})
+    report = registry.get("review").run(parse_diff(NOT_CODE + DIFF), ctx)
+    asked = [last_user_text(r) for r in server.requests if "Summary of changes" not in last_user_text(r)]
+    assert len(asked) == 3 and not any("values.yaml" in t for t in asked)
+    assert [(s.item, s.reason) for s in report.skipped if "values.yaml" in s.item] == [
+        ("deploy/values.yaml:2", "not code (yaml)")]
+
+
+def _many_hunks(n: int) -> str:
+    return "".join(_file(f"pkg/m{i}.py", "total = 0", f"total = {i}") for i in range(n))
+
+
+@pytest.mark.model
+def test_a_model_that_never_answers_in_the_format_is_stopped_after_a_handful(
+        scripted_llm: Callable[..., ScriptedLLM], tmp_path: Path) -> None:
+    server = scripted_llm(lambda req: ["I think this change looks reasonable overall."] * int(req.get("n", 1)))
+    llm = client_for(server, tmp_path, max_concurrency=1)  # the embedded model's one request at a time
+    ctx = AnalysisContext(llm_factory=lambda: llm, options={"review": {"max_hunks": 19}})
+    report = registry.get("review").run(parse_diff(_many_hunks(19)), ctx)
+    # 4 answers a request: the watch has seen 8 (a handful) after two hunks, none in format
+    assert server.request_count == 2
+    stopped = [s for s in report.skipped if "keep missing the expected format" in s.reason]
+    assert len(stopped) == 17 and "0 of 8 in it" in stopped[0].reason
+    assert any("8 of 8 answers were not in the expected format" in n and "stopped after 8 answers" in n
+               and "17 hunk(s) not asked" in n for n in report.notes), report.notes
+    assert report.findings == []
