@@ -26,6 +26,8 @@ from pathlib import Path
 from statistics import fmean
 from typing import Any
 
+from analyzers import format_watch
+
 RECORD_VERSION = 1
 SIZE_BUCKETS: tuple[tuple[str, int], ...] = (("small", 4), ("medium", 16))  # changed lines ≤; else large
 
@@ -176,6 +178,10 @@ def verdict_of(result: ModelResult, thresholds: Thresholds) -> ModelResult:
         reasons.append(f"lift's lower bound {result.lift_low:+.3f} is not above {thresholds.min_lift_lower:+.3f}")
     if thresholds.min_rtc is not None and result.rtc < thresholds.min_rtc:
         reasons.append(f"RTC {result.rtc:.3f} is below {thresholds.min_rtc:.3f}")
+    if result.format_share is not None and result.format_share < format_watch.MIN_SHARE:
+        # the rule a review applies while it runs: such a model is stopped after a handful
+        reasons.append(f"{result.format_share:.0%} of its answers in the expected format, "
+                       f"under {format_watch.MIN_SHARE:.0%}")
     result.reasons = reasons
     result.qualified = not reasons
     return result
