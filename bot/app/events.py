@@ -10,22 +10,26 @@ Job kinds (each a frozen dataclass; stored as JSON in the jobs table, see `to_sp
 - `AnalyzeJob` (`analyze`): one analyzer on one head SHA: one check run "rtcbot / <title>".
 - `InstallationJob` (`installation`): remember an installation (created, deleted, suspended, …).
 - `FeedbackJob` (`feedback`): a pull request closed: what became of rtcbot's suggestions.
+- `CommandJob` (`command`): a comment addressed to the App (`@<slug> rerun`; bot/app/command_events.py).
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Annotated, Any, Literal
 
 from pydantic import Field, TypeAdapter, ValidationError
 
+from bot.app.command_events import COMMAND_EVENTS, CommandJob, command_job
+
 # a check run's name, external_id and Re-run button are the check-run reporter's (one renderer)
 from reporters.check_run import CHECK_PREFIX, RERUN_ACTION
 
 PR_ACTIONS = frozenset({"opened", "synchronize", "reopened", "ready_for_review"})
 COMMENT_ACTIONS = frozenset({"created", "edited"})
-__all__ = ["AnalyzeJob", "BadJob", "FeedbackJob", "InstallationJob", "Job", "PRJob",
+__all__ = ["AnalyzeJob", "BadJob", "CommandJob", "FeedbackJob", "InstallationJob", "Job", "PRJob",
            "Routed",
            "from_spec", "parse_external_id", "route", "to_spec"]
 
@@ -99,7 +103,7 @@ class FeedbackJob:
     merged: bool = False
 
 
-Job = PRJob | AnalyzeJob | InstallationJob | FeedbackJob
+Job = PRJob | AnalyzeJob | InstallationJob | FeedbackJob | CommandJob
 
 _JOB: TypeAdapter[Job] = TypeAdapter(Annotated[Job, Field(discriminator="kind")])
 
@@ -177,14 +181,15 @@ def _closed(pr: Mapping[str, Any]) -> str | None:
 
 def route(event: str, payload: Mapping[str, Any], *,
           comment_analyzers: Sequence[str] = ("crscore",),
-          titles: Mapping[str, str] | None = None) -> Routed:
+          titles: Mapping[str, str] | None = None, slug: str | None = None) -> Routed:
     """The jobs one delivery asks for. `titles` maps check titles ("EditingRTC") to analyzer
-    names, for check runs whose external_id does not say (created before it did).
+    names, for check runs whose external_id does not say (created before it did). `slug`: the
+    App's name, which a command addresses (`@<slug> help`; bot/app/command_events.py).
 
     A delivery that names no installation (a repository or organization webhook, not the
     App's) makes no job: every job acts through an installation's token, so it could only
     fail; the note says why."""
-    routed = _route(event, payload, comment_analyzers=comment_analyzers, titles=titles)
+    routed = _route(event, payload, comment_analyzers=comment_analyzers, titles=titles, slug=slug)
     if routed.jobs and _base(payload).installation_id is None:
         return Routed(note=f"{event}: no installation in the payload (a repository or organization webhook, "
                            "not the GitHub App's); rtcbot acts only on deliveries from an installation of its App")
@@ -192,7 +197,7 @@ def route(event: str, payload: Mapping[str, Any], *,
 
 
 def _route(event: str, payload: Mapping[str, Any], *, comment_analyzers: Sequence[str],
-           titles: Mapping[str, str] | None) -> Routed:
+           titles: Mapping[str, str] | None, slug: str | None = None) -> Routed:
     if event == "ping":
         return Routed(note="pong")
     if not isinstance(payload.get("repository"), Mapping) and not event.startswith("installation"):
@@ -201,6 +206,8 @@ def _route(event: str, payload: Mapping[str, Any], *, comment_analyzers: Sequenc
     action = payload.get("action")
     if event == "pull_request":
         return _pull_request(action, payload, b)
+    if event in COMMAND_EVENTS and (command := _command(event, payload, b, slug)) is not None:
+        return command
     if event in ("pull_request_review_comment", "pull_request_review"):
         return _review(event, action, payload, b, comment_analyzers)
     if event == "check_run":
@@ -249,6 +256,15 @@ def _review(event: str, action: Any, payload: Mapping[str, Any], b: _Base,
     return Routed([AnalyzeJob(repo=b.repo, default_branch=b.default_branch, installation_id=b.installation_id,
                               pr_number=number, head_sha=sha, analyzer=name, force=True, reason=event)
                    for name in comment_analyzers])
+
+
+def _command(event: str, payload: Mapping[str, Any], b: _Base, slug: str | None) -> Routed | None:
+    """A comment that is a command: its job; a conversation comment that is not: why; None
+    for a review comment that is not (it is scored like any other)."""
+    made = command_job(event, payload, dataclasses.asdict(b), slug)
+    if isinstance(made, CommandJob):
+        return Routed([made])
+    return Routed(note=made) if event == "issue_comment" else None
 
 
 def _check_run(action: Any, payload: Mapping[str, Any], b: _Base, titles: Mapping[str, str] | None) -> Routed:

@@ -2,7 +2,10 @@
 recorded with its jobs in one transaction, then the job ids sent to the queue. Forced work (a
 re-run request, an edited review comment) is debounced: a burst makes one analysis per head
 and analysis per RTCBOT_FORCE_DEBOUNCE_S (bot/store/jobs.py `insert_job`). A queue that
-refuses a message loses nothing: the job stays queued in the store (bot/app/sweep.py)."""
+refuses a message loses nothing: the job stays queued in the store (bot/app/sweep.py). A comment
+that may be a command (bot/app/command_events.py) is routed with the App's name (`GET /app`,
+asked once per process): when GitHub cannot say it, the delivery is recorded unrouted and the
+sweep routes it later."""
 
 from __future__ import annotations
 
@@ -12,9 +15,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from analyzers import registry
-from bot.app import events, feedback
+from bot.app import command_events, events, feedback
 from bot.app.sweep import why
 from bot.core.settings import ServiceSettings
+from bot.github import app_identity
 from bot.store.store import Store
 
 log = logging.getLogger(__name__)
@@ -60,7 +64,12 @@ class Intake:
 
     def route(self, event: str, payload: dict[str, Any]) -> events.Routed:
         return events.route(event, payload, comment_analyzers=self.settings.comment_analyzers,
-                            titles=self.titles() if event == "check_run" else None)
+                            titles=self.titles() if event == "check_run" else None,
+                            slug=self.slug() if command_events.may_address(event, payload) else None)
+
+    def slug(self) -> str:
+        """The App's name, which commands address (`@<slug> help`): its bot's login less `[bot]`."""
+        return app_identity(self.settings).bot_login.removesuffix("[bot]")
 
     def accept(self, delivery_id: str, event: str, payload: dict[str, Any], body: bytes | str) -> Accepted | None:
         """A verified delivery: route it (pure), then record it with its jobs in one transaction

@@ -15,6 +15,7 @@ from huey import Huey
 
 from analyzers.llm import LLMClient
 from bot.app import events
+from bot.app.comment_commands import CommentCommands
 from bot.app.intake import Accepted, Intake
 from bot.app.pipeline import GithubFactory, Pipeline, PRInputs
 from bot.app.queue import make_huey
@@ -39,10 +40,13 @@ class Runtime:
         self.store = store or Store(settings.database())
         self.huey = huey or make_huey(settings)
         self.checks = CheckRuns(self.store.checks)
-        self.pipeline = Pipeline(settings, self.store, github or (lambda inst: installation_client(settings, inst)),
+        factory = github or (lambda inst: installation_client(settings, inst))
+        self.pipeline = Pipeline(settings, self.store, factory,
                                  self.checks, lambda job_id, inputs: self.worker.run_job(job_id, inputs))
         self.worker = Worker(settings, self.store, self.pipeline)
         self.intake = Intake(settings, self.store, self.send, self.pipeline.owns)
+        self.pipeline.commands = CommentCommands(settings, self.store, factory, self.send,
+                                                 self.intake.slug, self.pipeline.owns)
         self.task = self.huey.task(name="rtcbot.run_job")(self.run_job)
         self.resender = Resender(self.store, self.enqueue)
         self.sweep = Sweeper(self.store, settings, self.intake.route_delivery, self.send,

@@ -15,7 +15,8 @@ output and annotations in batches of 50 → findings stored. The LLM client's ca
 store, keyed by installation, so a push that leaves a hunk unchanged sends no LLM request for
 it and no tenant is served another's answers; each job's LLM use is bounded by its budget.
 
-`FeedbackJob`: a pull request closed; `InstallationJob`: an installation's state recorded.
+`FeedbackJob`: a pull request closed; `InstallationJob`: an installation's state recorded;
+`CommandJob`: a comment addressed to the App, answered by `commands` (bot/app/comment_commands.py).
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from analyzers import registry
 from analyzers.context import AnalysisContext, ReviewComment
 from analyzers.llm import LLMClient
 from bot.app import events, feedback
+from bot.app.command_events import CommandJob
 from bot.app.events import AnalyzeJob, FeedbackJob, InstallationJob, Job, PRJob
 from bot.app.results import publish_results, record
 from bot.core import budget, qualification
@@ -58,6 +60,7 @@ log = logging.getLogger(__name__)
 GithubFactory = Callable[[int], GitHub]
 JobEnd = tuple[str, str, dict[str, int]]  # (status, result, LLM usage)
 RunJob = Callable[[int, "PRInputs | None"], str]
+Commands = Callable[[JobRow, CommandJob], tuple[str, str]]  # a command job → (status, result)
 
 
 class JobError(RuntimeError):
@@ -84,6 +87,7 @@ class Pipeline:
         self._github = github
         self.checks = checks
         self.run_job = run_job  # the worker's: an analysis the `pr` job makes runs as its own job
+        self.commands: Commands | None = None  # the App's answers to commands (set by its Runtime)
 
     def dispatch(self, row: JobRow, job: Job, inputs: PRInputs | None) -> JobEnd:
         if isinstance(job, InstallationJob):
@@ -92,6 +96,10 @@ class Pipeline:
             return "done", f"installation {job.action}", {}
         if isinstance(job, FeedbackJob):
             return self._closed(job)
+        if isinstance(job, CommandJob):
+            if self.commands is None:
+                raise JobError("this process does not answer commands")
+            return (*self.commands(row, job), {})
         if isinstance(job, PRJob):
             return (*self._fan_out(row, job), {})
         return self._analyze(row, job, inputs)

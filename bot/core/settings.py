@@ -230,6 +230,11 @@ class ServiceSettings(ToolSettings, GitHubSettings, LogSettings):
     # forced work (re-run requests, edited review comments): at most one analysis per head and
     # analysis per window; a delivery's payload is dropped this long after it was routed
     force_debounce_s: float = Field(default=30.0, ge=0)
+    # `@<slug> rerun` (bot/app/comment_commands.py): re-runs a pull request's author may ask for
+    # on it a day without write access (people with write access: any, debounced as above)
+    author_reruns_per_day: int = Field(default=5, ge=0, le=100)
+    # how long a user's permission on a repository (who may `ignore`) is taken as known
+    permission_cache_s: float = Field(default=60.0, ge=0, le=3600)
     payload_retention_s: float = Field(default=7 * 24 * 3600.0, ge=0)
 
     @field_validator("allowed_models", "analyzers", "comment_analyzers", "reporters", mode="before")

@@ -4,6 +4,7 @@ A job's work is identified by (kind, repository, head SHA, analyzer, pull reques
 same work is already queued or running is not made again; a forced one (a re-run, an edited
 comment) is made unless the same work is still queued or was forced within the debounce window.
 A queued job whose queue message could not be sent is marked unsent (updated_at = UNSENT).
+A job whose spec has a `once` key (a command: its comment) is made at most once, ever.
 """
 
 from __future__ import annotations
@@ -46,6 +47,10 @@ def _unsent_statement(null_keys: tuple[str, ...]) -> Any:
                                    JobRow.updated_at == UNSENT).limit(1)
 
 
+_ONCE = select(JobRow.id).where(JobRow.kind == bindparam("kind"), JobRow.repo == bindparam("repo"),
+                                JobRow.spec["once"].as_string() == bindparam("once")).limit(1)
+
+
 @functools.cache
 def _same_job_statement(null_keys: tuple[str, ...]) -> Any:
     """SELECT a queued or running job doing the same work, with bound parameters (built once
@@ -67,9 +72,13 @@ def insert_job(c: Connection, spec: dict[str, Any], delivery_id: str | None, now
     already queued or running. A forced job (a re-run, an edited comment: work to do again
     even where it was done) is made unless the same work is still queued (it reads the PR
     when it runs) or was forced within the last `force_window_s` (a burst of re-runs or
-    edits makes one analysis per head and analysis per window)."""
+    edits makes one analysis per head and analysis per window). A job with a `once` key (a
+    command: its comment's id) is made only if no job of its kind ever had that key."""
     shape, params = job_keys(spec)
-    if spec.get("force"):
+    if spec.get("once"):
+        if c.scalar(_ONCE, {"kind": spec["kind"], "repo": spec["repo"], "once": str(spec["once"])}) is not None:
+            return None
+    elif spec.get("force"):
         if c.scalar(_debounce_statement(shape), {**params, "since": now - force_window_s}) is not None:
             return None
     elif c.scalar(_same_job_statement(shape), params) is not None:

@@ -109,7 +109,8 @@ def test_unknown_event_is_acknowledged_and_ignored(app_url) -> None:  # type: ig
     url, rt = app_url
     r = deliver(url, "issue_comment", payload("issue_comment", "created.payload.json"), delivery="ic")
     assert r.status_code == 200 and r.json()["jobs"] == []
-    assert r.json()["message"] == "received; nothing queued: event 'issue_comment' is not handled"
+    assert r.json()["message"] == ("received; nothing queued: issue_comment: a comment on an issue, "
+                                   "not on a pull request")
     assert rt.store.deliveries.get("ic").status == "ignored"  # type: ignore[union-attr]
     assert rt.store.jobs.where() == []
 

@@ -142,7 +142,8 @@ def test_installation_events(event: str, name: str, active: bool) -> None:
 def test_ping_and_unknown_events_make_nothing() -> None:
     assert events.route("ping", load("ping", "payload.json")).note == "pong"
     routed = events.route("issue_comment", load("issue_comment", "created.payload.json"))
-    assert routed.jobs == [] and "not handled" in routed.note
+    assert routed.jobs == [] and "not on a pull request" in routed.note
+    assert "not handled" in events.route("issues", load("issue_comment", "created.payload.json")).note
 
 
 def test_external_id_round_trip() -> None:

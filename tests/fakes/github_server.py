@@ -22,6 +22,8 @@ It speaks real HTTP and checks what GitHub checks:
 - the contents API's raw media type (`Accept: application/vnd.github.raw+json`); its JSON form
   answers a file over `max_json_bytes` (1 MB) with `encoding: none` and no content, and both
   answer one over `max_raw_bytes` (100 MB) with 403 `too_large`, as GitHub does;
+- the conversation (tests/fakes/github_conversation.py): comments in it, replies in a review
+  thread, reactions on both, each user's permission on the repository (`permissions`);
 - every request's headers, recorded (`requests[i].headers`, lower-case names);
 - a workflow's `GITHUB_TOKEN` (`grant_token`) for the Action, read-only on demand
   (`read_only_checks`: check-run creation answers 403 as for a fork's pull request);
@@ -73,6 +75,7 @@ from unidiff.patch import PatchSet
 
 from tests.contract.openapi import Violation, description
 from tests.fakes import LoopbackServer
+from tests.fakes.github_conversation import Conversation
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 WEBHOOKS = FIXTURES / "github" / "webhooks"
@@ -192,9 +195,10 @@ class PullRequest:
     state: str = "open"
     comments: list[dict[str, Any]] = field(default_factory=list)
     head_repo: str | None = None  # a fork's full name
+    author: str = "Codertocat"  # its user's login (GitHub's example payloads' user)
 
 
-class FakeGitHub(LoopbackServer):
+class FakeGitHub(Conversation, LoopbackServer):
     def __init__(self, *, app_id: int = 4242, installation_id: int = 77, repo: str = "octo-org/widgets",
                  default_branch: str = "main", token_ttl_s: float = 3600.0,
                  expect_violations: bool = False) -> None:
@@ -234,6 +238,7 @@ class FakeGitHub(LoopbackServer):
         self.user_installations: dict[int, list[str]] = {installation_id: [repo]}
         self.oauth_codes: dict[str, tuple[str, str]] = {}  # code → (redirect_uri, login)
         self.user_tokens: dict[str, str] = {}  # user-to-server token → login
+        self._init_conversation()  # comments in the conversation, replies, reactions, permissions
 
     # -- setup ------------------------------------------------------------------------------
     @property
@@ -551,6 +556,7 @@ class FakeGitHub(LoopbackServer):
             ("PATCH", r"/check-runs/(\d+)", self._update_run),
             ("GET", r"/check-runs/(\d+)", self._get_run),
             ("GET", r"/check-runs/(\d+)/annotations", self._get_annotations),
+            *self.conversation_routes(),
         ]
         for verb, pattern, fn in handlers:
             mm = re.fullmatch(pattern, rest)
@@ -686,6 +692,7 @@ class FakeGitHub(LoopbackServer):
         url = f"{self.base_url}/repos/{self.repo}/pulls/{pr.number}"
         return {"url": url, "id": pr.number + 900000, "number": pr.number, "state": pr.state, "draft": pr.draft,
                 "title": f"PR {pr.number}", "changed_files": len(pr.files),
+                "user": {"login": pr.author, "id": zlib.crc32(pr.author.encode()), "type": "User"},
                 "head": {"sha": pr.head_sha, "ref": "feature", "repo": {"full_name": pr.head_repo or self.repo}},
                 "base": {"sha": "0" * 40, "ref": self.default_branch, "repo": {"full_name": self.repo}}}
 
