@@ -29,7 +29,7 @@ def test_manifest_asks_for_the_documented_permissions_and_events() -> None:
     assert m["default_permissions"] == {"checks": "write", "pull_requests": "write", "contents": "read",
                                         "metadata": "read"}
     assert set(m["default_events"]) >= {"pull_request", "pull_request_review", "pull_request_review_comment",
-                                         "pull_request_review_thread",
+                                         "pull_request_review_thread", "issue_comment",
                                          "check_run", "check_suite"}
 
 
