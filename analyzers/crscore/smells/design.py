@@ -16,7 +16,7 @@ than an LLM round) or astroid's inference:
 - public methods: names in the class body whose first binding is a `def` not starting with `_`;
 - instance attributes: names assigned on a method's first argument (`self.x = …`), in the
   method or in functions nested in it, kept to `__slots__` where the class and all its bases
-  in the module declare them.
+  in the module declare them, and a dataclass's fields (astroid's dataclass brain).
 
 Where pylint infers what the tree does not say, this counts what the tree says (the agreement
 test, tests/analyzers/crscore/test_design.py, lists each difference on its corpus): a
