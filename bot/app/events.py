@@ -30,7 +30,7 @@ from reporters.check_run import CHECK_PREFIX, RERUN_ACTION
 PR_ACTIONS = frozenset({"opened", "synchronize", "reopened", "ready_for_review"})
 COMMENT_ACTIONS = frozenset({"created", "edited"})
 __all__ = ["AnalyzeJob", "BadJob", "CommandJob", "FeedbackJob", "InstallationJob", "Job", "PRJob",
-           "Routed",
+           "RepositoryJob", "Routed",
            "from_spec", "parse_external_id", "route", "to_spec"]
 
 
@@ -42,13 +42,13 @@ class PRJob:
     repo: str
     default_branch: str = "main"
     installation_id: int | None = None
+    repository_id: int | None = None  # GitHub's id: the tenant's data follows it, never the name
     pr_number: int
     head_sha: str
     draft: bool = False
     fork: bool = False
     action: str | None = None  # the pull_request action ("opened", …) or "rerequested"
     force: bool = False  # work to do again even where it was done (a re-requested suite)
-    author_id: int | None = None  # the pull request's author (its user.id): whose daily LLM budget it spends
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -59,13 +59,13 @@ class AnalyzeJob:
     repo: str
     default_branch: str = "main"
     installation_id: int | None = None
+    repository_id: int | None = None
     pr_number: int
     head_sha: str
     analyzer: str
     force: bool = False
     reason: str = ""  # what asked for it: "pull_request.opened", "check_run.rerequested", …
     root: int | None = None  # the id of the `pr` job that fanned it out
-    author_id: int | None = None  # as PRJob's (none for a re-run: its payload does not say)
 
     @property
     def explicit(self) -> bool:
@@ -77,8 +77,9 @@ class AnalyzeJob:
     def of(cls, pr: PRJob, analyzer: str, root: int) -> AnalyzeJob:
         """The analysis `pr`'s job (id `root`) fans out for `analyzer`."""
         return cls(repo=pr.repo, default_branch=pr.default_branch, installation_id=pr.installation_id,
-                   pr_number=pr.pr_number, head_sha=pr.head_sha, analyzer=analyzer, force=pr.force,
-                   reason=f"pull_request.{pr.action}", root=root, author_id=pr.author_id)
+                   repository_id=pr.repository_id, pr_number=pr.pr_number, head_sha=pr.head_sha,
+                   analyzer=analyzer, force=pr.force,
+                   reason=f"pull_request.{pr.action}", root=root)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -101,11 +102,25 @@ class FeedbackJob:
     kind: Literal["feedback"] = "feedback"
     repo: str
     installation_id: int | None = None
+    repository_id: int | None = None
     pr_number: int
     merged: bool = False
 
 
-Job = PRJob | AnalyzeJob | InstallationJob | FeedbackJob | CommandJob
+@dataclass(frozen=True, kw_only=True)
+class RepositoryJob:
+    """A repository renamed or transferred (its data follows its id to the new name), deleted
+    or removed from the installation (its data is no longer served, and deleted after the
+    retention): bot/store/tenants.py."""
+
+    kind: Literal["repository"] = "repository"
+    repo: str  # its full name now (the last it had, when deleted or removed)
+    installation_id: int | None = None
+    repository_id: int
+    action: str  # renamed | transferred | deleted | removed
+
+
+Job = PRJob | AnalyzeJob | InstallationJob | FeedbackJob | RepositoryJob | CommandJob
 
 _JOB: TypeAdapter[Job] = TypeAdapter(Annotated[Job, Field(discriminator="kind")])
 
@@ -148,14 +163,18 @@ class _Base:
     repo: str
     default_branch: str
     installation_id: int | None
+    repository_id: int | None
+
+
+def _id(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
 
 
 def _base(payload: Mapping[str, Any]) -> _Base:
     repo = payload.get("repository") or {}
     inst = payload.get("installation") or {}
-    inst_id = inst.get("id")
     return _Base(repo=str(repo.get("full_name") or ""), default_branch=str(repo.get("default_branch") or "main"),
-                 installation_id=inst_id if isinstance(inst_id, int) else None)
+                 installation_id=_id(inst.get("id")), repository_id=_id(repo.get("id")))
 
 
 def _number(value: Any) -> int | None:
@@ -174,11 +193,6 @@ def _pr_head(pr: Mapping[str, Any]) -> tuple[int | None, str | None, bool, bool]
     base_repo = (base.get("repo") or {}).get("full_name")
     return (_number(pr.get("number")), _sha(head.get("sha")), bool(pr.get("draft")),
             bool(head_repo and base_repo and head_repo != base_repo))
-
-
-def _author(pr: Mapping[str, Any]) -> int | None:
-    """The id of a pull request's author (a fork's pushes are its author's)."""
-    return _number((pr.get("user") or {}).get("id"))
 
 
 def _closed(pr: Mapping[str, Any]) -> str | None:
@@ -221,6 +235,10 @@ def _route(event: str, payload: Mapping[str, Any], *, comment_analyzers: Sequenc
         return _check_run(action, payload, b, titles)
     if event == "check_suite":
         return _check_suite(action, payload, b)
+    if event == "repository":
+        return _repository(action, b)
+    if event == "installation_repositories" and action == "removed":
+        return _removed(payload, b)
     if event in ("installation", "installation_repositories"):
         return _installation(event, action, payload, b)
     return Routed(note=f"event {event!r} is not handled")
@@ -234,7 +252,8 @@ def _pull_request(action: Any, payload: Mapping[str, Any], b: _Base) -> Routed:
         number = _number(pr.get("number"))
         if number is None:
             return Routed(note="pull_request.closed without a number")
-        return Routed([FeedbackJob(repo=b.repo, installation_id=b.installation_id, pr_number=number,
+        return Routed([FeedbackJob(repo=b.repo, installation_id=b.installation_id,
+                      repository_id=b.repository_id, pr_number=number,
                                    merged=bool(pr.get("merged")))],
                       note="pull_request.closed: reading what became of rtcbot's suggestions")
     if action not in PR_ACTIONS:
@@ -245,8 +264,8 @@ def _pull_request(action: Any, payload: Mapping[str, Any], b: _Base) -> Routed:
     if number is None or sha is None:
         return Routed(note="pull_request without a number or head SHA")
     return Routed([PRJob(repo=b.repo, default_branch=b.default_branch, installation_id=b.installation_id,
-                         pr_number=number, head_sha=sha, draft=draft, fork=fork, action=action,
-                         author_id=_author(pr))])
+                         repository_id=b.repository_id,
+                         pr_number=number, head_sha=sha, draft=draft, fork=fork, action=action)])
 
 
 def _review(event: str, action: Any, payload: Mapping[str, Any], b: _Base,
@@ -262,8 +281,8 @@ def _review(event: str, action: Any, payload: Mapping[str, Any], b: _Base,
     if number is None or sha is None:
         return Routed(note=f"{event} without a pull request number or head SHA")
     return Routed([AnalyzeJob(repo=b.repo, default_branch=b.default_branch, installation_id=b.installation_id,
-                              pr_number=number, head_sha=sha, analyzer=name, force=True, reason=event,
-                              author_id=_author(pr))
+                              repository_id=b.repository_id,
+                              pr_number=number, head_sha=sha, analyzer=name, force=True, reason=event)
                    for name in comment_analyzers])
 
 
@@ -301,6 +320,7 @@ def _check_run(action: Any, payload: Mapping[str, Any], b: _Base, titles: Mappin
     if sha is None:
         return Routed(note="check run without a head SHA")
     return Routed([AnalyzeJob(repo=b.repo, default_branch=b.default_branch, installation_id=b.installation_id,
+                              repository_id=b.repository_id,
                               pr_number=pr_number, head_sha=sha, analyzer=analyzer, force=True,
                               reason=f"check_run.{action}")])
 
@@ -315,6 +335,7 @@ def _check_suite(action: Any, payload: Mapping[str, Any], b: _Base) -> Routed:
     if not numbers or sha is None:
         return Routed(note="check suite without a pull request")
     return Routed([PRJob(repo=b.repo, default_branch=b.default_branch, installation_id=b.installation_id,
+                         repository_id=b.repository_id,
                          pr_number=n, head_sha=sha, action="rerequested", force=True) for n in numbers])
 
 
@@ -325,3 +346,25 @@ def _installation(event: str, action: Any, payload: Mapping[str, Any], b: _Base)
     active = not (event == "installation" and action in ("deleted", "suspend"))
     return Routed([InstallationJob(installation_id=b.installation_id, account=str(account or ""),
                                    active=active, action=action)])
+
+
+def _repository(action: Any, b: _Base) -> Routed:
+    """A repository renamed or transferred: its data follows its id; deleted: no longer served."""
+    if action not in ("renamed", "transferred", "deleted"):
+        return Routed(note=f"repository.{action}: nothing to do")
+    if b.repository_id is None or not b.repo:
+        return Routed(note=f"repository.{action} without the repository's id or name")
+    return Routed([RepositoryJob(repo=b.repo, installation_id=b.installation_id, repository_id=b.repository_id,
+                                 action=str(action))])
+
+
+def _removed(payload: Mapping[str, Any], b: _Base) -> Routed:
+    """Repositories removed from an installation: their data is no longer served."""
+    jobs: list[Job] = []
+    for r in payload.get("repositories_removed") or []:
+        rid = _id(r.get("id")) if isinstance(r, Mapping) else None
+        name = r.get("full_name") if isinstance(r, Mapping) else None
+        if rid is not None and isinstance(name, str) and name:
+            jobs.append(RepositoryJob(repo=name, installation_id=b.installation_id, repository_id=rid,
+                                      action="removed"))
+    return Routed(jobs, note="" if jobs else "installation_repositories.removed without repositories")

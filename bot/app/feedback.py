@@ -40,7 +40,8 @@ log = logging.getLogger(__name__)
 
 
 def record(store: Store, installation_id: int | None, repo: str, pr_number: int, head_sha: str,
-           items: Sequence[Item], file_text: Callable[[str], str | None] | None = None) -> int:
+           items: Sequence[Item], file_text: Callable[[str], str | None] | None = None, *,
+           repository_id: int | None = None) -> int:
     """Record published items (one row per marker: a re-post changes nothing); how many are new.
     `file_text(path)` reads a file at `head_sha`, the head they were posted on: each suggestion
     keeps the lines it flags there and whether its suggested lines were there already (without
@@ -67,8 +68,9 @@ def record(store: Store, installation_id: int | None, repo: str, pr_number: int,
     for it in items:
         text = texts.get(it.path) if it.kind == "suggestion" else None
         original = flagged_lines(text, it.start_line, it.end_line)
-        rows.append({"installation_id": installation_id, "head_sha": head_sha, "analyzer": it.analyzer,
-                     "kind": it.kind, "key": it.key, "path": it.path, "start_line": it.start_line,
+        rows.append({"installation_id": installation_id, "repository_id": repository_id, "head_sha": head_sha,
+                     "analyzer": it.analyzer, "kind": it.kind, "key": it.key, "path": it.path,
+                     "start_line": it.start_line,
                      "end_line": it.end_line, "replacement": it.replacement, "rtc": it.rtc, "band": it.band,
                      "original": original,
                      "preexisting": None if original is None else holds(it.replacement, text)})

@@ -34,7 +34,7 @@ from analyzers.context import AnalysisContext, ReviewComment
 from analyzers.llm import LLMClient
 from bot.app import events, feedback
 from bot.app.command_events import CommandJob
-from bot.app.events import AnalyzeJob, FeedbackJob, InstallationJob, Job, PRJob
+from bot.app.events import AnalyzeJob, FeedbackJob, InstallationJob, Job, PRJob, RepositoryJob
 from bot.app.results import publish_results, record
 from bot.core import budget, qualification
 from bot.core import review as review_core
@@ -77,14 +77,6 @@ class PRInputs:
     raw_comments: Future[list[dict[str, Any]]]  # as GitHub lists them (the pr-review reporter's markers)
 
 
-def payer_of(job: AnalyzeJob) -> budget.Payer | None:
-    """Whose daily LLM budgets an analysis spends: its installation's, its pull request's (by
-    the repository's name) and its author's (a fork's pushes are its author's)."""
-    if not job.installation_id:
-        return None
-    return budget.Payer.of(job.installation_id, job.repo, job.pr_number, job.author_id)
-
-
 class Pipeline:
     """The jobs' work: what a worker runs for each job it starts."""
 
@@ -102,6 +94,10 @@ class Pipeline:
             if job.installation_id:
                 self.store.installations.save(job.installation_id, job.account, job.active)
             return "done", f"installation {job.action}", {}
+        if isinstance(job, RepositoryJob):
+            return self._repository(row, job)
+        if job.repository_id and job.installation_id:  # the name it had when this job was asked for
+            self.store.repositories.seen(job.repository_id, job.installation_id, job.repo, row.created_at)
         if isinstance(job, FeedbackJob):
             return self._closed(job)
         if isinstance(job, CommandJob):
@@ -111,6 +107,17 @@ class Pipeline:
         if isinstance(job, PRJob):
             return (*self._fan_out(row, job), {})
         return self._analyze(row, job, inputs)
+
+    def _repository(self, row: JobRow, job: RepositoryJob) -> JobEnd:
+        """A repository renamed or transferred: its rows follow its id to the new name; deleted or
+        removed from the installation: no longer served, deleted after the retention."""
+        if not job.installation_id:
+            return "done", f"repository {job.action}: no installation", {}
+        if job.action in ("deleted", "removed"):
+            self.store.repositories.removed(job.repository_id, job.installation_id, job.repo, row.created_at)
+            return "done", f"repository {job.repository_id} {job.action}: its data is no longer served", {}
+        self.store.repositories.seen(job.repository_id, job.installation_id, job.repo, row.created_at)
+        return "done", f"repository {job.repository_id} {job.action}: its data follows it to {job.repo}", {}
 
     def _gh(self, job: PRJob | AnalyzeJob | FeedbackJob) -> GitHub:
         if not job.installation_id:
@@ -196,7 +203,7 @@ class Pipeline:
                 return "skipped", f"{check} for {job.head_sha[:12]} is already complete", {}
             started = io.submit(self.checks.start, gh, job, analyzer.title, existing)
             p = review_core.plan(cfg, dataclasses.replace(sel, names=[job.analyzer]),
-                                 llm=self.llm_factory(sel.model, payer=payer_of(job)),
+                                 llm=self.llm_factory(sel.model, job.installation_id),
                                  refusal=lambda: self._refusal(job, sel.model))
             files = inputs.files.result()
             changes = changes_from_github(files, cfg)
@@ -224,9 +231,9 @@ class Pipeline:
                                    "error": report.error}), dict(report.usage)
 
     def _settle(self, row: JobRow, job: AnalyzeJob, ctx: AnalysisContext) -> None:
-        """The analysis's usage counted against its daily budgets (bot/core/budget.py), and its LLM answers
+        """The analysis's usage counted against its installation's budget, and its LLM answers
         written to the cache, before its job ends."""
-        budget.charge(self.store, payer_of(job), ctx)
+        budget.charge(self.store, job.installation_id, ctx)
         try:
             self.store.cache.flush()
         except Exception:
@@ -264,7 +271,8 @@ class Pipeline:
         def record_items(items: list[dict[str, Any]]) -> int:
             return feedback.record(self.store, job.installation_id, job.repo, job.pr_number or 0, job.head_sha,
                                    [feedback.Item(**i) for i in items],
-                                   lambda path: gh.file_text(job.repo, path, job.head_sha))
+                                   lambda path: gh.file_text(job.repo, path, job.head_sha),
+                                   repository_id=job.repository_id)
 
         return record_items
 
@@ -281,8 +289,5 @@ class Pipeline:
         """Whether this App wrote `comment` (only then do its markers, thread and reactions count)."""
         return feedback.by_a_bot(comment) and app_identity(self.settings).wrote(comment)
 
-    def llm_factory(self, model: str | None, installation_id: int | None = None, *,
-                    payer: budget.Payer | None = None) -> Callable[[], LLMClient]:
-        if payer is None and installation_id:
-            payer = budget.Payer(installation_id)
-        return budget.llm_factory(self.settings, self.store, model, payer)
+    def llm_factory(self, model: str | None, installation_id: int | None = None) -> Callable[[], LLMClient]:
+        return budget.llm_factory(self.settings, self.store, model, installation_id)

@@ -79,5 +79,6 @@ def record(store: Store, job: AnalyzeJob, name: str, cr_id: int, out: CheckOutpu
         with attempt:
             cr = store.checks.save(job.repo, name, job.head_sha, github_id=cr_id, status="completed",
                                    conclusion=out.conclusion, scores=dict(report.scores),
-                                   pr_number=job.pr_number, annotations=len(out.annotations))
+                                   pr_number=job.pr_number, annotations=len(out.annotations),
+                                   repository_id=job.repository_id, installation_id=job.installation_id)
             store.checks.save_findings(cr.id, report.findings)

@@ -3,7 +3,8 @@ worker every RTCBOT_SWEEP_INTERVAL_S) routes deliveries that were recorded but n
 re-enqueues jobs whose worker died (no heartbeat for RTCBOT_STALE_AFTER_S; after
 RTCBOT_MAX_ATTEMPTS their check run is completed as neutral with the reason), sends again the
 messages of jobs queued too long (lost: RTCBOT_REQUEUE_AFTER_S) or never sent (the queue refused
-them: at once), drops old delivery payloads and the dashboard's expired sessions.
+them: at once), drops old delivery payloads and the dashboard's expired sessions, and deletes
+the data of repositories removed or deleted over RTCBOT_PAYLOAD_RETENTION_S ago.
 
 `Resender`: a process whose message the queue refused (Redis away) marks the job unsent and
 tries again itself, after 1, 2, 4 … seconds (at most RESEND_MAX_WAIT_S apart) until the queue
@@ -138,6 +139,9 @@ class Sweeper:
                       "prune delivery payloads", "dropped the payloads of {} old deliveries")
         done.clean_up("sessions", store.sessions.prune, "drop expired dashboard sessions",
                       "dropped {} expired dashboard session(s)")
+        done.clean_up("forgotten", lambda: store.repositories.forget_expired(s.payload_retention_s),
+                      "delete the data of removed repositories",
+                      "deleted the data of {} repositories removed or deleted over RTCBOT_PAYLOAD_RETENTION_S ago")
         return done
 
 
@@ -152,7 +156,7 @@ class Swept(dict[str, int]):
     for 95 s); resent job 14 (queued 610 s without a worker taking it)"; "" when it did nothing."""
 
     def __init__(self) -> None:
-        super().__init__(deliveries=0, requeued=0, abandoned=0, resent=0, pruned=0, sessions=0)
+        super().__init__(deliveries=0, requeued=0, abandoned=0, resent=0, pruned=0, sessions=0, forgotten=0)
         self.said: list[str] = []
 
     def add(self, kind: str, words: str, n: int = 1) -> None:

@@ -78,32 +78,40 @@ class Checks:
             return list(s.scalars(select(FindingRow).where(FindingRow.check_run_id == check_run_id)
                                   .order_by(FindingRow.id)))
 
-    # -- reads for the dashboard ----------------------------------------------------------------
-    def repos_among(self, among: Iterable[str]) -> set[str]:
-        """Those of `among` with at least one check run: an index lookup per name (uq_check_run
-        leads with repo), never a scan of every repository's check runs."""
-        names = sorted(set(among))
-        found: set[str] = set()
+    # -- reads for the dashboard: by GitHub's ids, never by a name -----------------------------
+    def repositories_among(self, among: Iterable[tuple[int, int]]) -> set[tuple[int, int]]:
+        """Those (repository id, installation id) of `among` with at least one check run of that
+        repository made under that installation."""
+        pairs = sorted(set(among))
+        found: set[tuple[int, int]] = set()
         with self.db.session() as s:
-            for i in range(0, len(names), IN_CHUNK):
-                found.update(s.scalars(select(CheckRunRow.repo).distinct()
-                                       .where(CheckRunRow.repo.in_(names[i:i + IN_CHUNK]))))
+            for i in range(0, len(pairs), IN_CHUNK):
+                chunk = pairs[i:i + IN_CHUNK]
+                rows = s.execute(select(CheckRunRow.repository_id, CheckRunRow.installation_id).distinct()
+                                 .where(CheckRunRow.repository_id.in_([r for r, _ in chunk])))
+                found.update((r, n) for r, n in rows if r is not None and n is not None and (r, n) in chunk)
         return found
 
-    def completed_since(self, repo: str, since: float) -> list[CheckRunRow]:
+    def completed_since(self, repository_id: int, installation_id: int, since: float) -> list[CheckRunRow]:
         """The repository's completed check runs updated since `since`."""
         with self.db.session() as s:
             return list(s.scalars(select(CheckRunRow).where(
-                CheckRunRow.repo == repo, CheckRunRow.status == "completed", CheckRunRow.updated_at >= since)))
+                *_tenant(repository_id, installation_id), CheckRunRow.status == "completed",
+                CheckRunRow.updated_at >= since)))
 
-    def scored_findings(self, repo: str, since: float, names: Sequence[str], limit: int) -> list[ScoredFinding]:
+    def scored_findings(self, repository_id: int, installation_id: int, since: float, names: Sequence[str],
+                        limit: int) -> list[ScoredFinding]:
         """The newest `limit` findings of the repository's completed check runs named `names`
         updated since `since`, each with its title (from its stored data)."""
         q = (select(FindingRow.check_run_id, FindingRow.path, FindingRow.start_line, FindingRow.end_line,
                     FindingRow.scores, FindingRow.data["title"].as_string())
              .join(CheckRunRow, CheckRunRow.id == FindingRow.check_run_id)
-             .where(CheckRunRow.repo == repo, CheckRunRow.status == "completed", CheckRunRow.updated_at >= since,
-                    CheckRunRow.name.in_(list(names)))
+             .where(*_tenant(repository_id, installation_id), CheckRunRow.status == "completed",
+                    CheckRunRow.updated_at >= since, CheckRunRow.name.in_(list(names)))
              .order_by(FindingRow.id.desc()).limit(limit))
         with self.db.session() as s:
             return [(c, p, a, b, dict(sc or {}), t or "") for c, p, a, b, sc, t in s.execute(q)]
+
+
+def _tenant(repository_id: int, installation_id: int) -> tuple[Any, Any]:
+    return CheckRunRow.repository_id == repository_id, CheckRunRow.installation_id == installation_id

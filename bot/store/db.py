@@ -27,6 +27,7 @@ from sqlalchemy.exc import (
 from sqlalchemy.orm import Session, sessionmaker
 
 from analyzers.paths import private_file
+from bot.store.backfill import backfill
 from bot.store.migrations import add_missing_columns
 from bot.store.schema import Base
 
@@ -71,7 +72,9 @@ class Database:
         self._sessions = sessionmaker(self.engine, expire_on_commit=False)
         if create:
             Base.metadata.create_all(self.engine)
-            add_missing_columns(self.engine, Base.metadata)  # a database made by an older rtcbot
+            if add_missing_columns(self.engine, Base.metadata):  # a database made by an older rtcbot
+                with self.writing() as c:
+                    backfill(c)  # GitHub's ids where the old rows let them be known
 
     @contextmanager
     def session(self) -> Iterator[Session]:

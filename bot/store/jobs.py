@@ -66,6 +66,11 @@ def job_keys(spec: dict[str, Any]) -> tuple[tuple[str, ...], dict[str, Any]]:
             {k: v for k, v in keys.items() if v is not None})
 
 
+def _tenant_id(spec: dict[str, Any], key: str) -> int | None:
+    value = spec.get(key)
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
 def insert_job(c: Connection, spec: dict[str, Any], delivery_id: str | None, now: float,
                force_window_s: float = 0.0) -> int | None:
     """Insert a queued job inside the caller's transaction; None when the same work is
@@ -86,7 +91,8 @@ def insert_job(c: Connection, spec: dict[str, Any], delivery_id: str | None, now
     keys = {k: params.get(k) for k in ("kind", "repo", "head_sha", "analyzer", "pr_number")}
     res = c.execute(INSERT_JOB, {
         **keys, "delivery_id": delivery_id, "spec": spec, "status": "queued", "attempts": 0,
-        "created_at": now, "updated_at": now, "llm_requests": 0, "llm_tokens": 0})
+        "created_at": now, "updated_at": now, "llm_requests": 0, "llm_tokens": 0,
+        "repository_id": _tenant_id(spec, "repository_id"), "installation_id": _tenant_id(spec, "installation_id")})
     key = res.inserted_primary_key
     if key is None:
         raise RuntimeError("the database returned no id for the new job")
@@ -240,10 +246,12 @@ class Jobs:
             res = s.execute(update(JobRow).where(*where).values(status="queued", updated_at=time.time()))
             return res.rowcount == 1  # type: ignore[attr-defined,no-any-return]
 
-    def usage_since(self, repo: str, since: float) -> list[tuple[int | None, int, int, float]]:
-        """(pr_number, LLM requests, LLM tokens, created_at) of the repository's jobs made since
-        `since` (the dashboard's cost figures)."""
+    def usage_since(self, repository_id: int, installation_id: int,
+                    since: float) -> list[tuple[int | None, int, int, float]]:
+        """(pr_number, LLM requests, LLM tokens, created_at) of the repository's jobs (by GitHub's
+        ids) made since `since` (the dashboard's cost figures)."""
         with self.db.session() as s:
             return [(p, r or 0, t or 0, c) for p, r, t, c in s.execute(
                 select(JobRow.pr_number, JobRow.llm_requests, JobRow.llm_tokens, JobRow.created_at)
-                .where(JobRow.repo == repo, JobRow.created_at >= since))]
+                .where(JobRow.repository_id == repository_id, JobRow.installation_id == installation_id,
+                       JobRow.created_at >= since))]

@@ -1,7 +1,8 @@
 """The store's one migration rule: a column added to a table later is nullable, and a database
 made before it gains it (`ALTER TABLE … ADD COLUMN`, NULL in the rows already there), so that
-old rows stay readable. `create_all` makes missing tables; this adds missing columns. A new
-column that is not nullable has no value to give old rows: that is refused, never guessed.
+old rows stay readable. `create_all` makes missing tables; this adds missing columns, and the
+indexes a table gained with them. A new column that is not nullable has no value to give old
+rows: that is refused, never guessed.
 """
 
 from __future__ import annotations
@@ -45,4 +46,21 @@ def add_missing_columns(engine: Engine, metadata: MetaData) -> list[str]:
             added.append(f"{table.name}.{column.name}")
     if added:
         log.info("database: added the column(s) %s", ", ".join(added))
+        add_missing_indexes(engine, metadata)
     return added
+
+
+def add_missing_indexes(engine: Engine, metadata: MetaData) -> None:
+    """Create the named indexes of `metadata`'s existing tables that the database lacks."""
+    insp = inspect(engine)
+    present = set(insp.get_table_names())
+    for table in metadata.sorted_tables:
+        if table.name not in present:
+            continue
+        have = {i["name"] for i in insp.get_indexes(table.name)}
+        for index in table.indexes:
+            if index.name not in have:
+                try:
+                    index.create(engine, checkfirst=True)
+                except DBAPIError:  # another process starting at the same time made it first
+                    continue

@@ -13,7 +13,7 @@ from sqlalchemy import select, update
 from sqlalchemy.orm import Session
 
 from bot.store.db import Database
-from bot.store.schema import PublishedRow
+from bot.store.schema import PublishedRow, RepositoryRow
 
 
 def _keys(s: Session, repo: str, pr_number: int) -> set[str]:
@@ -83,9 +83,24 @@ class Published:
                 n += 1
         return n
 
-    def since(self, repo: str, since: float) -> list[tuple[str, float, bool]]:
-        """(analyzer, created_at, applied) of the repository's rows made since `since`."""
+    def since(self, repository_id: int, installation_id: int, since: float) -> list[tuple[str, float, bool]]:
+        """(analyzer, created_at, applied) of the repository's rows (by GitHub's ids) made since
+        `since`."""
         with self.db.session() as s:
             return [(a, c, applied is not None) for a, c, applied in s.execute(
                 select(PublishedRow.analyzer, PublishedRow.created_at, PublishedRow.applied_at)
-                .where(PublishedRow.repo == repo, PublishedRow.created_at >= since))]
+                .where(PublishedRow.repository_id == repository_id, PublishedRow.installation_id == installation_id,
+                       PublishedRow.created_at >= since))]
+
+    def served(self, repo: str | None = None) -> list[PublishedRow]:
+        """The rows of every repository served (seen by the App, not removed, rows made under the
+        installation it is in), or of the one served under the name `repo` now; oldest first.
+        Rows are joined by GitHub's ids: those whose ids are not known are never among them, and
+        a name another repository held shows only the new one's."""
+        q = (select(PublishedRow).join(RepositoryRow, (RepositoryRow.id == PublishedRow.repository_id)
+                                       & (RepositoryRow.installation_id == PublishedRow.installation_id))
+             .where(RepositoryRow.removed_at.is_(None)).order_by(PublishedRow.id))
+        if repo is not None:
+            q = q.where(RepositoryRow.full_name == repo)
+        with self.db.session() as s:
+            return list(s.scalars(q))

@@ -10,7 +10,7 @@ from typing import Any
 from sqlalchemy import select
 
 from bot.store.db import Database
-from bot.store.schema import QualificationRow
+from bot.store.schema import QualificationRow, RepositoryRow
 
 
 class Qualifications:
@@ -22,8 +22,12 @@ class Qualifications:
     def save(self, repo: str, model: str, qualified: bool, figures: dict[str, Any], *,
              base_url: str | None = None, at: float | None = None) -> int:
         with self.db.session() as s:
+            held = s.execute(select(RepositoryRow.id, RepositoryRow.installation_id)  # its ids, when the App knows them
+                             .where(RepositoryRow.full_name == repo, RepositoryRow.removed_at.is_(None))
+                             .order_by(RepositoryRow.named_at.desc()).limit(1)).first()
             row = QualificationRow(repo=repo, model=model, base_url=base_url, qualified=qualified,
-                                   figures=figures, created_at=time.time() if at is None else at)
+                                   figures=figures, created_at=time.time() if at is None else at,
+                                   repository_id=held[0] if held else None, installation_id=held[1] if held else None)
             s.add(row)
             s.flush()
             return row.id

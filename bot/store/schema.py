@@ -6,8 +6,7 @@ passed, so none is lost; then only its metadata), jobs (the durable truth behind
 messages), check_runs (one per repository, check name and head SHA), findings (scores per hunk
 and per comment), published (what people did with a suggestion), the LLM cache (keyed by
 installation, so no tenant can probe another's answers), the LLM usage of each installation per
-UTC day (its daily budget) and of each pull request and author in it (theirs), installations,
-qualifications, the workers' heartbeats, and
+UTC day (its daily budget), installations, qualifications, the workers' heartbeats, and
 dismissals (the findings and rules each repository's team dismissed).
 """
 
@@ -16,7 +15,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from sqlalchemy import JSON, Boolean, Float, ForeignKey, Index, Integer, String, Text, UniqueConstraint
+from sqlalchemy import JSON, BigInteger, Boolean, Float, ForeignKey, Index, Integer, String, Text, UniqueConstraint
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 ACTIVE = ("queued", "running")  # a job's statuses while its work is not over
@@ -62,8 +61,12 @@ class JobRow(Base):
     duration_s: Mapped[float | None] = mapped_column(Float, nullable=True)
     llm_requests: Mapped[int] = mapped_column(Integer, default=0)
     llm_tokens: Mapped[int] = mapped_column(Integer, default=0)
+    # the tenant, by GitHub's ids (None: not known, e.g. rows made before these columns)
+    repository_id: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
+    installation_id: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
 
-    __table_args__ = (Index("ix_jobs_status", "status"), Index("ix_jobs_pr", "repo", "pr_number"))
+    __table_args__ = (Index("ix_jobs_status", "status"), Index("ix_jobs_pr", "repo", "pr_number"),
+                      Index("ix_jobs_repository", "repository_id"))
 
 
 class CheckRunRow(Base):
@@ -79,8 +82,11 @@ class CheckRunRow(Base):
     scores: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
     annotations: Mapped[int] = mapped_column(Integer, default=0)
     updated_at: Mapped[float] = mapped_column(Float, default=time.time)
+    repository_id: Mapped[int | None] = mapped_column(BigInteger, nullable=True)  # the tenant (None: not known)
+    installation_id: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
 
-    __table_args__ = (UniqueConstraint("repo", "name", "head_sha", name="uq_check_run"),)
+    __table_args__ = (UniqueConstraint("repo", "name", "head_sha", name="uq_check_run"),
+                      Index("ix_check_runs_repository", "repository_id"))
 
 
 class FindingRow(Base):
@@ -112,19 +118,6 @@ class LLMUsageRow(Base):
     requests: Mapped[int] = mapped_column(Integer, default=0)
     tokens: Mapped[int] = mapped_column(Integer, default=0)
     cache_hits: Mapped[int] = mapped_column(Integer, default=0)  # for /metrics only, never public
-
-
-class LLMSpenderUsageRow(Base):
-    """LLM requests and tokens spent on one UTC day, within one installation, by one pull
-    request (`pr:<repository id>#<number>`) or one author (`author:<user id>`): their daily
-    budgets beside the installation's."""
-
-    __tablename__ = "llm_usage_spenders"
-    installation_id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=False)
-    spender: Mapped[str] = mapped_column(String(200), primary_key=True)
-    day: Mapped[str] = mapped_column(String(10), primary_key=True)  # YYYY-MM-DD, UTC
-    requests: Mapped[int] = mapped_column(Integer, default=0)
-    tokens: Mapped[int] = mapped_column(Integer, default=0)
 
 
 class Installation(Base):
@@ -165,8 +158,10 @@ class PublishedRow(Base):
     # (None: not known, e.g. rows made before these columns; such a suggestion never counts applied)
     original: Mapped[str | None] = mapped_column(Text, nullable=True)
     preexisting: Mapped[bool | None] = mapped_column(Boolean, nullable=True)
+    repository_id: Mapped[int | None] = mapped_column(BigInteger, nullable=True)  # the tenant (None: not known)
 
-    __table_args__ = (UniqueConstraint("repo", "pr_number", "key", name="uq_published"),)
+    __table_args__ = (UniqueConstraint("repo", "pr_number", "key", name="uq_published"),
+                      Index("ix_published_repository", "repository_id"))
 
 
 class QualificationRow(Base):
@@ -181,8 +176,27 @@ class QualificationRow(Base):
     qualified: Mapped[bool] = mapped_column(Boolean)
     created_at: Mapped[float] = mapped_column(Float, default=time.time)
     figures: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)  # RTC, lift, CI, reasons...
+    repository_id: Mapped[int | None] = mapped_column(BigInteger, nullable=True)  # the tenant (None: not known)
+    installation_id: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
 
-    __table_args__ = (Index("ix_qualifications_repo_model", "repo", "model", "created_at"),)
+    __table_args__ = (Index("ix_qualifications_repo_model", "repo", "model", "created_at"),
+                      Index("ix_qualifications_repository", "repository_id", "model"))
+
+
+class RepositoryRow(Base):
+    """A repository the App has seen, by GitHub's id: its installation and its name now (a
+    rename or a transfer moves the name; its rows follow the id, bot/store/tenants.py). A
+    repository removed from the installation or deleted is no longer served, and its rows are
+    deleted after the retention (bot/app/sweep.py)."""
+
+    __tablename__ = "repositories"
+    id: Mapped[int] = mapped_column(BigInteger, primary_key=True, autoincrement=False)  # repository.id (64-bit)
+    installation_id: Mapped[int] = mapped_column(BigInteger)
+    full_name: Mapped[str] = mapped_column(String(300))
+    named_at: Mapped[float] = mapped_column(Float, default=time.time)  # the delivery that named it
+    removed_at: Mapped[float | None] = mapped_column(Float, nullable=True)
+
+    __table_args__ = (Index("ix_repositories_name", "full_name"),)
 
 
 class WorkerBeatRow(Base):

@@ -4,7 +4,7 @@ through DATABASE_URL (bot/store/db.py).
 `Store` holds the database and one repository per aggregate, each a small class in a module
 of its own: `store.deliveries` (webhooks and the jobs they ask for), `store.jobs`,
 `store.checks` (check runs and findings), `store.published` (what people did with a
-suggestion), `store.usage` (LLM use per installation and day), `store.installations`,
+suggestion), `store.usage` (LLM use per installation and day), `store.installations`, `store.repositories`,
 `store.qualifications`, `store.cache` (the LLM cache, written behind), `store.workers`
 (the workers' heartbeats) and `store.dismissals` (the findings and rules a repository's team
 dismissed). The tables are in bot/store/schema.py. Callers outside bot/store/
@@ -28,7 +28,7 @@ from bot.store.published import Published
 from bot.store.qualifications import Qualifications
 from bot.store.schema import Delivery, JobRow, LLMUsageRow
 from bot.store.sessions import Sessions
-from bot.store.tenants import Installations
+from bot.store.tenants import Installations, Repositories
 from bot.store.usage import Usage
 from bot.store.workers import WorkerBeats
 
@@ -48,6 +48,7 @@ class Store:
         self.published = Published(self.db)
         self.usage = Usage(self.db)
         self.installations = Installations(self.db)
+        self.repositories = Repositories(self.db)  # GitHub's ids of the tenants' repositories
         self.qualifications = Qualifications(self.db)
         self.cache = LLMCache(self.db)
         self.workers = WorkerBeats(self.db)

@@ -1,12 +1,30 @@
-"""Installations of the App: the account each belongs to and whether it is active. A tenant's
-data is found by GitHub's ids, never by a name that can be renamed or reused."""
+"""Installations of the App (the account each belongs to and whether it is active) and the
+repositories it has seen. A tenant's data is found by GitHub's ids, never by a name that can be
+renamed, transferred or reused: every row holding a tenant's data carries its repository's id
+and installation's id; its name is kept current (a rename moves the rows), a name another id
+took is retired on the old rows, and a removed repository is no longer served, then deleted
+after the retention."""
 
 from __future__ import annotations
 
+import logging
 import time
+from typing import Any
+
+from sqlalchemy import delete, select, update
+from sqlalchemy.orm import Session
 
 from bot.store.db import Database
-from bot.store.schema import Installation
+from bot.store.schema import (
+    ACTIVE,
+    CheckRunRow,
+    FindingRow,
+    Installation,
+    JobRow,
+    PublishedRow,
+    QualificationRow,
+    RepositoryRow,
+)
 
 
 class Installations:
@@ -24,3 +42,133 @@ class Installations:
     def get(self, installation_id: int) -> Installation | None:
         with self.db.session() as s:
             return s.get(Installation, installation_id)
+
+log = logging.getLogger(__name__)
+
+
+def retired(name: str, repository_id: int | None) -> str:
+    """The name kept on the rows of a repository that no longer holds `name` (another took it,
+    or it was removed): never a name GitHub gives ('#' is not allowed in one), unique per id."""
+    return f"{name}#{repository_id if repository_id is not None else '?'}"
+
+
+TENANT_ROWS = (JobRow, CheckRunRow, PublishedRow, QualificationRow)  # rows holding a tenant's data
+
+
+def _rename(s: Session, repository_id: int, name: str) -> None:
+    """Every row of the repository under `name` (its data follows its id)."""
+    for table in TENANT_ROWS:
+        s.execute(update(table).where(table.repository_id == repository_id).values(repo=name))
+
+
+def _retire(s: Session, name: str, keep: int, at: float) -> None:
+    """`name` now belongs to repository `keep`: the rows of any other id that held it move to a
+    retired name, and so do rows whose repository is not known (made before rtcbot kept ids)
+    when another id held the name; other repositories holding it are no longer served (another
+    id took the name: they were renamed, transferred or deleted; a later delivery for one names
+    it again)."""
+    held = s.scalar(select(RepositoryRow.id).where(RepositoryRow.full_name == name, RepositoryRow.id != keep)
+                    .limit(1)) is not None
+    for table in TENANT_ROWS:
+        for rid in list(s.scalars(select(table.repository_id).where(table.repo == name).distinct())):
+            if rid == keep or (rid is None and not held):
+                continue
+            which = table.repository_id.is_(None) if rid is None else table.repository_id == rid
+            s.execute(update(table).where(table.repo == name, which).values(repo=retired(name, rid)))
+    s.execute(update(RepositoryRow).where(RepositoryRow.full_name == name, RepositoryRow.id != keep,
+                                          RepositoryRow.removed_at.is_(None)).values(removed_at=at))
+
+
+class Repositories:
+    """The repositories table, and the rule that a tenant's rows follow its repository's id:
+    a repository renamed or transferred takes its rows to its new name; a name another id held
+    starts empty for the new one; a removed repository is no longer served."""
+
+    def __init__(self, db: Database) -> None:
+        self.db = db
+
+    def seen(self, repository_id: int, installation_id: int, full_name: str, at: float) -> bool:
+        """A delivery made at `at` names the repository `full_name` under the installation (and
+        so it is there); whether anything changed. An older delivery than the one that last
+        named it changes nothing (a job queued before a rename runs after it)."""
+        with self.db.session() as s:
+            row = s.get(RepositoryRow, repository_id)
+            if row is not None and (at < row.named_at or (row.full_name, row.installation_id, row.removed_at)
+                                    == (full_name, installation_id, None)):
+                return False
+            if row is None:
+                row = RepositoryRow(id=repository_id)
+                s.add(row)
+            row.installation_id, row.full_name, row.named_at, row.removed_at = installation_id, full_name, at, None
+            s.flush()
+            _retire(s, full_name, repository_id, at)
+            _rename(s, repository_id, full_name)
+        return True
+
+    def removed(self, repository_id: int, installation_id: int, full_name: str, at: float) -> None:
+        """The repository was deleted or removed from the installation: no longer served; its rows
+        are deleted after the retention (`expired`, `forget`)."""
+        with self.db.session() as s:
+            row = s.get(RepositoryRow, repository_id)
+            if row is None:
+                s.add(RepositoryRow(id=repository_id, installation_id=installation_id, full_name=full_name,
+                                    named_at=at, removed_at=at))
+            elif at >= row.named_at and row.removed_at is None:
+                row.removed_at = row.named_at = at  # an older delivery never names it again
+
+    def live(self, full_name: str, installation_id: int | None = None) -> int | None:
+        """The id of the repository served under `full_name` (under `installation_id` when given),
+        or None: not known, removed, or never seen by the App."""
+        q = select(RepositoryRow.id).where(RepositoryRow.full_name == full_name, RepositoryRow.removed_at.is_(None))
+        if installation_id is not None:
+            q = q.where(RepositoryRow.installation_id == installation_id)
+        with self.db.session() as s:
+            return s.scalar(q.order_by(RepositoryRow.named_at.desc()).limit(1))
+
+    def get(self, repository_id: int) -> RepositoryRow | None:
+        with self.db.session() as s:
+            return s.get(RepositoryRow, repository_id)
+
+    def served(self) -> list[int]:
+        """The ids of every repository served (seen, not removed)."""
+        with self.db.session() as s:
+            return list(s.scalars(select(RepositoryRow.id).where(RepositoryRow.removed_at.is_(None))))
+
+    def expired(self, older_than_s: float) -> list[RepositoryRow]:
+        """The repositories removed over `older_than_s` ago (their rows are due for deletion)."""
+        cutoff = time.time() - older_than_s
+        with self.db.session() as s:
+            return list(s.scalars(select(RepositoryRow).where(RepositoryRow.removed_at <= cutoff)))
+
+    def forget_expired(self, older_than_s: float) -> int:
+        """Delete the rows of every repository removed over `older_than_s` ago; how many
+        repositories."""
+        n = 0
+        for row in self.expired(older_than_s):
+            rows = self.forget(row.id)
+            log.info("deleted the data of repository %s (%s, removed %.0f s ago): %d row(s)", row.id, row.full_name,
+                     time.time() - (row.removed_at or 0.0), rows)
+            n += 1
+        return n
+
+    def forget(self, repository_id: int) -> int:
+        """Delete a removed repository's rows (findings with their check runs; jobs no longer
+        active) and its record; how many rows. A repository named again since is left alone."""
+        n = 0
+        with self.db.session() as s:
+            row = s.get(RepositoryRow, repository_id)
+            if row is None or row.removed_at is None:
+                return 0
+            runs = select(CheckRunRow.id).where(CheckRunRow.repository_id == repository_id)
+            n += _count(s.execute(delete(FindingRow).where(FindingRow.check_run_id.in_(runs))))
+            for table in TENANT_ROWS:
+                where = [table.repository_id == repository_id]
+                if table is JobRow:
+                    where.append(JobRow.status.not_in(ACTIVE))
+                n += _count(s.execute(delete(table).where(*where)))
+            s.delete(row)
+        return n
+
+
+def _count(result: Any) -> int:
+    return int(result.rowcount or 0)

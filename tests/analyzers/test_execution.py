@@ -44,11 +44,8 @@ def one(ex: Executor, program: Program, case: Case | None = None):  # type: igno
 
 
 def sandbox_processes_alive(ex: Executor) -> list[int]:
-    """Live processes of the runs' uids, but for the warm runners' own (bubblewrap and the runner)."""
     base = ex.sandbox._uid_base
-    runners = {pid for runner in ex.sandbox._idle for pid in runner.pids()}
-    return [pid for uid in range(base, base + ex.sandbox._uid_next + 1) for pid in _user_processes(uid, live_only=True)
-            if pid not in runners]
+    return [pid for uid in range(base, base + ex.sandbox._uid_next + 1) for pid in _user_processes(uid, live_only=True)]
 
 
 # -- output comparison (pure) ----------------------------------------------------------------

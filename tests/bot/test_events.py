@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from bot.app import events
-from bot.app.events import AnalyzeJob, BadJob, FeedbackJob, InstallationJob, PRJob
+from bot.app.events import AnalyzeJob, BadJob, FeedbackJob, InstallationJob, PRJob, RepositoryJob
 from reporters.check_run import external_id
 from tests.support import FIXTURES
 
@@ -93,7 +93,8 @@ def test_check_run_rerequested_reads_external_id() -> None:
     p["check_run"]["pull_requests"] = []  # a fork PR
     jobs = events.route("check_run", p).jobs
     assert jobs == [AnalyzeJob(repo=p["repository"]["full_name"], default_branch=p["repository"]["default_branch"],
-                               installation_id=(p.get("installation") or {}).get("id"), pr_number=12,
+                               installation_id=(p.get("installation") or {}).get("id"),
+                               repository_id=p["repository"]["id"], pr_number=12,
                                head_sha=p["check_run"]["head_sha"], analyzer="editing_rtc", force=True,
                                reason="check_run.rerequested")]
     assert isinstance(jobs[0], AnalyzeJob) and jobs[0].explicit
@@ -229,3 +230,45 @@ def test_a_delivery_without_an_installation_makes_no_job_and_says_why() -> None:
         bare = {k: v for k, v in full.items() if k != "installation"}
         routed = events.route(event, bare, titles={"EditingRTC": "editing_rtc"})
         assert routed.jobs == [] and "no installation" in routed.note, (event, name)
+
+
+def octokit_example(event: str, action: str) -> dict[str, Any]:
+    """GitHub's example payload of `event`.`action` from octokit's full list (the first)."""
+    examples = json.loads((FIXTURES / "github" / "webhooks" / "octokit" / f"{event}.json").read_text(encoding="utf-8"))
+    return dict(next(e for e in examples if e.get("action") == action and e.get("installation")))
+
+
+def test_every_job_of_a_pull_request_carries_githubs_ids() -> None:
+    p = load("pull_request", "opened.payload.json")
+    [job] = events.route("pull_request", p).jobs
+    assert isinstance(job, PRJob) and (job.repository_id, job.installation_id) == (
+        p["repository"]["id"], p["installation"]["id"])
+    child = AnalyzeJob.of(job, "crscore", root=1)
+    assert child.repository_id == p["repository"]["id"]
+    assert events.from_spec(events.to_spec(child)) == child
+
+
+@pytest.mark.parametrize("action", ["renamed", "transferred"])
+def test_a_renamed_or_transferred_repository_is_a_repository_job(action: str) -> None:
+    p = octokit_example("repository", action)
+    [job] = events.route("repository", p).jobs
+    assert job == RepositoryJob(repo=p["repository"]["full_name"], installation_id=p["installation"]["id"],
+                                repository_id=p["repository"]["id"], action=action)
+    assert events.from_spec(events.to_spec(job)) == job
+
+
+def test_a_deleted_or_removed_repository_is_a_repository_job_and_others_are_not() -> None:
+    p = octokit_example("repository", "renamed")
+    p["action"] = "deleted"
+    assert [j.action for j in events.route("repository", p).jobs if isinstance(j, RepositoryJob)] == ["deleted"]
+    p["action"] = "publicized"
+    routed = events.route("repository", p)
+    assert routed.jobs == [] and "nothing to do" in routed.note
+    p["action"] = "renamed"
+    del p["repository"]["id"]
+    assert "without the repository's id" in events.route("repository", p).note
+    removed = octokit_example("installation_repositories", "removed")
+    jobs = events.route("installation_repositories", removed).jobs
+    assert jobs and all(isinstance(j, RepositoryJob) and j.action == "removed" for j in jobs)
+    assert [j.repository_id for j in jobs if isinstance(j, RepositoryJob)] == [
+        r["id"] for r in removed["repositories_removed"]]

@@ -115,8 +115,10 @@ def test_the_stats_endpoint_answers_only_the_operators_token(tmp_path: Path) -> 
     on = make_settings(tmp_path, stats_token=token)
     rt = Runtime(on)
     try:
+        rt.store.repositories.seen(5, 1, "o/r", at=0.0)  # served by GitHub's ids: repository 5, installation 1
         feedback.record(rt.store, 1, "o/r", 2, "a" * 40, [feedback.Item("autofix", "suggestion", "k" * 20, "a.py",
-                                                                       3, 3, "x = 1\n", rtc="pass")])
+                                                                       3, 3, "x = 1\n", rtc="pass")],
+                        repository_id=5)
         with serve(create_app(on, runtime=rt)) as url:
             assert httpx.get(f"{url}/stats").status_code == 401
             assert httpx.get(f"{url}/stats", headers={"Authorization": "Bearer wrong"}).status_code == 401

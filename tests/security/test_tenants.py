@@ -35,7 +35,7 @@ from bot.app.jobs import Runtime
 from bot.app.web import create_app
 from bot.core.settings import ServiceSettings
 from bot.github import installation_client
-from tests.bot.app_support import deliver, drain, make_settings, scrape, serve
+from tests.bot.app_support import deliver, drain, make_settings, serve
 from tests.bot.conftest import Backend
 from tests.fakes.github_server import FakeGitHub, many_hunks_diff
 from tests.fakes.llm_server import ScriptedLLM, varied
@@ -117,7 +117,7 @@ def test_a_tenant_gets_no_cache_hit_from_another_tenants_answers(
     a.run()
     assert completions(alpha, pr_a.head_sha) == 2
     assert a.llm.request_count == 2 * spent_by_alpha
-    metrics = scrape(a.url, timeout=10).text  # with the operator's RTCBOT_METRICS_TOKEN
+    metrics = httpx.get(f"{a.url}/metrics", timeout=10).text
     hits = [line for line in metrics.splitlines() if line.startswith("rtcbot_llm_cache_hits_total ")]
     assert hits and float(hits[0].split()[1]) > 0  # the operator still sees them
 
@@ -279,3 +279,143 @@ def test_the_store_and_the_llm_cache_are_private_files(tmp_path: Path) -> None:
     finally:
         os.umask(umask)
         store.close()
+
+
+# -- a tenant's data by GitHub's ids, never by a name that can be renamed or reused ------------------
+STATS_TOKEN = "operators-stats-token-0123"
+WEBHOOK_EXAMPLES = Path(__file__).resolve().parents[1] / "fixtures" / "github" / "webhooks" / "octokit"
+
+
+def octokit(event: str, action: str) -> dict[str, Any]:
+    """GitHub's example payload of `event`.`action` (octokit/webhooks), a fresh copy."""
+    examples = json.loads((WEBHOOK_EXAMPLES / f"{event}.json").read_text(encoding="utf-8"))
+    return dict(next(e for e in examples if e.get("action") == action))
+
+
+def repository_event(gh: FakeGitHub, action: str, full_name: str) -> dict[str, Any]:
+    """`repository`.`action` for the fake's repository, which is now called `full_name`
+    (`deleted`: GitHub's renamed example with its action changed; octokit has no deleted one)."""
+    p = octokit("repository", "renamed")
+    p["action"] = action
+    p["repository"] = {**p["repository"], "id": gh.repository_id, "full_name": full_name,
+                       "name": full_name.split("/")[1]}
+    p["installation"] = {"id": gh.installation_id, "node_id": "x"}
+    return p
+
+
+def removed_event(gh: FakeGitHub) -> dict[str, Any]:
+    p = octokit("installation_repositories", "removed")
+    p["installation"] = {**p["installation"], "id": gh.installation_id}
+    p["repositories_removed"] = [{"id": gh.repository_id, "full_name": gh.repo, "name": gh.repo.split("/")[1],
+                                  "private": True}]
+    return p
+
+
+def stats(a: App, repo: str | None = None) -> dict[str, Any]:
+    r = httpx.get(f"{a.url}/stats", params={"repo": repo} if repo else None, timeout=10,
+                  headers={"Authorization": f"Bearer {STATS_TOKEN}"})
+    assert r.status_code == 200, r.text
+    return dict(r.json())
+
+
+def cli_stats(a: App, repo: str) -> dict[str, Any]:
+    from click.testing import CliRunner
+
+    from bot.entry import main
+
+    env = {"RTCBOT_DATA_DIR": str(a.rt.settings.data_dir), "DATABASE_URL": a.rt.settings.database_url or ""}
+    r = CliRunner().invoke(main, ["stats", "--json", "--repo", repo], env=env)
+    assert r.exit_code == 0, r.output
+    return dict(json.loads(r.output))
+
+
+def prs_shown(a: App, repo: str, installation: int) -> int:
+    from bot.app.dashboard.data import load
+
+    return int(load(a.rt.store, repo, installation, "https://github.com").totals.get("prs", 0))
+
+
+def analysed(a: App, gh: FakeGitHub, prs: int = 3) -> None:
+    """`prs` analysed pull requests of the fake's repository in the store, one suggestion
+    published (the dashboard's seed: real rows, with the ids a delivery gives)."""
+    from tests.bot.dashboard.support import seed
+
+    seed(a.rt.store, gh.repo, prs=prs, repository=gh.repository_id, installation=gh.installation_id)
+    assert prs_shown(a, gh.repo, gh.installation_id) == prs and stats(a, gh.repo)["published"] == 1
+
+
+def test_a_renamed_repository_keeps_its_data_under_the_new_name(
+        app: Callable[..., App], fake_github: Callable[..., FakeGitHub]) -> None:
+    gh = fake_github()
+    a = app(gh, stats_token=STATS_TOKEN)
+    analysed(a, gh)
+    old, new = gh.repo, "octo-org/gizmos"
+    a.deliver("repository", repository_event(gh, "renamed", new))
+    a.run()
+    assert a.rt.store.repositories.live(new, gh.installation_id) == gh.repository_id
+    assert prs_shown(a, new, gh.installation_id) == 3 and prs_shown(a, old, gh.installation_id) == 0
+    assert stats(a, new)["published"] == 1 and stats(a, old)["published"] == 0
+    assert cli_stats(a, new)["published"] == 1 and cli_stats(a, old)["published"] == 0
+    # a job asked for before the rename, run after it, never names the repository back
+    assert not a.rt.store.repositories.seen(gh.repository_id, gh.installation_id, old, at=1.0)
+    assert a.rt.store.repositories.live(new, gh.installation_id) == gh.repository_id
+    # transferred: the same, to the new owner's name
+    a.deliver("repository", repository_event(gh, "transferred", "new-owner/gizmos"))
+    a.run()
+    assert prs_shown(a, "new-owner/gizmos", gh.installation_id) == 3 and stats(a, "new-owner/gizmos")["published"] == 1
+
+
+def test_a_new_installations_repository_under_an_old_name_sees_nothing(
+        app: Callable[..., App], fake_github: Callable[..., FakeGitHub]) -> None:
+    """alpha's repository goes (its deletion never delivered) and beta's installation makes a
+    repository of the same name: beta's pull request is analysed, and nothing of alpha's shows
+    under the name, on the dashboard, /stats or `rtcbot stats`."""
+    alpha = fake_github(installation_id=101, repo="octo-org/widgets")
+    beta = fake_github(installation_id=202, repo="octo-org/widgets")
+    assert alpha.repository_id != beta.repository_id
+    a = app(alpha, beta, stats_token=STATS_TOKEN)
+    analysed(a, alpha)
+    pr = beta.add_pr(1, diff_text=many_hunks_diff(hunks=1))
+    a.deliver("pull_request", beta.pr_event("opened", 1))
+    a.run()
+    assert completed(beta, pr.head_sha)
+    name = beta.repo
+    assert a.rt.store.repositories.live(name) == beta.repository_id
+    assert prs_shown(a, name, beta.installation_id) == 1  # beta's own pull request only
+    assert prs_shown(a, name, alpha.installation_id) == 0
+    assert stats(a, name)["published"] == 0 and stats(a)["published"] == 0 and cli_stats(a, name)["published"] == 0
+    # alpha's rows left the name (so beta's writes can never meet them), kept under its id
+    runs = a.rt.store.checks.completed_since(alpha.repository_id, alpha.installation_id, 0)
+    assert runs and {r.repo for r in runs} == {f"{name}#{alpha.repository_id}"}
+
+
+@pytest.mark.slow
+def test_a_removed_repository_is_not_served_and_its_data_goes_after_the_retention(
+        app: Callable[..., App], fake_github: Callable[..., FakeGitHub]) -> None:
+    gh = fake_github()
+    a = app(gh, stats_token=STATS_TOKEN, payload_retention_s=3.0)
+    analysed(a, gh)
+    a.deliver("installation_repositories", removed_event(gh))
+    a.run()
+    assert a.rt.store.repositories.live(gh.repo) is None
+    assert prs_shown(a, gh.repo, gh.installation_id) == 0
+    assert stats(a, gh.repo)["published"] == 0 and stats(a)["published"] == 0
+    assert cli_stats(a, gh.repo)["published"] == 0
+    assert a.rt.sweep()["forgotten"] == 0  # within the retention: kept
+    assert a.rt.store.checks.completed_since(gh.repository_id, gh.installation_id, 0)
+    removed = a.rt.store.repositories.get(gh.repository_id)
+    assert removed is not None and removed.removed_at is not None
+    time.sleep(max(0.0, removed.removed_at + 3.1 - time.time()))
+    assert a.rt.sweep()["forgotten"] == 1
+    assert not a.rt.store.checks.completed_since(gh.repository_id, gh.installation_id, 0)
+    assert a.rt.store.jobs.usage_since(gh.repository_id, gh.installation_id, 0) == []
+    assert a.rt.store.repositories.get(gh.repository_id) is None
+
+
+def test_a_deleted_repository_is_not_served(app: Callable[..., App], fake_github: Callable[..., FakeGitHub]) -> None:
+    gh = fake_github()
+    a = app(gh, stats_token=STATS_TOKEN)
+    analysed(a, gh)
+    a.deliver("repository", repository_event(gh, "deleted", gh.repo))
+    a.run()
+    assert prs_shown(a, gh.repo, gh.installation_id) == 0 and stats(a, gh.repo)["published"] == 0

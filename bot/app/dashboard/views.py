@@ -20,7 +20,7 @@ from urllib.parse import urlsplit
 from flask import Blueprint, Flask, Response, redirect, render_template, request, session, url_for
 
 from bot.app.dashboard import charts as charts_
-from bot.app.dashboard.data import load, repos_with_data
+from bot.app.dashboard.data import load, repos_with_data, tenant
 from bot.app.dashboard.oauth import GitHubSignIn, SignInError, authorize_url
 from bot.app.dashboard.sessions import StoreSessionInterface, renew
 from bot.core.settings import ServiceSettings
@@ -178,7 +178,8 @@ def _page_routes(bp: Blueprint, settings: ServiceSettings, store: Store) -> None
             return redirect(url_for("dashboard.login", next=request.path))
         by_installation: dict[int, list[str]] = {}
         for r, inst in sorted(repos.items()):
-            by_installation.setdefault(int(inst), []).append(r)
+            if tenant(store, r, inst) is not None:  # renamed, removed or deleted since: not listed
+                by_installation.setdefault(int(inst), []).append(r)
         return _page("index.html", installations=sorted(by_installation.items()))
 
     @bp.get("/dashboard/<owner>/<name>")
@@ -189,6 +190,8 @@ def _page_routes(bp: Blueprint, settings: ServiceSettings, store: Store) -> None
         repo = f"{owner}/{name}"
         if repo not in repos:  # the same answer as a repository that does not exist
             return _message(404, "Not found", "No such repository, or not one you can see.")
-        figures = load(store, repo, settings.github_url)
+        if tenant(store, repo, repos[repo]) is None:  # renamed, removed or deleted since sign-in
+            return _message(404, "Not found", "No such repository, or not one you can see.")
+        figures = load(store, repo, repos[repo], settings.github_url)
         return _page("repo.html", repo=repo, installation=repos[repo], f=figures, charts=charts_.charts(figures),
                      github_url=settings.github_url.rstrip("/"))

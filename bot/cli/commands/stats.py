@@ -4,6 +4,9 @@ Reads the App's store (DATABASE_URL, else the SQLite file under RTCBOT_DATA_DIR)
 acceptance rates — a suggestion counts as accepted when a later push applied it — by analyzer,
 by Patched RTC outcome and by CRScore band, each with its count and 95% Wilson interval, then
 the other signals (threads resolved, reactions, merged pull requests). See bot/core/feedback.py.
+`--repo` is the repository the App serves under that name now (by GitHub's id: a renamed one's
+suggestions under its new name, a removed one's nowhere); rows whose ids are not known are
+never counted.
 Then the findings and rules each repository's team dismissed (`dismissals` in the JSON).
 The first line names the store it read (its URL, the password hidden; `store` in the JSON).
 """
@@ -79,7 +82,7 @@ def command(repo: str | None, as_json: bool) -> None:
     except Exception as e:
         raise click.ClickException(f"cannot open the store: {type(e).__name__}: {e}") from None
     try:
-        stats = feedback.acceptance(store.published.rows(repo))
+        stats = feedback.acceptance(store.published.served(repo))
         dismissed = store.dismissals.rows(repo)
     finally:
         store.close()

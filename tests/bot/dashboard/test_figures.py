@@ -100,10 +100,11 @@ def test_a_seeded_store_gives_every_figure_and_chart(tmp_path: Path) -> None:
     store = Store(f"sqlite:///{tmp_path / 'db.sqlite3'}")
     seed(store, "o/r", prs=30, now=T0)
     seed(store, "o/other", prs=3, now=T0)
-    assert repos_with_data(store, ["o/r", "o/other", "o/none"]) == {"o/r", "o/other"}
-    assert repos_with_data(store, [f"o/r{i}" for i in range(1200)] + ["o/other"]) == {"o/other"}
-    assert repos_with_data(store, []) == set()
-    f = load(store, "o/r", "https://github.com", now=T0)
+    assert repos_with_data(store, dict.fromkeys(["o/r", "o/other", "o/none"], 77)) == {"o/r", "o/other"}
+    assert repos_with_data(store, dict.fromkeys([f"o/r{i}" for i in range(1200)] + ["o/other"], 77)) == {"o/other"}
+    assert repos_with_data(store, {}) == set()
+    assert repos_with_data(store, {"o/r": 78}) == set()  # the same name under another installation
+    f = load(store, "o/r", 77, "https://github.com", now=T0)
     panels: dict[str, Panel] = {s.name: s.panel for s in f.sections}
     assert list(panels) == ["editing_rtc", "crscore", "autofix"]  # every analyzer that draws, in registry order
     shown = {c.key: c.values for p in panels.values() for c in p.charts}
@@ -123,4 +124,5 @@ def test_a_seeded_store_gives_every_figure_and_chart(tmp_path: Path) -> None:
     assert [c.key for c in drawn] == ["rtc-per-pr", "rtc-per-week", "crscore", "autofix", "llm"]
     for c in drawn:
         assert c.svg.startswith('<svg role="img" aria-label="') and "<title>" in c.svg, c.key
-    assert load(store, "o/nothing", "https://github.com", now=T0).empty
+    assert load(store, "o/nothing", 77, "https://github.com", now=T0).empty
+    assert load(store, "o/r", 78, "https://github.com", now=T0).empty

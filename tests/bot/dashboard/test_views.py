@@ -29,7 +29,7 @@ def dashboard_app(tmp_path: Path, gh: FakeGitHub, **kw: object) -> Flask:
     app = create_app(dashboard_settings(tmp_path, gh, **kw))  # type: ignore[arg-type]
     rt: Runtime = app.extensions["rtcbot"]
     seed(rt.store, REPO, prs=6)
-    seed(rt.store, OTHER, prs=3)
+    seed(rt.store, OTHER, prs=3, installation=99)  # reached through a second installation, if at all
     return app
 
 

@@ -24,18 +24,21 @@ def test_a_check_run_is_claimed_once_and_saved_in_place(db_url: str) -> None:
 def test_findings_are_replaced_and_read_for_the_dashboard(db_url: str) -> None:
     store = Store(db_url)
     try:
-        run = store.checks.save("o/r", "rtcbot / EditingRTC", "a" * 40, status="completed")
-        other = store.checks.save("o/other", "rtcbot / EditingRTC", "a" * 40, status="completed")
+        ids = {"repository_id": 5, "installation_id": 77}  # GitHub's: the dashboard reads by them
+        run = store.checks.save("o/r", "rtcbot / EditingRTC", "a" * 40, status="completed", **ids)
+        other = store.checks.save("o/other", "rtcbot / EditingRTC", "a" * 40, status="completed",
+                                  repository_id=6, installation_id=77)
         store.checks.save_findings(run.id, [Finding("editing_rtc", "old", path="a.py", start_line=1, end_line=1)])
         store.checks.save_findings(run.id, [Finding("editing_rtc", "hunk 1", path="a.py", start_line=3, end_line=4,
                                                     scores={"rtc": 0.5})])
         [f] = store.checks.findings(run.id)
         assert (f.path, f.start_line, f.scores) == ("a.py", 3, {"rtc": 0.5})
-        assert store.checks.repos_among(["o/r", "o/none"]) == {"o/r"}
-        assert [r.id for r in store.checks.completed_since("o/r", 0)] == [run.id]
-        assert store.checks.scored_findings("o/r", 0, ["rtcbot / EditingRTC"], 10) == [
+        assert store.checks.repositories_among([(5, 77), (5, 78), (9, 77)]) == {(5, 77)}
+        assert [r.id for r in store.checks.completed_since(5, 77, 0)] == [run.id]
+        assert store.checks.completed_since(5, 78, 0) == []  # the same repository id under another installation
+        assert store.checks.scored_findings(5, 77, 0, ["rtcbot / EditingRTC"], 10) == [
             (run.id, "a.py", 3, 4, {"rtc": 0.5}, "hunk 1")]
-        assert store.checks.scored_findings("o/r", 0, ["rtcbot / CRScore"], 10) == []
+        assert store.checks.scored_findings(5, 77, 0, ["rtcbot / CRScore"], 10) == []
         assert store.checks.findings(other.id) == []
     finally:
         store.close()

@@ -9,7 +9,8 @@ from bot.store.store import Store
 
 
 def _row(key: str, **kw: Any) -> dict[str, Any]:
-    return {"installation_id": 1, "head_sha": "a" * 40, "analyzer": "autofix", "kind": "suggestion", "key": key,
+    return {"installation_id": 1, "repository_id": 5, "head_sha": "a" * 40, "analyzer": "autofix",
+            "kind": "suggestion", "key": key,
             "path": "app.py", "start_line": 5, "end_line": 5, "replacement": "x = 1\n", **kw}
 
 
@@ -40,7 +41,13 @@ def test_applied_resolved_and_closed_marks(db_url: str) -> None:
         assert rows["k2"].resolved is True and rows["k1"].resolved is None
         assert (rows["k1"].thumbs_up, rows["k1"].thumbs_down, rows["k1"].merged) == (2, 1, True)
         assert (rows["k2"].thumbs_up, rows["k2"].merged) == (0, True)
-        assert sorted(store.published.since("o/r", 0)) == [("autofix", rows["k1"].created_at, True),
+        assert sorted(store.published.since(5, 1, 0)) == [("autofix", rows["k1"].created_at, True),
                                                            ("autofix", rows["k2"].created_at, False)]
+        assert store.published.since(5, 2, 0) == []  # by GitHub's ids: another installation's is not it
+        assert store.published.served() == []  # a repository the App has not seen is never served
+        store.repositories.seen(5, 1, "o/r", at=0.0)
+        assert [r.key for r in store.published.served("o/r")] == ["k1", "k2"]
+        assert [r.key for r in store.published.served()] == ["k1", "k2"]
+        assert store.published.served("o/other") == []
     finally:
         store.close()
