@@ -51,7 +51,7 @@ from analyzers.crscore.sts import (
     canonical_name,
     shared_embedder,
 )
-from analyzers.diff import ChangeSet, FileChange, Hunk
+from analyzers.diff import CODE_LANGUAGES, ChangeSet, FileChange, Hunk
 from analyzers.llm import LLMError
 from analyzers.options import AnalyzerOptions, allowed
 from analyzers.pipeline import files_at_head
@@ -85,6 +85,8 @@ def locate(changes: ChangeSet, comment: ReviewComment) -> tuple[FileChange, list
         return "file not in the diff"
     if fc.skipped:
         return f"file not analysed ({fc.skipped})"
+    if fc.language not in CODE_LANGUAGES:  # claims and smells are about code, as EditingRTC's round trip
+        return f"not code ({fc.language or 'unknown language'})"
     if comment.outdated:
         return "outdated: GitHub no longer shows it on the diff"
     if not comment.line or comment.line <= 0:

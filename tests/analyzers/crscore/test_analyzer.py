@@ -138,3 +138,14 @@ def test_rtcbots_own_comments_are_listed_apart_never_scored() -> None:
     assert [s.kind for s in report.skipped] == ["policy"] * 3
     assert all("written by rtcbot" in s.reason for s in report.skipped)
     assert get("crscore").headline(report) == "no review comments scored; 3 comments by rtcbot not scored"  # type: ignore[attr-defined]
+
+
+def test_a_comment_on_a_file_that_is_not_code_is_skipped_before_any_request(
+        scripted_llm: Callable[..., ScriptedLLM], tmp_path: Path) -> None:
+    srv = scripted_llm("1. A claim.")
+    yaml = parse_diff("--- a/ci.yml\n+++ b/ci.yml\n@@ -1,2 +1,2 @@\n on: push\n-jobs: {}\n+jobs: {a: 1}\n")
+    ctx = AnalysisContext(llm_factory=lambda: client_for(srv, tmp_path),
+                          comments=[ReviewComment("ci.yml", 2, "Name this job.", "alice", 1)])
+    report = CRScoreAnalyzer().run(yaml, ctx)
+    assert srv.request_count == 0 and report.findings == []
+    assert [(s.item, s.reason) for s in report.skipped] == [("comment at ci.yml:2", "not code (yaml)")]
