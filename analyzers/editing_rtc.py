@@ -25,13 +25,14 @@ from analyzers import editing_rtc_view, similarity
 from analyzers.context import AnalysisContext
 from analyzers.diff import CODE_LANGUAGES, ChangeSet, FileChange, Hunk
 from analyzers.enclosing import hunk_label
+from analyzers.format_watch import FormatWatch
 from analyzers.leak import (
     DATA_NOTE,
     leak_note,
     leak_rate,
     leak_reason,
 )
-from analyzers.llm import BudgetExceeded, LLMClient, Message
+from analyzers.llm import BudgetExceeded, Halted, LLMClient, Message
 from analyzers.llm_answer import cut_note
 from analyzers.options import AnalyzerOptions
 from analyzers.pipeline import files_at_head
@@ -238,14 +239,20 @@ class EditingRTC:
             report.notes.append("no code hunks to score")
             return report
         llm = ctx.llm
+        # a model that keeps missing the formats asked (a description without code; code in a
+        # fence) is stopped after a handful of answers (analyzers/format_watch.py)
+        watch = FormatWatch("(a description without code; the code in a fence)")
+        watched = llm.halting(watch.why)
 
         def one(item: tuple[FileChange, Hunk]) -> HunkResult | str:
             fc, hunk = item
-            view = llm.scoped()  # this hunk's usage: its answers cut, if any
+            view = watched.scoped()  # this hunk's usage: its answers cut, if any
             try:
-                trip, scores = self.score(view, hunk.old_code, hunk.new_code, fc.language or "")
+                trip, scores = self.score(view, hunk.old_code, hunk.new_code, fc.language or "", watch.saw)
             except BudgetExceeded as e:
-                return str(e)
+                return f"not scored: {e}"
+            except Halted as e:
+                return f"not asked: {e}"
             return HunkResult(hunk, trip, scores, view.usage.cut)
 
         # the files at the head name each hunk's definition; read beside the round trips, never before
@@ -255,9 +262,12 @@ class EditingRTC:
             texts = loading.result()
         for (fc, hunk), res in zip(todo, results, strict=True):
             if isinstance(res, str):
-                report.skipped.append(Skipped(f"{fc.path} {hunk.header}", f"not scored: {res}"))
+                report.skipped.append(Skipped(f"{fc.path} {hunk.header}", res))
                 continue
             report.findings.append(to_finding(fc, res, hunk_label(hunk, texts[fc.path], fc.language)))
+        format_note = watch.note(sum(isinstance(r, str) and r.startswith("not asked") for r in results))
+        if format_note and watch.bad:
+            report.notes.append(format_note)
         if report.findings:
             report.scores = aggregate([f.scores for f in report.findings])
             report.scores["hunks"] = float(len(report.findings))

@@ -22,8 +22,10 @@ MIN_SHARE = 0.25  # answers in the expected format, at least this share of those
 
 @dataclass
 class FormatWatch:
-    """The answers of one run in and out of the expected format; `stopped` once too few were."""
+    """The answers of one run in and out of the expected format (`shape`, in words); `stopped`
+    once too few were. `why` is the halt condition of an LLM client view (LLMClient.halting)."""
 
+    shape: str
     after: int = AFTER
     min_share: float = MIN_SHARE
     good: int = 0
@@ -53,17 +55,19 @@ class FormatWatch:
         share = self.share
         return self.seen >= self.after and share is not None and share < self.min_share
 
-    def reason(self, shape: str) -> str:
-        """Why a hunk was not asked (for a Skipped entry): `shape` names the expected format."""
-        return (f"not asked: the model's answers keep missing the expected format {shape} ({self.good} of "
+    def why(self) -> str | None:
+        """Why nothing more is asked (None: go on)."""
+        if not self.stopped:
+            return None
+        return (f"the model's answers keep missing the expected format {self.shape} ({self.good} of "
                 f"{self.seen} in it, under {self.min_share:.0%})")
 
-    def note(self, shape: str, not_asked: int) -> str | None:
+    def note(self, not_asked: int) -> str | None:
         """The report's line on the format: the share, and the stop when there was one."""
         share = self.share
         if share is None:
             return None
-        line = f"{self.bad} of {self.seen} answers were not in the expected format {shape} ({share:.0%} in it)"
+        line = f"{self.bad} of {self.seen} answers were not in the expected format {self.shape} ({share:.0%} in it)"
         if self.stopped:
             line += (f"; stopped after {self.seen} answers (under {self.min_share:.0%} in format): "
                      f"{not_asked} hunk(s) not asked")

@@ -57,6 +57,10 @@ class BudgetExceeded(LLMError):
     """The run's request or token budget is spent."""
 
 
+class Halted(LLMError):
+    """A request not made: the view's `halt` condition said stop (analyzers/format_watch.py)."""
+
+
 @dataclass
 class LLMSettings:
     base_url: str | None = None  # None → the embedded llama.cpp server
@@ -260,6 +264,7 @@ class LLMClient:
         self._lock = threading.Lock()
         self._slots = threading.BoundedSemaphore(max(1, settings.max_concurrency))
         self._budget_cuts: list[str] = []  # shared with scoped views: the run's budget cut-offs
+        self._halt: Callable[[], str | None] | None = None  # a view's: why no further request is made
 
     @property
     def budget_cut(self) -> str | None:
@@ -273,6 +278,20 @@ class LLMClient:
         view.usage = Usage()
         view._meters = (view.usage, *self._meters)
         return view
+
+    def halting(self, when: Callable[[], str | None]) -> LLMClient:
+        """A scoped view that makes no further request once `when()` gives a reason (Halted,
+        with it): checked when a request would be charged and again when it gets its slot, so
+        requests waiting for a slot are not sent after the condition turned. Cached answers
+        are still served."""
+        view = self.scoped()
+        view._halt = when
+        return view
+
+    def _halted(self) -> None:
+        why = self._halt() if self._halt is not None else None
+        if why is not None:
+            raise Halted(why)
 
     # -- budget -------------------------------------------------------------------------
     def _count(self, **amounts: int) -> None:
@@ -362,10 +381,17 @@ class LLMClient:
         try:
             for attempt in retrying:
                 with attempt:
+                    self._halted()
                     self._charge_request()
                     with self._slots:
+                        try:
+                            self._halted()  # it may have turned while this request waited for a slot
+                        except Halted:
+                            with self._lock:
+                                self._count(requests=-1)  # charged above, never sent
+                            raise
                         got, whole = self._post(kwargs, n, max_tokens)
-        except BudgetExceeded:
+        except (BudgetExceeded, Halted):
             raise
         except _Malformed as e:
             raise LLMError(f"the LLM endpoint {self.base_url} (model {self.model!r}) answered something that "

@@ -32,7 +32,7 @@ from analyzers.crscore.analyzer import CRScoreAnalyzer, Unit
 from analyzers.crscore.sts import EmbeddingError, shared_embedder
 from analyzers.diff import CODE_LANGUAGES, ChangeSet, FileChange, Hunk
 from analyzers.format_watch import FormatWatch
-from analyzers.llm import LLMClient, LLMError, Message
+from analyzers.llm import Halted, LLMClient, LLMError, Message
 from analyzers.options import AnalyzerOptions
 from analyzers.report import AnalyzerReport, Finding, Skipped
 
@@ -130,18 +130,16 @@ class HunkWork:
     not_asked: bool = False  # the format watch had stopped the run before its turn
 
 
-SHAPE = '"Line <n>: <comment>"'
-
-
 def ask(llm: LLMClient, work: HunkWork, opts: ReviewOptions, watch: FormatWatch | None = None) -> None:
     """K answers for one hunk (cached), parsed; the candidates on lines the hunk shows. Not
-    asked once `watch` has stopped the run (the model keeps missing the format)."""
-    if watch is not None and watch.stopped:
-        work.not_asked = True
-        return
+    asked once `watch` has stopped the run (`llm` halting on it: the model keeps missing the
+    format)."""
     try:
         answers = llm.sample(messages(work.file.path, work.hunk), n=opts.candidates,
                              temperature=opts.temperature, max_tokens=opts.comment_tokens)
+    except Halted as e:
+        work.not_asked, work.error = True, str(e)
+        return
     except LLMError as e:
         work.error = str(e)
         return
@@ -235,14 +233,15 @@ class ReviewAnalyzer:
             report.error = f"the review analyzer needs an LLM: {e}"
             return report
         before = llm.usage.copy()
-        watch = FormatWatch()
-        llm.map(lambda w: ask(llm, w, opts, watch), todo)
+        watch = FormatWatch('"Line <n>: <comment>"')
+        watched = llm.halting(watch.why)
+        llm.map(lambda w: ask(watched, w, opts, watch), todo)
         for w in todo:
             if w.not_asked:
-                report.skipped.append(Skipped(f"{w.file.path}:{w.hunk.span[0]}", watch.reason(SHAPE)))
+                report.skipped.append(Skipped(f"{w.file.path}:{w.hunk.span[0]}", f"not asked: {w.error}"))
             elif w.error:
                 report.skipped.append(Skipped(f"{w.file.path}:{w.hunk.span[0]}", f"no candidates: {w.error}"))
-        format_note = watch.note(SHAPE, sum(w.not_asked for w in todo))
+        format_note = watch.note(sum(w.not_asked for w in todo))
         if format_note and watch.bad:
             report.notes.append(format_note)
         live = [w for w in todo if w.candidates]

@@ -26,35 +26,55 @@ on. As root every run also gets a fresh unprivileged uid (RLIMIT_NPROC does not 
 with its own gid and no supplementary groups, set by util-linux's `setpriv` before the first
 program (else by Popen, which then forks this whole process instead of using vfork).
 
+In `bwrap` mode runs go to warm runners (analyzers/sandbox_runner.py): one bubblewrap sandbox
+per slot, started once and reused, each run in PID, mount, IPC, UTS and user namespaces of its
+own inside it, with its own work folder, /tmp, /dev/shm and /proc; a runner gets one fresh uid
+(as root) for all its runs. Where no runner can start, every run starts its own bubblewrap.
+
 This module chooses the mode, prepares a run's folder and starts it; the launcher, the first
-program of every run, is analyzers/sandbox_launcher.py, and the watchdog analyzers/sandbox_watch.py.
+program of every run, is analyzers/sandbox_launcher.py, the watchdog analyzers/sandbox_watch.py,
+and a run's limits, result and files analyzers/sandbox_run.py.
 """
 
 from __future__ import annotations
 
-import json
 import marshal
 import math
 import os
 import resource
 import shutil
 import signal
-import stat
 import subprocess
 import sys
 import tempfile
 import threading
 import time
+import weakref
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
 from analyzers.paths import safe_join
-from analyzers.sandbox_watch import Watch, count_user_processes, kill_uid, tree_bytes
+from analyzers.sandbox_run import (
+    JVM_OVERHEAD_MB,
+    Limits,
+    RawRun,
+    SandboxUnavailable,
+    collect_files,
+    find_python,
+    launcher_config,
+    read_outputs,
+    read_status,
+    tail_line,
+    write_private,
+)
+from analyzers.sandbox_runner import RUNS, Runner, RunnerFailed
+from analyzers.sandbox_watch import CaseWatch, Watch, count_user_processes, kill_uid, tree_bytes
+
+__all__ = ["JVM_OVERHEAD_MB", "LAUNCHER_SOURCE", "MODES", "NOT_ISOLATED", "Limits", "RawRun", "Sandbox",
+           "SandboxUnavailable", "find_python", "launcher_config"]
 
 MODES = ("auto", "bwrap", "userns", "none")
 NOT_ISOLATED = "not isolated (sandbox: none)"
-JVM_OVERHEAD_MB = 256  # a JVM's memory beyond its -Xmx heap (metaspace, code cache, threads)
 SANDBOX_PATH = "/usr/local/bin:/usr/bin:/bin"
 WORK = "/work"  # the work folder's path inside the sandbox
 # analyzers/sandbox_launcher.py, run as `python -I -S -c SOURCE`: no file to copy or bind, and it
@@ -62,88 +82,9 @@ WORK = "/work"  # the work folder's path inside the sandbox
 LAUNCHER_SOURCE = (Path(__file__).parent / "sandbox_launcher.py").read_text(encoding="utf-8")
 # What of /etc a program needs: the loader's cache, the time zone, the JVM's configuration
 # (/usr/bin/java links through /etc/alternatives; the JDK's conf/ links into /etc/java-N).
+_DEFAULT_LIMITS = Limits()
 _ETC = ("alternatives", "ld.so.cache", "localtime", "java-11-openjdk", "java-17-openjdk", "java-21-openjdk")
 _DEVICES = ("null", "zero", "full", "random", "urandom")
-
-
-class SandboxUnavailable(RuntimeError):
-    """No sandbox of the requested mode can run here; str() is the one line to show."""
-
-
-@dataclass(frozen=True)
-class Limits:
-    """Limits of one run. memory_mb: the whole run's memory (every process together; for a
-    JVM, its heap, plus JVM_OVERHEAD_MB for the whole run) and each Python process's address
-    space; nproc: processes and threads of the run; fsize_mb: one file; disk_mb: what the run
-    may add to its work folder, and the size of its /tmp; output_kb: stdout read back."""
-
-    wall_s: float = 10.0
-    cpu_s: float = 10.0
-    memory_mb: int = 2048
-    nproc: int = 64
-    fsize_mb: int = 64
-    output_kb: int = 16 * 1024
-    disk_mb: int = 256
-
-
-@dataclass
-class RawRun:
-    exit_code: int | None
-    signal: int | None
-    wall_s: float
-    cpu_s: float
-    max_rss_kb: int
-    stdout: bytes
-    stderr: bytes
-    timed_out: bool
-    output_truncated: bool
-    network_isolated: bool
-    notes: list[str]
-    memory_exceeded: bool = False
-    disk_exceeded: bool = False
-    peak_memory_kb: int = 0  # all the run's processes together, as the watchdog saw them
-    isolation: str = "bwrap"
-
-
-
-def launcher_config(cfg: dict[str, object]) -> str:
-    """The launcher's settings as one argument: marshal (format 4, read alike by every Python
-    3.4+) in hex. The launcher runs before every sandboxed program, so its start-up is paid per
-    test case: `marshal` and `_signal` are built into the interpreter, where importing `json`
-    and `signal` (re, enum, ...) cost ~8 ms a run, half of the launcher's CPU."""
-    return marshal.dumps(cfg, 4).hex()
-
-
-def _others_can_exec(path: str) -> bool:
-    """Whether a user who is neither owner nor group can run `path`."""
-    real = os.path.realpath(path)
-    try:
-        if not os.stat(real).st_mode & stat.S_IXOTH:
-            return False
-        parent = os.path.dirname(real)
-        while True:
-            if not os.stat(parent).st_mode & stat.S_IXOTH:
-                return False
-            if parent == "/":
-                return True
-            parent = os.path.dirname(parent)
-    except OSError:
-        return False
-
-
-def find_python(as_other: bool) -> str:
-    """A Python 3 for the sandbox: the system's (under /usr, bound read-only) when there is
-    one, else ours (its prefix is then bound read-only as well)."""
-    for c in ("/usr/bin/python3", "/usr/local/bin/python3", sys.executable):
-        if c and os.path.exists(c) and (not as_other or _others_can_exec(c)):
-            return os.path.realpath(c)
-    raise SandboxUnavailable("no Python interpreter the sandbox can run")
-
-
-def _write_private(path: Path, data: bytes) -> None:
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
-    with os.fdopen(fd, "wb") as f:
-        f.write(data)
 
 
 _PROBES: dict[tuple[str, int], str | None] = {}
@@ -154,7 +95,7 @@ class Sandbox:
     """Runs untrusted commands, one per slot at a time; `slots` bounds the parallel runs."""
 
     def __init__(self, slots: int | None = None, isolate_network: bool = True, python: str | None = None,
-                 mode: str = "auto"):
+                 mode: str = "auto", reuse: bool = True):
         if mode not in MODES:
             raise ValueError(f"sandbox mode must be one of {', '.join(MODES)}, not {mode!r}")
         self.slots = max(1, slots or os.cpu_count() or 1)
@@ -169,6 +110,9 @@ class Sandbox:
         self.tmp_root = Path(tempfile.gettempdir())
         self.bwrap = shutil.which("bwrap", path=SANDBOX_PATH)
         self.setpriv = shutil.which("setpriv", path=SANDBOX_PATH)  # util-linux
+        self.reuse = reuse  # bwrap: warm runners (analyzers/sandbox_runner.py), while they start
+        self._idle: list[Runner] = []  # runners not serving a run now
+        self._closer = weakref.finalize(self, _close_runners, self._idle)
         self.mode = self._resolve(mode)
 
     # -- choosing a mode ------------------------------------------------------------------
@@ -197,29 +141,102 @@ class Sandbox:
                 try:
                     raw, _ = self.run(["/bin/true"], limits=Limits(wall_s=20, cpu_s=20, memory_mb=256))
                     ok = raw.exit_code == 0 and raw.network_isolated == self.isolate_network
-                    _PROBES[key] = None if ok else (_tail_line(raw.stderr) or f"exit code {raw.exit_code}")
+                    _PROBES[key] = None if ok else (tail_line(raw.stderr) or f"exit code {raw.exit_code}")
                 except OSError as e:
                     _PROBES[key] = str(e)
             return _PROBES[key]
 
     # -- one run ---------------------------------------------------------------------------
     def run(self, argv: Sequence[str], *, files: Mapping[str, bytes] | None = None, stdin: bytes = b"",
-            limits: Limits = Limits(), address_space: bool = True, setup: Callable[[Path], None] | None = None,
+            limits: Limits = _DEFAULT_LIMITS, address_space: bool = True, setup: Callable[[Path], None] | None = None,
             collect: Sequence[str] = ()) -> tuple[RawRun, dict[str, bytes]]:
         """Run argv in a fresh work folder holding `files` (plus what `setup` puts there);
         returns the run and the `collect`ed files (globs relative to the work folder).
         address_space=False: the program bounds its own heap (a JVM), so no RLIMIT_AS, and
         the whole-run memory limit is memory_mb + JVM_OVERHEAD_MB."""
-        self._slots.acquire()
+        with self._slots:
+            if self.mode == "bwrap" and self.reuse:
+                got = self._run_reused(argv, files or {}, stdin, limits, address_space, setup, collect)
+                if got is not None:
+                    return got
+            uid = self._new_uid()
+            root = Path(tempfile.mkdtemp(prefix="rtcbot-run-", dir=self.tmp_root))
+            try:
+                return self._run(uid, root, argv, files or {}, stdin, limits, address_space, setup, collect)
+            finally:
+                if uid is not None and self.mode == "none":
+                    kill_uid(uid)
+                shutil.rmtree(root, ignore_errors=True)
+
+    def close(self) -> None:
+        """End the warm runners (they also end with this object, or with this process)."""
+        self._closer()
+
+    # -- a run in a warm runner (bwrap) ------------------------------------------------------
+    def _runner(self) -> Runner | None:
+        """An idle runner, else a new one; None (and no more tries) when none can start."""
+        with self._lock:
+            while self._idle:
+                runner = self._idle.pop()
+                if runner.alive():
+                    return runner
+                runner.close()
         uid = self._new_uid()
-        root = Path(tempfile.mkdtemp(prefix="rtcbot-run-", dir=self.tmp_root))
+        folder = Path(tempfile.mkdtemp(prefix="rtcbot-runner-", dir=self.tmp_root))
+        if uid is not None:
+            os.chown(folder, uid, uid)
+        runner = Runner(folder, uid)
         try:
-            return self._run(uid, root, argv, files or {}, stdin, limits, address_space, setup, collect)
-        finally:
-            if uid is not None and self.mode == "none":
-                kill_uid(uid)
-            shutil.rmtree(root, ignore_errors=True)
-            self._slots.release()
+            runner.start(lambda sock_fd, info_fd: self._as_uid(self._runner_command(folder, sock_fd, info_fd), uid))
+        except RunnerFailed:
+            self.reuse = False
+            return None
+        return runner
+
+    def _run_reused(self, argv: Sequence[str], files: Mapping[str, bytes], stdin: bytes, limits: Limits,
+                    address_space: bool, setup: Callable[[Path], None] | None,
+                    collect: Sequence[str]) -> tuple[RawRun, dict[str, bytes]] | None:
+        """The run in a warm runner; None where none can start (then it runs the one-shot way)."""
+        for _ in range(2):  # a runner found dead before the run started: once more, on a fresh one
+            runner = self._runner()
+            if runner is None:
+                return None
+            root = runner.folder_for_run()
+            keep = False
+            try:
+                work = self._prepare(runner.uid, root, files, stdin, setup, runner=True)
+                request = {"argv": self._program(argv), "cwd": WORK, "tmp_bytes": limits.disk_mb << 20,
+                           "rlimits": self._rlimits(limits, runner.uid, address_space, others=1),
+                           "env": {"PATH": SANDBOX_PATH, "LANG": "C.UTF-8", "HOME": WORK}}
+                write_private(root / "request", marshal.dumps(request, 4))
+                if runner.uid is not None:
+                    os.lchown(root / "request", runner.uid, runner.uid)
+                t0 = time.monotonic()
+                try:
+                    pid, pidfd = runner.submit(root.name)
+                except RunnerFailed:
+                    runner.close()
+                    continue
+                watch = CaseWatch(pid, pidfd, work, tree_bytes(work) + (limits.disk_mb << 20),
+                                  (limits.memory_mb + (0 if address_space else JVM_OVERHEAD_MB)) << 10)
+                try:
+                    watch.wait(limits.wall_s)
+                finally:
+                    os.close(pidfd)
+                wall = time.monotonic() - t0
+                ended = runner.ended()
+                keep = ended is not None
+                fallback = (os.waitstatus_to_exitcode(ended[0]), ended[2], ended[1]) if ended else (-9, 0.0, 0)
+                return self._result(root, work, (root / "status").read_bytes(), fallback, watch, wall, limits,
+                                    collect)
+            finally:
+                shutil.rmtree(root, ignore_errors=True)
+                if keep:
+                    with self._lock:
+                        self._idle.append(runner)
+                else:
+                    runner.close()
+        return None
 
     def _new_uid(self) -> int | None:
         if not self.as_root:
@@ -228,14 +245,16 @@ class Sandbox:
             self._uid_next = (self._uid_next + 1) % 1_000_000
             return self._uid_base + self._uid_next
 
-    def _rlimits(self, limits: Limits, uid: int | None, address_space: bool) -> list[tuple[str, int, int]]:
+    def _rlimits(self, limits: Limits, uid: int | None, address_space: bool,
+                 others: int = 2) -> list[tuple[str, int, int]]:
         cpu = max(1, math.ceil(limits.cpu_s))
         out = [("RLIMIT_CPU", cpu, cpu + 1), ("RLIMIT_FSIZE", limits.fsize_mb << 20, limits.fsize_mb << 20),
                ("RLIMIT_CORE", 0, 0)]
         # In a user namespace of its own, RLIMIT_NPROC counts the run's processes only (the
-        # namespace's PID 1 and the launcher among them). Without one, it counts all of the
-        # user's processes: as root that is the run's fresh uid, else ours (allow what runs now).
-        nproc = limits.nproc + 2
+        # namespace's PID 1 and the launcher among them: `others`; in a runner, the run's PID 1
+        # only). Without one, it counts all of the user's processes: as root that is the run's
+        # fresh uid, else ours (allow what runs now).
+        nproc = limits.nproc + others
         if self.mode == "none" and uid is None:
             nproc = limits.nproc + count_user_processes(os.geteuid())
         out.append(("RLIMIT_NPROC", nproc, nproc))
@@ -267,20 +286,35 @@ class Sandbox:
         launcher = [self.python, "-I", "-S", "-c", LAUNCHER_SOURCE, launcher_config(cfg), *argv]
         if self.mode != "bwrap":
             return launcher
-        ro, links = self._binds()
-        cmd = [self.bwrap or "bwrap", "--unshare-all", "--unshare-user", "--disable-userns", "--die-with-parent",
-               "--new-session", "--clearenv", "--cap-drop", "ALL"]
+        size = str(limits.disk_mb << 20)
+        return [*self._bwrap(), "--cap-drop", "ALL", "--size", size, "--tmpfs", "/tmp", "--size", size, "--tmpfs",
+                "/dev/shm", "--bind", str(work), WORK, "--chdir", WORK, "--remount-ro", "/",
+                "--info-fd", str(cfg["info_fd"]), "--", *launcher]
+
+    def _runner_command(self, folder: Path, sock_fd: int, info_fd: int) -> list[str]:
+        """A warm runner's command line: bwrap as for one run, but with the capabilities to
+        give each run its own namespaces and mounts (in the sandbox's user namespace only),
+        its folder of runs at RUNS, and no work folder of its own."""
+        cfg = launcher_config({"serve": True, "sock_fd": sock_fd, "runs": RUNS})
+        return [*self._bwrap(runner=True), "--cap-add", "CAP_SYS_ADMIN", "--cap-add", "CAP_SETPCAP", "--size", "65536",
+                "--tmpfs", "/tmp", "--size", "65536", "--tmpfs", "/dev/shm", "--dir", WORK, "--bind", str(folder),
+                RUNS, "--chdir", "/", "--remount-ro", "/", "--info-fd", str(info_fd), "--",
+                self.python, "-I", "-S", "-c", LAUNCHER_SOURCE, cfg]
+
+    def _bwrap(self, runner: bool = False) -> list[str]:
+        """What every bwrap run shares: all namespaces, the system's folders read-only, a
+        fresh /proc and a minimal /dev; no user namespace inside but a runner's (each of its
+        runs gets one, where it then allows no further one)."""
+        cmd = [self.bwrap or "bwrap", "--unshare-all", "--unshare-user", *([] if runner else ["--disable-userns"]),
+               "--die-with-parent", "--new-session", "--clearenv"]
         if not self.isolate_network:
             cmd.append("--share-net")
+        ro, links = self._binds()
         for src, dst in ro:
             cmd += ["--ro-bind", src, dst]
         for target, link in links:
             cmd += ["--symlink", target, link]
-        size = str(limits.disk_mb << 20)
-        cmd += ["--proc", "/proc", "--dev", "/dev", "--size", size, "--tmpfs", "/tmp",
-                "--size", size, "--tmpfs", "/dev/shm", "--bind", str(work), WORK, "--chdir", WORK,
-                "--remount-ro", "/", "--info-fd", str(cfg["info_fd"]), "--"]
-        return [*cmd, *launcher]
+        return [*cmd, "--proc", "/proc", "--dev", "/dev"]
 
     def _as_uid(self, cmd: list[str], uid: int | None) -> tuple[list[str], dict[str, object]]:
         """`cmd` run as the run's own uid and gid with no extra groups (as root), and Popen's
@@ -294,15 +328,16 @@ class Sandbox:
         return cmd, {"user": uid, "group": uid, "extra_groups": []}
 
     def _prepare(self, uid: int | None, root: Path, files: Mapping[str, bytes], stdin: bytes,
-                 setup: Callable[[Path], None] | None) -> Path:
+                 setup: Callable[[Path], None] | None, runner: bool = False) -> Path:
         """The run's folder: work/ with `files` (and what `setup` puts there), stdin, and
-        (userns) the new root's mount point; as root, owned by the run's uid."""
+        (userns) the new root's mount point; as root, owned by the run's uid. In a runner,
+        the run's PID 1 opens the run's files itself: they are the run's uid's too."""
         work = root / "work"
         work.mkdir(mode=0o700)
         for name, data in files.items():
             p = safe_join(work, name)  # raises ValueError for a name that leads outside
             p.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-            _write_private(p, data)
+            write_private(p, data)
         if setup is not None:
             setup(work)
         newroot = root / "newroot"
@@ -316,9 +351,13 @@ class Sandbox:
             if self.mode == "userns":
                 os.lchown(newroot, uid, uid)
         os.chmod(work, 0o700)
-        _write_private(root / "stdin", stdin)
-        for k in ("stdout", "stderr"):
-            _write_private(root / k, b"")
+        write_private(root / "stdin", stdin)
+        for k in ("stdout", "stderr", "status"):
+            write_private(root / k, b"")
+            if runner and uid is not None:
+                os.lchown(root / k, uid, uid)
+        if runner and uid is not None:
+            os.lchown(root / "stdin", uid, uid)
         return work
 
     def _config(self, uid: int | None, root: Path, work: Path, limits: Limits, address_space: bool,
@@ -367,9 +406,17 @@ class Sandbox:
         with os.fdopen(status_r, "rb") as f:
             status_text = f.read()
         if self.mode == "none":
-            self._kill_none(proc.pid, uid)
-        code, cpu_s, max_rss_kb = _status(status_text, proc.returncode, ru)
-        out, err, truncated = _outputs(root, limits.output_kb << 10)
+            _kill_none(proc.pid, uid)
+        fallback = (proc.returncode, ru.ru_utime + ru.ru_stime, int(ru.ru_maxrss))
+        return self._result(root, work, status_text, fallback, watch, wall, limits, collect)
+
+    def _result(self, root: Path, work: Path, status_text: bytes, fallback: tuple[int, float, int],
+                watch: Watch | CaseWatch, wall: float, limits: Limits,
+                collect: Sequence[str]) -> tuple[RawRun, dict[str, bytes]]:
+        """The run as the launcher's status (else `fallback`: exit code or -signal, CPU
+        seconds, peak RSS), its files and its watch say."""
+        code, cpu_s, max_rss_kb = read_status(status_text, fallback)
+        out, err, truncated = read_outputs(root, limits.output_kb << 10)
         return RawRun(
             exit_code=code if code >= 0 else None, signal=-code if code < 0 else None, wall_s=wall,
             cpu_s=cpu_s, max_rss_kb=max(max_rss_kb, 0), stdout=out, stderr=err,
@@ -378,7 +425,7 @@ class Sandbox:
             notes=[NOT_ISOLATED] if self.mode == "none" else [],
             memory_exceeded=watch.memory_exceeded, disk_exceeded=watch.disk_exceeded,
             peak_memory_kb=watch.peak_kb, isolation=self.mode,
-        ), _collect(work, collect)
+        ), collect_files(work, collect)
 
     def _wait(self, cmd: list[str], ids: dict[str, object], root: Path, write_ends: tuple[int, int], info_r: int,
               work: Path, disk_cap: int, memory_cap_kb: int,
@@ -404,46 +451,15 @@ class Sandbox:
         proc.returncode = os.waitstatus_to_exitcode(wstatus)
         return proc, watch, wall, ru
 
-    def _kill_none(self, pid: int, uid: int | None) -> None:
-        try:
-            os.killpg(pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
-        if uid is not None:
-            kill_uid(uid)
-
-
-def _status(text: bytes, returncode: int, ru: resource.struct_rusage) -> tuple[int, float, int]:
-    """(exit code or -signal, CPU seconds, peak RSS in KiB) of the program, as the launcher
-    wrote them; the launcher's own where it wrote nothing."""
+def _kill_none(pid: int, uid: int | None) -> None:
     try:
-        st = json.loads(text)
-        return os.waitstatus_to_exitcode(int(st["wstatus"])), float(st["cpu"]), int(st["maxrss"])
-    except (ValueError, KeyError, TypeError):
-        return returncode, ru.ru_utime + ru.ru_stime, int(ru.ru_maxrss)
+        os.killpg(pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+    if uid is not None:
+        kill_uid(uid)
 
 
-def _outputs(root: Path, cap: int) -> tuple[bytes, bytes, bool]:
-    """The run's stdout (at most `cap` bytes), the last 64 KiB of its stderr, and whether
-    stdout was cut."""
-    with open(root / "stdout", "rb") as f:
-        out = f.read(cap + 1)
-    with open(root / "stderr", "rb") as f:
-        f.seek(0, os.SEEK_END)
-        f.seek(max(0, f.tell() - 64 * 1024))
-        err = f.read()
-    return out[:cap], err, len(out) > cap
-
-
-def _collect(work: Path, patterns: Sequence[str]) -> dict[str, bytes]:
-    collected: dict[str, bytes] = {}
-    for pattern in patterns:
-        for p in sorted(work.glob(pattern)):
-            if p.is_file() and not p.is_symlink():
-                collected[str(p.relative_to(work))] = p.read_bytes()
-    return collected
-
-
-def _tail_line(data: bytes) -> str:
-    lines = data.decode("utf-8", "replace").strip().splitlines()
-    return lines[-1][:300] if lines else ""
+def _close_runners(runners: list[Runner]) -> None:
+    while runners:
+        runners.pop().close()

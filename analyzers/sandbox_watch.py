@@ -4,7 +4,8 @@
 whole run, not one process), the memory of all the run's processes together (resident
 anonymous memory, read from the sandbox's own /proc through its PID 1; in `none` mode from
 the launcher's session) and the growth of the work folder. When it kills, it kills the
-sandbox's PID 1 through a pidfd, so the kernel ends the whole PID namespace.
+sandbox's PID 1 through a pidfd, so the kernel ends the whole PID namespace. `CaseWatch` does
+the same for a run in a warm runner, whose PID 1 the runner hands over as a pidfd.
 """
 
 from __future__ import annotations
@@ -113,21 +114,118 @@ def kill_uid(uid: int) -> None:
         time.sleep(0.01)
 
 
-class Watch:
-    """Waits for one run while enforcing its whole-run limits (wall time, memory, disk)."""
+class _Limits:
+    """The whole-run limits of one run (wall time, memory, disk), checked a tick at a time;
+    `init_pid`/`init_fd` name the sandbox's PID 1 once known (killing it ends the run)."""
 
     TICK_S = 0.02
 
-    def __init__(self, proc: subprocess.Popen[bytes], info_r: int, work: Path, disk_cap: int,
-                 memory_cap_kb: int, *, isolated: bool = True):
-        self.proc, self.info_r, self.work, self.isolated = proc, info_r, work, isolated
+    def __init__(self, work: Path, disk_cap: int, memory_cap_kb: int, *, isolated: bool = True):
+        self.work, self.isolated = work, isolated
         self.disk_cap, self.memory_cap_kb = disk_cap, memory_cap_kb
-        self.timed_out = self.memory_exceeded = self.disk_exceeded = False
+        self.timed_out = self.memory_exceeded = self.disk_exceeded = self.killed = False
         self.peak_kb = 0
         self.init_pid: int | None = None  # the sandbox's PID 1, in our PID namespace
         self.init_fd: int | None = None  # a pidfd on it
-        self._info = b""
+        self.session: int | None = None  # not isolated: the run's processes are this session's
         self._ns_proc: str | None = None
+        self._next_disk = self._next_memory = 0.0
+
+    def tick(self, deadline: float, fd: int | None) -> None:
+        """Kill the run if it passed a limit; else wait up to TICK_S for `fd` to be readable."""
+        now = time.monotonic()
+        if now >= deadline:
+            self.timed_out = True
+            return self.kill()
+        used = self.memory_kb() if now >= self._next_memory else 0
+        if not self.isolated:  # a scan of every process: less often
+            self._next_memory = now + 0.1
+        self.peak_kb = max(self.peak_kb, used)
+        if used > self.memory_cap_kb:
+            self.memory_exceeded = True
+            return self.kill()
+        if now >= self._next_disk:
+            self._next_disk = now + 0.25
+            if tree_bytes(self.work) > self.disk_cap:
+                self.disk_exceeded = True
+                return self.kill()
+        timeout = min(self.TICK_S, max(0.0, deadline - now))
+        if fd is not None:
+            poller = select.poll()
+            poller.register(fd, select.POLLIN)
+            poller.poll(timeout * 1000)
+        else:
+            time.sleep(timeout)
+        return None
+
+    def _proc_dir(self) -> str | None:
+        """The sandbox's own /proc seen from here, once it is mounted (before then, the path
+        still shows ours: its PID 1 is then not the sandbox's PID 1)."""
+        if self._ns_proc is None and self.init_pid is not None:
+            path = f"/proc/{self.init_pid}/root/proc"
+            try:
+                if os.readlink(f"{path}/1/ns/pid") == os.readlink(f"/proc/{self.init_pid}/ns/pid"):
+                    self._ns_proc = path
+            except OSError:
+                return None
+        return self._ns_proc
+
+    def pids(self) -> list[str]:
+        """/proc folders of the run's processes (seen from here)."""
+        if self.session is not None:
+            return [f"/proc/{p}" for p in _session_processes(self.session)]
+        base = self._proc_dir()
+        if base is None:
+            return []
+        try:
+            return [f"{base}/{d}" for d in os.listdir(base) if d.isdigit()]
+        except OSError:
+            return []
+
+    def memory_kb(self) -> int:
+        return sum(_anon_kb(p) for p in self.pids())
+
+    def kill(self) -> None:
+        """End the whole run: the sandbox's PID 1 (the kernel then kills everything in its
+        PID namespace)."""
+        self.killed = True
+        if self.init_fd is not None:
+            try:
+                signal.pidfd_send_signal(self.init_fd, signal.SIGKILL)
+            except OSError:
+                pass
+
+
+class CaseWatch(_Limits):
+    """Waits for one case of the warm runner (analyzers/sandbox_runner.py): the case's PID 1
+    is the run; it has ended, and its PID namespace with it, when its pidfd is readable."""
+
+    def __init__(self, init_pid: int, init_fd: int, work: Path, disk_cap: int, memory_cap_kb: int):
+        super().__init__(work, disk_cap, memory_cap_kb)
+        self.init_pid, self.init_fd = init_pid, init_fd
+
+    def wait(self, wall_s: float) -> None:
+        deadline = time.monotonic() + wall_s
+        fd = self.init_fd
+        assert fd is not None
+        try:
+            while not select.select([fd], [], [], 0)[0]:
+                self.tick(deadline, fd)
+        except BaseException:  # interrupted: the case must not outlive the wait
+            self.kill()
+            select.select([fd], [], [], 10)
+            raise
+
+
+class Watch(_Limits):
+    """Waits for one run started here (`proc`) while enforcing its whole-run limits."""
+
+    def __init__(self, proc: subprocess.Popen[bytes], info_r: int, work: Path, disk_cap: int,
+                 memory_cap_kb: int, *, isolated: bool = True):
+        super().__init__(work, disk_cap, memory_cap_kb, isolated=isolated)
+        self.proc, self.info_r = proc, info_r
+        self.session = None if isolated else proc.pid
+        self._info = b""
         os.set_blocking(info_r, False)
 
     def wait(self, wall_s: float) -> tuple[int, resource.struct_rusage]:
@@ -136,44 +234,13 @@ class Watch:
             pidfd: int | None = os.pidfd_open(self.proc.pid)
         except (AttributeError, OSError):
             pidfd = None
-        poller = select.poll()
-        if pidfd is not None:
-            poller.register(pidfd, select.POLLIN)
-        next_disk = next_memory = 0.0
-        killed = False
         try:
             while True:
-                pid, wstatus, ru = os.wait4(self.proc.pid, os.WNOHANG)
+                pid, wstatus, ru = os.wait4(self.proc.pid, 0 if self.killed else os.WNOHANG)
                 if pid:
                     return wstatus, ru
-                if killed:
-                    _, wstatus, ru = os.wait4(self.proc.pid, 0)
-                    return wstatus, ru
-                now = time.monotonic()
-                if now >= deadline:
-                    self.timed_out = killed = True
-                    self.kill()
-                    continue
                 self._read_info()
-                used = self.memory_kb() if now >= next_memory else 0
-                if not self.isolated:  # a scan of every process: less often
-                    next_memory = now + 0.1
-                self.peak_kb = max(self.peak_kb, used)
-                if used > self.memory_cap_kb:
-                    self.memory_exceeded = killed = True
-                    self.kill()
-                    continue
-                if now >= next_disk:
-                    next_disk = now + 0.25
-                    if tree_bytes(self.work) > self.disk_cap:
-                        self.disk_exceeded = killed = True
-                        self.kill()
-                        continue
-                timeout = min(self.TICK_S, max(0.0, deadline - now))
-                if pidfd is not None:
-                    poller.poll(timeout * 1000)
-                else:
-                    time.sleep(timeout)
+                self.tick(deadline, pidfd)
         except BaseException:  # interrupted: the run must not outlive the wait
             self.kill()
             try:
@@ -233,41 +300,10 @@ class Watch:
         finally:
             os.close(fd)
 
-    def _proc_dir(self) -> str | None:
-        """The sandbox's own /proc seen from here, once it is mounted (before then, the path
-        still shows ours: its PID 1 is then not the sandbox's PID 1)."""
-        if self._ns_proc is None and self.init_pid is not None:
-            path = f"/proc/{self.init_pid}/root/proc"
-            try:
-                if os.readlink(f"{path}/1/ns/pid") == os.readlink(f"/proc/{self.init_pid}/ns/pid"):
-                    self._ns_proc = path
-            except OSError:
-                return None
-        return self._ns_proc
-
-    def pids(self) -> list[str]:
-        """/proc folders of the run's processes (seen from here)."""
-        if not self.isolated:
-            return [f"/proc/{p}" for p in _session_processes(self.proc.pid)]
-        base = self._proc_dir()
-        if base is None:
-            return []
-        try:
-            return [f"{base}/{d}" for d in os.listdir(base) if d.isdigit()]
-        except OSError:
-            return []
-
-    def memory_kb(self) -> int:
-        return sum(_anon_kb(p) for p in self.pids())
-
     def kill(self) -> None:
         """End the whole run: the sandbox's PID 1 (the kernel then kills everything in its
         PID namespace), else the launcher's session."""
-        if self.init_fd is not None:
-            try:
-                signal.pidfd_send_signal(self.init_fd, signal.SIGKILL)
-            except OSError:
-                pass
+        super().kill()
         try:
             os.killpg(self.proc.pid, signal.SIGKILL)
         except (ProcessLookupError, PermissionError):

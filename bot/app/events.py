@@ -49,6 +49,7 @@ class PRJob:
     fork: bool = False
     action: str | None = None  # the pull_request action ("opened", …) or "rerequested"
     force: bool = False  # work to do again even where it was done (a re-requested suite)
+    author_id: int | None = None  # the pull request's author (its user.id): whose daily LLM budget it spends
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -66,6 +67,7 @@ class AnalyzeJob:
     force: bool = False
     reason: str = ""  # what asked for it: "pull_request.opened", "check_run.rerequested", …
     root: int | None = None  # the id of the `pr` job that fanned it out
+    author_id: int | None = None  # as PRJob's (none for a re-run: its payload does not say)
 
     @property
     def explicit(self) -> bool:
@@ -79,7 +81,7 @@ class AnalyzeJob:
         return cls(repo=pr.repo, default_branch=pr.default_branch, installation_id=pr.installation_id,
                    repository_id=pr.repository_id, pr_number=pr.pr_number, head_sha=pr.head_sha,
                    analyzer=analyzer, force=pr.force,
-                   reason=f"pull_request.{pr.action}", root=root)
+                   reason=f"pull_request.{pr.action}", root=root, author_id=pr.author_id)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -195,6 +197,11 @@ def _pr_head(pr: Mapping[str, Any]) -> tuple[int | None, str | None, bool, bool]
             bool(head_repo and base_repo and head_repo != base_repo))
 
 
+def _author(pr: Mapping[str, Any]) -> int | None:
+    """The id of a pull request's author (a fork's pushes are its author's)."""
+    return _number((pr.get("user") or {}).get("id"))
+
+
 def _closed(pr: Mapping[str, Any]) -> str | None:
     state = pr.get("state", "open")
     return None if state == "open" else f"pull_request #{pr.get('number')} is {state}"
@@ -265,7 +272,8 @@ def _pull_request(action: Any, payload: Mapping[str, Any], b: _Base) -> Routed:
         return Routed(note="pull_request without a number or head SHA")
     return Routed([PRJob(repo=b.repo, default_branch=b.default_branch, installation_id=b.installation_id,
                          repository_id=b.repository_id,
-                         pr_number=number, head_sha=sha, draft=draft, fork=fork, action=action)])
+                         pr_number=number, head_sha=sha, draft=draft, fork=fork, action=action,
+                         author_id=_author(pr))])
 
 
 def _review(event: str, action: Any, payload: Mapping[str, Any], b: _Base,
@@ -282,7 +290,8 @@ def _review(event: str, action: Any, payload: Mapping[str, Any], b: _Base,
         return Routed(note=f"{event} without a pull request number or head SHA")
     return Routed([AnalyzeJob(repo=b.repo, default_branch=b.default_branch, installation_id=b.installation_id,
                               repository_id=b.repository_id,
-                              pr_number=number, head_sha=sha, analyzer=name, force=True, reason=event)
+                              pr_number=number, head_sha=sha, analyzer=name, force=True, reason=event,
+                              author_id=_author(pr))
                    for name in comment_analyzers])
 
 

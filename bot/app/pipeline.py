@@ -77,6 +77,14 @@ class PRInputs:
     raw_comments: Future[list[dict[str, Any]]]  # as GitHub lists them (the pr-review reporter's markers)
 
 
+def payer_of(job: AnalyzeJob) -> budget.Payer | None:
+    """Whose daily LLM budgets an analysis spends: its installation's, its pull request's (by
+    the repository's name) and its author's (a fork's pushes are its author's)."""
+    if not job.installation_id:
+        return None
+    return budget.Payer.of(job.installation_id, job.repo, job.pr_number, job.author_id)
+
+
 class Pipeline:
     """The jobs' work: what a worker runs for each job it starts."""
 
@@ -203,7 +211,7 @@ class Pipeline:
                 return "skipped", f"{check} for {job.head_sha[:12]} is already complete", {}
             started = io.submit(self.checks.start, gh, job, analyzer.title, existing)
             p = review_core.plan(cfg, dataclasses.replace(sel, names=[job.analyzer]),
-                                 llm=self.llm_factory(sel.model, job.installation_id),
+                                 llm=self.llm_factory(sel.model, payer=payer_of(job)),
                                  refusal=lambda: self._refusal(job, sel.model))
             files = inputs.files.result()
             changes = changes_from_github(files, cfg)
@@ -231,9 +239,9 @@ class Pipeline:
                                    "error": report.error}), dict(report.usage)
 
     def _settle(self, row: JobRow, job: AnalyzeJob, ctx: AnalysisContext) -> None:
-        """The analysis's usage counted against its installation's budget, and its LLM answers
+        """The analysis's usage counted against its daily budgets (bot/core/budget.py), and its LLM answers
         written to the cache, before its job ends."""
-        budget.charge(self.store, job.installation_id, ctx)
+        budget.charge(self.store, payer_of(job), ctx)
         try:
             self.store.cache.flush()
         except Exception:
@@ -289,5 +297,8 @@ class Pipeline:
         """Whether this App wrote `comment` (only then do its markers, thread and reactions count)."""
         return feedback.by_a_bot(comment) and app_identity(self.settings).wrote(comment)
 
-    def llm_factory(self, model: str | None, installation_id: int | None = None) -> Callable[[], LLMClient]:
-        return budget.llm_factory(self.settings, self.store, model, installation_id)
+    def llm_factory(self, model: str | None, installation_id: int | None = None, *,
+                    payer: budget.Payer | None = None) -> Callable[[], LLMClient]:
+        if payer is None and installation_id:
+            payer = budget.Payer(installation_id)
+        return budget.llm_factory(self.settings, self.store, model, payer)

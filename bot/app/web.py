@@ -1,4 +1,5 @@
-"""The webhook service: a Flask app factory with /webhook, /healthz and /metrics.
+"""The webhook service: a Flask app factory with /webhook, /healthz, /stats and /metrics (the
+last two only with the operator's bearer token: RTCBOT_STATS_TOKEN, RTCBOT_METRICS_TOKEN).
 
 `POST /webhook` does only what must happen inside GitHub's 10-second window: refuse bodies
 over 25 MB (413, chunked ones too, before anything else is done with them), verify
@@ -220,7 +221,7 @@ def create_app(settings: ServiceSettings | None = None, *, runtime: Runtime | No
     _webhook_route(app, settings, rt, meters)
     _health_route(app, rt)
     _stats_route(app, settings, rt, meters)
-    _metrics_route(app, meters)
+    _metrics_route(app, settings, meters)
     _error_handlers(app, settings, meters)
     from bot.app.dashboard import register_dashboard
 
@@ -361,11 +362,9 @@ def _stats_route(app: Flask, settings: ServiceSettings, rt: Runtime, meters: _Me
         """Acceptance of rtcbot's suggestions (bot/core/feedback.py), for `?repo=owner/name` (the
         repository the App serves under that name now, by its id) or every repository served;
         only with the operator's RTCBOT_STATS_TOKEN (the figures name repositories)."""
-        if not settings.stats_token:
-            return meters.answer(404, "not found: set RTCBOT_STATS_TOKEN to serve /stats")
-        given = request.headers.get("Authorization", "")
-        if not hmac.compare_digest(given.encode(), f"Bearer {settings.stats_token}".encode()):
-            return meters.answer(401, "a bearer token is required (RTCBOT_STATS_TOKEN)")
+        refused = _bearer_refusal(meters, settings.stats_token, "/stats", "RTCBOT_STATS_TOKEN")
+        if refused is not None:
+            return refused
         repo = request.args.get("repo") or None
         if repo is not None and (len(repo) > 200 or repo.count("/") != 1):
             return meters.answer(400, "repo: expected owner/name")
@@ -373,9 +372,28 @@ def _stats_route(app: Flask, settings: ServiceSettings, rt: Runtime, meters: _Me
         return jsonify({**data, "repo": repo})
 
 
-def _metrics_route(app: Flask, meters: _Meters) -> None:
+def _bearer_refusal(meters: _Meters, token: str | None, path: str, variable: str) -> Response | None:
+    """None when the request carries `Authorization: Bearer <token>` (compared in constant
+    time); else the answer: 404 when no token is set (the endpoint is off), 401 otherwise."""
+    if not token:
+        return meters.answer(404, f"not found: set {variable} to serve {path}")
+    given = request.headers.get("Authorization", "")
+    if not hmac.compare_digest(given.encode(), f"Bearer {token}".encode()):
+        resp = meters.answer(401, f"a bearer token is required ({variable})")
+        resp.headers["WWW-Authenticate"] = 'Bearer realm="rtcbot"'
+        return resp
+    return None
+
+
+def _metrics_route(app: Flask, settings: ServiceSettings, meters: _Meters) -> None:
     @app.get("/metrics")
     def metrics() -> Response:
+        """Prometheus' figures, only with the operator's RTCBOT_METRICS_TOKEN: they count every
+        installation's deliveries, jobs and LLM use, and the LLM cache's hits, which no tenant
+        may see (a hit would say some code was seen before)."""
+        refused = _bearer_refusal(meters, settings.metrics_token, "/metrics", "RTCBOT_METRICS_TOKEN")
+        if refused is not None:
+            return refused
         return Response(generate_latest(meters.scraped), mimetype="text/plain; version=0.0.4")
 
 

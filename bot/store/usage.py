@@ -1,27 +1,35 @@
-"""The LLM requests and tokens each installation's jobs used per UTC day (its daily budget),
-and the cache hits (for /metrics only, never public)."""
+"""The LLM requests and tokens each installation's jobs used per UTC day (its daily budget), and
+within it each pull request's and each author's (theirs: `spenders`, bot/core/budget.py), and
+the cache hits (for /metrics only, never public)."""
 
 from __future__ import annotations
 
-from sqlalchemy import select
+from collections.abc import Sequence
+from typing import Any
+
+from sqlalchemy import Table, select
 
 from bot.store.db import Database
-from bot.store.schema import Base, LLMUsageRow, utc_day
+from bot.store.schema import Base, LLMSpenderUsageRow, LLMUsageRow, utc_day
 
 USAGE = Base.metadata.tables[LLMUsageRow.__tablename__]
+SPENDERS = Base.metadata.tables[LLMSpenderUsageRow.__tablename__]
+
+
+def _adding(db: Database, table: Table, keys: list[str], counts: Sequence[str]) -> Any:
+    """INSERT … ON CONFLICT (keys) DO UPDATE adding to the counts; None where the dialect has none."""
+    stmt = db.upsert(table)
+    return None if stmt is None else stmt.on_conflict_do_update(
+        index_elements=keys, set_={c: table.c[c] + stmt.excluded[c] for c in counts})
 
 
 class Usage:
-    """The llm_usage_daily table."""
+    """The llm_usage_daily and llm_usage_spenders tables."""
 
     def __init__(self, db: Database) -> None:
         self.db = db
-        stmt = db.upsert(USAGE)
-        # INSERT … ON CONFLICT (installation, day) DO UPDATE adding to the counts
-        self._upsert = None if stmt is None else stmt.on_conflict_do_update(
-            index_elements=["installation_id", "day"], set_={
-                "requests": USAGE.c.requests + stmt.excluded.requests, "tokens": USAGE.c.tokens + stmt.excluded.tokens,
-                "cache_hits": USAGE.c.cache_hits + stmt.excluded.cache_hits})
+        self._upsert = _adding(db, USAGE, ["installation_id", "day"], ("requests", "tokens", "cache_hits"))
+        self._spender_upsert = _adding(db, SPENDERS, ["installation_id", "spender", "day"], ("requests", "tokens"))
 
     def today(self, installation_id: int) -> tuple[int, int]:
         """(requests, tokens) this installation's jobs used today (UTC)."""
@@ -30,20 +38,44 @@ class Usage:
                 LLMUsageRow.installation_id == installation_id, LLMUsageRow.day == utc_day())).first()
         return (0, 0) if row is None else (int(row[0]), int(row[1]))
 
-    def add(self, installation_id: int, requests: int, tokens: int, cache_hits: int = 0) -> None:
+    def spent_today(self, installation_id: int, spenders: Sequence[str]) -> dict[str, tuple[int, int]]:
+        """(requests, tokens) each of `spenders` (a pull request, an author) used today (UTC) in
+        this installation; (0, 0) for one that used nothing."""
+        out = dict.fromkeys(spenders, (0, 0))
+        if not out:
+            return out
+        with self.db.reading() as c:
+            rows = c.execute(select(LLMSpenderUsageRow.spender, LLMSpenderUsageRow.requests,
+                                    LLMSpenderUsageRow.tokens).where(
+                LLMSpenderUsageRow.installation_id == installation_id, LLMSpenderUsageRow.day == utc_day(),
+                LLMSpenderUsageRow.spender.in_(list(out))))
+            out.update({str(r[0]): (int(r[1]), int(r[2])) for r in rows})
+        return out
+
+    def add(self, installation_id: int, requests: int, tokens: int, cache_hits: int = 0,
+            spenders: Sequence[str] = ()) -> None:
+        """Count a job's use to its installation's day and to each of its `spenders`' days, in
+        one transaction."""
         if requests <= 0 and tokens <= 0 and cache_hits <= 0:
             return
-        values = {"installation_id": installation_id, "day": utc_day(), "requests": requests, "tokens": tokens,
+        day = utc_day()
+        values = {"installation_id": installation_id, "day": day, "requests": requests, "tokens": tokens,
                   "cache_hits": cache_hits}
-        if self._upsert is not None:
+        theirs = [{"installation_id": installation_id, "spender": s, "day": day, "requests": requests,
+                   "tokens": tokens} for s in dict.fromkeys(spenders)] if requests > 0 or tokens > 0 else []
+        if self._upsert is not None and self._spender_upsert is not None:
             with self.db.writing() as c:
                 c.execute(self._upsert, values)
+                for v in theirs:
+                    c.execute(self._spender_upsert, v)
             return
         with self.db.session() as s:  # other dialects: read, then write
-            row = s.get(LLMUsageRow, (installation_id, values["day"]))
-            if row is None:
-                s.add(LLMUsageRow(**values))
-            else:
-                row.requests += requests
-                row.tokens += tokens
-                row.cache_hits += cache_hits
+            for model, v, key in ((LLMUsageRow, values, (installation_id, day)),
+                                  *((LLMSpenderUsageRow, v, (installation_id, v["spender"], day)) for v in theirs)):
+                row = s.get(model, key)
+                if row is None:
+                    s.add(model(**v))
+                    continue
+                for count in ("requests", "tokens", "cache_hits"):
+                    if count in v:
+                        setattr(row, count, getattr(row, count) + v[count])

@@ -121,3 +121,29 @@ def test_a_hunk_is_titled_by_the_definition_it_changes_at_the_head(scripted_llm:
     assert [f.title for f in report.findings] == ["function f", "function g"]
     without = run(scripted_llm(oracle))  # no file at the head: git's header, else the line
     assert [f.title for f in without.findings] == ["hunk at line 2", "def g():"]
+
+
+def _hunks(n: int) -> str:
+    return "".join(f"--- a/m{i}.py\n+++ b/m{i}.py\n@@ -1,2 +1,2 @@\n def f(x):\n"
+                   f"-    return x+{i}\n+    return x - {i}\n" for i in range(n))
+
+
+def test_a_model_that_never_answers_in_the_format_is_stopped_after_a_handful(
+        scripted_llm: Callable[..., ScriptedLLM]) -> None:
+    # descriptions with code in them, and never code in a fence: no answer in the expected format
+    srv = scripted_llm(lambda req: ["```\nx = 1\n```"] * req.get("n", 1) if "[edit description]" not in
+                       last_user_text(req) else "I would rather not write code.")
+    ctx = AnalysisContext(llm_factory=lambda: client_for(srv, max_concurrency=1))
+    report = EditingRTC().run(parse_diff(_hunks(12)), ctx)
+    # hunk 1: 1 forward request (3 answers) and its backward requests; by then 8+ answers, none in format
+    assert srv.request_count <= 5 and report.findings[:1] and len(report.findings) <= 2
+    stopped = [s for s in report.skipped if s.reason.startswith("not asked: the model's answers keep missing")]
+    assert len(stopped) == 12 - len(report.findings)
+    assert any("stopped after" in n and f"{len(stopped)} hunk(s) not asked" in n for n in report.notes), report.notes
+
+
+def test_a_model_in_format_is_never_stopped(scripted_llm: Callable[..., ScriptedLLM]) -> None:
+    srv = scripted_llm(oracle)
+    ctx = AnalysisContext(llm_factory=lambda: client_for(srv, max_concurrency=1))
+    report = EditingRTC().run(parse_diff(_hunks(12)), ctx)
+    assert len(report.findings) == 12 and not any("format" in n for n in report.notes)

@@ -44,8 +44,11 @@ def one(ex: Executor, program: Program, case: Case | None = None):  # type: igno
 
 
 def sandbox_processes_alive(ex: Executor) -> list[int]:
+    """Live processes of the runs' uids, but for the warm runners' own (bubblewrap and the runner)."""
     base = ex.sandbox._uid_base
-    return [pid for uid in range(base, base + ex.sandbox._uid_next + 1) for pid in _user_processes(uid, live_only=True)]
+    runners = {pid for runner in ex.sandbox._idle for pid in runner.pids()}
+    return [pid for uid in range(base, base + ex.sandbox._uid_next + 1) for pid in _user_processes(uid, live_only=True)
+            if pid not in runners]
 
 
 # -- output comparison (pure) ----------------------------------------------------------------

@@ -193,7 +193,23 @@ def test_a_model_that_never_answers_in_the_format_is_stopped_after_a_handful(
     # 4 answers a request: the watch has seen 8 (a handful) after two hunks, none in format
     assert server.request_count == 2
     stopped = [s for s in report.skipped if "keep missing the expected format" in s.reason]
-    assert len(stopped) == 17 and "0 of 8 in it" in stopped[0].reason
+    assert len(stopped) == 17 and stopped[0].reason.startswith("not asked: ") and "0 of 8 in it" in stopped[0].reason
     assert any("8 of 8 answers were not in the expected format" in n and "stopped after 8 answers" in n
                and "17 hunk(s) not asked" in n for n in report.notes), report.notes
     assert report.findings == []
+
+
+@pytest.mark.model
+def test_the_format_stop_holds_with_requests_in_parallel(
+        scripted_llm: Callable[..., ScriptedLLM], tmp_path: Path) -> None:
+    # 0.1 s a request, as a fast hosted model: the first answers are counted before the next wave
+    server = scripted_llm(lambda req: ["Looks fine."] * int(req.get("n", 1)), delay_s=0.1)
+    llm = client_for(server, tmp_path, max_concurrency=4)
+    ctx = AnalysisContext(llm_factory=lambda: llm, options={"review": {"max_hunks": 40}})
+    report = registry.get("review").run(parse_diff(_many_hunks(40)), ctx)
+    # requests waiting for one of the 4 slots are not sent once the watch has stopped the run
+    # (a few may go while the answers of the first ones are being counted)
+    assert 2 <= server.request_count <= 8, server.request_count
+    not_asked = [s for s in report.skipped if s.reason.startswith("not asked: ")]
+    assert len(not_asked) == 40 - server.request_count
+    assert llm.usage.requests == server.request_count  # a request halted at its slot is not counted

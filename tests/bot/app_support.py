@@ -23,6 +23,7 @@ from tests.fakes.github_server import FakeGitHub, sign
 from tests.fakes.llm_server import ScriptedLLM
 
 SECRET = "It's a Secret to Everybody"
+METRICS_TOKEN = "metrics-token-for-the-tests"  # RTCBOT_METRICS_TOKEN: without it /metrics is off
 
 
 def redis_db() -> int:
@@ -46,6 +47,7 @@ def make_settings(tmp_path: Path, gh: FakeGitHub | None = None, llm: ScriptedLLM
                   **kw: Any) -> ServiceSettings:
     values: dict[str, Any] = {
         "webhook_secret": SECRET,
+        "metrics_token": METRICS_TOKEN,
         "data_dir": tmp_path / "data",
         "database_url": None,
         "redis_url": None,
@@ -61,6 +63,11 @@ def make_settings(tmp_path: Path, gh: FakeGitHub | None = None, llm: ScriptedLLM
         values.update(llm_base_url=llm.base_url, llm_model=llm.model)
     values.update(kw)
     return ServiceSettings(**values)
+
+
+def scrape(url: str, token: str = METRICS_TOKEN, **kw: Any) -> httpx.Response:
+    """GET /metrics of the app at `url` as Prometheus would, with the bearer token."""
+    return httpx.get(f"{url}/metrics", headers={"Authorization": f"Bearer {token}"}, **kw)
 
 
 @contextmanager

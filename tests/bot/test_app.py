@@ -21,7 +21,7 @@ import pytest
 from bot.app.jobs import Runtime
 from bot.app.web import create_app, verify_signature
 from bot.core.settings import SettingsError
-from tests.bot.app_support import SECRET, deliver, make_settings, serve
+from tests.bot.app_support import SECRET, deliver, make_settings, scrape, serve
 from tests.bot.conftest import Backend
 from tests.support import FIXTURES, ROOT, require
 
@@ -157,7 +157,7 @@ def test_healthz_and_metrics(app_url) -> None:  # type: ignore[no-untyped-def]
     assert h.status_code == 200 and h.json()["database"] == "ok"
     assert h.json()["queue"]["backend"] in ("sqlite", "redis")
     deliver(url, "pull_request", payload("pull_request", "opened.payload.json"))
-    m = httpx.get(f"{url}/metrics").text
+    m = scrape(url).text
     assert 'rtcbot_deliveries_total{event="pull_request",status="routed"} 1.0' in m
     assert 'rtcbot_jobs{kind="pr",status="queued"} 1.0' in m
     assert "rtcbot_webhook_seconds_count 1.0" in m

@@ -18,7 +18,7 @@ from bot.app.jobs import Runtime
 from bot.app.outage import Outage
 from bot.app.web import create_app
 from bot.app.worker import Presence
-from tests.bot.app_support import deliver, make_settings, serve
+from tests.bot.app_support import deliver, make_settings, scrape, serve
 from tests.bot.test_app import payload
 
 
@@ -75,7 +75,7 @@ def test_a_job_queued_too_long_makes_it_unhealthy_and_the_gauges_say_so(service:
     presence = Presence(rt.store, rt.worker.database)
     presence.beat()
     assert deliver(url, "pull_request", payload("pull_request", "opened.payload.json")).status_code == 202
-    m = httpx.get(f"{url}/metrics").text
+    m = scrape(url).text
     assert "rtcbot_workers_live 1.0" in m and "rtcbot_workers_ready 0.0" in m
     assert "rtcbot_oldest_queued_job_age_seconds 0." in m  # just queued
     time.sleep(1.1)  # RTCBOT_HEALTH_MAX_QUEUE_AGE_S = 1
@@ -85,7 +85,7 @@ def test_a_job_queued_too_long_makes_it_unhealthy_and_the_gauges_say_so(service:
     [reason] = h.json()["reasons"]
     assert reason.startswith("the oldest queued job has waited") and "RTCBOT_HEALTH_MAX_QUEUE_AGE_S" in reason
     assert h.json()["oldest_queued_job_age_s"] >= 1.0
-    m = httpx.get(f"{url}/metrics").text
+    m = scrape(url).text
     assert "rtcbot_workers_ready 1.0" in m
     age = float(next(line.split()[1] for line in m.splitlines()
                      if line.startswith("rtcbot_oldest_queued_job_age_seconds ")))
@@ -157,5 +157,5 @@ def test_metrics_answer_without_the_health_gauges_when_the_database_is_gone(tmp_
     settings = make_settings(tmp_path)
     dead = Store("postgresql+psycopg://nobody@127.0.0.1:1/none?connect_timeout=1", create=False)
     with serve(create_app(settings, runtime=Runtime(settings, store=dead))) as url:
-        m = httpx.get(f"{url}/metrics", timeout=30)
+        m = scrape(url, timeout=30)
     assert m.status_code == 200 and "rtcbot_webhook_seconds" in m.text and "rtcbot_workers_live" not in m.text

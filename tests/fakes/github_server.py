@@ -186,6 +186,11 @@ def diff_lines(patch: str) -> dict[str, set[int]]:
     return out
 
 
+def user_id(login: str) -> int:
+    """The fake's id of a GitHub user (GitHub's example payloads' Codertocat keeps its own)."""
+    return 21031067 if login == "Codertocat" else zlib.crc32(login.encode()) or 1
+
+
 @dataclass
 class PullRequest:
     number: int
@@ -255,13 +260,13 @@ class FakeGitHub(Conversation, LoopbackServer):
 
     def add_pr(self, number: int, *, diff_text: str | None = None, fixture: str | None = None,
                files: list[dict[str, Any]] | None = None, head_sha: str | None = None,
-               draft: bool = False, head_repo: str | None = None) -> PullRequest:
+               draft: bool = False, head_repo: str | None = None, author: str = "Codertocat") -> PullRequest:
         if fixture is not None:
             diff_text = (PRS / fixture).read_text(encoding="utf-8")
         if files is None:
             files = files_from_diff(diff_text or "")
         sha = head_sha or hashlib.sha1(json.dumps(files, sort_keys=True).encode()).hexdigest()
-        pr = PullRequest(number, sha, files, draft=draft, head_repo=head_repo)
+        pr = PullRequest(number, sha, files, draft=draft, head_repo=head_repo, author=author)
         with self._lock:
             self.pulls[number] = pr
         return pr
@@ -361,6 +366,7 @@ class FakeGitHub(Conversation, LoopbackServer):
         pr_json["number"] = pr.number
         pr_json["state"] = pr.state
         pr_json["draft"] = pr.draft
+        pr_json["user"] = {**(pr_json.get("user") or {}), "login": pr.author, "id": user_id(pr.author)}
         pr_json.setdefault("head", {})["sha"] = pr.head_sha
         pr_json["head"].setdefault("repo", {})["full_name"] = pr.head_repo or self.repo
         pr_json.setdefault("base", {}).setdefault("repo", {})["full_name"] = self.repo
@@ -694,7 +700,7 @@ class FakeGitHub(Conversation, LoopbackServer):
         url = f"{self.base_url}/repos/{self.repo}/pulls/{pr.number}"
         return {"url": url, "id": pr.number + 900000, "number": pr.number, "state": pr.state, "draft": pr.draft,
                 "title": f"PR {pr.number}", "changed_files": len(pr.files),
-                "user": {"login": pr.author, "id": zlib.crc32(pr.author.encode()), "type": "User"},
+                "user": {"login": pr.author, "id": user_id(pr.author), "type": "User"},
                 "head": {"sha": pr.head_sha, "ref": "feature", "repo": {"full_name": pr.head_repo or self.repo}},
                 "base": {"sha": "0" * 40, "ref": self.default_branch, "repo": {"full_name": self.repo}}}
 

@@ -99,11 +99,23 @@ SECRET = "ghs_probe_secret_" + secrets.token_hex(8)
 def run_probe(who: Who, home: Path, source: str, case: dict[str, Any] | None = None,
               limits: dict[str, Any] | None = None) -> dict[str, Any]:
     """The attacker program through the executor, started by the probe's user."""
+    out = _drive(who, home, {"source": source, "case": case or {}, "limits": {**LIMITS, **(limits or {})}})
+    assert NOT_ISOLATED not in out["result"]["notes"]
+    result: dict[str, Any] = out["result"]
+    return result
+
+
+def run_probes(who: Who, home: Path, runs: list[dict[str, Any]], kill_runner: bool = False) -> dict[str, Any]:
+    """Programs one after the other on one executor (in bwrap, one warm runner): the verdicts,
+    and the runner's pid after each run."""
+    return _drive(who, home, {"runs": runs, "limits": LIMITS, "kill_runner": kill_runner})
+
+
+def _drive(who: Who, home: Path, spec: dict[str, Any]) -> dict[str, Any]:
     argv = [_python_for(who), "-I", str(DRIVER), who.mode]
     if who.name == "unprivileged" and IS_ROOT:
         argv = ["setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups", *argv]
     env = {"PATH": "/usr/bin:/bin", "HOME": str(home), "RTCBOT_PROBE_SECRET": SECRET, "GITHUB_TOKEN": SECRET}
-    spec = {"source": source, "case": case or {}, "limits": {**LIMITS, **(limits or {})}}
     proc = subprocess.run(argv, input=json.dumps(spec), capture_output=True, text=True, env=env, cwd="/",
                           timeout=120, check=False)
     assert proc.returncode == 0, proc.stderr[-2000:]
@@ -111,8 +123,7 @@ def run_probe(who: Who, home: Path, source: str, case: dict[str, Any] | None = N
     if "unavailable" in out:
         require(False, f"sandbox {who.mode} cannot run here as {who.name}: {out['unavailable']}")
     assert out["mode"] == who.mode
-    assert NOT_ISOLATED not in out["result"]["notes"]
-    return out["result"]
+    return out
 
 
 def lines(result: dict[str, Any]) -> dict[str, str]:
@@ -272,9 +283,8 @@ for path in {targets!r} + [os.path.join(os.path.expanduser("~"), "{marker}")]:
 
 # -- processes ----------------------------------------------------------------------------------
 
-def test_nothing_left_running_after_the_verdict(who: Who, service_home: Path) -> None:
-    marker = f"rtcbot-probe-{secrets.token_hex(6)}"
-    src = f"""
+# A setsid, double-forked sleeper with `marker` in its command line, left running.
+_SLEEPER = """
 import os, sys, time
 if os.fork() == 0:
     os.setsid()
@@ -284,7 +294,11 @@ if os.fork() == 0:
 time.sleep(0.5)
 print("started")
 """
-    r = run_probe(who, service_home, src, case={"expected_output": "started"})
+
+
+def test_nothing_left_running_after_the_verdict(who: Who, service_home: Path) -> None:
+    marker = f"rtcbot-probe-{secrets.token_hex(6)}"
+    r = run_probe(who, service_home, _SLEEPER.format(marker=marker), case={"expected_output": "started"})
     assert r["verdict"] == "AC", r
     assert _alive_with(marker) == []  # at once: the verdict comes after the namespace is gone
 
@@ -336,6 +350,119 @@ def test_early_exit_in_a_script_is_not_ac(who: Who, service_home: Path, exit_cal
     honest = run_probe(who, service_home, "def candidate(x):\n    return x\nassert candidate(1) == 1\n",
                        case={"kind": "script"})
     assert honest["verdict"] == "AC", honest
+
+
+# -- one sandbox, many runs: nothing passes from one run to the next ---------------------------
+
+_LEAVE = r"""
+import ctypes, os
+libc = ctypes.CDLL(None, use_errno=True)
+for path in ["/work/{m}", "/tmp/{m}", "/dev/shm/{m}", os.path.expanduser("~/{m}"), "/dev/{m}", "/runs/{m}", "/{m}"]:
+    try:
+        with open(path, "w") as f:
+            f.write("{m}")
+    except OSError:
+        pass
+libc.shmget(0x52544342, 4096, 0o1666)  # a System V segment, left behind
+for ring in (-3, -4, -5):  # session, user and user-session keyrings
+    libc.syscall({keyctl_add}, b"user", b"{m}", b"{m}", {n}, ring)
+print("left")
+"""
+
+_LOOK = r"""
+import ctypes, os
+libc = ctypes.CDLL(None, use_errno=True)
+M = "{m[0]}" + "{m[1]}"  # not in this program's own file
+seen = []
+for top in ["/work", "/tmp", "/dev/shm", "/dev", "/runs", "/", os.path.expanduser("~")]:
+    for dirpath, dirs, files in os.walk(top):
+        if dirpath.startswith(("/proc", "/usr", "/sys")):
+            dirs[:] = []
+            continue
+        for name in files + dirs:
+            path = os.path.join(dirpath, name)
+            if M in name:
+                seen.append(path)
+            elif os.path.isfile(path) and not os.path.islink(path):
+                try:
+                    with open(path, "rb") as f:
+                        seen += [path] if M.encode() in f.read(1 << 16) else []
+                except OSError:
+                    pass
+print("seen=" + repr(sorted(set(seen))))
+print("shm=" + str(libc.shmget(0x52544342, 0, 0)))
+print("keys=" + str([libc.syscall({keyctl}, 10, ring, b"user", M.encode(), 0) for ring in (-3, -4, -5)]))
+"""
+
+
+def test_a_run_reads_nothing_an_earlier_run_wrote(who: Who, service_home: Path) -> None:
+    """Files anywhere it may write, a System V segment, keys in every keyring it has: the
+    next run on the same runner finds none of them."""
+    m = f"rtcbot-probe-{secrets.token_hex(6)}"
+    keyctl = {"x86_64": 250, "aarch64": 219}.get(os.uname().machine)
+    require(keyctl is not None, "keyctl's syscall number is known here for x86_64 and aarch64 only")
+    leave = _LEAVE.format(m=m, keyctl_add=keyctl - 2 if keyctl == 250 else 217, n=len(m))
+    out = run_probes(who, service_home, [{"source": leave, "case": {"expected_output": "left"}},
+                                         {"source": _LOOK.format(m=(m[:8], m[8:]), keyctl=keyctl)}])
+    first, second = out["results"]
+    assert first["verdict"] == "AC", first
+    got = lines(second)
+    assert got["seen"] == "[]", got
+    assert got["shm"] == "-1" and got["keys"] == "[-1, -1, -1]", got
+    if who.mode == "bwrap":
+        assert out["runners"][0] == out["runners"][1] != []  # the same warm runner served both
+
+
+def test_a_run_sees_no_process_an_earlier_run_left(who: Who, service_home: Path) -> None:
+    m = f"rtcbot-probe-{secrets.token_hex(6)}"
+    leave = _SLEEPER.format(marker=m)
+    look = f"""
+import os
+pids = [d for d in os.listdir("/proc") if d.isdigit()]
+left = [p for p in pids if b"{m}" in open("/proc/%s/cmdline" % p, "rb").read()]
+print("pids=%d" % len(pids))
+print("left=" + repr(left))
+"""
+    out = run_probes(who, service_home, [{"source": leave, "case": {"expected_output": "started"}},
+                                         {"source": look}])
+    first, second = out["results"]
+    assert first["verdict"] == "AC", first
+    got = lines(second)
+    assert got["left"] == "[]" and int(got["pids"]) <= 3, got  # its PID 1 and itself (bwrap's PID 1 too)
+    assert _alive_with(m) == []
+
+
+_ATTACK = """
+import os, signal
+for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGKILL):
+    for pid in [1, *(int(d) for d in os.listdir("/proc") if d.isdigit())]:
+        if pid != os.getpid():
+            try:
+                os.kill(pid, sig)
+            except OSError:
+                pass
+try:
+    os.kill(-1, signal.SIGKILL)
+except OSError:
+    pass
+print("attacked")
+"""
+
+
+@pytest.mark.parametrize("kill_runner", [False, True], ids=["attacked", "runner-killed"])
+def test_a_run_that_attacks_the_runner_changes_no_later_verdict(who: Who, service_home: Path,
+                                                                 kill_runner: bool) -> None:
+    """A run signals every process it can see (its PID 1 included, and kill(-1)); the next
+    runs are judged as on a fresh sandbox. With the runner killed after each run (as a run
+    that reached it would), each next run gets a fresh runner and the same verdicts."""
+    honest = {"source": "print(int(input()) * 2)\n", "case": {"stdin": "21", "expected_output": "42"}}
+    wrong = {"source": "print(int(input()) * 3)\n", "case": {"stdin": "21", "expected_output": "42"}}
+    again = {**honest, "case": {"stdin": "50", "expected_output": "100"}}  # not from the result cache
+    out = run_probes(who, service_home, [{"source": _ATTACK}, honest, wrong, again], kill_runner=kill_runner)
+    assert [r["verdict"] for r in out["results"][1:]] == ["AC", "WA", "AC"], out["results"]
+    if who.mode == "bwrap":
+        runners = [tuple(r) for r in out["runners"]]
+        assert all(runners) and (len(set(runners)) == 4 if kill_runner else len(set(runners)) == 1), runners
 
 
 # -- modes, refusal, file modes (in-process; no variant) ----------------------------------------
@@ -410,12 +537,15 @@ def test_run_files_and_cache_are_private(tmp_path: Path) -> None:
     seen: dict[str, int] = {}
 
     def look(work: Path) -> None:
-        for p in [work.parent, work, *work.iterdir()]:
+        for p in [work, *work.iterdir()]:
             seen[p.name] = p.stat().st_mode & 0o777
+        seen["run"] = work.parent.stat().st_mode & 0o777
+        if work.parent.parent.name.startswith("rtcbot-runner-"):  # a warm runner's folder of runs
+            seen["runner"] = work.parent.parent.stat().st_mode & 0o777
 
     Sandbox(slots=1).run(["/bin/true"], files={"Main.py": b"print(1)\n", "lib/util.py": b""}, setup=look)
     assert seen["work"] == 0o700 and seen["Main.py"] == 0o600 and seen["lib"] == 0o700
-    assert seen[next(k for k in seen if k.startswith("rtcbot-run-"))] in (0o700, 0o711)
+    assert seen["run"] in (0o700, 0o711) and seen.get("runner", 0o700) == 0o700
     cache = ResultCache(tmp_path / "cache" / "runs.sqlite3")
     cache.put("k", Executor(Limits(**LIMITS), workers=1).run_case(Program("python", "print(1)\n"), Case()))
     assert (tmp_path / "cache").stat().st_mode & 0o777 == 0o700

@@ -35,7 +35,7 @@ from bot.app.jobs import Runtime
 from bot.app.web import create_app
 from bot.core.settings import ServiceSettings
 from bot.github import installation_client
-from tests.bot.app_support import deliver, drain, make_settings, serve
+from tests.bot.app_support import deliver, drain, make_settings, scrape, serve
 from tests.bot.conftest import Backend
 from tests.fakes.github_server import FakeGitHub, many_hunks_diff
 from tests.fakes.llm_server import ScriptedLLM, varied
@@ -117,7 +117,7 @@ def test_a_tenant_gets_no_cache_hit_from_another_tenants_answers(
     a.run()
     assert completions(alpha, pr_a.head_sha) == 2
     assert a.llm.request_count == 2 * spent_by_alpha
-    metrics = httpx.get(f"{a.url}/metrics", timeout=10).text
+    metrics = scrape(a.url, timeout=10).text  # with the operator's RTCBOT_METRICS_TOKEN
     hits = [line for line in metrics.splitlines() if line.startswith("rtcbot_llm_cache_hits_total ")]
     assert hits and float(hits[0].split()[1]) > 0  # the operator still sees them
 

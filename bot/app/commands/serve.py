@@ -29,7 +29,7 @@ import click
 
 from bot.app.hardening import make_non_dumpable
 from bot.core.service_checks import service_settings, start_problem
-from bot.core.settings import SettingsError
+from bot.core.settings import ServiceSettings, SettingsError
 
 SHM = "/dev/shm"
 WORKER_CLASSES = ("gevent", "gthread")
@@ -104,6 +104,13 @@ def _gunicorn(app_factory: Any, options: dict[str, Any]) -> None:
     Server().run()
 
 
+def _say_started(settings: ServiceSettings, host: str, port: int) -> None:
+    log.info("webhook service on http://%s:%s/webhook (database %s, queue %s)", host, port,
+             settings.database().split("://")[0], "redis" if settings.redis_url else "sqlite")
+    if not settings.metrics_token:  # off rather than open to whoever reaches the port
+        log.info("/metrics is off: set RTCBOT_METRICS_TOKEN to serve it to a scraper with that bearer token")
+
+
 @click.command("serve")
 @click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
 @click.option("--port", default=8000, show_default=True, type=click.IntRange(1, 65535), help="Port to listen on.")
@@ -146,8 +153,7 @@ def command(host: str, port: int, workers: int, worker_class: str, connections: 
         raise click.ClickException(str(e)) from None
     except Exception as e:  # one line; a database error names DATABASE_URL (bot/core/settings.py)
         raise click.ClickException(start_problem(e, settings)) from None
-    log.info("webhook service on http://%s:%s/webhook (database %s, queue %s)", host, port,
-             settings.database().split("://")[0], "redis" if settings.redis_url else "sqlite")
+    _say_started(settings, host, port)
     if worker_class == "gevent":
         # gevent patches the standard library in each worker, after this process imported ssl
         # (the LLM and GitHub clients' imports). It warns that TLS contexts made before then stay

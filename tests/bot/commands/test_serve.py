@@ -17,7 +17,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.bot.app_support import SECRET
+from tests.bot.app_support import METRICS_TOKEN, SECRET, scrape
 from tests.fakes.github_server import sign
 from tests.support import ROOT
 
@@ -68,7 +68,7 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
     stale = metrics / "counter_1.db"
     stale.write_bytes(b"left by an earlier run")
     p = subprocess.Popen([*RTCBOT, "serve", "--host", "127.0.0.1", "--port", str(port), "--workers", "2"],
-                         env=_env(tmp_path, RTCBOT_WEBHOOK_SECRET=SECRET), cwd=ROOT,
+                         env=_env(tmp_path, RTCBOT_WEBHOOK_SECRET=SECRET, RTCBOT_METRICS_TOKEN=METRICS_TOKEN), cwd=ROOT,
                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     try:
         url = f"http://127.0.0.1:{port}"
@@ -109,7 +109,7 @@ def test_serve_answers_over_http_under_gunicorn(served: Served) -> None:
 def _scrape(url: str) -> dict[str, float]:
     """The webhook counters of one /metrics answer, by their labels."""
     out: dict[str, float] = {}
-    for line in httpx.get(f"{url}/metrics", timeout=10).text.splitlines():
+    for line in scrape(url, timeout=10).text.splitlines():
         if line.startswith(("rtcbot_webhook_requests_total{", "rtcbot_webhook_seconds_count")):
             name, value = line.rsplit(" ", 1)
             out[name] = float(value)
