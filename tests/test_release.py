@@ -24,7 +24,7 @@ import yaml
 from tests.support import ROOT, require
 
 RELEASE = ROOT / ".github" / "workflows" / "release.yml"
-WORKFLOWS = [RELEASE, ROOT / "docs" / "workflows" / "rtcbot.yml"]
+WORKFLOWS = [RELEASE, *sorted((ROOT / "docs" / "workflows").glob("*.yml"))]
 ZIZMOR_CONFIG = ROOT / ".github" / "zizmor.yml"
 
 
@@ -115,3 +115,19 @@ def test_zizmor_would_catch_a_bad_line(tmp_path: Path, change: tuple[str, str], 
     bad.write_text(text.replace(old, new), encoding="utf-8")
     p = zizmor(bad)
     assert p.returncode != 0 and audit in p.stdout + p.stderr
+
+
+def test_the_commands_workflow_runs_nothing_from_the_pull_request_with_least_privilege() -> None:
+    """docs/workflows/rtcbot-commands.yml: `issue_comment` runs the default branch's file with a
+    write token and secrets for any pull request, so it checks nothing out, grants only what a
+    reply, a reaction and a re-run need, skips bots' comments, and passes no test command."""
+    wf = load(ROOT / "docs" / "workflows" / "rtcbot-commands.yml")
+    triggers = wf[True] if True in wf else wf["on"]
+    assert list(triggers) == ["issue_comment"] and triggers["issue_comment"]["types"] == ["created"]
+    assert wf["permissions"] == {}
+    (job,) = wf["jobs"].values()
+    assert job["permissions"] == {"contents": "read", "pull-requests": "write", "checks": "write"}
+    assert "github.event.issue.pull_request" in job["if"] and "user.type != 'Bot'" in job["if"]
+    (step,) = job["steps"]
+    assert step["uses"].startswith("YOUR-ORG/rtcbot@") and "test-command" not in step["with"]
+    assert not any("checkout" in s.get("uses", "") for s in job["steps"])

@@ -1,4 +1,6 @@
-"""`rtcbot action`: the GitHub Action's entry point (action.yml runs it in the image).
+"""`rtcbot action`: the GitHub Action's entry point (action.yml runs it in the image). On a
+pull request's event it reviews the pull request (bot/action/run.py); on `issue_comment` it
+answers the command the comment writes to rtcbot (bot/action/comments.py).
 
 The settings file is the one `RepoConfig` (bot/core/config.py), the same as the App's; the inputs
 below win over it. Everything comes from the environment GitHub sets (GITHUB_EVENT_PATH, GITHUB_API_URL,
@@ -16,13 +18,15 @@ from pathlib import Path
 import click
 
 from analyzers.context import Tools
+from bot.action.comments import answer_comment
 from bot.action.run import run_action
 from bot.action.settings import ActionSettings
-from bot.action.workflow import ActionError
+from bot.action.workflow import COMMENT_EVENT, ActionError
 from bot.core.commands import options
 from bot.core.llm import llm_factory
 from bot.core.qualification import model_name
 from bot.core.settings import SettingsError, llm_settings, load_tools
+from bot.core.settings_commands import CommandSettings, load_command_settings
 from bot.github import GitHubError, GitHubSettings, load_github_settings
 
 
@@ -69,17 +73,19 @@ _ACTION_OPTIONS = options(
     click.option("--max-requests", type=click.IntRange(min=1), default=None, help="LLM request budget."),
     click.option("--allowed-models", envvar="RTCBOT_ALLOWED_MODELS", default="", metavar="LIST",
                  help="Models the config's `model:` may pick (comma-separated; env RTCBOT_ALLOWED_MODELS)."),
+    click.option("--command-name", envvar=_inp("command-name"), default="rtcbot", show_default=True,
+                 help="On issue_comment: the name a command addresses (`@rtcbot rerun`)."),
 )
 
 
-def _operator_settings() -> tuple[Tools, GitHubSettings]:
+def _operator_settings() -> tuple[Tools, GitHubSettings, CommandSettings]:
     """The workflow's environment: tools (RTCBOT_SEMGREP, RTCBOT_SANDBOX, …) and GitHub's retries
     (RTCBOT_MAX_RETRY_WAIT_S, …); every bad setting at once, one line each, as `rtcbot serve`
     says them (exit 2)."""
     from bot.core.exits import settings_exit
 
     problems: list[str] = []
-    tools, github = None, None
+    tools, github, commands = None, None, None
     try:
         tools = load_tools()
     except SettingsError as e:
@@ -88,9 +94,13 @@ def _operator_settings() -> tuple[Tools, GitHubSettings]:
         github = load_github_settings(action=True)
     except SettingsError as e:
         problems += e.lines
-    if problems or tools is None or github is None:
+    try:
+        commands = load_command_settings()
+    except SettingsError as e:
+        problems += e.lines
+    if problems or tools is None or github is None or commands is None:
         settings_exit(SettingsError(*problems))
-    return tools, github
+    return tools, github, commands
 
 
 @click.command("action")
@@ -98,12 +108,12 @@ def _operator_settings() -> tuple[Tools, GitHubSettings]:
 def command(event_path: str | None, event_name: str | None, api_url: str, token: str | None, workspace: Path,
             analyzers: str, config: str, fail_on: str, sarif_file: str, reporters: str, test_command: str,
             step_summary: str | None, output_path: str | None, llm_base_url: str | None, model: str | None,
-            api_key: str | None, max_requests: int | None, allowed_models: str) -> None:
+            api_key: str | None, max_requests: int | None, allowed_models: str, command_name: str) -> None:
     """Run rtcbot on the pull request of a GitHub Actions event and publish check runs."""
     if llm_base_url and not model:
         raise click.UsageError("--llm-base-url (input llm-base-url) needs --model (input model)")
     settings = llm_settings(base_url=llm_base_url, model=model, api_key=api_key, max_requests=max_requests)
-    tools, github = _operator_settings()
+    tools, github, commands = _operator_settings()
     s = ActionSettings(
         event_path=event_path, event_name=event_name, api_url=api_url, token=token, workspace=workspace,
         llm_factory=llm_factory(settings), analyzers=analyzers, config=config, fail_on=fail_on,
@@ -111,10 +121,10 @@ def command(event_path: str | None, event_name: str | None, api_url: str, token:
         output_path=output_path, tools=tools, github=github,
         allowed_models=tuple(m.strip() for m in allowed_models.split(",") if m.strip()),
         llm_for_model=lambda m: llm_factory(dataclasses.replace(settings, model=m)),
-        model_name=model_name(settings),
+        model_name=model_name(settings), command_name=command_name.strip(), commands=commands,
     )
     try:
-        result = run_action(s)
+        result = answer_comment(s) if event_name == COMMENT_EVENT else run_action(s)
     except ActionError as e:
         click.echo(f"Error: {e}", err=True)
         sys.exit(2)

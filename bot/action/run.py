@@ -81,13 +81,13 @@ def run_action(s: ActionSettings, *, log: IO[str] | None = None, stdout: IO[str]
                          test_command=s.test_command, reporters=s.reporters)  # bad: an error before any request
     gh = token_client(s.api_url, s.token, s.github)
     try:
-        run = _Run(s, gh, pr, inputs, say, stdout)
+        run = PullRequestRun(s, gh, pr, inputs, say, stdout)
         return run.review()
     finally:
         gh.close()
 
 
-class _Run:
+class PullRequestRun:
     """One pull request reviewed in a workflow step (see the module's docstring)."""
 
     def __init__(self, s: ActionSettings, gh: GitHub, pr: PullRequest, inputs: Inputs,
@@ -101,9 +101,12 @@ class _Run:
         self.runs: dict[str, int] = {}  # analyzer → its check run
         self.sent: dict[str, CheckOutput] = {}  # analyzer → what its completed check run says
 
-    def review(self) -> ActionResult:
+    def review(self, planned: Planned | None = None) -> ActionResult:
+        """Analyse the pull request, publish the check runs, the reporters' outputs, the summary
+        and the outputs (`planned`: a plan already made, e.g. narrowed to the analyzers a
+        command names)."""
         s, gh, pr = self.s, self.gh, self.pr
-        plan_ = self._plan()
+        plan_ = planned or self.planned()
         p = plan_.review
         for n in p.notes:
             self.say(f"rtcbot: {n}")
@@ -111,7 +114,7 @@ class _Run:
         mode = self._open(titles)  # check runs first, in progress: the PR shows that rtcbot is at work
         self.say(f"rtcbot: {pr.full_name}#{pr.number} at {pr.head_sha[:12]}: {', '.join(p.names)}")
         try:
-            change = self._change(p, plan_.checkout)
+            change = self.change(p, plan_.checkout)
             result = review_core.run(p, change, tools=s.tools)
         except BaseException as e:
             self._abandon(f"The run stopped: {type(e).__name__}: {e}")
@@ -134,7 +137,7 @@ class _Run:
             run_reporter(OutputsReporter(Path(s.output_path)), self.target, titles, result.reports, outcome)
         return ActionResult(self._exit(result), result.reports, mode, list(result.verdict.matched), self.runs)
 
-    def _plan(self) -> _Planned:
+    def planned(self) -> Planned:
         """The base commit's settings, the inputs over them, the model and its qualification."""
         s, gh, pr, inputs = self.s, self.gh, self.pr, self.inputs
         text = None
@@ -152,7 +155,7 @@ class _Run:
                                   refusal=lambda: refusal_from_commit(gh, pr.full_name, pr.base_sha,
                                                                       model or s.model_name),
                                   dismissals=dismissed.dismissals)
-        return _Planned(review, p.checkout)
+        return Planned(review, p.checkout)
 
     def _dismissals(self, loaded: LoadedConfig) -> LoadedDismissals:
         """The team's dismissals at the base commit (the pull request's own copy never counts);
@@ -197,7 +200,7 @@ class _Run:
                 except Exception:
                     continue
 
-    def _change(self, p: review_core.Plan, checkout: Path | None) -> review_core.Change:
+    def change(self, p: review_core.Plan, checkout: Path | None) -> review_core.Change:
         """The pull request's files and review comments, read through the token."""
         gh, pr = self.gh, self.pr
         files = gh.pr_files(pr.full_name, pr.number)
@@ -260,6 +263,6 @@ class _Run:
 
 
 @dataclass(frozen=True)
-class _Planned:
+class Planned:
     review: review_core.Plan
     checkout: Path | None

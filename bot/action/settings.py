@@ -11,6 +11,7 @@ from analyzers.context import Tools
 from analyzers.llm import LLMClient
 from analyzers.local_llm import ALIAS
 from analyzers.report import AnalyzerReport
+from bot.core.settings_commands import CommandSettings
 from bot.github import GitHubSettings
 
 
@@ -35,6 +36,8 @@ class ActionSettings:
     llm_for_model: Callable[[str], Callable[[], LLMClient]] | None = None  # the config's model
     github: GitHubSettings | None = None  # retries, rate-limit waits (RTCBOT_*; bot/github)
     model_name: str = ALIAS  # the model llm_factory reaches (require_qualified)
+    command_name: str = "rtcbot"  # what a command on a pull request addresses (`@rtcbot rerun`; input command-name)
+    commands: CommandSettings = field(default_factory=CommandSettings)  # RTCBOT_AUTHOR_RERUNS_PER_DAY, ...
 
 
 @dataclass

@@ -14,6 +14,7 @@ import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from analyzers import registry
 from analyzers.context import Tools
@@ -24,6 +25,8 @@ from reporters.base import UnknownReporter, reporter_names
 
 PR_EVENTS = ("pull_request", "pull_request_target")
 TRUSTED_EVENT = "pull_request_target"  # runs with secrets: the PR's code never executes
+COMMENT_EVENT = "issue_comment"  # a command on a pull request (bot/action/comments.py): the same
+TRUSTED_EVENTS = (TRUSTED_EVENT, COMMENT_EVENT)
 
 
 class ActionError(Exception):
@@ -54,32 +57,43 @@ class PullRequest:
         return {name: f"{server}/{self.full_name}/runs/{rid}" for name, rid in runs.items()}
 
 
-def load_event(path: str | os.PathLike[str] | None, event_name: str | None) -> PullRequest:
+def read_event(path: str | os.PathLike[str] | None) -> Any:
+    """The event file's payload, or ActionError with one line."""
     if not path:
         raise ActionError("GITHUB_EVENT_PATH is not set: run inside a GitHub workflow or pass --event")
     try:
-        payload = json.loads(Path(path).read_text(encoding="utf-8"))
+        return json.loads(Path(path).read_text(encoding="utf-8"))
     except OSError as e:
         raise ActionError(f"cannot read the event file {path}: {e.strerror}") from None
     except json.JSONDecodeError as e:
         raise ActionError(f"the event file {path} is not JSON ({e.msg})") from None
+
+
+def load_event(path: str | os.PathLike[str] | None, event_name: str | None) -> PullRequest:
+    payload = read_event(path)
     if event_name and event_name not in PR_EVENTS:
-        raise ActionError(f"rtcbot action runs on pull_request events, not {event_name!r}")
+        raise ActionError(f"rtcbot action runs on pull_request events (and issue_comment, for commands), "
+                          f"not {event_name!r}")
     pr = payload.get("pull_request") if isinstance(payload, dict) else None
     if not isinstance(pr, dict):
         raise ActionError(f"the event in {path} has no pull_request: run the action on pull_request")
     try:
-        full = payload["repository"]["full_name"]
-        owner, _, repo = full.partition("/")
-        head_repo = (pr.get("head") or {}).get("repo") or {}
-        return PullRequest(
-            owner=owner, repo=repo, number=int(pr.get("number") or payload["number"]),
-            head_sha=str(pr["head"]["sha"]), base_sha=str(pr["base"]["sha"]),
-            title=str(pr.get("title") or ""), html_url=str(pr.get("html_url") or ""),
-            draft=bool(pr.get("draft")), fork=head_repo.get("full_name", full) != full,
-        )
+        return pull_request_of(payload["repository"]["full_name"], pr, payload.get("number"))
     except (KeyError, TypeError, ValueError) as e:
         raise ActionError(f"the pull_request event in {path} lacks {e}") from None
+
+
+def pull_request_of(full: str, pr: dict[str, Any], number: Any = None) -> PullRequest:
+    """A pull request as GitHub describes it (an event's, or GET /pulls/{n}) in repository
+    `full` (owner/name); KeyError, TypeError or ValueError when it lacks its head or base."""
+    owner, _, repo = full.partition("/")
+    head_repo = (pr.get("head") or {}).get("repo") or {}
+    return PullRequest(
+        owner=owner, repo=repo, number=int(pr.get("number") or number),
+        head_sha=str(pr["head"]["sha"]), base_sha=str(pr["base"]["sha"]),
+        title=str(pr.get("title") or ""), html_url=str(pr.get("html_url") or ""),
+        draft=bool(pr.get("draft")), fork=head_repo.get("full_name", full) != full,
+    )
 
 
 # -- the inputs ---------------------------------------------------------------------------
@@ -100,17 +114,17 @@ class Inputs:
     gate: FailOn | None  # replaces the config's `fail_on`, or None
     config: str | None  # the settings file's path, or None: none
     test_command: str | None
-    trusted_event: bool  # pull_request_target: nothing from the pull request runs
+    trusted_event: bool  # pull_request_target, issue_comment: nothing from the pull request runs
     reporters: tuple[str, ...] = ()  # further outputs by name (reporters.REPORTERS), e.g. pr-review
+    event_name: str = TRUSTED_EVENT  # the event, where it is trusted (what its note names)
 
 
 def read_inputs(event_name: str | None, *, analyzers: str, fail_on: str, config: str,
                 test_command: str, reporters: str = "") -> Inputs:
     """The inputs, or ActionError with one line."""
-    trusted = event_name == TRUSTED_EVENT
+    trusted = event_name in TRUSTED_EVENTS
     if test_command and trusted:
-        raise ActionError("test-command runs the pull request's code; "
-                          "refusing on pull_request_target")
+        raise ActionError(f"test-command runs the pull request's code; refusing on {event_name}")
     try:
         wanted = registry.parse_names(analyzers) if analyzers.strip() else None
     except registry.UnknownAnalyzer as e:
@@ -124,7 +138,7 @@ def read_inputs(event_name: str | None, *, analyzers: str, fail_on: str, config:
     except UnknownReporter as e:
         raise ActionError(f"reporters: {e}") from None
     return Inputs(wanted, gate, config_path(config) if config.strip() else None,
-                  test_command or None, trusted, tuple(extra))
+                  test_command or None, trusted, tuple(extra), event_name if trusted and event_name else TRUSTED_EVENT)
 
 
 # -- the plan -----------------------------------------------------------------------------
@@ -150,7 +164,7 @@ def plan(inputs: Inputs, pr: PullRequest, config_text: str | None, *, workspace:
     if inputs.trusted_event:
         dropped = [registry.get(n).title for n in names if n in EXECUTING_ANALYZERS]
         names = [n for n in names if n not in EXECUTING_ANALYZERS]
-        notes.append("pull_request_target: the pull request is read as data only; nothing from it "
+        notes.append(f"{inputs.event_name}: the pull request is read as data only; nothing from it "
                      "runs (no test command" + "".join(f", no {t}" for t in dropped) + ").")
     at_head = not inputs.trusted_event and git_head(workspace) == pr.head_sha
     if sel.test_command and not at_head:

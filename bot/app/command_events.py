@@ -14,8 +14,10 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from bot.core import pr_commands
+from bot.core.feedback import keys_in
 
 COMMAND_EVENTS = frozenset({"issue_comment", "pull_request_review_comment"})
+THREAD_EVENT = "pull_request_review_thread"
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -65,7 +67,7 @@ def command_job(event: str, payload: Mapping[str, Any], base: Mapping[str, Any],
     if action != "created":
         return f"{event}.{action}: only a new comment is a command (an edit never runs one again)"
     user = comment.get("user") or {}
-    if user.get("type") == "Bot" or str(user.get("login") or "").endswith("[bot]"):
+    if pr_commands.is_bot(user):
         return f"{event}: a bot's comment is never a command"
     issue = payload.get("issue") or {}
     if event == "issue_comment" and not isinstance(issue.get("pull_request"), Mapping):
@@ -88,3 +90,49 @@ def command_job(event: str, payload: Mapping[str, Any], base: Mapping[str, Any],
                       text=text, verb=pr_commands.parse(text).verb,
                       head_sha=head if isinstance(head, str) and head else None, state=state,
                       once=f"comment:{event}:{cid}")
+
+
+@dataclass(frozen=True, kw_only=True)
+class ProposalJob:
+    """A review thread on one of the App's comments resolved with a last reply that says "won't
+    fix" (bot/core/pr_commands.py `wont_fix`): the App proposes the `ignore this` command that
+    would dismiss the finding, in the thread, once per thread, and dismisses nothing itself."""
+
+    kind: Literal["proposal"] = "proposal"
+    repo: str
+    default_branch: str = "main"
+    installation_id: int | None = None
+    repository_id: int | None = None
+    pr_number: int
+    thread: int  # the thread's first comment: a bot's with rtcbot's marker (the App's, checked by the job)
+    thread_author: str  # that bot's login
+    comment_id: int  # the reply that says "won't fix"
+    author: str  # who wrote it
+    reason: str  # its line that says so, bounded
+    once: str = ""  # the store's key: one proposal per thread, ever
+
+
+def proposal_job(payload: Mapping[str, Any], base: Mapping[str, Any]) -> ProposalJob | str:
+    """The proposal a resolved review thread asks for, or the note saying why there is none: its
+    first comment is a bot's with rtcbot's marker (the job answers only where that bot is the
+    App's), its last is a person's reply saying "won't fix", "not a bug", "false positive",
+    "intended" or similar. Pure: routing it needs no GitHub call."""
+    if payload.get("action") != "resolved":
+        return f"{THREAD_EVENT}.{payload.get('action')}: nothing to propose"
+    comments = [c for c in (payload.get("thread") or {}).get("comments") or [] if isinstance(c, Mapping)]
+    pr = payload.get("pull_request") or {}
+    if len(comments) < 2:
+        return f"{THREAD_EVENT}: no reply in the thread"
+    top, last = comments[0], comments[-1]
+    user = top.get("user") or {}
+    if user.get("type") != "Bot" or not keys_in([top.get("body")]):
+        return f"{THREAD_EVENT}: not a thread on one of the App's findings"
+    reason = None if pr_commands.is_bot(last.get("user")) else pr_commands.wont_fix(last.get("body"))
+    if reason is None:
+        return f"{THREAD_EVENT}: resolved without a \"won't fix\" reply"
+    number, tid, cid = _int(pr.get("number")), _int(top.get("id")), _int(last.get("id"))
+    if pr.get("state", "open") != "open" or number is None or tid is None or cid is None:
+        return f"{THREAD_EVENT}: the pull request is not open, or the thread has no ids"
+    return ProposalJob(**base, pr_number=number, thread=tid, thread_author=str(user.get("login") or ""), comment_id=cid,
+                       author=str((last.get("user") or {}).get("login") or ""), reason=reason,
+                       once=f"proposal:{tid}")

@@ -26,10 +26,10 @@ from typing import Any
 from analyzers import registry
 from analyzers.report import Finding
 from bot.app import events
-from bot.app.command_events import CommandJob
+from bot.app.command_events import CommandJob, ProposalJob
 from bot.core import dismissals, explain, pr_commands
-from bot.core.config import LoadedConfig
-from bot.core.context import changes_from_github
+from bot.core.config import CONFIG_PATH, LoadedConfig, parse_config
+from bot.core.context import changes_from_github, select
 from bot.core.feedback import keys_in
 from bot.core.pr_commands import Dismissals, Explain, Help, Ignore, Malformed, Rerun, Unignore
 from bot.core.settings import ServiceSettings
@@ -79,13 +79,16 @@ class CommentCommands:
         self.slug = slug
         self.owns = owns
 
-    def __call__(self, row: JobRow, job: CommandJob) -> tuple[str, str]:
+    def __call__(self, row: JobRow, job: CommandJob | ProposalJob) -> tuple[str, str]:
         if not job.installation_id:
             return "failed", "the delivery names no installation"
         gh = self._github(job.installation_id)
         if not isinstance(gh, GitHubClient):
             return "failed", "commands need the REST client"
-        asked = Asked(row, job, gh, Conversation(gh, job.repo, self.settings.permission_cache_s))
+        talk = Conversation(gh, job.repo, self.settings.permission_cache_s)
+        if isinstance(job, ProposalJob):
+            return self._propose(talk, job)
+        asked = Asked(row, job, gh, talk)
         self._react(asked, "eyes")
         answer = self._answer(asked)
         if answer.reply:
@@ -111,8 +114,7 @@ class CommentCommands:
         if isinstance(command, Help):
             return Answer("help", pr_commands.help_text(self.slug()))
         if pr_commands.changes_state(command) and not asked.talk.can_write(job.author):
-            return Answer("refused: no write access",
-                          f"Only people with write access to this repository can use `{command.verb}`.")
+            return Answer("refused: no write access", pr_commands.no_write_reply(command.verb))
         pull = asked.talk.pull(job.pr_number)
         if pull.get("state", "open") != "open":
             return _closed(str(pull.get("state")))
@@ -140,11 +142,10 @@ class CommentCommands:
         if asked.talk.can_write(job.author):
             return None
         if job.author.lower() != author.lower():
-            return "Only the pull request's author and people with write access to this repository can `rerun`."
+            return pr_commands.RERUN_REFUSED
         budget = self.settings.author_reruns_per_day
         if self._reruns_today(job, asked.row.id) >= budget:
-            return (f"The pull request's author can ask for {budget} re-run(s) a day here, and has; "
-                    "someone with write access can ask for more.")
+            return pr_commands.author_budget_reply(budget)
         return None
 
     def _rerun(self, asked: Asked, command: Rerun, pull: Mapping[str, Any], head: str) -> Answer:
@@ -154,6 +155,12 @@ class CommentCommands:
         job = asked.job
         if not head:
             return Answer("no head", "GitHub did not say which commit is this pull request's head.")
+        off, note = self._turned_off(asked, command), None
+        if off:
+            note = pr_commands.turned_off_reply(off, CONFIG_PATH)
+            command = Rerun(tuple(n for n in command.analyzers if n not in off))
+            if not command.analyzers:
+                return Answer("turned off", note)
         pr = events.PRJob(repo=job.repo, default_branch=job.default_branch, installation_id=job.installation_id,
                           pr_number=job.pr_number, head_sha=head, action="rerequested", force=True)
         specs: list[events.Job] = [pr]
@@ -167,7 +174,28 @@ class CommentCommands:
             return Answer("debounced", "The same analysis is already queued, or was re-run less than "
                           f"{self.settings.force_debounce_s:g} s ago; it is not made again.")
         self.send(ids)
-        return Answer(f"queued job(s) {', '.join(map(str, ids))} at {head[:12]}", reaction="+1")
+        return Answer(f"queued job(s) {', '.join(map(str, ids))} at {head[:12]}", note, "+1")
+
+    def _turned_off(self, asked: Asked, command: Rerun) -> list[str]:
+        """The analyzers a `rerun` names that the repository's config (default branch) turns off."""
+        if not command.analyzers:
+            return []
+        text = asked.gh.config_text(asked.job.repo, CONFIG_PATH, asked.job.default_branch)
+        sel = select(parse_config(text, self.settings.tools()),
+                     defaults=self.settings.analyzers + self.settings.comment_analyzers, runs_code=False)
+        return [n for n in command.analyzers if n not in sel.names]
+
+    # -- "won't fix" ------------------------------------------------------------------------
+    def _propose(self, talk: Conversation, job: ProposalJob) -> tuple[str, str]:
+        """The `ignore this` command that would dismiss the thread's finding, proposed in the
+        thread: someone with write access confirms it (or not); nothing is dismissed here."""
+        if job.thread_author.lower() != f"{self.slug()}[bot]".lower():
+            return "done", "proposal: the thread is not on one of this App's comments"
+        pull = talk.pull(job.pr_number)
+        if pull.get("state", "open") != "open":
+            return "done", "proposal: the pull request is not open"
+        talk.reply("review", job.pr_number, job.thread, proposal_reply(self.slug(), job))
+        return "done", "proposal: replied"
 
     # -- explain ----------------------------------------------------------------------------
     def _findings(self, repo: str, head: str) -> list[Finding]:
@@ -244,5 +272,16 @@ class CommentCommands:
         return Answer("added" if added else "already there", None, "+1")
 
 
+def proposal_reply(slug: str, job: ProposalJob) -> str:
+    """What the App says in a thread resolved as "won't fix" (the reason is the reply's, inert in a
+    code span)."""
+    return "\n".join([
+        "This thread was resolved as one that will not be fixed. rtcbot dismisses nothing by itself: "
+        "to stop it showing this finding again, someone with write access to this repository can "
+        "confirm by replying in this thread with", "",
+        code(pr_commands.proposed_ignore(slug, job.reason)), "",
+        f"(`@{slug} help` lists the commands; `@{slug} dismissals` what is dismissed.)"])
+
+
 def _closed(state: str) -> Answer:
-    return Answer("closed", f"This pull request is {inert(state)}: rtcbot takes no commands on it.")
+    return Answer("closed", pr_commands.closed_reply(state))

@@ -11,6 +11,8 @@ Job kinds (each a frozen dataclass; stored as JSON in the jobs table, see `to_sp
 - `InstallationJob` (`installation`): remember an installation (created, deleted, suspended, …).
 - `FeedbackJob` (`feedback`): a pull request closed: what became of rtcbot's suggestions.
 - `CommandJob` (`command`): a comment addressed to the App (`@<slug> rerun`; bot/app/command_events.py).
+- `ProposalJob` (`proposal`): a resolved review thread on one of the App's findings whose last reply
+  says "won't fix": the `ignore this` command to confirm, proposed in the thread.
 """
 
 from __future__ import annotations
@@ -22,14 +24,14 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field, TypeAdapter, ValidationError
 
-from bot.app.command_events import COMMAND_EVENTS, CommandJob, command_job
+from bot.app.command_events import COMMAND_EVENTS, THREAD_EVENT, CommandJob, ProposalJob, command_job, proposal_job
 
 # a check run's name, external_id and Re-run button are the check-run reporter's (one renderer)
 from reporters.check_run import CHECK_PREFIX, RERUN_ACTION
 
 PR_ACTIONS = frozenset({"opened", "synchronize", "reopened", "ready_for_review"})
 COMMENT_ACTIONS = frozenset({"created", "edited"})
-__all__ = ["AnalyzeJob", "BadJob", "CommandJob", "FeedbackJob", "InstallationJob", "Job", "PRJob",
+__all__ = ["AnalyzeJob", "BadJob", "CommandJob", "FeedbackJob", "InstallationJob", "Job", "PRJob", "ProposalJob",
            "RepositoryJob", "Routed",
            "from_spec", "parse_external_id", "route", "to_spec"]
 
@@ -122,7 +124,7 @@ class RepositoryJob:
     action: str  # renamed | transferred | deleted | removed
 
 
-Job = PRJob | AnalyzeJob | InstallationJob | FeedbackJob | RepositoryJob | CommandJob
+Job = PRJob | AnalyzeJob | InstallationJob | FeedbackJob | RepositoryJob | CommandJob | ProposalJob
 
 _JOB: TypeAdapter[Job] = TypeAdapter(Annotated[Job, Field(discriminator="kind")])
 
@@ -236,6 +238,9 @@ def _route(event: str, payload: Mapping[str, Any], *, comment_analyzers: Sequenc
         return _pull_request(action, payload, b)
     if event in COMMAND_EVENTS and (command := _command(event, payload, b, slug)) is not None:
         return command
+    if event == THREAD_EVENT:
+        made = proposal_job(payload, dataclasses.asdict(b))
+        return Routed([made]) if isinstance(made, ProposalJob) else Routed(note=made)
     if event in ("pull_request_review_comment", "pull_request_review"):
         return _review(event, action, payload, b, comment_analyzers)
     if event == "check_run":

@@ -33,7 +33,7 @@ from analyzers import registry
 from analyzers.context import AnalysisContext, ReviewComment
 from analyzers.llm import LLMClient
 from bot.app import events, feedback
-from bot.app.command_events import CommandJob
+from bot.app.command_events import CommandJob, ProposalJob
 from bot.app.events import AnalyzeJob, FeedbackJob, InstallationJob, Job, PRJob, RepositoryJob
 from bot.app.results import publish_results, record
 from bot.core import budget, qualification
@@ -60,7 +60,7 @@ log = logging.getLogger(__name__)
 GithubFactory = Callable[[int], GitHub]
 JobEnd = tuple[str, str, dict[str, int]]  # (status, result, LLM usage)
 RunJob = Callable[[int, "PRInputs | None"], str]
-Commands = Callable[[JobRow, CommandJob], tuple[str, str]]  # a command job → (status, result)
+Commands = Callable[[JobRow, CommandJob | ProposalJob], tuple[str, str]]  # a command or proposal job → (status, result)
 
 
 class JobError(RuntimeError):
@@ -108,7 +108,7 @@ class Pipeline:
             self.store.repositories.seen(job.repository_id, job.installation_id, job.repo, row.created_at)
         if isinstance(job, FeedbackJob):
             return self._closed(job)
-        if isinstance(job, CommandJob):
+        if isinstance(job, CommandJob | ProposalJob):
             if self.commands is None:
                 raise JobError("this process does not answer commands")
             return (*self.commands(row, job), {})

@@ -26,6 +26,7 @@ import datetime as dt
 from dataclasses import dataclass, field
 from typing import Any
 
+import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from bot.core.config import ConfigError, load_yaml
@@ -105,3 +106,16 @@ def parse_dismissals(text: str | bytes | None, name: str = DISMISSALS_PATH) -> L
         return LoadedDismissals(error=f"{name} is invalid: " + "; ".join(problems[:MAX_PROBLEMS]) + more
                                 + "; no dismissal applies", problems=problems)
     return LoadedDismissals(tuple(dismissals))
+
+
+def entry_yaml(d: Dismissal) -> str:
+    """The file's text with `d` as its one entry (what `parse_dismissals` reads back as `d`, its
+    time as that UTC day): what the Action's `ignore` answers with, to commit."""
+    entry: dict[str, Any] = {d.kind: d.target}
+    if d.path_glob:
+        entry["paths"] = d.path_glob
+    entry["by"] = d.by
+    entry["date"] = dt.datetime.fromtimestamp(d.at, dt.UTC).date()
+    if d.reason:
+        entry["reason"] = d.reason
+    return str(yaml.safe_dump({"dismissals": [entry]}, sort_keys=False, allow_unicode=True, width=10_000))

@@ -13,6 +13,7 @@ or a code block fenced longer than any backtick run in it.
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 from collections.abc import Iterable, Sequence
 from typing import Any
@@ -46,6 +47,15 @@ def real_edit(changes: ChangeSet, f: Finding) -> str | None:
     for fc, h in changes.hunks():
         if fc.path == f.path and h.key == f.key:
             return h.new_code
+    return None
+
+
+def hunk_at(changes: ChangeSet, path: str, line: int) -> ChangeSet | None:
+    """The change narrowed to the hunk whose new-side lines hold `path:line` (what the Action's
+    `explain`, which has no stored findings, analyses afresh); None when no hunk holds it."""
+    for fc, h in changes.hunks():
+        if fc.path == path and h.new_start <= line < h.new_start + max(h.new_count, 1):
+            return ChangeSet([dataclasses.replace(fc, hunks=[h])])
     return None
 
 

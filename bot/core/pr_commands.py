@@ -19,6 +19,7 @@ anything else is `Malformed` (answered with the help text).
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 from analyzers import registry
@@ -103,9 +104,8 @@ def help_text(slug: str) -> str:
     ])
 
 
-def addressed(body: str | None, slug: str) -> str | None:
-    """The text after `@<slug>` on the first line that starts with it, outside code blocks and
-    quotes ("" for the address alone), or None when the comment does not address the App."""
+def _outside_code(body: str | None) -> Iterator[str]:
+    """The lines of a comment outside its fenced code blocks."""
     fence: str | None = None
     for raw in (body or "").splitlines():
         m = _FENCE.match(raw)
@@ -116,6 +116,13 @@ def addressed(body: str | None, slug: str) -> str | None:
         if m:
             fence = m.group(1)
             continue
+        yield raw
+
+
+def addressed(body: str | None, slug: str) -> str | None:
+    """The text after `@<slug>` on the first line that starts with it, outside code blocks and
+    quotes ("" for the address alone), or None when the comment does not address the App."""
+    for raw in _outside_code(body):
         a = _ADDRESS.match(raw.strip())
         if a and a.group("slug").lower() == slug.lower():
             return a.group("rest").strip()[:MAX_LINE]
@@ -199,3 +206,60 @@ def parse(text: str) -> Command:
 def changes_state(command: Command) -> bool:
     """Whether the command changes what rtcbot keeps (only people with write access may)."""
     return command.verb in STATEFUL
+
+
+def is_bot(user: object) -> bool:
+    """Whether a comment's `user` is a bot's (whose comments are never commands)."""
+    if not isinstance(user, dict):
+        return False
+    return user.get("type") == "Bot" or str(user.get("login") or "").endswith("[bot]")
+
+
+# -- the replies both surfaces give (rtcbot's Markdown; a state is GitHub's word) --------------
+def closed_reply(state: str) -> str:
+    said = state if state in ("closed", "merged") else "not open"
+    return f"This pull request is {said}: rtcbot takes no commands on it."
+
+
+def no_write_reply(verb: str) -> str:
+    return f"Only people with write access to this repository can use `{verb}`."
+
+
+RERUN_REFUSED = "Only the pull request's author and people with write access to this repository can `rerun`."
+
+
+def author_budget_reply(budget: int) -> str:
+    return (f"The pull request's author can ask for {budget} re-run(s) a day here, and has; "
+            "someone with write access can ask for more.")
+
+
+def turned_off_reply(names: Sequence[str], config: str) -> str:
+    """What a `rerun` of analyzers the repository's config turns off says (nothing is run for them)."""
+    listed = ", ".join(f"`{n.replace('_', '-')}`" for n in names)
+    return (f"{listed} {'is' if len(names) == 1 else 'are'} turned off in `{config}`, so rtcbot does not "
+            f"re-run {'it' if len(names) == 1 else 'them'}; turn {'it' if len(names) == 1 else 'them'} on there "
+            "(on the default branch) first.")
+
+
+# -- "won't fix": a resolved thread proposes a dismissal, never makes one -----------------------
+_WONT_FIX = re.compile(r"\b(won['\u2019]?t\s+fix|wontfix|will\s+not\s+fix|not\s+a\s+bug|false[\s-]+positive|"
+                       r"intended|intentional(?:ly)?|by\s+design)\b", re.I)
+_QUOTE = re.compile(r"^\s*>")
+
+
+def wont_fix(body: str | None) -> str | None:
+    """The reason a reply gives for leaving one of rtcbot's findings as it is ("won't fix", "not a
+    bug", "false positive", "intended", "by design"): its first line that says so, outside code
+    blocks and quotes, on one line and bounded (MAX_REASON); None when it says none of that."""
+    for raw in _outside_code(body):
+        if _QUOTE.match(raw) or not _WONT_FIX.search(raw):
+            continue
+        line = " ".join("".join(ch for ch in raw if ch.isprintable()).split())
+        return line[:MAX_REASON].rstrip()
+    return None
+
+
+def proposed_ignore(slug: str, reason: str) -> str:
+    """The command that confirms a proposed dismissal of a thread's finding (what `parse` reads
+    back as `Ignore("this", None, reason)`)."""
+    return f"@{slug} ignore this because {' '.join(reason.split())[:MAX_REASON]}"

@@ -29,6 +29,7 @@ from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 from analyzers.context import Tools
 from analyzers.llm import LLMSettings
 from analyzers.registry import ANALYZERS, DEFAULT_ANALYZERS, normalise
+from bot.core.settings_commands import CommandSettings
 from bot.core.settings_env import SettingsError as SettingsError
 from bot.core.settings_env import env_name as env_name
 from bot.core.settings_env import error_lines as error_lines
@@ -165,7 +166,7 @@ def load_tools(**overrides: Any) -> Tools:
     return settings.tools()
 
 
-class ServiceSettings(ToolSettings, GitHubSettings, LogSettings):
+class ServiceSettings(ToolSettings, GitHubSettings, LogSettings, CommandSettings):
     model_config = SettingsConfigDict(env_prefix="RTCBOT_", extra="ignore", populate_by_name=True)
 
     webhook_secret: str | None = None
@@ -247,11 +248,7 @@ class ServiceSettings(ToolSettings, GitHubSettings, LogSettings):
     # forced work (re-run requests, edited review comments): at most one analysis per head and
     # analysis per window; a delivery's payload is dropped this long after it was routed
     force_debounce_s: float = Field(default=30.0, ge=0)
-    # `@<slug> rerun` (bot/app/comment_commands.py): re-runs a pull request's author may ask for
-    # on it a day without write access (people with write access: any, debounced as above)
-    author_reruns_per_day: int = Field(default=5, ge=0, le=100)
-    # how long a user's permission on a repository (who may `ignore`) is taken as known
-    permission_cache_s: float = Field(default=60.0, ge=0, le=3600)
+    # commands on a pull request: author_reruns_per_day, permission_cache_s (CommandSettings)
     payload_retention_s: float = Field(default=7 * 24 * 3600.0, ge=0)
 
     @field_validator("allowed_models", "analyzers", "comment_analyzers", "reporters", mode="before")

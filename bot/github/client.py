@@ -243,10 +243,10 @@ class GitHubClient:
                 r.status_code, f"expected JSON from {method} {url}", method=method, path=url
             ) from None
 
-    def _pages(self, url: str, limit: int) -> Iterator[dict[str, Any]]:
+    def _pages(self, url: str, limit: int, **query: Any) -> Iterator[dict[str, Any]]:
         """The items of a list endpoint, 100 a page, following `Link: rel="next"`."""
         origin = urlsplit(self.api_url)[:2]
-        params: dict[str, Any] | None = {"per_page": PER_PAGE}
+        params: dict[str, Any] | None = {**query, "per_page": PER_PAGE}
         next_url: str | None = url
         seen = 0
         while next_url:
@@ -283,6 +283,11 @@ class GitHubClient:
 
     def review_comments(self, repo: str, number: int) -> list[dict[str, Any]]:
         return list(self._pages(f"/repos/{repo}/pulls/{number}/comments", MAX_COMMENTS))
+
+    def issue_comments(self, repo: str, number: int, since: str, limit: int = MAX_COMMENTS) -> list[dict[str, Any]]:
+        """The comments in a pull request's conversation updated at or after `since` (ISO 8601),
+        oldest first, at most `limit`."""
+        return list(self._pages(f"/repos/{repo}/issues/{int(number)}/comments", limit, since=since))
 
     def wrote(self, item: Mapping[str, Any]) -> bool:
         """Whether this caller wrote `item` (a comment as GitHub lists it): a bot's, and with

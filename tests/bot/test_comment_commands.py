@@ -15,6 +15,8 @@ import pytest
 
 from bot.app.jobs import Runtime
 from bot.app.web import create_app
+from bot.core import pr_commands
+from bot.core.pr_commands import Ignore
 from tests.bot.app_support import deliver, drain, make_settings, serve
 from tests.bot.conftest import Backend
 from tests.fakes.github_server import FakeGitHub, many_hunks_diff
@@ -221,3 +223,68 @@ def test_a_command_in_a_review_thread_is_answered_in_that_thread(app: Callable[.
     assert [c.get("in_reply_to_id") for c in answers] == [top["id"]]  # the thread's first comment
     assert "@rtcbot rerun" in answers[0]["body"]
     assert a.gh.comment_reactions("review", reply["id"]) == ["eyes"]
+
+
+def test_a_rerun_of_an_analyzer_the_config_turns_off_says_so(app: Callable[..., App]) -> None:
+    a = app(force_debounce_s=0.0)
+    a.gh.set_file(".github/rtcbot.yml", "analyzers: {editing_rtc: true, autofix: false}\n")
+    c = a.say("@rtcbot rerun autofix")
+    assert a.replies() == ["`autofix` is turned off in `.github/rtcbot.yml`, so rtcbot does not re-run it; "
+                           "turn it on there (on the default branch) first."]
+    assert a.gh.comment_reactions("issue", c["id"]) == ["eyes"] and completions(a.gh) == 1
+    a.say("@rtcbot rerun autofix editing-rtc")  # the one that is on runs; the reply says the other is off
+    assert completions(a.gh) == 2 and a.replies()[-1].startswith("`autofix` is turned off")
+
+
+def _finding_thread(a: App, reply: str, user: str = "Codertocat") -> tuple[dict[str, Any], dict[str, Any]]:
+    """One of rtcbot's review comments (with its marker) on the pull request, and `user`'s reply."""
+    top = a.gh.add_comment(1, PATH, 2, "EditingRTC 0.00 here.\n\n<!-- rtcbot:suggestion:0123abcd -->",
+                           user="rtcbot[bot]", user_type="Bot")
+    return top, a.gh.reply_in_thread(1, top, reply, user=user)
+
+
+def _answers(a: App, top: dict[str, Any]) -> list[str]:
+    return [c["body"] for c in a.gh.pulls[1].comments
+            if c["user"]["login"] == "rtcbot[bot]" and c.get("in_reply_to_id") == top["id"]]
+
+
+def test_a_wont_fix_thread_proposes_the_ignore_command_once_and_dismisses_nothing(app: Callable[..., App]) -> None:
+    a = app()
+    top, reply = _finding_thread(a, "> EditingRTC 0.00\n\nWon't fix: the multiplication by one is intended @octo-org/x")
+    a.deliver("pull_request_review_thread", a.gh.thread_event(1, [top, reply]))
+    a.run()
+    [proposal] = _answers(a, top)
+    command = "@rtcbot ignore this because Won't fix: the multiplication by one is intended @octo-org/x"
+    assert f"`{command}`" in proposal and "dismisses nothing by itself" in proposal
+    assert audit(proposal, HOST).clean  # the reply's words only in a code span: no live mention
+    assert pr_commands.parse(pr_commands.addressed(command, "rtcbot") or "") == Ignore(
+        "this", None, "Won't fix: the multiplication by one is intended @octo-org/x")
+    assert a.rt.store.dismissals.listed(repo_id(a.gh), a.gh.repo) == []  # proposed, never made
+    # unresolved and resolved again, delivered again: proposed once per thread, ever
+    a.deliver("pull_request_review_thread", a.gh.thread_event(1, [top, reply], action="unresolved"))
+    a.deliver("pull_request_review_thread", a.gh.thread_event(1, [top, reply]))
+    a.run()
+    assert len(_answers(a, top)) == 1 and len(a.rt.store.jobs.where(kind="proposal")) == 1
+
+
+@pytest.mark.parametrize(("top_user", "reply", "reply_user", "note"), [
+    ("rtcbot[bot]", "Good point, fixed.", "Codertocat", "resolved without a \"won't fix\" reply"),
+    ("rtcbot[bot]", "False positive.", "renovate[bot]", "resolved without a \"won't fix\" reply"),
+    ("bob", "Not a bug.", "Codertocat", "not a thread on one of the App's findings"),
+    ("other-app[bot]", "Not a bug.", "Codertocat", ""),  # another App's marker: its job says no
+])
+def test_no_proposal_without_a_persons_wont_fix_on_rtcbots_finding(
+        app: Callable[..., App], top_user: str, reply: str, reply_user: str, note: str) -> None:
+    a = app()
+    top = a.gh.add_comment(1, PATH, 2, "x <!-- rtcbot:suggestion:0123abcd -->", user=top_user,
+                           user_type="Bot" if top_user.endswith("[bot]") else "User")
+    answer = a.gh.reply_in_thread(1, top, reply, user=reply_user)
+    if reply_user.endswith("[bot]"):
+        answer["user"]["type"] = "Bot"
+    r = a.deliver("pull_request_review_thread", a.gh.thread_event(1, [top, answer]))
+    assert note in r.json()["message"]
+    a.run()
+    assert _answers(a, top) == [] and a.rt.store.dismissals.listed(repo_id(a.gh), a.gh.repo) == []
+    if not note:
+        [job] = a.rt.store.jobs.where(kind="proposal")
+        assert job.result == "proposal: the thread is not on one of this App's comments"

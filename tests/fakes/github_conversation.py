@@ -65,6 +65,12 @@ class Conversation:
     def _patch_common(self, p: dict[str, Any]) -> dict[str, Any]:
         raise NotImplementedError
 
+    def _page(self, items: list[Any], query: dict[str, str], path: str) -> Answer:
+        raise NotImplementedError
+
+    def pr_event(self, action: str, number: int) -> dict[str, Any]:
+        raise NotImplementedError
+
     def add_comment(self, number: int, path: str, line: int | None, body: str, user: str = "alice",
                     user_type: str = "User", **kw: Any) -> dict[str, Any]:
         raise NotImplementedError
@@ -94,6 +100,14 @@ class Conversation:
         p["comment"] = {**p["comment"], **{k: v for k, v in comment.items() if k != "number"}}
         return p
 
+    def thread_event(self, number: int, comments: list[dict[str, Any]], action: str = "resolved") -> dict[str, Any]:
+        """A `pull_request_review_thread` payload: the thread of `comments` (its first comment
+        first) on pull request `number`, resolved or unresolved."""
+        p = self.pr_event("opened", number)  # its repository, installation and pull request
+        p["action"] = action
+        p["thread"] = {"node_id": f"PRRT_{comments[0]['id']}", "comments": [dict(c) for c in comments]}
+        return p
+
     def reply_in_thread(self, number: int, top: dict[str, Any], body: str, user: str = "alice") -> dict[str, Any]:
         """A person's reply in the thread of review comment `top`."""
         c = self.add_comment(number, top["path"], top["line"], body, user=user)
@@ -113,6 +127,7 @@ class Conversation:
             ("POST", r"/issues/comments/(\d+)/reactions", self._react_issue_comment),
             ("POST", r"/pulls/comments/(\d+)/reactions", self._react_review_comment),
             ("POST", r"/issues/(\d+)/comments", self._create_issue_comment),
+            ("GET", r"/issues/(\d+)/comments", self._list_issue_comments),
             ("POST", r"/pulls/(\d+)/comments/(\d+)/replies", self._create_reply),
         ]
 
@@ -146,6 +161,19 @@ class Conversation:
         if not any(c["id"] == cid for pr in self.pulls.values() for c in pr.comments):
             return self._error(404, "Not Found")
         return self._reaction(self.reactions, cid, body)
+
+    def _list_issue_comments(self, number: str, query: dict[str, str], **_: Any) -> Answer:
+        """A pull request's conversation, oldest first; `since`: those updated at or after it."""
+        if int(number) not in self.pulls:
+            return self._error(404, "Not Found")
+        since = query.get("since")
+        with self._lock:
+            items = [{k: v for k, v in c.items() if k != "number"} for c in self.issue_comments
+                     if c["number"] == int(number) and (since is None or c["updated_at"] >= since)]
+        status, chunk, headers, inst = self._page(items, query, f"/issues/{number}/comments")
+        if since and "Link" in headers:  # GitHub's next link keeps the query
+            headers = {"Link": headers["Link"].replace("?per_page=", f"?since={since}&per_page=")}
+        return status, chunk, headers, inst
 
     def _create_issue_comment(self, number: str, body: Any, **_: Any) -> Answer:
         if int(number) not in self.pulls:
