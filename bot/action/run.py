@@ -102,9 +102,7 @@ class PullRequestRun:
         self.sent: dict[str, CheckOutput] = {}  # analyzer → what its completed check run says
 
     def review(self, planned: Planned | None = None) -> ActionResult:
-        """Analyse the pull request, publish the check runs, the reporters' outputs, the summary
-        and the outputs (`planned`: a plan already made, e.g. narrowed to the analyzers a
-        command names)."""
+        """Analyse and publish (`planned`: a plan made already, e.g. narrowed by a command)."""
         s, gh, pr = self.s, self.gh, self.pr
         plan_ = planned or self.planned()
         p = plan_.review
