@@ -212,7 +212,8 @@ class Pipeline:
             started = io.submit(self.checks.start, gh, job, analyzer.title, existing)
             p = review_core.plan(cfg, dataclasses.replace(sel, names=[job.analyzer]),
                                  llm=self.llm_factory(sel.model, payer=payer_of(job)),
-                                 refusal=lambda: self._refusal(job, sel.model))
+                                 refusal=lambda: self._refusal(job, sel.model),
+                                 dismissals=self.store.dismissals.listed(job.repository_id, job.repo))
             files = inputs.files.result()
             changes = changes_from_github(files, cfg)
             unlisted = unlisted_files_note(len(files), lambda: gh.changed_files(job.repo, job.pr_number))

@@ -62,12 +62,16 @@ class Dismissal:
             return hit
         return f.path is not None and is_ignored(f.path, [self.path_glob]) is not None
 
+    @property
+    def day(self) -> str:
+        """When, as a UTC date (YYYY-MM-DD)."""
+        return time.strftime("%Y-%m-%d", time.gmtime(self.at))
+
     def line(self) -> str:
         """The summary's line (plain text; the reporter makes it inert): "dismissed by @x on
         2026-11-26: reason"."""
-        day = time.strftime("%Y-%m-%d", time.gmtime(self.at))
         where = f" in {self.path_glob}" if self.path_glob else ""
-        return f"dismissed by @{self.by} on {day}{where}" + (f": {self.reason}" if self.reason else "")
+        return f"dismissed by @{self.by} on {self.day}{where}" + (f": {self.reason}" if self.reason else "")
 
 
 def problem(d: Dismissal) -> str | None:

@@ -14,6 +14,7 @@ import time
 from collections.abc import Mapping
 
 from bot.app.dashboard.figures import Figures, Item, Job, Run, Suggestion, figures, item_checks
+from bot.core.dismissals import Dismissal
 from bot.store.store import Store
 
 WEEKS = 26  # how far back a page looks
@@ -23,6 +24,13 @@ MAX_FINDINGS = 20_000  # findings read for one page, at most (the newest)
 def tenant(store: Store, repo: str, installation_id: int) -> int | None:
     """The id of the repository the App serves as `repo` under the installation, or None."""
     return store.repositories.live(repo, int(installation_id))
+
+
+def dismissals(store: Store, repo: str, installation_id: int) -> list[Dismissal]:
+    """The findings and rules the team of `repo` dismissed (by its id as the installation has
+    it; none for a name the App does not serve under it), oldest first."""
+    rid = tenant(store, repo, installation_id)
+    return [] if rid is None else store.dismissals.listed(rid, repo)
 
 
 def repos_with_data(store: Store, among: Mapping[str, int]) -> set[str]:

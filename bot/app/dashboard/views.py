@@ -20,7 +20,7 @@ from urllib.parse import urlsplit
 from flask import Blueprint, Flask, Response, redirect, render_template, request, session, url_for
 
 from bot.app.dashboard import charts as charts_
-from bot.app.dashboard.data import load, repos_with_data, tenant
+from bot.app.dashboard.data import dismissals, load, repos_with_data, tenant
 from bot.app.dashboard.oauth import GitHubSignIn, SignInError, authorize_url
 from bot.app.dashboard.sessions import StoreSessionInterface, renew
 from bot.core.settings import ServiceSettings
@@ -194,4 +194,4 @@ def _page_routes(bp: Blueprint, settings: ServiceSettings, store: Store) -> None
             return _message(404, "Not found", "No such repository, or not one you can see.")
         figures = load(store, repo, repos[repo], settings.github_url)
         return _page("repo.html", repo=repo, installation=repos[repo], f=figures, charts=charts_.charts(figures),
-                     github_url=settings.github_url.rstrip("/"))
+                     github_url=settings.github_url.rstrip("/"), dismissals=dismissals(store, repo, repos[repo]))
