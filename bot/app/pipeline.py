@@ -79,10 +79,10 @@ class PRInputs:
 
 def payer_of(job: AnalyzeJob) -> budget.Payer | None:
     """Whose daily LLM budgets an analysis spends: its installation's, its pull request's (by
-    the repository's name) and its author's (a fork's pushes are its author's)."""
+    the repository's id) and its author's (a fork's pushes are its author's)."""
     if not job.installation_id:
         return None
-    return budget.Payer.of(job.installation_id, job.repo, job.pr_number, job.author_id)
+    return budget.Payer.of(job.installation_id, job.repository_id or job.repo, job.pr_number, job.author_id)
 
 
 class Pipeline:

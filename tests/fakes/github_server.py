@@ -200,7 +200,7 @@ class PullRequest:
     state: str = "open"
     comments: list[dict[str, Any]] = field(default_factory=list)
     head_repo: str | None = None  # a fork's full name
-    author: str = "Codertocat"  # its user's login (GitHub's example payloads' user)
+    author: str = "Codertocat"  # its user's login (GitHub's example payloads' user), id `user_id(author)`
 
 
 class FakeGitHub(Conversation, LoopbackServer):
