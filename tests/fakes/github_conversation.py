@@ -17,6 +17,7 @@ import json
 import threading
 import time
 import zlib
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -43,7 +44,6 @@ class Conversation:
     `conversation_routes` among its handlers."""
 
     repo: str
-    base_url: str
     pulls: dict[int, Any]
     reactions: dict[int, list[dict[str, Any]]]
     _ids: itertools.count[int]
@@ -71,8 +71,10 @@ class Conversation:
     def pr_event(self, action: str, number: int) -> dict[str, Any]:
         raise NotImplementedError
 
-    def add_comment(self, number: int, path: str, line: int | None, body: str, user: str = "alice",
-                    user_type: str = "User", **kw: Any) -> dict[str, Any]:
+    add_comment: Callable[..., dict[str, Any]]  # FakeGitHub's: a review comment on a pull request
+
+    @property
+    def base_url(self) -> str:  # FakeGitHub's: where it listens
         raise NotImplementedError
 
     # -- setup and payloads -----------------------------------------------------------------
