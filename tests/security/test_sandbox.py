@@ -36,7 +36,7 @@ from analyzers.execution import (
     ResultCache,
     Sandbox,
 )
-from analyzers.sandbox import NOT_ISOLATED
+from analyzers.sandbox import NOT_ISOLATED, WORK
 from tests.support import ROOT, require
 
 DRIVER = ROOT / "tests" / "security" / "sandbox_driver.py"
@@ -357,7 +357,7 @@ def test_early_exit_in_a_script_is_not_ac(who: Who, service_home: Path, exit_cal
 _LEAVE = r"""
 import ctypes, os
 libc = ctypes.CDLL(None, use_errno=True)
-for path in ["/work/{m}", "/tmp/{m}", "/dev/shm/{m}", os.path.expanduser("~/{m}"), "/dev/{m}", "/runs/{m}", "/{m}"]:
+for path in ["{work}/{m}", "/tmp/{m}", "/dev/shm/{m}", os.path.expanduser("~/{m}"), "/dev/{m}", "/runs/{m}", "/{m}"]:
     try:
         with open(path, "w") as f:
             f.write("{m}")
@@ -374,7 +374,7 @@ import ctypes, os
 libc = ctypes.CDLL(None, use_errno=True)
 M = "{m[0]}" + "{m[1]}"  # not in this program's own file
 seen = []
-for top in ["/work", "/tmp", "/dev/shm", "/dev", "/runs", "/", os.path.expanduser("~")]:
+for top in ["{work}", "/tmp", "/dev/shm", "/dev", "/runs", "/", os.path.expanduser("~")]:
     for dirpath, dirs, files in os.walk(top):
         if dirpath.startswith(("/proc", "/usr", "/sys")):
             dirs[:] = []
@@ -401,9 +401,9 @@ def test_a_run_reads_nothing_an_earlier_run_wrote(who: Who, service_home: Path) 
     m = f"rtcbot-probe-{secrets.token_hex(6)}"
     keyctl = {"x86_64": 250, "aarch64": 219}.get(os.uname().machine)
     require(keyctl is not None, "keyctl's syscall number is known here for x86_64 and aarch64 only")
-    leave = _LEAVE.format(m=m, keyctl_add=keyctl - 2 if keyctl == 250 else 217, n=len(m))
+    leave = _LEAVE.format(m=m, work=WORK, keyctl_add=keyctl - 2 if keyctl == 250 else 217, n=len(m))
     out = run_probes(who, service_home, [{"source": leave, "case": {"expected_output": "left"}},
-                                         {"source": _LOOK.format(m=(m[:8], m[8:]), keyctl=keyctl)}])
+                                         {"source": _LOOK.format(m=(m[:8], m[8:]), keyctl=keyctl, work=WORK)}])
     first, second = out["results"]
     assert first["verdict"] == "AC", first
     got = lines(second)

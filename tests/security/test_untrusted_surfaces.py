@@ -29,7 +29,7 @@ from bot.app.web import create_app
 from bot.entry import main
 from bot.store.schema import CheckRunRow, FindingRow
 from tests.bot.app_support import deliver, drain, make_settings, serve
-from tests.bot.dashboard.support import EDITING_RTC, dashboard_settings, sign_in
+from tests.bot.dashboard.support import EDITING_RTC, dashboard_settings, repository_id, sign_in
 from tests.bot.test_action import EVENT, TOKEN, run_action
 from tests.fakes.github_server import FakeGitHub
 from tests.fakes.llm_server import ScriptedLLM, last_user_text
@@ -212,8 +212,11 @@ def test_the_dashboard_shows_a_hostile_path_and_title_as_text(
     gh = fake_github()
     app = create_app(dashboard_settings(tmp_path, gh))
     rt: Runtime = app.extensions["rtcbot"]
+    rid = repository_id(gh.repo)  # the dashboard serves rows by GitHub's ids
+    rt.store.repositories.seen(rid, gh.installation_id, gh.repo, at=0.0)
     with rt.store.db.session() as s:
-        run = CheckRunRow(repo=gh.repo, name=EDITING_RTC, head_sha="a" * 40, github_id=5001, pr_number=1,
+        run = CheckRunRow(repository_id=rid, installation_id=gh.installation_id, repo=gh.repo, name=EDITING_RTC,
+                          head_sha="a" * 40, github_id=5001, pr_number=1,
                           status="completed", conclusion="neutral", scores={"rtc": 0.0, "lift": 0.0, "hunks": 1.0})
         s.add(run)
         s.flush()
