@@ -143,13 +143,15 @@ def test_a_fix_that_trades_rule_a_for_rule_b_is_not_fixed(tmp_path: Path, script
 
 
 def test_a_fix_padded_past_the_size_limit_is_not_fixed(tmp_path: Path, scripted_llm: Any) -> None:
+    """A fix padded past Semgrep's size limit (the flagged call kept at its end) never reaches the
+    scan: the answer is cut at the byte cap its token limit allows, and a cut answer is no fix
+    (its first part alone, without the call, would scan clean)."""
     _semgrep()
     pad = "".join(f"x{i} = 0  # {'p' * 90}\n" for i in range(MAX_TARGET_BYTES // 90))
     by_rule = _autofix(tmp_path, scripted_llm, f"```python\n{pad}return eval(expr)\n```")
     f = by_rule["python-code-injection"]
     assert f.evidence["oracle"] == "not fixed" and f.fix is None
-    assert "semgrep could not check the fix" in f.evidence["error"]
-    assert "exceeds" in f.evidence["error"]
+    assert "was cut: part of a fix is no fix" in f.evidence["error"]
 
 
 # ------------------------------------------------------------------------- which semgrep
