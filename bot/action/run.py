@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from functools import cache
 from pathlib import Path
 from typing import IO
@@ -32,11 +32,20 @@ from typing import IO
 from analyzers import registry
 from analyzers.report import AnalyzerReport
 from bot.action.settings import ActionResult, ActionSettings
-from bot.action.workflow import ActionError, Inputs, PullRequest, load_event, plan, read_inputs
+from bot.action.workflow import (
+    ActionError,
+    Inputs,
+    Planned,
+    PullRequest,
+    dismissals_at_base,
+    head_file_reader,
+    load_event,
+    plan,
+    read_inputs,
+)
 from bot.core import outputs
 from bot.core import review as review_core
 from bot.core.checks import Analysis, CheckRuns, MemoryLedger, complete
-from bot.core.config import LoadedConfig
 from bot.core.context import (
     changes_from_github,
     comments_from_github,
@@ -44,7 +53,6 @@ from bot.core.context import (
     marked_by_a_bot,
     unlisted_files_note,
 )
-from bot.core.dismissals_file import DISMISSALS_PATH, LoadedDismissals, parse_dismissals
 from bot.core.qualification import refusal_from_commit
 from bot.github import GitHub, GitHubError, token_client
 from reporters import check_run
@@ -54,17 +62,6 @@ from reporters.diff_filter import DiffFilter
 from reporters.sarif import SarifReporter
 from reporters.step_summary import OutputsReporter, RunOutcome, StepSummaryReporter
 from reporters.workflow_commands import STEP_ANNOTATIONS_PER_LEVEL, WorkflowCommandsReporter
-
-
-def _head_file(gh: GitHub, pr: PullRequest) -> Callable[[str], str | None]:
-    """A file at the head from the contents API; None when it cannot be read."""
-    def load(path: str) -> str | None:
-        try:
-            return gh.file_text(pr.full_name, path, pr.head_sha)
-        except GitHubError:
-            return None
-
-    return load
 
 
 def run_action(s: ActionSettings, *, log: IO[str] | None = None, stdout: IO[str] | None = None) -> ActionResult:
@@ -147,26 +144,13 @@ class PullRequestRun:
         p = plan(inputs, pr, text, workspace=s.workspace, tools=s.tools, allowed_models=s.allowed_models)
         model = p.selection.model
         llm = s.llm_for_model(model) if model and s.llm_for_model else s.llm_factory
-        dismissed = self._dismissals(p.loaded)
+        dismissed = dismissals_at_base(gh, pr, p.loaded, self.say)
         sel = replace(p.selection, names=p.names, notes=[*p.notes, *([dismissed.error] if dismissed.error else [])])
         review = review_core.plan(p.loaded, sel, llm=llm, gate=p.gate,
                                   refusal=lambda: refusal_from_commit(gh, pr.full_name, pr.base_sha,
                                                                       model or s.model_name),
                                   dismissals=dismissed.dismissals)
         return Planned(review, p.checkout)
-
-    def _dismissals(self, loaded: LoadedConfig) -> LoadedDismissals:
-        """The team's dismissals at the base commit (the pull request's own copy never counts);
-        none when the config turns them off."""
-        if loaded.config.dismissals == "off":
-            return LoadedDismissals()
-        pr = self.pr
-        text = self.gh.config_text(pr.full_name, DISMISSALS_PATH, pr.base_sha)
-        found = parse_dismissals(text)
-        if text is not None and found.error is None:
-            self.say(f"rtcbot: {len(found.dismissals)} dismissal(s) from {DISMISSALS_PATH} "
-                     f"at the base commit {pr.base_sha[:12]}")
-        return found
 
     def _ref(self, analyzer: str) -> Analysis:
         return Analysis(self.pr.full_name, self.pr.number, self.pr.head_sha, analyzer)
@@ -209,7 +193,7 @@ class PullRequestRun:
         # annotations and review comments only where the diff shows them (reporters/diff_filter.py)
         self.target = replace(self.target, diff=DiffFilter.of(changes))
         return review_core.Change(
-            changes, files=head_files(checkout, _head_file(gh, pr)), checkout=checkout,
+            changes, files=head_files(checkout, head_file_reader(gh, pr)), checkout=checkout,
             comments=lambda: comments_from_github(self.review_comments(), marked_by_a_bot),
             notes=(unlisted,) if unlisted else ())
 
@@ -259,8 +243,3 @@ class PullRequestRun:
                 self.say(f"rtcbot: error: {err}")
         return result.exit_code()
 
-
-@dataclass(frozen=True)
-class Planned:
-    review: review_core.Plan
-    checkout: Path | None

@@ -12,15 +12,19 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from analyzers import registry
 from analyzers.context import Tools
+from bot.core import review as review_core
 from bot.core.config import CONFIG_PATH, LoadedConfig, parse_config
 from bot.core.context import EXECUTING_ANALYZERS, Selection, git_head, select
+from bot.core.dismissals_file import DISMISSALS_PATH, LoadedDismissals, parse_dismissals
 from bot.core.gate import FailOn, FailOnError, parse_fail_on
+from bot.github import GitHub, GitHubError
 from reporters.base import UnknownReporter, reporter_names
 
 PR_EVENTS = ("pull_request", "pull_request_target")
@@ -173,3 +177,36 @@ def plan(inputs: Inputs, pr: PullRequest, config_text: str | None, *, workspace:
                      "cannot run")
     return Plan(loaded, sel, names, loaded.config.gate(inputs.gate),
                 workspace if at_head else None, notes)
+
+
+def dismissals_at_base(gh: GitHub, pr: PullRequest, loaded: LoadedConfig,
+                       say: Callable[[str], None]) -> LoadedDismissals:
+    """The team's dismissals at the base commit (the pull request's own copy never counts);
+    none when the config turns them off."""
+    if loaded.config.dismissals == "off":
+        return LoadedDismissals()
+    text = gh.config_text(pr.full_name, DISMISSALS_PATH, pr.base_sha)
+    found = parse_dismissals(text)
+    if text is not None and found.error is None:
+        say(f"rtcbot: {len(found.dismissals)} dismissal(s) from {DISMISSALS_PATH} "
+            f"at the base commit {pr.base_sha[:12]}")
+    return found
+
+
+@dataclass(frozen=True)
+class Planned:
+    """A pull request's review, planned: the core's plan and the checkout it may use."""
+
+    review: review_core.Plan
+    checkout: Path | None
+
+
+def head_file_reader(gh: GitHub, pr: PullRequest) -> Callable[[str], str | None]:
+    """A file at the head from the contents API; None when it cannot be read."""
+    def load(path: str) -> str | None:
+        try:
+            return gh.file_text(pr.full_name, path, pr.head_sha)
+        except GitHubError:
+            return None
+
+    return load
