@@ -156,9 +156,8 @@ def propose(target: FixTarget, llm: LLMClient, opts: Options) -> FixOutcome:
     raw = view.sample(fix_messages(f, target.language, target.snippet, context, ctx_start),
                       temperature=0.0, max_tokens=opts.fix_tokens)[0]
     if view.usage.cut:  # past the bytes its token limit allows (analyzers/llm_answer.py): not the whole code
-        return FixOutcome(target, FixAnswer("no_code", reason="the answer was cut"), raw_answer=raw,
-                          verdict="not fixed", error=f"the answer ran past its {opts.fix_tokens}-token limit "
-                                                     "and was cut: part of a fix is no fix")
+        why = f"the answer ran past its {opts.fix_tokens}-token limit and was cut: part of a fix is no fix"
+        return FixOutcome(target, FixAnswer("no_code", reason=why), raw_answer=raw, verdict="not fixed", error=why)
     answer = parse_fix_answer(raw)
     out = FixOutcome(target, answer, raw_answer=raw)
     if answer.kind != "code":
