@@ -12,7 +12,7 @@ import pytest
 from click.testing import CliRunner
 
 from bot.entry import main
-from tests.fakes.llm_server import ScriptedLLM, varied
+from tests.fakes.llm_server import ScriptedLLM, last_user_text, varied
 from tests.support import FIXTURES, ROOT, require
 
 
@@ -81,7 +81,10 @@ def test_binary_patch_is_a_listed_skip(scripted_llm: Callable[..., ScriptedLLM],
 
 @pytest.mark.slow
 def test_large_and_wide_diffs_complete(scripted_llm: Callable[..., ScriptedLLM], tmp_path: Path) -> None:
-    srv = scripted_llm("```\nx\n```", honour_n=True)
+    # answers in the expected formats (a description without code; code in a fence), or the
+    # format watch would rightly stop the run after a handful (analyzers/format_watch.py)
+    srv = scripted_llm(lambda req: "```\nx\n```" if "[edit description]" in last_user_text(req) else "x",
+                       honour_n=True)
     wide = tmp_path / "wide.diff"
     wide.write_text("".join(f"--- a/f{i}.py\n+++ b/f{i}.py\n@@ -1 +1 @@\n-a = {i}\n+a = {i + 1}\n" for i in range(500)))
     r = CliRunner().invoke(main, ["review", str(wide), "--format", "json", *llm_args(srv)])
