@@ -12,6 +12,7 @@ import time
 from typing import Any
 
 from sqlalchemy import delete, select, update
+from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from bot.store.db import Database
@@ -90,7 +91,14 @@ class Repositories:
     def seen(self, repository_id: int, installation_id: int, full_name: str, at: float) -> bool:
         """A delivery made at `at` names the repository `full_name` under the installation (and
         so it is there); whether anything changed. An older delivery than the one that last
-        named it changes nothing (a job queued before a rename runs after it)."""
+        named it changes nothing (a job queued before a rename runs after it). Two workers that
+        both found no row race to insert it: the loser tries once more, and finds it."""
+        try:
+            return self._seen(repository_id, installation_id, full_name, at)
+        except IntegrityError:
+            return self._seen(repository_id, installation_id, full_name, at)
+
+    def _seen(self, repository_id: int, installation_id: int, full_name: str, at: float) -> bool:
         with self.db.session() as s:
             row = s.get(RepositoryRow, repository_id)
             if row is not None and (at < row.named_at or (row.full_name, row.installation_id, row.removed_at)
@@ -108,6 +116,12 @@ class Repositories:
     def removed(self, repository_id: int, installation_id: int, full_name: str, at: float) -> None:
         """The repository was deleted or removed from the installation: no longer served; its rows
         are deleted after the retention (`expired`, `forget`)."""
+        try:
+            self._removed(repository_id, installation_id, full_name, at)
+        except IntegrityError:  # inserted meanwhile by another worker: now an update
+            self._removed(repository_id, installation_id, full_name, at)
+
+    def _removed(self, repository_id: int, installation_id: int, full_name: str, at: float) -> None:
         with self.db.session() as s:
             row = s.get(RepositoryRow, repository_id)
             if row is None:
