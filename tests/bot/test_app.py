@@ -299,8 +299,9 @@ def test_the_sending_process_retries_a_refused_message_within_seconds(tmp_path: 
         assert job.updated_at == 0.0  # unsent
         time.sleep(1.5)  # a retry or two fail meanwhile
         with redis_server(port):  # Redis is back: no sweep runs here, no delivery comes
+            # the resender sends, then marks the job sent: wait for both, not just the first
             deadline = time.monotonic() + 15
-            while rt.huey.pending_count() == 0 and time.monotonic() < deadline:
+            while (rt.huey.pending_count() == 0 or rt.store.jobs.unsent()) and time.monotonic() < deadline:
                 time.sleep(0.1)
             assert rt.huey.pending_count() == 1
             assert rt.store.jobs.unsent() == []
