@@ -1,5 +1,6 @@
 """Helpers for the GitHub App's tests: settings on the fakes, a real HTTP server for the
-Flask app, signed deliveries, and running queued jobs the way the huey consumer does."""
+Flask app, signed deliveries, running queued jobs the way the huey consumer does, and the App
+end to end on them (`App`, `running_app`)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import threading
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +19,9 @@ from flask import Flask
 from werkzeug.serving import make_server
 
 from bot.app.jobs import Runtime
+from bot.app.web import create_app
 from bot.core.settings import ServiceSettings
+from bot.github import installation_client
 from tests.fakes import STOP_POLL_S
 from tests.fakes.github_server import FakeGitHub, sign
 from tests.fakes.llm_server import ScriptedLLM
@@ -103,6 +107,54 @@ def drain(runtime: Runtime, limit: int = 200) -> int:
         runtime.huey.execute(task)
         n += 1
     raise AssertionError("the queue did not drain")
+
+
+@dataclass
+class App:
+    """The GitHub App end to end: its Runtime, its webhook server's base URL, the scripted LLM it
+    asks and the fake GitHub of its (first) installation."""
+
+    rt: Runtime
+    url: str
+    llm: ScriptedLLM
+    gh: FakeGitHub
+
+    def deliver(self, event: str, payload: dict[str, Any], **kw: Any) -> httpx.Response:
+        """A signed delivery (`deliver`'s keywords), which the App must accept (200 or 202)."""
+        r = deliver(self.url, event, payload, **kw)
+        assert r.status_code in (200, 202), r.text
+        return r
+
+    def run(self) -> int:
+        """Run the queued jobs, and those they queue; how many ran."""
+        return drain(self.rt, limit=1000)
+
+    def say(self, body: str, number: int = 1, user: str = "Codertocat", user_type: str = "User",
+            **kw: Any) -> dict[str, Any]:
+        """`user` writes `body` in the conversation of pull request `number`; the jobs run."""
+        c = self.gh.add_issue_comment(number, body, user=user, user_type=user_type)
+        self.deliver("issue_comment", self.gh.issue_comment_event(number, c), **kw)
+        self.run()
+        return c
+
+    def replies(self) -> list[str]:
+        """What the App wrote in pull requests' conversations."""
+        return [c["body"] for c in self.gh.issue_comments if c["user"]["login"] == "rtcbot[bot]"]
+
+
+@contextmanager
+def running_app(tmp_path: Path, gh: FakeGitHub, llm: ScriptedLLM, *more: FakeGitHub, **settings: Any) -> Iterator[App]:
+    """One Runtime and webhook server (on a loopback port) for the installations of `gh` and of
+    `more` (each fake is one installation), on `llm`; `settings` are ServiceSettings fields
+    over `make_settings`'. Served until the block ends, then its store is closed."""
+    first = make_settings(tmp_path, gh, llm, **settings)
+    others = {g.installation_id: make_settings(tmp_path, g, llm, **settings) for g in more}
+    rt = Runtime(first, github=lambda inst: installation_client(others.get(inst, first), inst))
+    try:
+        with serve(create_app(first, runtime=rt)) as url:
+            yield App(rt, url, llm, gh)
+    finally:
+        rt.store.close()
 
 
 def postgres_url(schema: str) -> str | None:

@@ -1,15 +1,20 @@
-"""Backends for the App's tests: SQLite + SQLite queue (the defaults), PostgreSQL + Redis."""
+"""Backends for the App's tests: SQLite + SQLite queue (the defaults), PostgreSQL + Redis; and
+the App end to end on each (`apps`)."""
 
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from contextlib import ExitStack
 from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
 
 import pytest
 
-from tests.bot.app_support import REDIS_URL, drop_schema, postgres_url, redis_ok
-from tests.fakes.github_server import fake_github  # noqa: F401  (fixture)
+from tests.bot.app_support import REDIS_URL, App, drop_schema, postgres_url, redis_ok, running_app
+from tests.fakes.github_server import FakeGitHub, fake_github  # noqa: F401  (fake_github: a fixture)
+from tests.fakes.llm_server import ScriptedLLM, varied
 from tests.support import require
 
 
@@ -33,3 +38,17 @@ def backend(request: pytest.FixtureRequest) -> Iterator[Backend]:
         yield Backend("postgres+redis", url, REDIS_URL)
     finally:
         drop_schema(schema)
+
+
+@pytest.fixture
+def apps(tmp_path: Path, backend: Backend, scripted_llm: Callable[..., ScriptedLLM]) -> Iterator[Callable[..., App]]:
+    """`apps(gh, *more_gh, responder=varied, **settings)`: the App (`running_app`) on this
+    test's backend for the installations of the given fake GitHubs, on a scripted LLM that
+    answers with `responder`; each one served until the test ends."""
+    with ExitStack() as stack:
+        def start(gh: FakeGitHub, *more: FakeGitHub, responder: Any = varied, **settings: Any) -> App:
+            return stack.enter_context(running_app(tmp_path, gh, scripted_llm(responder), *more,
+                                                   database_url=backend.database_url,
+                                                   redis_url=backend.redis_url, **settings))
+
+        yield start

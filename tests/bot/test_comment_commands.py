@@ -5,22 +5,16 @@ whose bot sent one the description rejects)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass
-from pathlib import Path
+from collections.abc import Callable
 from typing import Any
 
-import httpx
 import pytest
 
-from bot.app.jobs import Runtime
-from bot.app.web import create_app
 from bot.core import pr_commands
 from bot.core.pr_commands import Ignore
-from tests.bot.app_support import deliver, drain, make_settings, serve
-from tests.bot.conftest import Backend
+from tests.bot.app_support import App
 from tests.fakes.github_server import FakeGitHub, many_hunks_diff
-from tests.fakes.llm_server import ScriptedLLM, varied
+from tests.fakes.llm_server import varied
 from tests.security.markdown_audit import audit
 from tests.security.test_untrusted_surfaces import hostile
 from tests.security.test_untrusted_text import HOST
@@ -29,58 +23,20 @@ EDITING = "rtcbot / EditingRTC"
 PATH = "src/many.py"
 
 
-@dataclass
-class App:
-    rt: Runtime
-    url: str
-    llm: ScriptedLLM
-    gh: FakeGitHub
-
-    def deliver(self, event: str, payload: dict[str, Any], **kw: Any) -> httpx.Response:
-        r = deliver(self.url, event, payload, **kw)
-        assert r.status_code in (200, 202), r.text
-        return r
-
-    def run(self) -> int:
-        return drain(self.rt, limit=1000)
-
-    def say(self, body: str, number: int = 1, user: str = "Codertocat", user_type: str = "User",
-            **kw: Any) -> dict[str, Any]:
-        """`user` writes `body` in the conversation of pull request `number`; the jobs run."""
-        c = self.gh.add_issue_comment(number, body, user=user, user_type=user_type)
-        self.deliver("issue_comment", self.gh.issue_comment_event(number, c), **kw)
-        self.run()
-        return c
-
-    def replies(self) -> list[str]:
-        return [c["body"] for c in self.gh.issue_comments if c["user"]["login"] == "rtcbot[bot]"]
-
-
 @pytest.fixture
-def app(tmp_path: Path, backend: Backend, fake_github: Callable[..., FakeGitHub],
-        scripted_llm: Callable[..., ScriptedLLM]) -> Iterator[Callable[..., App]]:
+def app(apps: Callable[..., App], fake_github: Callable[..., FakeGitHub]) -> Callable[..., App]:
     """`app(responder=varied, **settings)`: the App on one fake GitHub with pull request 1 (a
     one-hunk edit of src/many.py by Codertocat), analysed once."""
-    made: list[tuple[Runtime, Any]] = []
 
     def make(responder: Any = varied, **kw: Any) -> App:
         gh = fake_github()
         gh.add_pr(1, diff_text=many_hunks_diff(PATH, hunks=1))
-        llm = scripted_llm(responder)
-        settings = make_settings(tmp_path, gh, llm, database_url=backend.database_url,
-                                 redis_url=backend.redis_url, **kw)
-        rt = Runtime(settings)
-        ctx = serve(create_app(settings, runtime=rt))
-        made.append((rt, ctx))
-        a = App(rt, ctx.__enter__(), llm, gh)
+        a = apps(gh, responder=responder, **kw)
         a.deliver("pull_request", gh.pr_event("opened", 1))
         a.run()
         return a
 
-    yield make
-    for rt, ctx in made:
-        ctx.__exit__(None, None, None)
-        rt.store.close()
+    return make
 
 
 def repo_id(gh: FakeGitHub) -> int | None:

@@ -12,8 +12,7 @@ installation still runs in full.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -21,14 +20,11 @@ import pytest
 from pydantic import ValidationError
 
 from bot.app.events import AnalyzeJob, PRJob, route
-from bot.app.jobs import Runtime
 from bot.app.pipeline import payer_of
-from bot.app.web import create_app
 from bot.core.budget import NOTES, Payer
 from bot.core.settings import ServiceSettings
 from bot.store.store import Store
-from tests.bot.app_support import deliver, drain, make_settings, serve
-from tests.bot.conftest import Backend
+from tests.bot.app_support import App, deliver, running_app
 from tests.fakes.github_server import FakeGitHub, many_hunks_diff, user_id
 from tests.fakes.llm_server import ScriptedLLM, varied
 
@@ -43,46 +39,35 @@ PR_CUT, AUTHOR_CUT = NOTES["pr"], NOTES["author"]
 INSTALLATION_CUT = NOTES["installation"]
 
 
-@dataclass
-class App:
-    rt: Runtime
-    url: str
-    llm: ScriptedLLM
-    gh: FakeGitHub
-
-    def push(self, number: int, k: int, **kw: Any) -> str:
-        """Push new code to pull request `number` (opening it on k == 0) and run its jobs; the
-        summary of its EditingRTC check run."""
-        if k == 0:
-            self.gh.add_pr(number, diff_text=push_code(0, **kw.pop("code", {})), **kw)
-        else:
-            self.gh.push(number, diff_text=push_code(k, **kw.pop("code", {})))
-        r = deliver(self.url, "pull_request", self.gh.pr_event("opened" if k == 0 else "synchronize", number))
-        assert r.status_code == 202, r.text
-        drain(self.rt, limit=1000)
-        [run] = [r for r in self.gh.runs(EDITING, self.gh.pulls[number].head_sha) if r["status"] == "completed"]
-        return str(run["output"]["summary"])
+COSTLY_JOBS = {"llm_max_requests": JOB, "llm_concurrency": 1}  # settings: a job's budget, hunk after hunk
 
 
-def make_app(tmp_path: Path, gh: FakeGitHub, llm: ScriptedLLM, **kw: Any) -> tuple[App, Any]:
-    """The App for `gh`'s installation, whose default branch sets EditingRTC at its maxima."""
+def costly(gh: FakeGitHub) -> FakeGitHub:
+    """`gh`, whose default branch sets EditingRTC at its maxima."""
     gh.set_file(".github/rtcbot.yml", MAXIMAL)
-    settings = make_settings(tmp_path, gh, llm, llm_max_requests=JOB, llm_concurrency=1, **kw)
-    rt = Runtime(settings)
-    ctx = serve(create_app(settings, runtime=rt))
-    return App(rt, ctx.__enter__(), llm, gh), ctx
+    return gh
 
 
 @pytest.fixture
-def app(tmp_path: Path, backend: Backend, fake_github: Callable[..., FakeGitHub],
-        scripted_llm: Callable[..., ScriptedLLM]) -> Iterator[App]:
+def app(apps: Callable[..., App], fake_github: Callable[..., FakeGitHub]) -> App:
     """One installation with the budgets above; its day far from spent."""
-    a, ctx = make_app(tmp_path, fake_github(installation_id=303, repo="octo-org/costly"), scripted_llm(varied),
-                      database_url=backend.database_url, redis_url=backend.redis_url,
-                      llm_pr_daily_requests=PR_DAY, llm_author_daily_requests=AUTHOR_DAY)
-    yield a
-    ctx.__exit__(None, None, None)
-    a.rt.store.close()
+    return apps(costly(fake_github(installation_id=303, repo="octo-org/costly")), **COSTLY_JOBS,
+                llm_pr_daily_requests=PR_DAY, llm_author_daily_requests=AUTHOR_DAY)
+
+
+def push(app: App, number: int, k: int, **kw: Any) -> str:
+    """Push new code to pull request `number` (opening it on k == 0) and run its jobs; the
+    summary of its EditingRTC check run."""
+    gh = app.gh
+    if k == 0:
+        gh.add_pr(number, diff_text=push_code(0, **kw.pop("code", {})), **kw)
+    else:
+        gh.push(number, diff_text=push_code(k, **kw.pop("code", {})))
+    r = deliver(app.url, "pull_request", gh.pr_event("opened" if k == 0 else "synchronize", number))
+    assert r.status_code == 202, r.text
+    app.run()
+    [run] = [r for r in gh.runs(EDITING, gh.pulls[number].head_sha) if r["status"] == "completed"]
+    return str(run["output"]["summary"])
 
 
 def push_code(k: int, hunks: int = 100, path: str = "src/many.py", by: str = "") -> str:
@@ -95,22 +80,22 @@ def push_code(k: int, hunks: int = 100, path: str = "src/many.py", by: str = "")
 def test_a_pull_requests_and_an_authors_budgets_stop_a_fork_pushing_20_times(app: App) -> None:
     store, inst = app.rt.store, app.gh.installation_id
     fork = {"head_repo": "mallory/costly", "author": "mallory"}
-    summaries = [app.push(1, 0, **fork)]
+    summaries = [push(app, 1, 0, **fork)]
     assert app.llm.request_count == JOB  # a job's budget: 100 hunks need ~700 requests
-    summaries += [app.push(1, k) for k in range(1, 20)]  # 19 more pushes, each new code
+    summaries += [push(app, 1, k) for k in range(1, 20)]  # 19 more pushes, each new code
     assert app.llm.request_count == PR_DAY  # two pushes' worth; none since
     assert store.usage.spent_today(inst, [f"author:{user_id('mallory')}"])[f"author:{user_id('mallory')}"][0] == PR_DAY
     assert NOTES["job"] in summaries[0] and PR_CUT not in summaries[0]
     for summary in summaries[1:]:  # every cut-off listed as skipped, naming the budget
         assert "### Skipped" in summary and PR_CUT in summary, summary[:2000]
     # the author's next pull request gets what is left of their day, then their budget's cut-off
-    theirs = [app.push(2, 0, code={"path": "src/other.py"}, **fork)]
-    theirs += [app.push(2, k, code={"path": "src/other.py"}) for k in (1, 2)]
+    theirs = [push(app, 2, 0, code={"path": "src/other.py"}, **fork)]
+    theirs += [push(app, 2, k, code={"path": "src/other.py"}) for k in (1, 2)]
     assert app.llm.request_count == AUTHOR_DAY
     assert AUTHOR_CUT in theirs[1] and AUTHOR_CUT in theirs[2]
     # another author's pull request in the same installation runs in full
     spent = app.llm.request_count
-    other = app.push(3, 0, code={"hunks": 2, "by": "alice"}, author="alice")
+    other = push(app, 3, 0, code={"hunks": 2, "by": "alice"}, author="alice")
     assert app.llm.request_count > spent and "### Skipped" not in other
     assert store.usage.today(inst)[0] == app.llm.request_count < app.rt.settings.llm_daily_requests
 
@@ -121,17 +106,14 @@ def test_without_them_one_pull_request_spends_the_installations_day(
     """The contrast: budgets per pull request and author as large as the day, and the same
     pushes leave the installation's other pull requests nothing."""
     day = 3 * JOB  # three pushes' worth
-    a, ctx = make_app(tmp_path, fake_github(installation_id=404, repo="octo-org/spent"), scripted_llm(varied),
-                      llm_daily_requests=day, llm_pr_daily_requests=day, llm_author_daily_requests=day)
-    try:
+    with running_app(tmp_path, costly(fake_github(installation_id=404, repo="octo-org/spent")), scripted_llm(varied),
+                     **COSTLY_JOBS, llm_daily_requests=day, llm_pr_daily_requests=day,
+                     llm_author_daily_requests=day) as a:
         for k in range(5):
-            a.push(1, k, head_repo="mallory/spent", author="mallory")
+            push(a, 1, k, head_repo="mallory/spent", author="mallory")
         assert a.llm.request_count == day
-        other = a.push(3, 0, code={"hunks": 2, "by": "alice"}, author="alice")
+        other = push(a, 3, 0, code={"hunks": 2, "by": "alice"}, author="alice")
         assert a.llm.request_count == day and INSTALLATION_CUT in other
-    finally:
-        ctx.__exit__(None, None, None)
-        a.rt.store.close()
 
 
 def test_the_author_comes_from_the_pull_requests_payload(fake_github: Callable[..., FakeGitHub]) -> None:

@@ -22,8 +22,7 @@ import os
 import re
 import stat
 import time
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -31,54 +30,11 @@ import httpx
 import pytest
 from pydantic import ValidationError
 
-from bot.app.jobs import Runtime
-from bot.app.web import create_app
 from bot.core.settings import ServiceSettings
-from bot.github import installation_client
-from tests.bot.app_support import deliver, drain, make_settings, scrape, serve
-from tests.bot.conftest import Backend
+from tests.bot.app_support import App, deliver, scrape
 from tests.fakes.github_server import FakeGitHub, many_hunks_diff
-from tests.fakes.llm_server import ScriptedLLM, varied
 
 EDITING = "rtcbot / EditingRTC"
-
-
-@dataclass
-class App:
-    rt: Runtime
-    url: str
-    llm: ScriptedLLM
-
-    def deliver(self, event: str, payload: dict[str, Any], **kw: Any) -> httpx.Response:
-        r = deliver(self.url, event, payload, **kw)
-        assert r.status_code in (200, 202), r.text
-        return r
-
-    def run(self) -> int:
-        return drain(self.rt, limit=1000)
-
-
-@pytest.fixture
-def app(tmp_path: Path, backend: Backend,
-        scripted_llm: Callable[..., ScriptedLLM]) -> Iterator[Callable[..., App]]:
-    """`app(gh, *more_gh, **settings)`: one Runtime and webhook server for the installations
-    of the given fake GitHubs (each fake is one installation with one repository)."""
-    made: list[tuple[Runtime, Any]] = []
-
-    def make(gh: FakeGitHub, *more: FakeGitHub, **kw: Any) -> App:
-        llm = scripted_llm(varied)
-        settings = make_settings(tmp_path, gh, llm, database_url=backend.database_url,
-                                 redis_url=backend.redis_url, **kw)
-        per_installation = {g.installation_id: make_settings(tmp_path, g, llm, **kw) for g in (gh, *more)}
-        rt = Runtime(settings, github=lambda inst: installation_client(per_installation[inst], inst))
-        ctx = serve(create_app(settings, runtime=rt))
-        made.append((rt, ctx))
-        return App(rt, ctx.__enter__(), llm)
-
-    yield make
-    for rt, ctx in made:
-        ctx.__exit__(None, None, None)
-        rt.store.close()
 
 
 def completed(gh: FakeGitHub, sha: str) -> list[dict[str, Any]]:
@@ -97,12 +53,12 @@ def check_run_text(gh: FakeGitHub) -> str:
 
 # -- tenants ----------------------------------------------------------------------------------
 def test_a_tenant_gets_no_cache_hit_from_another_tenants_answers(
-        app: Callable[..., App], fake_github: Callable[..., FakeGitHub]) -> None:
+        apps: Callable[..., App], fake_github: Callable[..., FakeGitHub]) -> None:
     alpha = fake_github(installation_id=101, repo="alpha/private")
     beta = fake_github(installation_id=202, repo="beta/probe")
     diff = many_hunks_diff(hunks=2)
     pr_a, pr_b = alpha.add_pr(1, diff_text=diff), beta.add_pr(1, diff_text=diff)
-    a = app(alpha, beta)
+    a = apps(alpha, beta)
     a.deliver("pull_request", alpha.pr_event("opened", 1))
     a.run()
     spent_by_alpha = a.llm.request_count
@@ -122,11 +78,11 @@ def test_a_tenant_gets_no_cache_hit_from_another_tenants_answers(
     assert hits and float(hits[0].split()[1]) > 0  # the operator still sees them
 
 
-def test_no_cache_figures_in_any_check_run(app: Callable[..., App],
+def test_no_cache_figures_in_any_check_run(apps: Callable[..., App],
                                            fake_github: Callable[..., FakeGitHub]) -> None:
     gh = fake_github()
     pr = gh.add_pr(3, diff_text=many_hunks_diff(hunks=2))
-    a = app(gh)
+    a = apps(gh)
     a.deliver("pull_request", gh.pr_event("opened", 3))
     a.run()
     run = completed(gh, pr.head_sha)[0]
@@ -141,10 +97,10 @@ def test_no_cache_figures_in_any_check_run(app: Callable[..., App],
 # -- floods of forced work ----------------------------------------------------------------------
 @pytest.mark.slow
 def test_200_edited_comments_and_200_rerequests_make_one_analysis(
-        app: Callable[..., App], fake_github: Callable[..., FakeGitHub]) -> None:
+        apps: Callable[..., App], fake_github: Callable[..., FakeGitHub]) -> None:
     gh = fake_github()
     pr = gh.add_pr(4, diff_text=many_hunks_diff(hunks=1))
-    a = app(gh, comment_analyzers=["editing_rtc"], force_debounce_s=60.0)
+    a = apps(gh, comment_analyzers=["editing_rtc"], force_debounce_s=60.0)
     a.deliver("pull_request", gh.pr_event("opened", 4))
     a.run()
     first = completed(gh, pr.head_sha)[0]
@@ -168,10 +124,10 @@ def test_200_edited_comments_and_200_rerequests_make_one_analysis(
 
 
 def test_forced_work_runs_again_after_the_debounce_window(
-        app: Callable[..., App], fake_github: Callable[..., FakeGitHub]) -> None:
+        apps: Callable[..., App], fake_github: Callable[..., FakeGitHub]) -> None:
     gh = fake_github()
     pr = gh.add_pr(5, diff_text=many_hunks_diff(hunks=1))
-    a = app(gh, force_debounce_s=4.0)
+    a = apps(gh, force_debounce_s=4.0)
     a.deliver("pull_request", gh.pr_event("opened", 5))
     a.run()
     first = completed(gh, pr.head_sha)[0]
@@ -190,10 +146,10 @@ def test_forced_work_runs_again_after_the_debounce_window(
 
 # -- payload retention --------------------------------------------------------------------------
 def test_payloads_are_dropped_after_routing_and_the_retention(
-        app: Callable[..., App], fake_github: Callable[..., FakeGitHub]) -> None:
+        apps: Callable[..., App], fake_github: Callable[..., FakeGitHub]) -> None:
     gh = fake_github()
     gh.add_pr(6, diff_text=many_hunks_diff(hunks=1))
-    a = app(gh, payload_retention_s=1.0)
+    a = apps(gh, payload_retention_s=1.0)
     a.deliver("pull_request", gh.pr_event("opened", 6), delivery="kept-then-pruned")
     store = a.rt.store
     store.deliveries.record("never-routed", "pull_request", "opened", json.dumps(gh.pr_event("opened", 6)))
@@ -222,10 +178,10 @@ def test_default_budgets_exist_and_a_wrong_one_is_an_error() -> None:
 
 
 def test_a_jobs_budget_cut_off_is_listed_as_skipped(
-        app: Callable[..., App], fake_github: Callable[..., FakeGitHub]) -> None:
+        apps: Callable[..., App], fake_github: Callable[..., FakeGitHub]) -> None:
     gh = fake_github()
     pr = gh.add_pr(7, diff_text=many_hunks_diff(hunks=3))
-    a = app(gh, llm_max_requests=6, llm_concurrency=1)  # hunk after hunk
+    a = apps(gh, llm_max_requests=6, llm_concurrency=1)  # hunk after hunk
     a.deliver("pull_request", gh.pr_event("opened", 7))
     a.run()
     assert a.llm.request_count == 6  # 5 requests a hunk: one hunk scored, the others cut off
@@ -235,11 +191,11 @@ def test_a_jobs_budget_cut_off_is_listed_as_skipped(
 
 
 def test_an_installations_daily_budget_cut_off_is_listed_as_skipped(
-        app: Callable[..., App], fake_github: Callable[..., FakeGitHub]) -> None:
+        apps: Callable[..., App], fake_github: Callable[..., FakeGitHub]) -> None:
     gh = fake_github()
     first = gh.add_pr(8, diff_text=many_hunks_diff(hunks=3))
     second = gh.add_pr(9, diff_text=many_hunks_diff("src/other.py", hunks=2).replace("x", "y"))  # not cached
-    a = app(gh, llm_daily_requests=7, llm_concurrency=1)
+    a = apps(gh, llm_daily_requests=7, llm_concurrency=1)
     a.deliver("pull_request", gh.pr_event("opened", 8))
     a.run()
     assert a.llm.request_count == 7
@@ -345,9 +301,9 @@ def analysed(a: App, gh: FakeGitHub, prs: int = 3) -> None:
 
 
 def test_a_renamed_repository_keeps_its_data_under_the_new_name(
-        app: Callable[..., App], fake_github: Callable[..., FakeGitHub]) -> None:
+        apps: Callable[..., App], fake_github: Callable[..., FakeGitHub]) -> None:
     gh = fake_github()
-    a = app(gh, stats_token=STATS_TOKEN)
+    a = apps(gh, stats_token=STATS_TOKEN)
     analysed(a, gh)
     old, new = gh.repo, "octo-org/gizmos"
     a.deliver("repository", repository_event(gh, "renamed", new))
@@ -366,14 +322,14 @@ def test_a_renamed_repository_keeps_its_data_under_the_new_name(
 
 
 def test_a_new_installations_repository_under_an_old_name_sees_nothing(
-        app: Callable[..., App], fake_github: Callable[..., FakeGitHub]) -> None:
+        apps: Callable[..., App], fake_github: Callable[..., FakeGitHub]) -> None:
     """alpha's repository goes (its deletion never delivered) and beta's installation makes a
     repository of the same name: beta's pull request is analysed, and nothing of alpha's shows
     under the name, on the dashboard, /stats or `rtcbot stats`."""
     alpha = fake_github(installation_id=101, repo="octo-org/widgets")
     beta = fake_github(installation_id=202, repo="octo-org/widgets")
     assert alpha.repository_id != beta.repository_id
-    a = app(alpha, beta, stats_token=STATS_TOKEN)
+    a = apps(alpha, beta, stats_token=STATS_TOKEN)
     analysed(a, alpha)
     pr = beta.add_pr(1, diff_text=many_hunks_diff(hunks=1))
     a.deliver("pull_request", beta.pr_event("opened", 1))
@@ -391,9 +347,9 @@ def test_a_new_installations_repository_under_an_old_name_sees_nothing(
 
 @pytest.mark.slow
 def test_a_removed_repository_is_not_served_and_its_data_goes_after_the_retention(
-        app: Callable[..., App], fake_github: Callable[..., FakeGitHub]) -> None:
+        apps: Callable[..., App], fake_github: Callable[..., FakeGitHub]) -> None:
     gh = fake_github()
-    a = app(gh, stats_token=STATS_TOKEN, payload_retention_s=3.0)
+    a = apps(gh, stats_token=STATS_TOKEN, payload_retention_s=3.0)
     analysed(a, gh)
     a.deliver("installation_repositories", removed_event(gh))
     a.run()
@@ -412,9 +368,9 @@ def test_a_removed_repository_is_not_served_and_its_data_goes_after_the_retentio
     assert a.rt.store.repositories.get(gh.repository_id) is None
 
 
-def test_a_deleted_repository_is_not_served(app: Callable[..., App], fake_github: Callable[..., FakeGitHub]) -> None:
+def test_a_deleted_repository_is_not_served(apps: Callable[..., App], fake_github: Callable[..., FakeGitHub]) -> None:
     gh = fake_github()
-    a = app(gh, stats_token=STATS_TOKEN)
+    a = apps(gh, stats_token=STATS_TOKEN)
     analysed(a, gh)
     a.deliver("repository", repository_event(gh, "deleted", gh.repo))
     a.run()
