@@ -12,19 +12,10 @@ an installation that has never seen it, apart from ids and times.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator
-from pathlib import Path
-from typing import Any
+from collections.abc import Callable
 
-import pytest
-
-from bot.app.jobs import Runtime
-from bot.app.web import create_app
-from bot.github import installation_client
-from tests.bot.app_support import deliver, drain, make_settings, serve
-from tests.bot.conftest import Backend
+from tests.bot.app_support import App, deliver
 from tests.fakes.github_server import FakeGitHub, many_hunks_diff
-from tests.fakes.llm_server import ScriptedLLM, varied
 
 EDITING = "rtcbot / EditingRTC"
 VARYING = ("started_at", "completed_at")  # times; ids are in the URLs, never in the bodies
@@ -40,37 +31,14 @@ def public_text(gh: FakeGitHub, head_sha: str) -> str:
     return json.dumps([{k: v for k, v in b.items() if k not in VARYING} for b in bodies], sort_keys=True)
 
 
-@pytest.fixture
-def runtime(tmp_path: Path, backend: Backend,
-            scripted_llm: Callable[..., ScriptedLLM]) -> Iterator[Callable[..., tuple[Runtime, str, ScriptedLLM]]]:
-    """`runtime(*fakes, **settings)`: one App (Runtime and webhook server) for the installations
-    of the given fake GitHubs, on the scripted LLM."""
-    made: list[tuple[Runtime, Any]] = []
-
-    def make(*fakes: FakeGitHub, **kw: Any) -> tuple[Runtime, str, ScriptedLLM]:
-        llm = scripted_llm(varied)
-        settings = make_settings(tmp_path, fakes[0], llm, database_url=backend.database_url,
-                                 redis_url=backend.redis_url, **kw)
-        per_installation = {g.installation_id: make_settings(tmp_path, g, llm, **kw) for g in fakes}
-        rt = Runtime(settings, github=lambda inst: installation_client(per_installation[inst], inst))
-        ctx = serve(create_app(settings, runtime=rt))
-        made.append((rt, ctx))
-        return rt, ctx.__enter__(), llm
-
-    yield make
-    for rt, ctx in made:
-        ctx.__exit__(None, None, None)
-        rt.store.close()
-
-
-def opened(url: str, rt: Runtime, gh: FakeGitHub, number: int) -> None:
-    r = deliver(url, "pull_request", gh.pr_event("opened", number))
+def opened(a: App, gh: FakeGitHub, number: int) -> None:
+    r = deliver(a.url, "pull_request", gh.pr_event("opened", number))
     assert r.status_code == 202, r.text
-    drain(rt, limit=1000)
+    a.run()
 
 
 def test_a_fork_that_resubmits_a_private_hunk_reads_what_a_new_hunk_reads(
-        runtime: Callable[..., tuple[Runtime, str, ScriptedLLM]], fake_github: Callable[..., FakeGitHub]) -> None:
+        apps: Callable[..., App], fake_github: Callable[..., FakeGitHub]) -> None:
     private_hunk = many_hunks_diff("src/secret.py", hunks=2)
     # one installation: its private repository's pull request, then a fork's re-submission
     fork_head = "f0" * 20
@@ -80,15 +48,15 @@ def test_a_fork_that_resubmits_a_private_hunk_reads_what_a_new_hunk_reads(
     # another installation, one repository of the same name: the fork's pull request is new there
     fresh = fake_github(installation_id=404, repo="acme/app")
     new = fresh.add_pr(2, diff_text=private_hunk, head_repo="stranger/app", head_sha=fork_head)
-    rt, url, llm = runtime(known, fresh, llm_max_requests=1000)
+    a = apps(known, fresh, llm_max_requests=1000)
 
-    opened(url, rt, known, 1)
-    private_cost = llm.request_count
+    opened(a, known, 1)
+    private_cost = a.llm.request_count
     assert private_cost > 0
-    opened(url, rt, known, 2)
-    assert llm.request_count == private_cost  # a right guess: every answer from the cache
-    opened(url, rt, fresh, 2)
-    assert llm.request_count == 2 * private_cost  # a new hunk: every answer asked
+    opened(a, known, 2)
+    assert a.llm.request_count == private_cost  # a right guess: every answer from the cache
+    opened(a, fresh, 2)
+    assert a.llm.request_count == 2 * private_cost  # a new hunk: every answer asked
 
     hit, miss = public_text(known, resubmitted.head_sha), public_text(fresh, new.head_sha)
     assert hit == miss
