@@ -54,7 +54,8 @@ def may_address(event: str, payload: Mapping[str, Any]) -> bool:
     return isinstance(body, str) and "@" in body
 
 
-def _int(value: Any) -> int | None:
+def positive_int(value: Any) -> int | None:
+    """A payload's id or number: a positive int (never a bool), or None."""
     return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
 
 
@@ -75,14 +76,14 @@ def command_job(event: str, payload: Mapping[str, Any], base: Mapping[str, Any],
     text = None if slug is None else pr_commands.addressed(comment.get("body"), slug)
     if text is None:
         return f"{event}: not addressed to the App"
-    cid = _int(comment.get("id"))
+    cid = positive_int(comment.get("id"))
     if event == "issue_comment":
-        number, state, head, thread = _int(issue.get("number")), str(issue.get("state") or "open"), None, None
+        number, state, head, thread = positive_int(issue.get("number")), str(issue.get("state") or "open"), None, None
     else:
         pr = payload.get("pull_request") or {}
-        number, state = _int(pr.get("number")), str(pr.get("state") or "open")
+        number, state = positive_int(pr.get("number")), str(pr.get("state") or "open")
         head = (pr.get("head") or {}).get("sha")
-        thread = _int(comment.get("in_reply_to_id")) or cid
+        thread = positive_int(comment.get("in_reply_to_id")) or cid
     if number is None or cid is None or not user.get("login"):
         return f"{event}: a command without a pull request number, a comment id or an author"
     return CommandJob(**base, pr_number=number, comment_id=cid, author=str(user["login"]),
@@ -130,7 +131,7 @@ def proposal_job(payload: Mapping[str, Any], base: Mapping[str, Any]) -> Proposa
     reason = None if pr_commands.is_bot(last.get("user")) else pr_commands.wont_fix(last.get("body"))
     if reason is None:
         return f"{THREAD_EVENT}: resolved without a \"won't fix\" reply"
-    number, tid, cid = _int(pr.get("number")), _int(top.get("id")), _int(last.get("id"))
+    number, tid, cid = positive_int(pr.get("number")), positive_int(top.get("id")), positive_int(last.get("id"))
     if pr.get("state", "open") != "open" or number is None or tid is None or cid is None:
         return f"{THREAD_EVENT}: the pull request is not open, or the thread has no ids"
     return ProposalJob(**base, pr_number=number, thread=tid, thread_author=str(user.get("login") or ""), comment_id=cid,

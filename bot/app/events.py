@@ -24,7 +24,15 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field, TypeAdapter, ValidationError
 
-from bot.app.command_events import COMMAND_EVENTS, THREAD_EVENT, CommandJob, ProposalJob, command_job, proposal_job
+from bot.app.command_events import (
+    COMMAND_EVENTS,
+    THREAD_EVENT,
+    CommandJob,
+    ProposalJob,
+    command_job,
+    positive_int,
+    proposal_job,
+)
 
 # a check run's name, external_id and Re-run button are the check-run reporter's (one renderer)
 from reporters.check_run import CHECK_PREFIX, RERUN_ACTION
@@ -170,19 +178,11 @@ class _Base:
     repository_id: int | None
 
 
-def _id(value: Any) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
-
-
 def _base(payload: Mapping[str, Any]) -> _Base:
     repo = payload.get("repository") or {}
     inst = payload.get("installation") or {}
     return _Base(repo=str(repo.get("full_name") or ""), default_branch=str(repo.get("default_branch") or "main"),
-                 installation_id=_id(inst.get("id")), repository_id=_id(repo.get("id")))
-
-
-def _number(value: Any) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
+                 installation_id=positive_int(inst.get("id")), repository_id=positive_int(repo.get("id")))
 
 
 def _sha(value: Any) -> str | None:
@@ -195,13 +195,13 @@ def _pr_head(pr: Mapping[str, Any]) -> tuple[int | None, str | None, bool, bool]
     base = pr.get("base") or {}
     head_repo = (head.get("repo") or {}).get("full_name")
     base_repo = (base.get("repo") or {}).get("full_name")
-    return (_number(pr.get("number")), _sha(head.get("sha")), bool(pr.get("draft")),
+    return (positive_int(pr.get("number")), _sha(head.get("sha")), bool(pr.get("draft")),
             bool(head_repo and base_repo and head_repo != base_repo))
 
 
 def _author(pr: Mapping[str, Any]) -> int | None:
     """The id of a pull request's author (a fork's pushes are its author's)."""
-    return _number((pr.get("user") or {}).get("id"))
+    return positive_int((pr.get("user") or {}).get("id"))
 
 
 def _closed(pr: Mapping[str, Any]) -> str | None:
@@ -261,7 +261,7 @@ def _pull_request(action: Any, payload: Mapping[str, Any], b: _Base) -> Routed:
     suggestions."""
     pr = payload.get("pull_request") or {}
     if action == "closed":
-        number = _number(pr.get("number"))
+        number = positive_int(pr.get("number"))
         if number is None:
             return Routed(note="pull_request.closed without a number")
         return Routed([FeedbackJob(repo=b.repo, installation_id=b.installation_id,
@@ -327,7 +327,7 @@ def _check_run(action: Any, payload: Mapping[str, Any], b: _Base, titles: Mappin
             return Routed(note=f"check run {name!r} is not one of ours")
     if pr_number is None:
         prs = run.get("pull_requests") or []
-        pr_number = _number(prs[0].get("number")) if prs else None
+        pr_number = positive_int(prs[0].get("number")) if prs else None
     if pr_number is None:
         return Routed(note="check run without a pull request (no external_id, no pull_requests)")
     sha = _sha(run.get("head_sha"))
@@ -344,7 +344,7 @@ def _check_suite(action: Any, payload: Mapping[str, Any], b: _Base) -> Routed:
     if action != "rerequested":
         return Routed(note=f"check_suite.{action}: nothing to do")
     suite = payload.get("check_suite") or {}
-    numbers = [n for n in (_number(p.get("number")) for p in suite.get("pull_requests") or []) if n]
+    numbers = [n for n in (positive_int(p.get("number")) for p in suite.get("pull_requests") or []) if n]
     sha = _sha(suite.get("head_sha"))
     if not numbers or sha is None:
         return Routed(note="check suite without a pull request")
@@ -376,7 +376,7 @@ def _removed(payload: Mapping[str, Any], b: _Base) -> Routed:
     """Repositories removed from an installation: their data is no longer served."""
     jobs: list[Job] = []
     for r in payload.get("repositories_removed") or []:
-        rid = _id(r.get("id")) if isinstance(r, Mapping) else None
+        rid = positive_int(r.get("id")) if isinstance(r, Mapping) else None
         name = r.get("full_name") if isinstance(r, Mapping) else None
         if rid is not None and isinstance(name, str) and name:
             jobs.append(RepositoryJob(repo=name, installation_id=b.installation_id, repository_id=rid,
