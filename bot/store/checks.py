@@ -10,12 +10,13 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from sqlalchemy import delete, select
-from sqlalchemy.exc import IntegrityError
 
 from analyzers.report import Finding
 from bot.store.db import Database
-from bot.store.schema import CheckRunRow, FindingRow
+from bot.store.schema import Base, CheckRunRow, FindingRow
 
+CHECK_RUNS = Base.metadata.tables[CheckRunRow.__tablename__]
+KEY = ["repo", "name", "head_sha"]  # one row each (uq_check_run)
 IN_CHUNK = 500  # names in one IN (...) list (SQLite allows 32,766 parameters; PostgreSQL 65,535)
 
 # (check run id, path, start line, end line, scores, title) of one finding
@@ -27,6 +28,9 @@ class Checks:
 
     def __init__(self, db: Database) -> None:
         self.db = db
+        stmt = db.insert_on_conflict(CHECK_RUNS)
+        # INSERT … ON CONFLICT (repo, name, head_sha) DO NOTHING RETURNING id (a row back: claimed)
+        self._claim = stmt.on_conflict_do_nothing(index_elements=KEY).returning(CHECK_RUNS.c.id)
 
     def get(self, repo: str, name: str, head_sha: str) -> CheckRunRow | None:
         with self.db.session() as s:
@@ -36,32 +40,20 @@ class Checks:
     def claim(self, repo: str, name: str, head_sha: str, pr_number: int | None = None) -> bool:
         """Insert the row of (repo, check name, head) without a GitHub id, before creating its
         check run; False when the row is there already (another job has it or is creating it)."""
-        try:
-            with self.db.session() as s:
-                s.add(CheckRunRow(repo=repo, name=name, head_sha=head_sha, status="queued", pr_number=pr_number,
-                                  updated_at=time.time()))
-        except IntegrityError:
-            return False
-        return True
+        with self.db.session() as s:
+            return s.execute(self._claim, {"repo": repo, "name": name, "head_sha": head_sha, "status": "queued",
+                                           "pr_number": pr_number, "updated_at": time.time()}).first() is not None
 
     def save(self, repo: str, name: str, head_sha: str, **values: Any) -> CheckRunRow:
+        """Insert or update the row of (repo, check name, head) with `values`, in one statement
+        (two jobs saving the same new check run at once: the second updates the first's row)."""
         values["updated_at"] = time.time()
-        for _ in range(2):  # a concurrent insert of the same key: read it back and update
-            try:
-                with self.db.session() as s:
-                    row = s.scalars(select(CheckRunRow).where(
-                        CheckRunRow.repo == repo, CheckRunRow.name == name,
-                        CheckRunRow.head_sha == head_sha)).first()
-                    if row is None:
-                        row = CheckRunRow(repo=repo, name=name, head_sha=head_sha)
-                        s.add(row)
-                    for k, v in values.items():
-                        setattr(row, k, v)
-                    s.flush()
-                    return row
-            except IntegrityError:
-                continue
-        raise RuntimeError(f"cannot save check run {name} for {repo}@{head_sha}")
+        stmt = self.db.insert_on_conflict(CHECK_RUNS)
+        upsert = stmt.on_conflict_do_update(index_elements=KEY, set_={k: stmt.excluded[k] for k in values})
+        with self.db.session() as s:
+            run_id = s.execute(upsert.returning(CHECK_RUNS.c.id),
+                               {"repo": repo, "name": name, "head_sha": head_sha, **values}).scalar_one()
+            return s.get_one(CheckRunRow, run_id)
 
     def save_findings(self, check_run_id: int, findings: Sequence[Finding]) -> None:
         with self.db.session() as s:

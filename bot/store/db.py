@@ -114,6 +114,15 @@ class Database:
             return pg_insert(table)
         return None
 
+    def insert_on_conflict(self, table: Any) -> Any:
+        """`upsert`, for a write that must be one atomic statement (two workers writing the same
+        key at once: one inserts, the other then finds the row); on a database rtcbot does not
+        store in (`url_problem` refuses it first), BadDatabaseURL."""
+        stmt = self.upsert(table)
+        if stmt is None:
+            raise BadDatabaseURL(f"rtcbot stores its data in PostgreSQL or SQLite, not {self.dialect!r}")
+        return stmt
+
     def ping(self) -> None:
         with self.engine.connect() as c:
             c.execute(text("SELECT 1"))

@@ -11,13 +11,13 @@ import logging
 import time
 from typing import Any
 
-from sqlalchemy import delete, select, update
-from sqlalchemy.exc import IntegrityError
+from sqlalchemy import delete, or_, select, update
 from sqlalchemy.orm import Session
 
 from bot.store.db import Database
 from bot.store.schema import (
     ACTIVE,
+    Base,
     CheckRunRow,
     FindingRow,
     Installation,
@@ -53,6 +53,7 @@ def retired(name: str, repository_id: int | None) -> str:
     return f"{name}#{repository_id if repository_id is not None else '?'}"
 
 
+REPOSITORIES = Base.metadata.tables[RepositoryRow.__tablename__]
 TENANT_ROWS = (JobRow, CheckRunRow, PublishedRow, QualificationRow)  # rows holding a tenant's data
 
 
@@ -87,48 +88,39 @@ class Repositories:
 
     def __init__(self, db: Database) -> None:
         self.db = db
+        stmt, row = db.insert_on_conflict(REPOSITORIES), REPOSITORIES.c
+        new = stmt.excluded
+        # INSERT … ON CONFLICT (id) DO UPDATE … WHERE: a row back when the naming changed anything
+        self._seen = stmt.on_conflict_do_update(
+            index_elements=["id"], set_={c: new[c] for c in ("installation_id", "full_name", "named_at", "removed_at")},
+            where=(row.named_at <= new.named_at) & or_(row.full_name != new.full_name,
+                                                      row.installation_id != new.installation_id,
+                                                      row.removed_at.is_not(None)),
+        ).returning(row.id)
+        # an older delivery never names it again, nor removes it twice
+        self._removed = stmt.on_conflict_do_update(
+            index_elements=["id"], set_={"named_at": new.named_at, "removed_at": new.removed_at},
+            where=(row.named_at <= new.named_at) & row.removed_at.is_(None))
 
     def seen(self, repository_id: int, installation_id: int, full_name: str, at: float) -> bool:
         """A delivery made at `at` names the repository `full_name` under the installation (and
         so it is there); whether anything changed. An older delivery than the one that last
-        named it changes nothing (a job queued before a rename runs after it). Two workers that
-        both found no row race to insert it: the loser tries once more, and finds it."""
-        try:
-            return self._seen(repository_id, installation_id, full_name, at)
-        except IntegrityError:
-            return self._seen(repository_id, installation_id, full_name, at)
-
-    def _seen(self, repository_id: int, installation_id: int, full_name: str, at: float) -> bool:
+        named it changes nothing (a job queued before a rename runs after it). One statement
+        inserts or updates the row, so two workers that name a new repository at once both
+        succeed: the second finds the first's row (and, the same naming, changes nothing)."""
         with self.db.session() as s:
-            row = s.get(RepositoryRow, repository_id)
-            if row is not None and (at < row.named_at or (row.full_name, row.installation_id, row.removed_at)
-                                    == (full_name, installation_id, None)):
+            if s.execute(self._seen, _row(repository_id, installation_id, full_name, at, None)).first() is None:
                 return False
-            if row is None:
-                row = RepositoryRow(id=repository_id)
-                s.add(row)
-            row.installation_id, row.full_name, row.named_at, row.removed_at = installation_id, full_name, at, None
-            s.flush()
             _retire(s, full_name, repository_id, at)
             _rename(s, repository_id, full_name)
         return True
 
     def removed(self, repository_id: int, installation_id: int, full_name: str, at: float) -> None:
         """The repository was deleted or removed from the installation: no longer served; its rows
-        are deleted after the retention (`expired`, `forget`)."""
-        try:
-            self._removed(repository_id, installation_id, full_name, at)
-        except IntegrityError:  # inserted meanwhile by another worker: now an update
-            self._removed(repository_id, installation_id, full_name, at)
-
-    def _removed(self, repository_id: int, installation_id: int, full_name: str, at: float) -> None:
+        are deleted after the retention (`expired`, `forget`). An older delivery than the one that
+        last named it changes nothing; a repository not seen before is recorded removed."""
         with self.db.session() as s:
-            row = s.get(RepositoryRow, repository_id)
-            if row is None:
-                s.add(RepositoryRow(id=repository_id, installation_id=installation_id, full_name=full_name,
-                                    named_at=at, removed_at=at))
-            elif at >= row.named_at and row.removed_at is None:
-                row.removed_at = row.named_at = at  # an older delivery never names it again
+            s.execute(self._removed, _row(repository_id, installation_id, full_name, at, at))
 
     def live(self, full_name: str, installation_id: int | None = None) -> int | None:
         """The id of the repository served under `full_name` (under `installation_id` when given),
@@ -182,6 +174,12 @@ class Repositories:
                 n += _count(s.execute(delete(table).where(*where)))
             s.delete(row)
         return n
+
+
+def _row(repository_id: int, installation_id: int, full_name: str, at: float,
+         removed_at: float | None) -> dict[str, Any]:
+    return {"id": repository_id, "installation_id": installation_id, "full_name": full_name, "named_at": at,
+            "removed_at": removed_at}
 
 
 def _count(result: Any) -> int:
