@@ -21,7 +21,6 @@ import json
 import os
 import select
 import shutil
-import signal
 import socket
 import subprocess
 import threading
@@ -29,6 +28,8 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
+
+from analyzers.sandbox_watch import kill_group, kill_pidfd
 
 RUNS = "/runs"  # the runner's folder of runs, inside its sandbox
 Build = Callable[[int, int], tuple[list[str], dict[str, Any]]]
@@ -153,17 +154,11 @@ class Runner:
             self.sock.close()
             self.sock = None
         if self.init_fd is not None:
-            try:
-                signal.pidfd_send_signal(self.init_fd, signal.SIGKILL)
-            except OSError:
-                pass
+            kill_pidfd(self.init_fd)
             os.close(self.init_fd)
             self.init_fd = None
         if self.proc is not None:
-            try:
-                os.killpg(self.proc.pid, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
-                pass
+            kill_group(self.proc.pid)
             self.proc.wait()
             self.proc = None
         shutil.rmtree(self.folder, ignore_errors=True)

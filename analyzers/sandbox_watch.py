@@ -114,6 +114,25 @@ def kill_uid(uid: int) -> None:
         time.sleep(0.01)
 
 
+def kill_pidfd(fd: int | None) -> None:
+    """SIGKILL the process a pidfd holds (a sandbox's PID 1: the kernel then ends everything
+    in its PID namespace); nothing when there is none or it has ended."""
+    if fd is None:
+        return
+    try:
+        signal.pidfd_send_signal(fd, signal.SIGKILL)
+    except OSError:
+        pass
+
+
+def kill_group(pgid: int) -> None:
+    """SIGKILL a process group (a launcher's or a runner's session); nothing when it is gone."""
+    try:
+        os.killpg(pgid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
 class _Limits:
     """The whole-run limits of one run (wall time, memory, disk), checked a tick at a time;
     `init_pid`/`init_fd` name the sandbox's PID 1 once known (killing it ends the run)."""
@@ -189,11 +208,7 @@ class _Limits:
         """End the whole run: the sandbox's PID 1 (the kernel then kills everything in its
         PID namespace)."""
         self.killed = True
-        if self.init_fd is not None:
-            try:
-                signal.pidfd_send_signal(self.init_fd, signal.SIGKILL)
-            except OSError:
-                pass
+        kill_pidfd(self.init_fd)
 
 
 class CaseWatch(_Limits):
@@ -289,10 +304,7 @@ class Watch(_Limits):
         fd, self.init_fd = self.init_fd, None
         if fd is None:
             return
-        try:
-            signal.pidfd_send_signal(fd, signal.SIGKILL)
-        except OSError:
-            pass
+        kill_pidfd(fd)
         try:
             poller = select.poll()
             poller.register(fd, select.POLLIN)
@@ -304,7 +316,4 @@ class Watch(_Limits):
         """End the whole run: the sandbox's PID 1 (the kernel then kills everything in its
         PID namespace), else the launcher's session."""
         super().kill()
-        try:
-            os.killpg(self.proc.pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
+        kill_group(self.proc.pid)
