@@ -50,7 +50,7 @@ from bot.core.context import (
     changes_from_github,
     comments_from_github,
     head_files,
-    marked_by_a_bot,
+    marked_by,
     unlisted_files_note,
 )
 from bot.core.qualification import refusal_from_commit
@@ -194,7 +194,7 @@ class PullRequestRun:
         self.target = replace(self.target, diff=DiffFilter.of(changes))
         return review_core.Change(
             changes, files=head_files(checkout, head_file_reader(gh, pr)), checkout=checkout,
-            comments=lambda: comments_from_github(self.review_comments(), marked_by_a_bot),
+            comments=lambda: comments_from_github(self.review_comments(), marked_by(gh.wrote)),
             notes=(unlisted,) if unlisted else ())
 
     def _publish_checks(self, mode: str, titles: dict[str, str], result: review_core.Result) -> str:

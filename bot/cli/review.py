@@ -28,13 +28,14 @@ from bot.cli.progress import live
 from bot.core import review as review_core
 from bot.core.commands import options
 from bot.core.config import CONFIG_PATH, ConfigError, LoadedConfig, parse_config, read_file
-from bot.core.context import changes_from_diff, comments_from_github, marked_by_a_bot, select
+from bot.core.context import changes_from_diff, comments_from_github, marked_by, select
 from bot.core.dismissals import Dismissal
 from bot.core.dismissals_file import parse_dismissals
 from bot.core.exits import settings_exit
 from bot.core.llm import llm_factory, llm_options, pop_llm_settings
 from bot.core.qualification import model_name, refusal_from_file
 from bot.core.settings import SettingsError, load_tools
+from bot.github import TokenIdentity
 from reporters import printable
 from reporters import render as render_output
 
@@ -73,10 +74,11 @@ def _parse_at(at: str) -> tuple[str, int]:
     return path, int(line)
 
 
-def load_comments(path: Path) -> list[ReviewComment]:
+def load_comments(path: Path, own_login: str | None = None) -> list[ReviewComment]:
     """A JSON list of {path, line, body, author}, or of GitHub's pull-request review comments
     as its API lists them (they carry `side`, `original_line` or `user`): those are read the
-    way the App and the Action read them (by side and line; outdated ones placed nowhere)."""
+    way the App and the Action read them (by side and line; outdated ones placed nowhere).
+    rtcbot's own are those by `own_login` (--own-login) with its marker; without it, none."""
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except OSError as e:
@@ -87,7 +89,8 @@ def load_comments(path: Path) -> list[ReviewComment]:
         raise click.ClickException(f"{path}: expected a JSON list of comments")
     if data and all(isinstance(c, dict) for c in data) and any(
             k in c for c in data for k in ("side", "original_line", "user", "subject_type")):
-        return comments_from_github(data, marked_by_a_bot)  # rtcbot's own suggestions are not scored
+        wrote = TokenIdentity(own_login).wrote if own_login else None
+        return comments_from_github(data, marked_by(wrote))  # rtcbot's own suggestions are not scored
     out = []
     for i, c in enumerate(data):
         if not isinstance(c, dict) or not isinstance(c.get("body"), str) or not c.get("path"):
@@ -125,7 +128,10 @@ _REVIEW_OPTIONS = options(
     click.option("--format", "fmt", default="text", show_default=True, callback=_format, metavar="FORMAT",
                  help="text, json, markdown, sarif, github-review, or any output that prints (reporters/)."),
     click.option("--comments", "comments_file", type=click.Path(dir_okay=False, path_type=Path),
-                 help="Review comments to score: a JSON list of {path, line, body, author}."),
+                 help="Review comments to score: a JSON list of {path, line, body, author}, or GitHub's."),
+    click.option("--own-login", metavar="LOGIN", default=None,
+                 help="The login rtcbot posted as where --comments (GitHub's) come from, e.g. github-actions[bot]: "
+                      "its comments with rtcbot's marker are its own, not scored. Without it, none is."),
     click.option("--comment", "comment_text", help="One review comment to score (with --at)."),
     click.option("--at", "comment_at", metavar="PATH:LINE", help="Where --comment was written."),
     click.option("--repo", "repo", type=click.Path(file_okay=False, path_type=Path),
@@ -155,7 +161,7 @@ _REVIEW_OPTIONS = options(
 @_REVIEW_OPTIONS
 @llm_options
 def review(patch: str | None, git_range: str | None, analyzer_spec: str | None, fmt: str,
-           comments_file: Path | None, comment_text: str | None, comment_at: str | None,
+           comments_file: Path | None, own_login: str | None, comment_text: str | None, comment_at: str | None,
            repo: Path | None, test_command: str | None, config_file: Path | None, ignores: tuple[str, ...],
            dismissals_file: Path | None, out_file: Path | None,
            semgrep: str | None, rules: tuple[Path, ...], quiet: bool,
@@ -182,7 +188,7 @@ def review(patch: str | None, git_range: str | None, analyzer_spec: str | None, 
         changes: ChangeSet = changes_from_diff(data, loaded, ignores)
     except DiffError as e:
         raise click.ClickException(f"{patch or git_range}: {e}") from None
-    comments = load_comments(comments_file) if comments_file else []
+    comments = load_comments(comments_file, own_login) if comments_file else []
     if comment_text and comment_at:
         path, line = _parse_at(comment_at)
         comments.append(ReviewComment(path=path, line=line, body=comment_text, author="cli", id="cli"))

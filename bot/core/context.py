@@ -118,18 +118,24 @@ def changes_from_diff(data: bytes | str, loaded: LoadedConfig,
 Wrote = Callable[[Mapping[str, Any]], bool]  # whether rtcbot wrote a comment GitHub lists
 
 
-def marked_by_a_bot(comment: Mapping[str, Any]) -> bool:
-    """Whether a bot wrote `comment` with rtcbot's suggestion marker: rtcbot's own, where the
-    surface knows no more of its identity (the Action posts as the workflow's token)."""
-    user, body = comment.get("user"), comment.get("body")
-    return isinstance(user, Mapping) and user.get("type") == "Bot" and isinstance(body, str) \
-        and MARKER_RE.search(body) is not None
+def marked_by(wrote: Wrote | None) -> Wrote:
+    """rtcbot's own comments where it posts as an identity others share (the Action's token:
+    `github-actions[bot]` is every workflow's; the login the CLI is told): those `wrote` made
+    that carry rtcbot's suggestion marker. A marker in anyone else's comment counts for
+    nothing, and with no identity (`wrote` None) no comment is rtcbot's."""
+
+    def ours(comment: Mapping[str, Any]) -> bool:
+        body = comment.get("body")
+        return wrote is not None and isinstance(body, str) and MARKER_RE.search(body) is not None \
+            and wrote(comment)
+
+    return ours
 
 
 def comments_from_github(raw: Iterable[Mapping[str, Any]], ours: Wrote | None = None) -> list[ReviewComment]:
     """Review comments from GitHub's pull-request comments, for the App and the Action alike.
-    `ours(comment)`: whether rtcbot wrote it (the App knows its bot; the Action its marker):
-    such comments are kept, marked `ours`, and never scored.
+    `ours(comment)`: whether rtcbot wrote it (the App: its bot; the Action: its marker in the
+    token's comments, `marked_by`): such comments are kept, marked `ours`, and never scored.
 
     Each keeps its side: `line` on `side` "LEFT" is a line of the base file (a removed line),
     on "RIGHT" one of the head; a multi-line comment keeps `start_line` / `start_side`; a

@@ -9,6 +9,8 @@ policy (bot/github/policy.py), errors (`GitHubError`) and calls (`GitHub`, the p
 
 from __future__ import annotations
 
+import functools
+import logging
 import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -26,6 +28,9 @@ __all__ = [
     "API_VERSION",
     "AppIdentity",
     "app_identity",
+    "TokenIdentity",
+    "token_identity",
+    "graphql_url",
     "MAX_CONFIG_BYTES",
     "GitHub",
     "GitHubClient",
@@ -36,6 +41,8 @@ __all__ = [
     "token_client",
 ]
 
+log = logging.getLogger(__name__)
+VIEWER_QUERY = "query { viewer { login } }"
 _installations: dict[tuple[str, int, int], InstallationAuth] = {}
 _installations_lock = threading.Lock()
 _identities: dict[tuple[str, int], AppIdentity] = {}
@@ -73,6 +80,44 @@ def app_identity(settings: ServiceSettings) -> AppIdentity:
             raise GitHubError(500, "no slug in GitHub's answer to GET /app")
         found = _identities[(api_url, app_id)] = AppIdentity(app_id, f"{slug}[bot]")
     return found
+
+
+@dataclass(frozen=True)
+class TokenIdentity:
+    """Who a token acts as on GitHub (GraphQL's `viewer`): `<slug>[bot]` for an App's
+    installation token — the workflow's GITHUB_TOKEN is `github-actions[bot]` — or a person's
+    login for a personal token. GitHub logins are unique, and no user's can hold `[bot]`."""
+
+    login: str
+
+    def wrote(self, item: Mapping[str, Any]) -> bool:
+        """Whether this identity made `item` (a comment GitHub lists): its user's login is this one."""
+        user = item.get("user")
+        return isinstance(user, Mapping) and str(user.get("login") or "").lower() == self.login.lower()
+
+
+def graphql_url(api_url: str) -> str:
+    """GitHub's GraphQL endpoint beside its REST API: `<api>/graphql` (https://api.github.com/graphql),
+    or `https://HOST/api/graphql` on GitHub Enterprise Server (whose REST API is `/api/v3`)."""
+    base = api_url.rstrip("/")
+    return base.removesuffix("/v3") + "/graphql" if base.endswith("/api/v3") else base + "/graphql"
+
+
+def token_identity(client: GitHubClient) -> TokenIdentity | None:
+    """Who `client`'s token acts as, asked of GraphQL's `viewer` (REST's `GET /user` refuses an
+    installation token such as GITHUB_TOKEN, and `GET /app` needs the App's key); None when
+    GitHub does not say, and then nothing counts as written by this token."""
+    try:
+        data = client.request("POST", graphql_url(client.api_url), json={"query": VIEWER_QUERY}).json()
+    except (GitHubError, ValueError) as e:
+        log.warning("GitHub did not say who this token is (%s): no comment counts as rtcbot's own", e)
+        return None
+    viewer = (data.get("data") or {}).get("viewer") if isinstance(data, dict) else None
+    login = viewer.get("login") if isinstance(viewer, dict) else None
+    if not isinstance(login, str) or not login:
+        log.warning("GitHub's answer to `viewer` names no login: no comment counts as rtcbot's own")
+        return None
+    return TokenIdentity(login)
 
 
 def _github_settings(settings: ServiceSettings) -> GitHubSettings:
@@ -118,7 +163,16 @@ def installation_client(settings: ServiceSettings, installation_id: int) -> GitH
 
 
 def token_client(api_url: str, token: str, settings: GitHubSettings | None = None) -> GitHubClient:
-    """A client for a token as is: the Action's GITHUB_TOKEN (writes spaced per token)."""
-    return GitHubClient(
+    """A client for a token as is: the Action's GITHUB_TOKEN (writes spaced per token). It wrote
+    what the token's identity wrote, asked of GitHub once, when first needed (`token_identity`)."""
+    client = GitHubClient(
         api_url, TokenAuth(token), settings, throttle_key=("token", hash(token)), own_http=True
     )
+    identity = functools.cache(lambda: token_identity(client))
+
+    def wrote(item: Mapping[str, Any]) -> bool:
+        found = identity()
+        return found is not None and found.wrote(item)
+
+    client.author = wrote
+    return client

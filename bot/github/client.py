@@ -163,8 +163,8 @@ class GitHubClient:
     `throttle_key`: whose writes are spaced (an installation id, the token); None: not spaced.
     `own_http`: connections of its own (closed by `close`), else the process's shared pool.
     `app_id`: the App whose check runs `find_check_run` returns (None: any).
-    `author`: whether this caller wrote a listed item (the App: by its identity; None: a token
-    of unknown identity, the Action's, for which any bot's item counts)."""
+    `author`: whether this caller wrote a listed item, by its identity (the App's bot; a token's,
+    see `token_client`); None: unknown, so no item is this caller's."""
 
     def __init__(
         self,
@@ -290,12 +290,10 @@ class GitHubClient:
         return list(self._pages(f"/repos/{repo}/issues/{int(number)}/comments", limit, since=since))
 
     def wrote(self, item: Mapping[str, Any]) -> bool:
-        """Whether this caller wrote `item` (a comment as GitHub lists it): a bot's, and with
-        an App's client, this App's bot's (so a marker another bot copies counts for nothing)."""
-        user = item.get("user")
-        if not isinstance(user, Mapping) or user.get("type") != "Bot":
-            return False
-        return self.author is None or self.author(item)
+        """Whether this caller wrote `item` (a comment as GitHub lists it): by its identity (the
+        App's bot; a token's, asked of GitHub), so a marker another bot or a person copies counts
+        for nothing; nothing is this caller's while its identity is unknown."""
+        return self.author is not None and self.author(item)
 
     def review_comment_reactions(self, repo: str, comment_id: int) -> list[dict[str, Any]]:
         """The reactions to one review comment, each with its user (GitHub's "List reactions

@@ -140,37 +140,45 @@ def test_crscore_scores_a_base_side_comment_on_its_own_hunk(gh: FakeGitHub, tmp_
 
 @pytest.mark.parametrize("surface", SURFACES)
 def test_rtcbots_own_comments_are_marked_ours_and_not_scored(gh: FakeGitHub, surface: str) -> None:
-    """The App knows its bot (GET /app: `rtcbot[bot]`); the Action, posting as the workflow's
-    token, knows its marker. Either way CRScore lists rtcbot's comments apart and scores none."""
-    from bot.core.context import marked_by_a_bot
+    """The App knows its bot (GET /app: `rtcbot[bot]`); the Action asks GitHub who its token is
+    (GraphQL `viewer`: `github-actions[bot]`) and takes that identity's comments with its marker.
+    Either way CRScore lists rtcbot's comments apart and scores none; another bot's marker and
+    a person's count for nothing."""
+    from bot.core.context import marked_by
     from bot.github import app_identity
 
     marker = "\n<!-- rtcbot:suggestion:0123456789abcdef -->"
-    login = "rtcbot[bot]" if surface == "app" else "github-actions[bot]"
+    login = gh.bot = "rtcbot[bot]" if surface == "app" else "github-actions[bot]"
     gh.add_comment(5, PATH, 31, "```suggestion\ny41 = max(x41, 1)\n```" + marker, user=login, user_type="Bot")
-    gh.add_comment(5, PATH, 21, "another bot, no marker", user="lint[bot]", user_type="Bot")
+    gh.add_comment(5, PATH, 21, "another bot" + marker, user="lint[bot]", user_type="Bot")
     gh.add_comment(5, PATH, 21, "a person" + marker, user="alice")  # a person's marker never counts
     settings = ServiceSettings(app_id=gh.app_id, private_key=gh.private_key_pem, github_api_url=gh.base_url)
-    # the App's rule (bot/app/pipeline.py `owns`: a Bot user, and this App's); the Action's marker
-    ours = (lambda c: app_identity(settings).wrote(c)) if surface == "app" else marked_by_a_bot
-    raw = client(gh, surface).review_comments(gh.repo, 5)
-    by = {rc.author: rc for rc in comments_from_github(raw, ours)}
+    c = client(gh, surface)
+    # the App's rule (bot/app/pipeline.py `owns`: a Bot user, and this App's); the Action's: the
+    # token's identity and the marker (bot/action/run.py)
+    ours = (lambda x: app_identity(settings).wrote(x)) if surface == "app" else marked_by(c.wrote)
+    by = {rc.author: rc for rc in comments_from_github(c.review_comments(gh.repo, 5), ours)}
     assert [by[a].ours for a in (login, "lint[bot]", "alice")] == [True, False, False]
     report = CRScoreAnalyzer().run(ChangeSet(), AnalysisContext(comments=[by[login]]))
     assert report.findings == [] and [s.reason for s in report.skipped] == [
         "written by rtcbot: its own comments are not scored"]
 
 
-def test_the_cli_reads_rtcbots_own_comments_from_a_file_as_ours(tmp_path: Path) -> None:
-    """`rtcbot review --comments FILE` with GitHub's comments: rtcbot's marked ones are ours."""
+def test_the_cli_reads_rtcbots_own_comments_from_a_file_as_ours_only_by_the_login_it_is_told(
+        tmp_path: Path) -> None:
+    """`rtcbot review --comments FILE` with GitHub's comments: rtcbot's are those with its marker
+    by `--own-login`; without it, the CLI knows no identity of rtcbot's and none is."""
     import json
 
     from bot.cli.review import load_comments
 
-    bot = {"type": "Bot", "login": "github-actions[bot]"}
+    marker = "\n<!-- rtcbot:suggestion:0123456789abcdef -->"
     f = tmp_path / "comments.json"
     f.write_text(json.dumps([
-        {"path": PATH, "line": 21, "side": "RIGHT", "user": bot,
-         "body": "```suggestion\nx\n```\n<!-- rtcbot:suggestion:0123456789abcdef -->"},
+        {"path": PATH, "line": 21, "side": "RIGHT", "user": {"type": "Bot", "login": "github-actions[bot]"},
+         "body": "```suggestion\nx\n```" + marker},
+        {"path": PATH, "line": 21, "side": "RIGHT", "user": {"type": "Bot", "login": "lint[bot]"},
+         "body": "copied" + marker},
         {"path": PATH, "line": 21, "side": "RIGHT", "user": {"type": "User", "login": "alice"}, "body": "why?"}]))
-    assert [c.ours for c in load_comments(f)] == [True, False]
+    assert [c.ours for c in load_comments(f, "github-actions[bot]")] == [True, False, False]
+    assert [c.ours for c in load_comments(f)] == [False, False, False]

@@ -44,6 +44,7 @@ class Conversation:
     `conversation_routes` among its handlers."""
 
     repo: str
+    bot: str  # the login the fake's tokens act as (FakeGitHub's)
     pulls: dict[int, Any]
     reactions: dict[int, list[dict[str, Any]]]
     _ids: itertools.count[int]
@@ -147,7 +148,7 @@ class Conversation:
             return self._error(422, "Validation Failed", [{"message": f"content {content!r} is not valid"}])
         rid = next(self._ids)
         r = {"id": rid, "node_id": f"REA_{rid}", "content": content, "created_at": _iso(time.time()),
-             "user": _user("rtcbot[bot]", "Bot")}
+             "user": _user(self.bot, "Bot")}
         with self._lock:
             found.setdefault(cid, []).append(r)
         return 201, r, {}, None
@@ -182,7 +183,7 @@ class Conversation:
             return self._error(404, "Not Found")
         if not isinstance(body, dict) or not isinstance(body.get("body"), str) or len(body["body"]) > 65536:
             return self._error(422, "Validation Failed", [{"message": "body is missing or too long"}])
-        c = self.add_issue_comment(int(number), body["body"], user="rtcbot[bot]", user_type="Bot")
+        c = self.add_issue_comment(int(number), body["body"], user=self.bot, user_type="Bot")
         return 201, {k: v for k, v in c.items() if k != "number"}, {}, None
 
     def _create_reply(self, number: str, comment_id: str, body: Any, **_: Any) -> Answer:
@@ -196,6 +197,6 @@ class Conversation:
             return self._error(422, "Validation Failed", [{"message": "replies to replies are not supported"}])
         if not isinstance(body, dict) or not isinstance(body.get("body"), str) or len(body["body"]) > 65536:
             return self._error(422, "Validation Failed", [{"message": "body is missing or too long"}])
-        c = self.add_comment(pr.number, top["path"], top["line"], body["body"], user="rtcbot[bot]", user_type="Bot")
+        c = self.add_comment(pr.number, top["path"], top["line"], body["body"], user=self.bot, user_type="Bot")
         c["in_reply_to_id"] = top["id"]
         return 201, dict(c), {}, None

@@ -225,6 +225,9 @@ class FakeGitHub(Conversation, LoopbackServer):
         self.requests: list[Request] = []
         self.rejections: list[tuple[int, str]] = []  # (status, message) of 4xx answers given
         self.read_only_checks = False  # a token that may not write check runs (fork PRs)
+        # the login every token of the fake acts as: its reviews, replies and reactions, and
+        # GraphQL's `viewer` (the Action's GITHUB_TOKEN is github-actions[bot] on GitHub)
+        self.bot = "rtcbot[bot]"
         self.contract = description()  # GitHub's OpenAPI description (the operations rtcbot uses)
         self.violations: list[Violation] = []  # requests the description rejects
         self.expect_violations = expect_violations  # a test that sends bad requests on purpose
@@ -505,7 +508,8 @@ class FakeGitHub(Conversation, LoopbackServer):
         if path.startswith("/login/oauth/"):
             # GitHub's OAuth web flow is not part of the REST description: no contract check
             return self._oauth(method, path, query, body)
-        problems = self.contract.request_problems(method, raw_path, body)
+        graphql = path == "/graphql"  # GraphQL is no part of the REST description: no contract check
+        problems = [] if graphql else self.contract.request_problems(method, raw_path, body)
         if problems:
             with self._lock:
                 self.violations.append(Violation(method, raw_path, tuple(problems), body))
@@ -531,6 +535,8 @@ class FakeGitHub(Conversation, LoopbackServer):
                                        else "Server Error",
                                        headers={"Retry-After": "1"} if status in (403, 429) else {})
         auth = headers.get("Authorization") or headers.get("authorization") or ""
+        if graphql:
+            return self._graphql(method, auth, body)
         m = re.fullmatch(r"/app/installations/(\d+)/access_tokens", path)
         if m and method == "POST":
             return self._issue_token(auth, int(m.group(1)), problems)
@@ -625,6 +631,16 @@ class FakeGitHub(Conversation, LoopbackServer):
         if entry is None or entry[1] < time.time():
             return None
         return entry[0]
+
+    def _graphql(self, method: str, auth: str, body: Any) -> Answer:
+        """`POST /graphql`: the one query rtcbot asks, who the token is (`viewer { login }`)."""
+        inst = self._check_token(auth)
+        if inst is None:
+            return self._error(401, "Bad credentials")
+        query = body.get("query") if isinstance(body, dict) else None
+        if method != "POST" or not isinstance(query, str) or "viewer" not in query:
+            return 200, {"errors": [{"message": "the fake answers `viewer { login }` only"}]}, {}, inst
+        return 200, {"data": {"viewer": {"login": self.bot}}}, {}, inst
 
     # -- sign in with GitHub (OAuth web flow, user-to-server tokens) -------------------------
     def _oauth(self, method: str, path: str, query: dict[str, str], body: Any) -> Answer:
@@ -762,10 +778,10 @@ class FakeGitHub(Conversation, LoopbackServer):
         with self._lock:
             rid = next(self._ids)
             review = {"id": rid, "body": body.get("body", ""), "commit_id": body.get("commit_id", pr.head_sha),
-                      "state": "COMMENTED", "user": {"login": "rtcbot[bot]", "type": "Bot"}, "comments": made}
+                      "state": "COMMENTED", "user": {"login": self.bot, "type": "Bot"}, "comments": made}
             self.reviews.append(review)
         for c in made:
-            added = self.add_comment(pr.number, c["path"], c["line"], c["body"], user="rtcbot[bot]", user_type="Bot")
+            added = self.add_comment(pr.number, c["path"], c["line"], c["body"], user=self.bot, user_type="Bot")
             added.update({k: c[k] for k in ("side", "start_line", "start_side") if k in c},
                          pull_request_review_id=rid, commit_id=review["commit_id"])
         return 200, {k: v for k, v in review.items() if k != "comments"}, {}, None
