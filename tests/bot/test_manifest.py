@@ -25,9 +25,12 @@ def test_repo_config() -> None:
 
 
 def test_manifest_asks_for_the_documented_permissions_and_events() -> None:
+    """`issues: write` backs `issue_comment`: GitHub subscribes an App to that event only with
+    Issues access (a manifest without it is refused: "Default events are not supported by
+    permissions: issue_comment"), and a reaction on a conversation comment needs Issues: write."""
     m = json.loads((ROOT / "bot" / "app" / "manifest.json").read_text())
-    assert m["default_permissions"] == {"checks": "write", "pull_requests": "write", "contents": "read",
-                                        "metadata": "read"}
+    assert m["default_permissions"] == {"checks": "write", "pull_requests": "write", "issues": "write",
+                                        "contents": "read", "metadata": "read"}
     assert set(m["default_events"]) >= {"pull_request", "pull_request_review", "pull_request_review_comment",
                                          "pull_request_review_thread", "issue_comment",
                                          "check_run", "check_suite"}
