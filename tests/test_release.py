@@ -126,7 +126,9 @@ def test_the_commands_workflow_runs_nothing_from_the_pull_request_with_least_pri
     assert list(triggers) == ["issue_comment"] and triggers["issue_comment"]["types"] == ["created"]
     assert wf["permissions"] == {}
     (job,) = wf["jobs"].values()
-    assert job["permissions"] == {"contents": "read", "pull-requests": "write", "checks": "write"}
+    # issues: write for the reactions (GitHub's reactions on a conversation comment need it)
+    assert job["permissions"] == {"contents": "read", "pull-requests": "write", "issues": "write",
+                                  "checks": "write"}
     assert "github.event.issue.pull_request" in job["if"] and "user.type != 'Bot'" in job["if"]
     (step,) = job["steps"]
     assert step["uses"].startswith("YOUR-ORG/rtcbot@") and "test-command" not in step["with"]
