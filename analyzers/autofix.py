@@ -30,7 +30,7 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import Field
 
-from analyzers import autofix_view, similarity
+from analyzers import autofix_view, llm_answer, similarity
 from analyzers.autofix_text import (
     Edit,
     FixAnswer,
@@ -152,11 +152,11 @@ def propose(target: FixTarget, llm: LLMClient, opts: Options) -> FixOutcome:
     f = target.finding
     ctx_start, context = context_of(target.text, target.language, f.start_line, f.end_line,
                                     opts.context_lines)
-    view = llm.scoped()  # this answer's usage: whether it was cut
+    view = llm.scoped()  # this answer's usage: whether it was cut, or stopped at its token limit
     raw = view.sample(fix_messages(f, target.language, target.snippet, context, ctx_start),
                       temperature=0.0, max_tokens=opts.fix_tokens)[0]
-    if view.usage.cut:  # past the bytes its token limit allows (analyzers/llm_answer.py): not the whole code
-        why = f"the answer ran past its {opts.fix_tokens}-token limit and was cut: part of a fix is no fix"
+    if why := llm_answer.unfinished(view.usage.cut, view.usage.at_limit, opts.fix_tokens):  # not the whole code
+        why += ": part of a fix is no fix"  # (an unclosed fence would be read as if it were)
         return FixOutcome(target, FixAnswer("no_code", reason=why), raw_answer=raw, verdict="not fixed", error=why)
     answer = parse_fix_answer(raw)
     out = FixOutcome(target, answer, raw_answer=raw)

@@ -90,7 +90,8 @@ class FixAnswer:
 
 
 def code_block(text: str) -> str | None:
-    """The first fenced code block (or an unterminated one cut off by the token limit)."""
+    """The first fenced code block, or an unterminated one (an answer that never closed its
+    fence; AutoFix takes no fix from one the token limit stopped: analyzers/autofix.py)."""
     m = _FENCED.search(text) or _OPEN_FENCE.search(text)
     return m.group(1) if m else None
 

@@ -5,7 +5,8 @@ request per missing sample, each with its own seed. Requests are bounded in conc
 retried with backoff on 429 / 5xx / timeouts, counted against a per-run budget (retries
 included) and cached persistently, keyed by the endpoint, the request and the sample's index,
 so a re-run costs zero requests and reproduces the same samples. Answers are read with a
-byte cap derived from max_tokens (analyzers/llm_answer.py): one over it is cut, and says so.
+byte cap derived from max_tokens (analyzers/llm_answer.py): one over it is cut, and says so;
+one the server stopped at max_tokens (finish_reason "length") says that.
 """
 
 from __future__ import annotations
@@ -15,7 +16,6 @@ import hashlib
 import json
 import sqlite3
 import threading
-import time
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -34,12 +34,12 @@ from tenacity import (
 from analyzers.llm_answer import (
     answer_cap,
     body_cap,
-    cut,
+    mark,
     parse_body,
     read_bounded,
     texts_reached,
     transport_error,
-    uncut,
+    unmark,
 )
 from analyzers.paths import private_file
 
@@ -88,6 +88,7 @@ class Usage:
     cache_hits: int = 0  # samples served from the cache
     samples: int = 0  # samples returned, from the cache or not: the work, and all a public output says
     cut: int = 0  # samples cut at the byte cap (analyzers/llm_answer.py), from the cache or not
+    at_limit: int = 0  # samples the server stopped at max_tokens (finish_reason "length"), cached or not
 
     @property
     def tokens(self) -> int:
@@ -112,6 +113,7 @@ class Usage:
             self.cache_hits - other.cache_hits,
             self.samples - other.samples,
             self.cut - other.cut,
+            self.at_limit - other.at_limit,
         )
 
     def copy(self) -> Usage:
@@ -198,11 +200,13 @@ class _Malformed(Exception):
 
 @dataclass(frozen=True)
 class Completion:
-    """What rtcbot reads of a chat completion: each choice's text in index order, and usage."""
+    """What rtcbot reads of a chat completion: each choice's text in index order, and usage;
+    `at_limit`: the positions of the texts the server stopped at max_tokens."""
 
     texts: list[str]
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    at_limit: frozenset[int] = frozenset()
 
 
 def _count_of(usage: dict[str, Any], key: str) -> int:
@@ -217,18 +221,20 @@ def completion_from(data: object) -> Completion:
     choices = data.get("choices") if isinstance(data, dict) else None
     if not isinstance(choices, list) or not choices:
         raise _Malformed("no choices in the answer")
-    indexed: list[tuple[int, str]] = []
+    indexed: list[tuple[int, str, bool]] = []  # (index, text, stopped at max_tokens)
     for position, choice in enumerate(choices):
         message = choice.get("message") if isinstance(choice, dict) else None
         content = message.get("content") if isinstance(message, dict) else None
         if not isinstance(message, dict) or not isinstance(content, str | None):
             raise _Malformed(f"choice {position} has no message text")
         index = choice.get("index")
-        indexed.append((index if isinstance(index, int) else position, content or ""))
+        indexed.append((index if isinstance(index, int) else position, content or "",
+                        choice.get("finish_reason") == "length"))
     usage = data.get("usage") if isinstance(data, dict) else None
     usage = usage if isinstance(usage, dict) else {}
-    return Completion([t for _, t in sorted(indexed, key=lambda x: x[0])],
-                      _count_of(usage, "prompt_tokens"), _count_of(usage, "completion_tokens"))
+    ordered = sorted(indexed, key=lambda x: x[0])
+    return Completion([t for _, t, _ in ordered], _count_of(usage, "prompt_tokens"),
+                      _count_of(usage, "completion_tokens"), frozenset(i for i, c in enumerate(ordered) if c[2]))
 
 
 def _retryable(exc: BaseException) -> bool:
@@ -401,7 +407,7 @@ class LLMClient:
         with self._lock:
             self._count(prompt_tokens=got.prompt_tokens, completion_tokens=got.completion_tokens)
         cap = answer_cap(max_tokens)
-        return [cut(t, cap, ended=i < whole) for i, t in enumerate(got.texts)]
+        return [mark(t, cap, ended=i < whole, at_limit=i in got.at_limit) for i, t in enumerate(got.texts)]
 
     def _post(self, kwargs: dict[str, Any], n: int, max_tokens: int) -> tuple[Completion, int]:
         """(the completion, how many of its answers came whole). The documented low-level call with
@@ -442,7 +448,8 @@ class LLMClient:
         seed: int = 0,
     ) -> list[str]:
         """n completions of one chat, served from the cache where it has them. An answer cut
-        at its byte cap comes back without the cut's mark and is counted in `usage.cut`."""
+        at its byte cap comes back without the cut's mark and is counted in `usage.cut`; one
+        the server stopped at max_tokens, without its mark, in `usage.at_limit`."""
         key = request_key(self.base_url, self.model, messages, temperature, max_tokens, stop, seed)
         out: list[str | None] = [None] * n
         if self.cache is not None:
@@ -465,10 +472,10 @@ class LLMClient:
                 if self.cache is not None:
                     self.cache.put(f"{key}:{i}", text)
             missing = missing[len(texts):]
-        answers = [uncut(t or "") for t in out]
+        answers = [unmark(t or "") for t in out]
         with self._lock:  # counted alike whether the cache answered or not
-            self._count(samples=n, cut=sum(was_cut for _, was_cut in answers))
-        return [text for text, _ in answers]
+            self._count(samples=n, cut=sum(a[1] for a in answers), at_limit=sum(a[2] for a in answers))
+        return [a[0] for a in answers]
 
     def map(self, fn: Callable[[T], R], items: Iterable[T]) -> list[R]:
         """Run fn over items concurrently (as many threads as request slots), keeping order."""
@@ -480,7 +487,6 @@ class LLMClient:
 
     def check(self) -> None:
         """Fail fast with one clear line if the endpoint or the model is wrong."""
-        t0 = time.monotonic()
         try:
             models = [m.id for m in self._client.models.list()]
         except openai.NotFoundError:
@@ -491,4 +497,3 @@ class LLMClient:
             raise LLMError(
                 f"model {self.model!r} not found at {self.base_url} (it serves: {', '.join(models[:5])})"
             )
-        _ = t0

@@ -11,6 +11,10 @@ is read with two byte caps derived from `max_tokens`:
   CUT_MARK, so that the cut is stored (and cached) with the answer and says so wherever the
   answer is read back, from the cache or not.
 
+An answer the server itself stopped at max_tokens (`finish_reason: "length"`) is whole as far
+as it goes but unfinished: it is stored ending in LIMIT_MARK, read back the same way, so that
+an analyzer that needs a finished answer (AutoFix's fix) can refuse it from the cache too.
+
 BYTES_PER_TOKEN = 16 is generous on purpose: a token of English or code is about 4 bytes
 (tokenizers' long tokens are runs of spaces, rare in an answer), so an answer that honours
 max_tokens is far under the cap, and one over it has gone past max_tokens.
@@ -31,6 +35,8 @@ BODY_SLACK = 64 * 1024  # the rest of a completion's JSON: ids, roles, usage, fi
 READ_CHUNK = 64 * 1024
 # what a cut answer ends with, in the cache too (a cached answer says it was cut)
 CUT_MARK = "\n[rtcbot: answer cut here, the model wrote past max_tokens]"
+# what an answer the server stopped at max_tokens ends with (finish_reason "length"), in the cache too
+LIMIT_MARK = "\n[rtcbot: the server stopped this answer at max_tokens]"
 
 
 class Streamed(Protocol):
@@ -108,11 +114,39 @@ def cut(text: str, cap: int, *, ended: bool = True) -> str:
     return data[:room].decode("utf-8", "ignore") + CUT_MARK
 
 
+def mark(text: str, cap: int, *, ended: bool = True, at_limit: bool = False) -> str:
+    """`text` as it is stored: cut (`cut`), else, where the server stopped it at max_tokens
+    (`at_limit`), ending in LIMIT_MARK, within `cap` bytes either way."""
+    if not at_limit:
+        return cut(text, cap, ended=ended)
+    kept = cut(text, cap - len(LIMIT_MARK.encode()), ended=ended)
+    return kept if kept.endswith(CUT_MARK) else kept + LIMIT_MARK
+
+
 def uncut(text: str) -> tuple[str, bool]:
     """(the answer without CUT_MARK, whether it was cut)."""
     if text.endswith(CUT_MARK):
         return text[: -len(CUT_MARK)], True
     return text, False
+
+
+def unmark(text: str) -> tuple[str, bool, bool]:
+    """(the answer without its mark, whether it was cut, whether the server stopped it at
+    max_tokens)."""
+    if text.endswith(LIMIT_MARK):
+        return text[: -len(LIMIT_MARK)], False, True
+    return (*uncut(text), False)
+
+
+def unfinished(cut: int, at_limit: int, max_tokens: int) -> str | None:
+    """Why answers counted `cut` or `at_limit` (Usage's) are not whole, in words; None when
+    none is."""
+    if cut:
+        return f"the answer ran past its {max_tokens}-token limit and was cut"
+    if at_limit:
+        return (f"the server stopped the answer at its {max_tokens}-token limit (finish_reason "
+                '"length"), unfinished')
+    return None
 
 
 def cut_note(count: int) -> str:

@@ -1,6 +1,7 @@
 """Bounded model output (analyzers/llm_answer.py): a server that ignores max_tokens and answers
 8 MB gets its answer read up to a byte cap, cut, stored and cached within the cap, and the
-finding says so — from the cache too, so that a cached cut reads like a fresh one."""
+finding says so — from the cache too, so that a cached cut reads like a fresh one. An answer
+the server stopped at max_tokens (finish_reason "length") is counted as such, from the cache too."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from typing import Any
 
 from analyzers.context import AnalysisContext
 from analyzers.diff import parse_diff
-from analyzers.llm_answer import CUT_MARK, answer_cap, body_cap, cut, read_bounded, uncut
+from analyzers.llm_answer import CUT_MARK, LIMIT_MARK, answer_cap, body_cap, cut, mark, read_bounded, uncut, unmark
 from analyzers.pipeline import run_one
 from tests.conftest import client_for
 from tests.fakes.llm_server import ScriptedLLM, last_user_text
@@ -84,6 +85,31 @@ def test_a_body_cut_in_its_first_answer_gives_every_sample_cut_in_one_request(
     texts = llm.sample([{"role": "user", "content": "hi"}], n=3, max_tokens=256)
     assert srv.request_count == 1 and (llm.usage.samples, llm.usage.cut) == (3, 3)
     assert set(texts[0]) == {"z"} and texts[1:] == ["", ""]  # the answers the body never reached
+
+
+def test_an_answer_stopped_at_max_tokens_says_so_from_the_cache_too(
+        scripted_llm: Callable[..., ScriptedLLM], tmp_path: Path) -> None:
+    srv = scripted_llm("```python\nx = 1\n", finish_reason="length")
+    llm = client_for(srv, tmp_path)
+    assert llm.sample([{"role": "user", "content": "hi"}], n=2, max_tokens=8) == ["```python\nx = 1\n"] * 2
+    assert (llm.usage.samples, llm.usage.at_limit, llm.usage.cut) == (2, 2, 0)
+    assert cached_values(tmp_path / "cache.sqlite3") == ["```python\nx = 1\n" + LIMIT_MARK] * 2
+    again = client_for(srv, tmp_path)  # the next run: from the cache, and still stopped
+    assert again.sample([{"role": "user", "content": "hi"}], n=2, max_tokens=8) == ["```python\nx = 1\n"] * 2
+    assert (again.usage.requests, again.usage.at_limit, again.usage.cut) == (0, 2, 0)
+    srv.finish_reason = lambda req: "stop"
+    done = client_for(srv)
+    done.sample([{"role": "user", "content": "hi"}], max_tokens=8)
+    assert (done.usage.samples, done.usage.at_limit) == (1, 0)
+
+
+def test_a_stopped_answer_is_marked_within_its_cap() -> None:
+    assert unmark(mark("fits", 4096, at_limit=True)) == ("fits", False, True)
+    big = mark("v" * 5000, 4096, at_limit=True)  # over the cap too: cut, and the cut says enough
+    assert len(big.encode()) <= 4096 and unmark(big)[1:] == (True, False)
+    near = mark("v" * (4096 - 10), 4096, at_limit=True)  # fits, but not with its mark: cut
+    assert len(near.encode()) <= 4096 and near.endswith(CUT_MARK)
+    assert unmark(mark("fits", 4096)) == ("fits", False, False)
 
 
 def test_answers_within_max_tokens_come_whole(scripted_llm: Callable[..., ScriptedLLM]) -> None:

@@ -6,6 +6,8 @@ under test goes through the real `openai` client. It can:
 - answer from a script: `responder(request_json) -> str | list[str]` (list: one text per
   choice), or a fixed text;
 - honour `n` or ignore it (one choice per request, as llama.cpp and Ollama do);
+- say why each answer ended: `finish_reason` ("stop", or "length" for an answer the server
+  stopped at max_tokens), fixed or `finish_reason(request_json) -> str`;
 - fail the next requests on demand (`fail_next(count, status, retry_after=None)`);
 - fail at random (`chaos(rate, kinds=("500", "hang", "garbage", "empty"), seed=1, hang_s=2.0)`):
   a 500, a connection held `hang_s` then closed unanswered (a timed-out gateway), a 200 whose
@@ -49,7 +51,9 @@ class ScriptedLLM(LoopbackServer):
         honour_n: bool = True,
         delay_s: float = 0.0,
         per_token_s: float = 0.0,
+        finish_reason: str | Callable[[dict[str, Any]], str] = "stop",
     ) -> None:
+        self.finish_reason = (lambda _r: finish_reason) if isinstance(finish_reason, str) else finish_reason
         self.responder: Responder = (lambda _r: responder) if isinstance(responder, str) else responder
         self.model = model
         self.honour_n = honour_n
@@ -158,6 +162,7 @@ class ScriptedLLM(LoopbackServer):
                 return
             n = int(req.get("n") or 1) if self.honour_n else 1
             answer = self.responder(req)
+            finish = self.finish_reason(req)
             texts = answer if isinstance(answer, list) else [answer] * n
             texts = (texts * n)[:n] if texts else [""] * n
             completion = sum(max(1, len(t.split())) for t in texts)
@@ -174,7 +179,7 @@ class ScriptedLLM(LoopbackServer):
                 "created": int(time.time()),
                 "model": self.model,
                 "choices": [
-                    {"index": i, "message": {"role": "assistant", "content": t}, "finish_reason": "stop"}
+                    {"index": i, "message": {"role": "assistant", "content": t}, "finish_reason": finish}
                     for i, t in enumerate(texts)
                 ],
                 "usage": {"prompt_tokens": prompt, "completion_tokens": completion,

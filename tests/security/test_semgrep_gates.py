@@ -4,7 +4,8 @@ Attacks covered: a file over Semgrep's size limit silently dropped (so its findi
 and a fix padded past the limit is judged "fixed"); thousands of long target names making the
 argument list too long (E2BIG), which turned the whole scan into "skipped"; non-ASCII names
 in Git's quoted form never scanned; a fix that removes rule A's match but triggers rule B on
-the same lines judged "fixed"; a `semgrep` planted in the working directory or on a PATH
+the same lines judged "fixed"; a fix the server stopped at max_tokens (an unclosed fence: the
+code so far) judged "fixed"; a `semgrep` planted in the working directory or on a PATH
 entry of the repository run instead of the operator's.
 """
 
@@ -118,14 +119,16 @@ def load(expr, blob, ok):
 '''
 
 
-def _autofix(tmp_path: Path, scripted_llm: Any, eval_fix: str) -> dict[str, Finding]:
-    def responder(req: dict[str, Any]) -> str:
-        user = last_user_text(req)
-        if "`python-code-injection`" in user:
-            return eval_fix
-        return "NO_FIX: not in this test"
+def _autofix(tmp_path: Path, scripted_llm: Any, eval_fix: str, finish: str = "stop") -> dict[str, Finding]:
+    """AutoFix over APP; the model answers `eval_fix` for the eval finding, ending it for
+    `finish` (the server's finish_reason: "length" where it stopped the answer at max_tokens)."""
+    def fixing_eval(req: dict[str, Any]) -> bool:
+        return "`python-code-injection`" in last_user_text(req)
 
-    server = scripted_llm(responder)
+    def responder(req: dict[str, Any]) -> str:
+        return eval_fix if fixing_eval(req) else "NO_FIX: not in this test"
+
+    server = scripted_llm(responder, finish_reason=lambda req: finish if fixing_eval(req) else "stop")
     ctx = AnalysisContext(llm_factory=lambda: client_for(server), file_loader=lambda p: APP,
                           options={"autofix": {"rtc": False}})
     report = AutoFix().run(parse_diff(new_file_diff("b/app.py", APP)), ctx)
@@ -152,6 +155,23 @@ def test_a_fix_padded_past_the_size_limit_is_not_fixed(tmp_path: Path, scripted_
     f = by_rule["python-code-injection"]
     assert f.evidence["oracle"] == "not fixed" and f.fix is None
     assert "was cut: part of a fix is no fix" in f.evidence["error"]
+
+
+CUT_SHORT = "```python\nreturn ast.literal_eval(expr)\n"  # the fix's first line; `if ok else …` never came
+
+
+def test_a_fix_the_server_stopped_at_max_tokens_is_not_offered(tmp_path: Path, scripted_llm: Any) -> None:
+    """An answer the server stopped at its token limit (finish_reason "length") is no fix, though
+    its unclosed fence holds code: here the code so far drops the `else` branch, and (a control,
+    the same answer finished) would scan clean and be offered as "fixed"."""
+    _semgrep()
+    whole = _autofix(tmp_path, scripted_llm, CUT_SHORT)["python-code-injection"]
+    assert whole.evidence["oracle"] == "fixed" and whole.fix is not None  # what a cut answer would earn
+    f = _autofix(tmp_path, scripted_llm, CUT_SHORT, finish="length")["python-code-injection"]
+    assert f.evidence["oracle"] == "not fixed" and f.fix is None and "fixed" not in f.scores
+    assert f.title == "python-code-injection: no usable fix in the answer"
+    why = 'the server stopped the answer at its 768-token limit (finish_reason "length"), unfinished'
+    assert f.evidence["error"] == f.evidence["answer"] == f"{why}: part of a fix is no fix"
 
 
 # ------------------------------------------------------------------------- which semgrep
