@@ -10,6 +10,7 @@ from __future__ import annotations
 import fnmatch
 import hashlib
 import re
+import unicodedata
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -55,6 +56,17 @@ def language_of(path: str) -> str | None:
         if path.lower().endswith(ext):
             return lang
     return None
+
+
+SECTION_CHARS = 80  # git keeps 80 bytes of a hunk header's context line; a patch file may hold more
+
+
+def one_line(text: str, limit: int) -> str:
+    """`text` (a pull request's, e.g. a definition's name) as a short label: control and format
+    characters (line breaks, terminal escapes, bidirectional overrides) as spaces, runs of spaces
+    as one, at most `limit` characters (more cut, ending in "…")."""
+    flat = " ".join("".join(" " if unicodedata.category(c) in ("Cc", "Cf") else c for c in text[:limit * 4]).split())
+    return flat if len(flat) <= limit else flat[:limit - 1].rstrip() + "…"
 
 
 def is_ignored(path: str, globs: Iterable[str]) -> str | None:
@@ -347,7 +359,7 @@ def _hunks_of(path: str, patched_file: Any) -> list[Hunk]:
                 old_count=uh.source_length,
                 new_start=uh.target_start,
                 new_count=uh.target_length,
-                section=(uh.section_header or "").strip(),
+                section=one_line(uh.section_header or "", SECTION_CHARS),
                 lines=lines,
             )
         )

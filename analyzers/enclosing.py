@@ -16,9 +16,10 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from analyzers.diff import Hunk
+from analyzers.diff import Hunk, one_line
 
 BRACE_LANGUAGES = frozenset({"java", "javascript", "typescript"})
+LABEL_CHARS = 120  # a hunk's label: a definition's name is the pull request's, of any length
 
 
 @dataclass(frozen=True)
@@ -59,13 +60,14 @@ def enclosing(text: str, language: str | None, line: int) -> str | None:
 
 def hunk_label(hunk: Hunk, text: str | None, language: str | None) -> str:
     """What a report calls a hunk: the definition its change starts in at the head; git's
-    header context only when the file is not there or does not parse; else "hunk at line N"."""
+    header context only when the file is not there or does not parse; else "hunk at line N".
+    One line of at most LABEL_CHARS characters (analyzers/diff.py `one_line`)."""
     line = first_changed_line(hunk)
     found = enclosing(text, language, line) if text is not None else None
     if found:
-        return found
+        return one_line(found, LABEL_CHARS)
     if found is None and hunk.section:
-        return hunk.section
+        return one_line(hunk.section, LABEL_CHARS)
     return f"hunk at line {line}"
 
 
