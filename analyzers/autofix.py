@@ -140,13 +140,6 @@ class Options(AnalyzerOptions):
         return out.rtc_exact if self.rtc_match == "exact" else out.rtc_normalised
 
 
-def attempt(target: FixTarget, llm: LLMClient, opts: Options) -> FixOutcome:
-    """Fix prompt → replacement → patched file; then Patched RTC. No Semgrep here."""
-    out = propose(target, llm, opts)
-    patched_rtc(out, llm, opts)
-    return out
-
-
 def propose(target: FixTarget, llm: LLMClient, opts: Options) -> FixOutcome:
     """Fix prompt → replacement → patched file (one request)."""
     f = target.finding
@@ -444,12 +437,16 @@ class AutoFix:
 
 def _texts_at_head(files: Sequence[FileChange], ctx: AnalysisContext,
                    report: AnalyzerReport) -> tuple[dict[str, str], list[str]]:
-    """Each file's text at the head of the change, else its hunks pieced together (noted)."""
+    """Each file's text at the head of the change, else its hunks pieced together (noted); none
+    of a file too large to read (skipped, as Semgrep skips one over its size limit)."""
     texts: dict[str, str] = {}
     from_hunks: list[str] = []
     at_head = files_at_head(ctx, [fc.path for fc in files])
     for fc in files:
         text = at_head[fc.path]
+        if fc.path in ctx.unread:  # its hunks alone would pass for the file scanned
+            report.skipped.append(Skipped(fc.path, ctx.unread[fc.path]))
+            continue
         if text is None:
             text = pseudo_file(fc)
             from_hunks.append(fc.path)

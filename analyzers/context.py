@@ -1,7 +1,16 @@
-"""What an analyzer is given besides the ChangeSet: the LLM, the comments, the files."""
+"""What an analyzer is given besides the ChangeSet: the LLM, the comments, the files.
+
+A file at the head is the pull request's, of any size (GitHub serves up to 100 MB; a checkout
+or a git blob, more). No analysis reads one larger than Semgrep's size limit (1,000,000 bytes,
+or RTCBOT_SEMGREP_MAX_TARGET_BYTES where the operator set it higher: `head_file_limit`), the
+largest any of its tools takes whole: such a file is not read (its bytes never are, from a
+checkout or git; GitHub's answer is dropped), and `AnalysisContext.unread` says why, for the
+analyzer to list it skipped.
+"""
 
 from __future__ import annotations
 
+import os
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -11,6 +20,7 @@ from typing import Any, Literal
 from analyzers.diff import DiffLine, Hunk
 from analyzers.llm import LLMClient
 from analyzers.options import OptionsT, validate
+from analyzers.semgrep.scan import MAX_TARGET_BYTES
 
 Side = Literal["LEFT", "RIGHT"]
 
@@ -95,13 +105,46 @@ class Tools:
     pmd_server: str = "auto"  # auto | on | off: PMD as a long-lived server (analyzers/crscore/smells/pmd.py)
 
 
+class HeadFileTooLarge(ValueError):
+    """A file at the head over `head_file_limit`; str(): why it was not read, in words."""
+
+    def __init__(self, size: int, limit: int) -> None:
+        self.size, self.limit = size, limit
+        super().__init__(f"not read: {size:,} bytes at the head, over the {limit:,}-byte limit "
+                         "of a file rtcbot analyses (Semgrep's size limit)")
+
+
+def head_file_limit(tools: Tools) -> int:
+    """The most bytes of a file at the head that an analysis reads (see the module's docstring)."""
+    return max(MAX_TARGET_BYTES, tools.semgrep_max_target_bytes or 0)
+
+
+def capped(text: str | None, limit: int) -> str | None:
+    """`text`, or HeadFileTooLarge when its UTF-8 is over `limit` bytes."""
+    if text is not None and len(text) * 4 > limit:  # a character is at most 4 bytes
+        size = len(text.encode("utf-8", "surrogatepass"))
+        if size > limit:
+            raise HeadFileTooLarge(size, limit)
+    return text
+
+
+def read_capped(path: Path, limit: int) -> str:
+    """A file's text, read only up to `limit` bytes: more raises HeadFileTooLarge."""
+    with path.open("rb") as fh:
+        data = fh.read(limit + 1)
+        if len(data) > limit:
+            raise HeadFileTooLarge(max(os.fstat(fh.fileno()).st_size, len(data)), limit)
+    return data.decode("utf-8", errors="replace")
+
+
 @dataclass
 class AnalysisContext:
     """Inputs shared by every analyzer in one run.
 
     `llm` is created on first use (starting the embedded model only when an analyzer needs
     it). `file_at_head(path)` returns the post-change file (from a checkout or GitHub's
-    contents API) or None when it is not available.
+    contents API) or None when it is not available, or too large to read: then `unread[path]`
+    says why (one dict, shared by the copies `dataclasses.replace` makes for each analyzer).
     """
 
     llm_factory: Callable[[], LLMClient] | None = None
@@ -111,6 +154,7 @@ class AnalysisContext:
     options: dict[str, dict[str, Any]] = field(default_factory=dict)  # per analyzer: see config()
     test_command: str | None = None
     tools: Tools = field(default_factory=Tools)
+    unread: dict[str, str] = field(default_factory=dict)  # files at the head too large to read: why
     _llm: LLMClient | None = field(default=None, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
@@ -128,13 +172,18 @@ class AnalysisContext:
         return self._llm is not None
 
     def file_at_head(self, path: str) -> str | None:
-        if self.file_loader is not None:
-            return self.file_loader(path)
-        if self.repo_path is not None:
-            p = (self.repo_path / path).resolve()
-            root = self.repo_path.resolve()
-            if p.is_relative_to(root) and p.is_file():
-                return p.read_text(encoding="utf-8", errors="replace")
+        if path in self.unread:
+            return None
+        limit = head_file_limit(self.tools)
+        try:  # a loader may refuse a file as too large (HeadFileTooLarge) before reading it
+            if self.file_loader is not None:
+                return capped(self.file_loader(path), limit)
+            if self.repo_path is not None:
+                p = (self.repo_path / path).resolve()
+                if p.is_relative_to(self.repo_path.resolve()) and p.is_file():
+                    return read_capped(p, limit)
+        except HeadFileTooLarge as e:
+            self.unread[path] = str(e)
         return None
 
     def config(self, analyzer: str, cls: type[OptionsT]) -> OptionsT:

@@ -260,6 +260,7 @@ class EditingRTC:
             loading = io.submit(files_at_head, ctx, [fc.path for fc, _ in todo])
             results = llm.map(one, todo)
             texts = loading.result()
+        report.notes += [f"{p}: {w}; its hunks are named by git's header" for p in texts if (w := ctx.unread.get(p))]
         for (fc, hunk), res in zip(todo, results, strict=True):
             if isinstance(res, str):
                 report.skipped.append(Skipped(f"{fc.path} {hunk.header}", res))

@@ -364,7 +364,7 @@ def _changed_regions(changes: ChangeSet, ctx: AnalysisContext,
             continue
         src = ctx.file_at_head(f.path)
         if src is None:
-            report.skipped.append(Skipped(f.path, "file not available at head"))
+            report.skipped.append(Skipped(f.path, ctx.unread.get(f.path, "file not available at head")))
             continue
         files[f.path] = src
         regions += candidate_regions(src, f.path, set(f.changed_lines))

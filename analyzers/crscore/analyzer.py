@@ -338,7 +338,9 @@ class CRScoreAnalyzer:
             found = plan.on_unit(unit, reports)
             unit.smells = [s.sentence() for rep in found for s in rep.smells]
             reasons |= {f"{unit.file.path}: {rep.skipped}" for rep in found if rep.skipped}
-        return [f"smells not detected for {r}" for r in sorted(reasons)]
+        unread = [f"{p}: {why}; its smells were looked for in its hunks alone"
+                  for p in texts if (why := ctx.unread.get(p))]
+        return [f"smells not detected for {r}" for r in sorted(reasons)] + unread
 
     # -- output ---------------------------------------------------------------------------
     def _finding(self, c: ReviewComment, unit: Unit, s: crs.Scores) -> Finding:

@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import IO
 
 from analyzers import registry
+from analyzers.context import head_file_limit
 from analyzers.report import AnalyzerReport
 from bot.action.settings import ActionResult, ActionSettings
 from bot.action.workflow import (
@@ -193,7 +194,8 @@ class PullRequestRun:
         # annotations and review comments only where the diff shows them (reporters/diff_filter.py)
         self.target = replace(self.target, diff=DiffFilter.of(changes))
         return review_core.Change(
-            changes, files=head_files(checkout, head_file_reader(gh, pr)), checkout=checkout,
+            changes, files=head_files(checkout, head_file_reader(gh, pr), limit=head_file_limit(self.s.tools)),
+            checkout=checkout,
             comments=lambda: comments_from_github(self.review_comments(), marked_by(gh.wrote)),
             notes=(unlisted,) if unlisted else ())
 

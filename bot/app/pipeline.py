@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from analyzers import registry
-from analyzers.context import AnalysisContext, ReviewComment
+from analyzers.context import AnalysisContext, ReviewComment, head_file_limit
 from analyzers.llm import LLMClient
 from bot.app import events, feedback
 from bot.app.command_events import CommandJob, ProposalJob
@@ -218,7 +218,8 @@ class Pipeline:
             changes = changes_from_github(files, cfg)
             unlisted = unlisted_files_note(len(files), lambda: gh.changed_files(job.repo, job.pr_number))
             change = review_core.Change(
-                changes, files=head_files(None, lambda path: gh.file_text(job.repo, path, job.head_sha)),
+                changes, files=head_files(None, lambda path: gh.file_text(job.repo, path, job.head_sha),
+                                          limit=head_file_limit(self.settings.tools())),
                 comments=inputs.comments.result,  # only for an analyzer that reads them
                 notes=(unlisted,) if unlisted else ())
             ctxs: list[AnalysisContext] = []

@@ -18,7 +18,7 @@ from typing import Any
 import click
 
 from analyzers import registry
-from analyzers.context import AnalysisContext, ReviewComment, Tools
+from analyzers.context import AnalysisContext, HeadFileTooLarge, ReviewComment, Tools, head_file_limit
 from analyzers.diff import ChangeSet, DiffError
 from analyzers.llm import LLMSettings
 from analyzers.report import AnalyzerReport
@@ -56,9 +56,15 @@ def _read_patch(path: str) -> bytes:
     return p.read_bytes()
 
 
-def _git_loader(cwd: Path, head: str) -> Callable[[str], str | None]:
+def _git_loader(cwd: Path, head: str, limit: int) -> Callable[[str], str | None]:
+    """A file at `head`; one over `limit` bytes is never read (HeadFileTooLarge)."""
     def load(path: str) -> str | None:
-        try:  # the blob as stored (`cat-file` applies no textconv filter)
+        try:  # its size, then the blob as stored (`cat-file` applies no textconv filter)
+            size = git_run(["cat-file", "-s", f"{head}:{path}"], cwd)
+            if size.returncode != 0 or not size.stdout.strip().isdigit():
+                return None
+            if int(size.stdout) > limit:
+                raise HeadFileTooLarge(int(size.stdout), limit)
             out = git_run(["cat-file", "blob", f"{head}:{path}"], cwd)
         except (OSError, subprocess.TimeoutExpired):
             return None
@@ -181,8 +187,8 @@ def review(patch: str | None, git_range: str | None, analyzer_spec: str | None, 
         raise click.UsageError("--comment and --at go together")
     if repo is not None and not repo.is_dir():
         raise click.ClickException(f"--repo {repo}: no such directory")
-    data, loader = _read_change(patch, git_range, repo)
     tools = _tools(semgrep, rules)
+    data, loader = _read_change(patch, git_range, repo, head_file_limit(tools))
     loaded = _load_config(config_file, tools)
     try:
         changes: ChangeSet = changes_from_diff(data, loaded, ignores)
@@ -209,9 +215,9 @@ def _tools(semgrep: str | None, rules: tuple[Path, ...]) -> Tools:
     return replace(tools, semgrep=semgrep or tools.semgrep, extra_rules=tuple(map(str, rules)) or tools.extra_rules)
 
 
-def _read_change(patch: str | None, git_range: str | None,
-                 repo: Path | None) -> tuple[bytes, Callable[[str], str | None] | None]:
-    """The diff, and a file at the head where a git range names it."""
+def _read_change(patch: str | None, git_range: str | None, repo: Path | None,
+                 limit: int) -> tuple[bytes, Callable[[str], str | None] | None]:
+    """The diff, and a file at the head (at most `limit` bytes) where a git range names it."""
     if not git_range:
         assert patch is not None
         return _read_patch(patch), None
@@ -221,7 +227,7 @@ def _read_change(patch: str | None, git_range: str | None,
     data = _git(["diff", "--no-color", "--no-ext-diff", "--no-textconv", git_range], cwd)
     if not data.strip():
         raise click.ClickException(f"git diff {git_range} is empty: nothing to review")
-    return data, _git_loader(cwd, git_range.split("..")[-1].lstrip(".") or "HEAD")
+    return data, _git_loader(cwd, git_range.split("..")[-1].lstrip(".") or "HEAD", limit)
 
 
 def _plan(loaded: LoadedConfig, settings: LLMSettings, *, analyzer_spec: str | None, test_command: str | None,

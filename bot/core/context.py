@@ -9,7 +9,8 @@ the rest the same way for all three:
   every check run / summary carries (an invalid file, a refused model, the App running no code);
 - `changes_from_github` / `changes_from_diff`: the change, with the file's `ignore` globs;
 - `comments_from_github`: review comments, the same rules on the App and the Action;
-- `head_files`: the files at the head, from a checkout at the head or else the contents API;
+- `head_files`: the files at the head, from a checkout at the head or else the contents API,
+  none larger than the limit of a file analysed (analyzers/context.py `head_file_limit`);
 - `build`: the AnalysisContext — review comments only when an analyzer that reads them runs
   (`reads_comments` on the analyzer, not a name hard-coded here), the files at the head, the
   per-analyzer options, the test command, the operator's tools.
@@ -26,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from analyzers import registry
-from analyzers.context import AnalysisContext, ReviewComment, Side, Tools
+from analyzers.context import AnalysisContext, HeadFileTooLarge, ReviewComment, Side, Tools, capped, read_capped
 from analyzers.diff import DEFAULT_IGNORES, ChangeSet, parse_diff, parse_github_files
 from analyzers.llm import LLMClient
 from bot.core.config import CONFIG_PATH, SYNTHESIS, LoadedConfig
@@ -184,22 +185,29 @@ def git_head(workspace: Path) -> str | None:
         return None
 
 
-def head_files(checkout: Path | None,
-               fallback: Callable[[str], str | None]) -> Callable[[str], str | None]:
+def head_files(checkout: Path | None, fallback: Callable[[str], str | None], *,
+               limit: int) -> Callable[[str], str | None]:
     """The head's files: from `checkout` (a checkout at the head; None: none) for paths inside
-    it, else from `fallback` (the contents API); each read once."""
-    cache: dict[str, str | None] = {}
+    it, else from `fallback` (the contents API); each read once. One over `limit` bytes raises
+    HeadFileTooLarge, each time it is asked for (a checkout's is never read past the limit)."""
+    cache: dict[str, str | None | HeadFileTooLarge] = {}
     root = checkout.resolve() if checkout is not None else None
 
     def load(path: str) -> str | None:
         if path not in cache:
             local = (root / path).resolve() if root is not None else None
-            if root is not None and local is not None and local.is_relative_to(root) \
-                    and local.is_file():
-                cache[path] = local.read_text(encoding="utf-8", errors="replace")
-            else:
-                cache[path] = fallback(path)
-        return cache[path]
+            try:
+                if root is not None and local is not None and local.is_relative_to(root) \
+                        and local.is_file():
+                    cache[path] = read_capped(local, limit)
+                else:
+                    cache[path] = capped(fallback(path), limit)
+            except HeadFileTooLarge as e:
+                cache[path] = e
+        got = cache[path]
+        if isinstance(got, HeadFileTooLarge):
+            raise HeadFileTooLarge(got.size, got.limit)
+        return got
 
     return load
 

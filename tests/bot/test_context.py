@@ -130,7 +130,7 @@ def test_crscore_scores_a_base_side_comment_on_its_own_hunk(gh: FakeGitHub, tmp_
     (tmp_path / "src").mkdir()
     (tmp_path / PATH).write_text("".join(HEAD), encoding="utf-8")
     ctx = AnalysisContext(comments=list(by.values()),
-                          file_loader=head_files(tmp_path, lambda path: None))
+                          file_loader=head_files(tmp_path, lambda path: None, limit=10**6))
     report = CRScoreAnalyzer().run(changes, ctx)
     assert report.error is None
     (finding,) = report.findings

@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 
 from analyzers.autofix import AutoFix
-from analyzers.context import AnalysisContext
+from analyzers.context import AnalysisContext, Tools
 from analyzers.diff import parse_diff
 from analyzers.report import Finding
 from analyzers.semgrep.scan import (
@@ -64,9 +64,17 @@ def test_a_file_over_the_size_limit_is_reported_skipped(tmp_path: Path) -> None:
     assert [f.path for f in result.findings] == ["small.py"]
     assert "big.py" in result.skipped and "exceeds" in result.skipped["big.py"]
     assert any(a.startswith(f"--max-target-bytes={MAX_TARGET_BYTES}") for a in result.argv)
-    # the analyzer says so too: "no findings" is never mistaken for "scanned"
+    # the analyzer says so too: "no findings" is never mistaken for "scanned"; a file over the
+    # limit at the head is not even read (analyzers/context.py), nor scanned in pieces
     diff = "--- a/big.py\n+++ b/big.py\n@@ -1,2 +1,2 @@\n import pickle\n-x\n+pickle.loads(b'')\n"
     report = AutoFix().run(parse_diff(diff), AnalysisContext(file_loader=lambda p: big))
+    assert [(s.item, s.reason, s.kind) for s in report.skipped] == [
+        ("big.py", f"not read: {len(big):,} bytes at the head, over the {MAX_TARGET_BYTES:,}-byte limit of a "
+                   "file rtcbot analyses (Semgrep's size limit)", "failed")]
+    # an operator's lower limit for Semgrep: the file is read, and Semgrep skips it
+    tools = Tools(semgrep_max_target_bytes=len(big) // 2)
+    medium = big[:len(big) * 3 // 4]
+    report = AutoFix().run(parse_diff(diff), AnalysisContext(file_loader=lambda p: medium, tools=tools))
     assert [(s.item, s.reason.startswith("over Semgrep's size limit"), s.kind) for s in report.skipped] == [
         ("big.py", True, "failed")]
 

@@ -1,0 +1,117 @@
+"""Files at the head are the pull request's, of any size: GitHub serves up to 100 MB, a
+checkout or a git blob holds more. Before, every surface read one whole and every analysis
+parsed it (Python's `ast`, the brace scan that names a hunk, the smell detectors): a PR that
+changes one line of a file padded to megabytes made each analysis of it cost that much.
+
+Now no analysis reads a file at the head over the limit of a file rtcbot analyses (Semgrep's
+size limit, analyzers/context.py `head_file_limit`): a checkout's or a git blob's bytes are
+never read, GitHub's answer is dropped (and asked for once), and the report says why."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from analyzers.context import AnalysisContext, HeadFileTooLarge, Tools, head_file_limit
+from analyzers.diff import parse_diff
+from analyzers.pipeline import run_one
+from analyzers.semgrep.scan import MAX_TARGET_BYTES
+from bot.core.context import head_files
+from bot.entry import main
+from tests.bot.test_cli import llm_args
+from tests.bot.test_github import calls, client
+from tests.conftest import client_for
+from tests.fakes.github_server import FakeGitHub
+from tests.fakes.llm_server import ScriptedLLM, varied
+
+LIMIT = MAX_TARGET_BYTES
+# one line changed in a file padded past the limit: the diff is small, the file is not
+PAD = "".join(f"x{i} = 0  # {'p' * 90}\n" for i in range(LIMIT // 100 + 100))
+BASE = "def hot():\n    a = 1\n    b = 2\n    c = 3\n    return 1\n\n\n" + PAD
+HEAD = BASE.replace("return 1", "return 2")
+DIFF = ("--- a/big.py\n+++ b/big.py\n@@ -1,3 +1,3 @@\n def hot():\n-    return 1\n+    return 2\n \n")
+
+
+def why(size: int, limit: int = LIMIT) -> str:
+    return str(HeadFileTooLarge(size, limit))
+
+
+def test_the_limit_is_semgreps_or_the_operators_where_higher() -> None:
+    assert head_file_limit(Tools()) == LIMIT
+    assert head_file_limit(Tools(semgrep_max_target_bytes=LIMIT * 5)) == LIMIT * 5
+    assert head_file_limit(Tools(semgrep_max_target_bytes=LIMIT // 5)) == LIMIT  # lower: Semgrep's alone
+    assert why(1_234_567) == ("not read: 1,234,567 bytes at the head, over the 1,000,000-byte limit of a "
+                              "file rtcbot analyses (Semgrep's size limit)")
+
+
+def test_a_checkout_file_over_the_limit_is_never_read(tmp_path: Path) -> None:
+    """The Action's checkout: a sparse 256 MiB file (no disk) is refused by its size, only the
+    limit's bytes read. The contents API is not asked for it either."""
+    with (tmp_path / "big.py").open("wb") as fh:
+        fh.truncate(256 << 20)
+    (tmp_path / "ok.py").write_text("x = 1\n")
+    asked: list[str] = []
+
+    def from_the_api(path: str) -> str | None:
+        asked.append(path)
+        return None
+
+    load = head_files(tmp_path, from_the_api, limit=LIMIT)
+    for _ in range(2):
+        with pytest.raises(HeadFileTooLarge) as e:
+            load("big.py")
+        assert str(e.value) == why(256 << 20)
+    assert load("ok.py") == "x = 1\n" and asked == []
+    ctx = AnalysisContext(file_loader=load)  # the analyses' view: not available, and why
+    assert ctx.file_at_head("big.py") is None and ctx.unread == {"big.py": why(256 << 20)}
+    plain = AnalysisContext(repo_path=tmp_path)  # `rtcbot review PATCH --repo`: the same rule
+    assert plain.file_at_head("big.py") is None and plain.unread == {"big.py": why(256 << 20)}
+    assert plain.file_at_head("ok.py") == "x = 1\n"
+
+
+def test_githubs_answer_over_the_limit_is_dropped_and_asked_for_once(
+        fake_github: Callable[..., FakeGitHub], scripted_llm: Callable[..., ScriptedLLM]) -> None:
+    """The App (and the Action without a checkout) read the file through the contents API: over
+    the limit, the answer is dropped, never asked for again, and EditingRTC says why its hunk
+    is named by git's header."""
+    gh = fake_github()
+    gh.set_file("big.py", HEAD, ref="abc123")
+    gh_client = client(gh, "action")
+    load = head_files(None, lambda p: gh_client.file_text(gh.repo, p, "abc123"), limit=LIMIT)
+    srv = scripted_llm(varied)
+    ctx = AnalysisContext(llm_factory=lambda: client_for(srv), file_loader=load)
+    report = run_one("editing_rtc", parse_diff(DIFF), ctx)
+    assert ctx.file_at_head("big.py") is None
+    assert [r.status for r in calls(gh, "/contents/")] == [200]  # one read, asked for twice
+    assert report.error is None and [f.title for f in report.findings] == ["hunk at line 2"]
+    assert f"big.py: {why(len(HEAD))}; its hunks are named by git's header" in report.notes
+
+
+def _git(repo: Path, *args: str) -> None:
+    subprocess.run(["git", "-c", "user.email=t@t", "-c", "user.name=t", "-C", str(repo), *args],
+                   check=True, capture_output=True)
+
+
+def test_the_cli_reads_no_blob_over_the_limit(tmp_path: Path, scripted_llm: Callable[..., ScriptedLLM]) -> None:
+    """`rtcbot review --git`: the blob's size is asked first; over the limit it is never read,
+    and the report says why."""
+    _git(tmp_path, "init", "-q")
+    (tmp_path / "big.py").write_text(BASE)
+    _git(tmp_path, "add", ".")
+    _git(tmp_path, "commit", "-qm", "base")
+    (tmp_path / "big.py").write_text(HEAD)
+    _git(tmp_path, "commit", "-qam", "head")
+    os.remove(tmp_path / "big.py")  # the working tree is not the head: only the blob is read
+    srv = scripted_llm(varied)
+    r = CliRunner().invoke(main, ["review", "--git", "HEAD~1..HEAD", "--repo", str(tmp_path),
+                                  "--format", "json", *llm_args(srv)])
+    assert r.exit_code == 0, r.output
+    [rep] = json.loads(r.output)["reports"]
+    assert f"big.py: {why(len(HEAD))}; its hunks are named by git's header" in rep["notes"]
+    assert [f["title"] for f in rep["findings"]] == ["def hot():"]  # git's header: the file was not parsed
