@@ -3,9 +3,9 @@
 A file at the head is the pull request's, of any size (GitHub serves up to 100 MB; a checkout
 or a git blob, more). No analysis reads one larger than Semgrep's size limit (1,000,000 bytes,
 or RTCBOT_SEMGREP_MAX_TARGET_BYTES where the operator set it higher: `head_file_limit`), the
-largest any of its tools takes whole: such a file is not read (its bytes never are, from a
-checkout or git; GitHub's answer is dropped), and `AnalysisContext.unread` says why, for the
-analyzer to list it skipped.
+largest any of its tools takes whole: such a file is not read (its bytes never are: from a
+checkout or git, nor from GitHub, whose contents API gives its size first), and
+`AnalysisContext.unread` says why, for the analyzer to list it skipped.
 """
 
 from __future__ import annotations

@@ -185,7 +185,7 @@ class PullRequestRun:
 
     def change(self, p: review_core.Plan, checkout: Path | None) -> review_core.Change:
         """The pull request's files and review comments, read through the token."""
-        gh, pr = self.gh, self.pr
+        gh, pr, limit = self.gh, self.pr, head_file_limit(self.s.tools)
         files = gh.pr_files(pr.full_name, pr.number)
         changes = changes_from_github(files, p.loaded)
         unlisted = unlisted_files_note(len(files), lambda: gh.changed_files(pr.full_name, pr.number))
@@ -194,8 +194,7 @@ class PullRequestRun:
         # annotations and review comments only where the diff shows them (reporters/diff_filter.py)
         self.target = replace(self.target, diff=DiffFilter.of(changes))
         return review_core.Change(
-            changes, files=head_files(checkout, head_file_reader(gh, pr), limit=head_file_limit(self.s.tools)),
-            checkout=checkout,
+            changes, files=head_files(checkout, head_file_reader(gh, pr, limit), limit=limit), checkout=checkout,
             comments=lambda: comments_from_github(self.review_comments(), marked_by(gh.wrote)),
             notes=(unlisted,) if unlisted else ())
 

@@ -201,11 +201,12 @@ class Planned:
     checkout: Path | None
 
 
-def head_file_reader(gh: GitHub, pr: PullRequest) -> Callable[[str], str | None]:
-    """A file at the head from the contents API; None when it cannot be read."""
+def head_file_reader(gh: GitHub, pr: PullRequest, limit: int) -> Callable[[str], str | None]:
+    """A file at the head from the contents API; None when it cannot be read; HeadFileTooLarge,
+    its bytes never asked for, when GitHub says it is over `limit` bytes."""
     def load(path: str) -> str | None:
         try:
-            return gh.file_text(pr.full_name, path, pr.head_sha)
+            return gh.file_text(pr.full_name, path, pr.head_sha, limit=limit)
         except GitHubError:
             return None
 

@@ -30,6 +30,7 @@ import logging
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from analyzers.context import HeadFileTooLarge
 from bot.core.feedback import Item as Item
 from bot.core.feedback import applied, flagged_lines, holds, people
 from bot.core.feedback import keys_in as keys_in
@@ -79,14 +80,18 @@ def record(store: Store, installation_id: int | None, repo: str, pr_number: int,
 
 def check_applied(store: Store, repo: str, pr_number: int, file_text: Callable[[str], str | None]) -> int:
     """Mark the pending suggestions of a pull request that a later head shows taken (`applied`);
-    `file_text(path)` reads a file at that head. How many were marked."""
+    `file_text(path)` reads a file at that head (one too large to read holds none applied). How
+    many were marked."""
     pending = [r for r in store.published.rows(repo, pr_number) if r.kind == "suggestion" and r.applied_at is None
                and r.preexisting is False and r.original]
     texts: dict[str, str | None] = {}
     done = []
     for r in pending:
         if r.path not in texts:
-            texts[r.path] = file_text(r.path)
+            try:
+                texts[r.path] = file_text(r.path)
+            except HeadFileTooLarge:
+                texts[r.path] = None
         if applied(r.original, r.replacement, r.preexisting, texts[r.path], near=r.start_line):
             done.append(r.id)
     store.published.mark_applied(done)

@@ -218,8 +218,7 @@ class Pipeline:
             changes = changes_from_github(files, cfg)
             unlisted = unlisted_files_note(len(files), lambda: gh.changed_files(job.repo, job.pr_number))
             change = review_core.Change(
-                changes, files=head_files(None, lambda path: gh.file_text(job.repo, path, job.head_sha),
-                                          limit=head_file_limit(self.settings.tools())),
+                changes, files=head_files(None, self._head_file(gh, job), limit=head_file_limit(self.settings.tools())),
                 comments=inputs.comments.result,  # only for an analyzer that reads them
                 notes=(unlisted,) if unlisted else ())
             ctxs: list[AnalysisContext] = []
@@ -268,12 +267,17 @@ class Pipeline:
     def _applied(self, gh: GitHub, job: PRJob) -> None:
         """A new head: the pending suggestions whose lines it now holds were taken."""
         try:
-            n = feedback.check_applied(self.store, job.repo, job.pr_number,
-                                       lambda path: gh.file_text(job.repo, path, job.head_sha))
+            n = feedback.check_applied(self.store, job.repo, job.pr_number, self._head_file(gh, job))
             if n:
                 log.info("%s#%s at %s: %d suggestion(s) applied", job.repo, job.pr_number, job.head_sha[:12], n)
         except Exception:  # a record, never a reason to hold the analyses back
             log.warning("could not check which suggestions %s#%s applied", job.repo, job.pr_number, exc_info=True)
+
+    def _head_file(self, gh: GitHub, job: PRJob | AnalyzeJob) -> Callable[[str], str | None]:
+        """A file at the job's head from the contents API, never downloaded past the limit of a file
+        analysed (analyzers/context.py `head_file_limit`): a larger one raises HeadFileTooLarge."""
+        limit = head_file_limit(self.settings.tools())
+        return lambda path: gh.file_text(job.repo, path, job.head_sha, limit=limit)
 
     def _recorder(self, job: AnalyzeJob, gh: GitHub) -> Callable[[list[dict[str, Any]]], int]:
         """Records what a reporter published on the job's pull request (bot/app/feedback.py), with
@@ -281,8 +285,7 @@ class Pipeline:
         def record_items(items: list[dict[str, Any]]) -> int:
             return feedback.record(self.store, job.installation_id, job.repo, job.pr_number or 0, job.head_sha,
                                    [feedback.Item(**i) for i in items],
-                                   lambda path: gh.file_text(job.repo, path, job.head_sha),
-                                   repository_id=job.repository_id)
+                                   self._head_file(gh, job), repository_id=job.repository_id)
 
         return record_items
 

@@ -21,6 +21,7 @@ from urllib.parse import quote, urlsplit
 
 import httpx
 
+from analyzers.context import HeadFileTooLarge
 from bot.github.auth import Auth
 from bot.github.policy import Attempts, GiveUp, Retry, decide
 from bot.github.settings import GitHubSettings
@@ -205,8 +206,10 @@ class GitHubClient:
         params: dict[str, Any] | None = None,
         json: Any = None,
         accept: str = JSON,
+        stream: bool = False,
     ) -> httpx.Response:
-        """One request under the policy: the answer (< 400), or GitHubError."""
+        """One request under the policy: the answer (< 400), or GitHubError. `stream`: the
+        answer's body is not read yet (the caller reads it and closes the answer)."""
         if method in WRITES and self.throttle_key is not None:
             _throttle.wait(self.throttle_key, self.settings.write_interval_s)
         seen = Attempts()
@@ -215,13 +218,11 @@ class GitHubClient:
             header = self.auth.header()
             self.requests += 1
             try:
-                r = self.http.request(
-                    method,
-                    url,
-                    params=params,
-                    json=json,
-                    headers={"Authorization": header, "Accept": accept},
-                )
+                r = self.http.send(self.http.build_request(
+                    method, url, params=params, json=json, headers={"Authorization": header, "Accept": accept},
+                ), stream=stream)
+                if r.status_code >= 400:
+                    r.read()  # a refusal is read whole, as GitHub's error object
             except httpx.TransportError as e:  # connection refused or reset, timeouts
                 time.sleep(_transport_wait(self.settings, seen, e, method, url))
                 continue
@@ -300,15 +301,27 @@ class GitHubClient:
         for a pull request review comment"), at most MAX_COMMENTS."""
         return list(self._pages(f"/repos/{repo}/pulls/comments/{int(comment_id)}/reactions", MAX_COMMENTS))
 
-    def file_text(self, repo: str, path: str, ref: str) -> str | None:
-        """A file's text at `ref` (the raw media type: files of 1-100 MB too, which the JSON
-        form answers with `encoding: none` and no content), or None when there is no such file,
-        it is a folder, or it is over GitHub's 100 MB (`too_large`); other failures raise
-        GitHubError. The path is percent-encoded (`#`, `?`, `%`, spaces, non-ASCII)."""
+    def file_text(self, repo: str, path: str, ref: str, *, limit: int | None = None) -> str | None:
+        """A file's text at `ref`, or None when there is no such file, it is a folder (or a
+        submodule), or it is over GitHub's 100 MB (`too_large`); other failures raise
+        GitHubError. The path is percent-encoded (`#`, `?`, `%`, spaces, non-ASCII).
+
+        The JSON form comes first: a file of up to 1 MB in it, a larger one described by its
+        `size` alone (`encoding: none`), then read with the raw media type. Over `limit` bytes
+        (None: GitHub's 100 MB) it raises HeadFileTooLarge: by the `size` GitHub gives, before
+        its bytes are asked for, and a raw read stops one byte past the limit whatever the
+        size said (a branch `ref` may move between the two requests)."""
+        url = f"/repos/{repo}/contents/{quote(path)}"
         try:
-            r = self.request(
-                "GET", f"/repos/{repo}/contents/{quote(path)}", params={"ref": ref}, accept=RAW
-            )
+            data = self._json("GET", url, params={"ref": ref})
+            if not isinstance(data, dict) or data.get("type") != "file":
+                return None  # a folder is a list; a submodule, or a symlink out of the tree, a description
+            size = int(data.get("size") or 0)
+            if limit is not None and size > limit:
+                raise HeadFileTooLarge(size, limit)
+            if data.get("encoding") == "base64":
+                return base64.b64decode(str(data.get("content") or "")).decode("utf-8", "replace")
+            return self._raw_text(url, ref, size, limit)
         except GitHubError as e:
             if e.status == 404:
                 return None
@@ -316,16 +329,20 @@ class GitHubClient:
                 log.warning("GitHub will not serve %s at %s: %s", path, ref[:12], e.message)
                 return None
             raise
-        if r.headers.get("content-type", "").startswith("application/json"):
-            try:  # a folder (or a submodule) is described, not served
-                data = r.json()
-            except ValueError:
-                data = None
-            if isinstance(data, list) or (
-                isinstance(data, dict) and data.get("type") not in (None, "file")
-            ):
-                return None
-        return r.content.decode("utf-8", "replace")
+
+    def _raw_text(self, url: str, ref: str, size: int, limit: int | None) -> str:
+        """A file's text with the raw media type, read only up to `limit` bytes."""
+        got = bytearray()
+        r = self.request("GET", url, params={"ref": ref}, accept=RAW, stream=True)
+        try:
+            for chunk in r.iter_bytes():
+                got += chunk
+                if limit is not None and len(got) > limit:
+                    sent = "" if "content-encoding" in r.headers else r.headers.get("content-length", "")
+                    raise HeadFileTooLarge(max(len(got), size, int(sent) if sent.isdigit() else 0), limit)
+        finally:
+            r.close()  # the rest of a file over the limit is never read: its connection goes
+        return got.decode("utf-8", "replace")
 
     def config_text(self, repo: str, path: str, ref: str) -> str | None:
         """A settings file's text at `ref` (the JSON form, ≤ 1 MB, UTF-8), None when there is no

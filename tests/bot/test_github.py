@@ -324,7 +324,7 @@ def test_the_action_rides_out_a_secondary_limit_without_retry_after(
 def test_a_file_over_a_megabyte_comes_whole(gh: FakeGitHub, surface: str) -> None:
     """GitHub's contents API describes a file of 1-100 MB in its JSON form with `encoding:
     none` and empty `content`: read that way it was an empty file. The raw media type brings
-    it whole, on both surfaces."""
+    it whole, on both surfaces, after the JSON form gave its size."""
     text = "".join(f"value_{i} = {i}  # a generated table\n" for i in range(40_000))
     assert len(text.encode()) > gh.max_json_bytes
     gh.set_file("src/table.py", text, ref="abc123")
@@ -333,7 +333,8 @@ def test_a_file_over_a_megabyte_comes_whole(gh: FakeGitHub, surface: str) -> Non
                           params={"ref": "abc123"}).json()
     assert (described["encoding"], described["content"]) == ("none", "")  # the fake is GitHub
     assert c.file_text(gh.repo, "src/table.py", "abc123") == text
-    (read,) = [r for r in calls(gh, "/contents/") if r.status == 200][1:]
+    described_, read = [r for r in calls(gh, "/contents/") if r.status == 200][1:]
+    assert described_.headers["accept"] == "application/vnd.github+json"
     assert read.headers["accept"] == "application/vnd.github.raw+json"
 
 

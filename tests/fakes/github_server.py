@@ -21,7 +21,9 @@ It speaks real HTTP and checks what GitHub checks:
   failure); `injected` counts them by status;
 - the contents API's raw media type (`Accept: application/vnd.github.raw+json`); its JSON form
   answers a file over `max_json_bytes` (1 MB) with `encoding: none` and no content, and both
-  answer one over `max_raw_bytes` (100 MB) with 403 `too_large`, as GitHub does;
+  answer one over `max_raw_bytes` (100 MB) with 403 `too_large`, as GitHub does; a huge file is
+  a `Padded` one, made up as it goes out (never held whole);
+- every answer's bytes the server wrote (`requests[i].sent`: a client that hangs up stops it);
 - the conversation (tests/fakes/github_conversation.py): comments in it, replies in a review
   thread, reactions on both, each user's permission on the repository (`permissions`);
 - every request's headers, recorded (`requests[i].headers`, lower-case names);
@@ -152,6 +154,23 @@ class Raw(str):
     """A body served as is (the contents API's raw media type), not as JSON."""
 
 
+@dataclass(frozen=True)
+class Padded:
+    """A file of `size` bytes (`line` over and over, the last one cut), made up as it is served:
+    a file of up to GitHub's 100 MB without holding it in memory."""
+
+    size: int
+    line: bytes = b"x = 0  # padding\n"
+
+    def chunks(self, block: int = 64 * 1024) -> Iterator[bytes]:
+        run = self.line * (block // len(self.line) + 1)
+        for start in range(0, self.size, block):
+            yield run[:min(block, self.size - start)]
+
+    def text(self) -> str:
+        return b"".join(self.chunks()).decode()
+
+
 @dataclass
 class Request:
     method: str
@@ -162,7 +181,8 @@ class Request:
     body: Any = None
     headers: dict[str, str] = field(default_factory=dict)  # lower-case names
     target: str = ""  # the path with its query, as sent
-    response: Any = None  # the JSON (or Raw) answer
+    response: Any = None  # the JSON (or Raw, or Padded) answer
+    sent: int | None = None  # the answer's body bytes the server wrote (None: still going out)
 
 
 def diff_lines(patch: str) -> dict[str, set[int]]:
@@ -215,7 +235,7 @@ class FakeGitHub(Conversation, LoopbackServer):
         self.token_ttl_s = token_ttl_s
         self.key = app_key()
         self.pulls: dict[int, PullRequest] = {}
-        self.contents: dict[tuple[str, str], str] = {}  # (ref, path) → text
+        self.contents: dict[tuple[str, str], str | Padded] = {}  # (ref, path) → text
         self.check_runs: dict[int, dict[str, Any]] = {}
         self.reviews: list[dict[str, Any]] = []  # pull request reviews posted, in order
         self.reactions: dict[int, list[dict[str, Any]]] = {}  # review comment id → its reactions
@@ -284,7 +304,7 @@ class FakeGitHub(Conversation, LoopbackServer):
             old.files, old.head_sha = new_files, sha
         return old
 
-    def set_file(self, path: str, text: str, ref: str | None = None) -> None:
+    def set_file(self, path: str, text: str | Padded, ref: str | None = None) -> None:
         with self._lock:
             self.contents[(ref or self.default_branch, path)] = text
 
@@ -445,23 +465,38 @@ class FakeGitHub(Conversation, LoopbackServer):
             def _handle(self, method: str) -> None:
                 body = self._body() if method in ("POST", "PATCH", "PUT") else None
                 status, data, headers, inst = owner._dispatch(method, self.path, dict(self.headers), body)
-                if status < 300 and not isinstance(data, Raw):  # every field the description requires
+                if status < 300 and not isinstance(data, Raw | Padded):  # every field the description requires
                     data = owner.contract.complete(method, self.path, status, data)
-                raw = data.encode() if isinstance(data, Raw) else json.dumps(data).encode()
+                raw = data.encode() if isinstance(data, Raw) else b"" if isinstance(data, Padded) \
+                    else json.dumps(data).encode()
+                seen = Request(method, urlparse(self.path).path, status, time.time(), inst, body,
+                               {k.lower(): v for k, v in self.headers.items()}, self.path, data)
                 with owner._lock:  # recorded before the answer goes out: a test reads it at once
-                    owner.requests.append(Request(method, urlparse(self.path).path, status, time.time(), inst, body,
-                                                  {k.lower(): v for k, v in self.headers.items()},
-                                                  self.path, data))
+                    owner.requests.append(seen)
                 self.send_response(status)
-                sent = {"Content-Type": "text/plain; charset=utf-8" if isinstance(data, Raw)
+                sent = {"Content-Type": "text/plain; charset=utf-8" if isinstance(data, Raw | Padded)
                         else "application/json; charset=utf-8",
-                        "Content-Length": str(len(raw)), "X-RateLimit-Limit": "5000",
-                        "X-RateLimit-Remaining": "4999", "X-RateLimit-Reset": str(int(time.time()) + 3600)}
+                        "Content-Length": str(data.size if isinstance(data, Padded) else len(raw)),
+                        "X-RateLimit-Limit": "5000", "X-RateLimit-Remaining": "4999",
+                        "X-RateLimit-Reset": str(int(time.time()) + 3600)}
                 sent.update(headers)  # a rate limit's own values replace the defaults
                 for k, v in sent.items():
                     self.send_header(k, v)
                 self.end_headers()
-                self.wfile.write(raw)
+                self._write(seen, data.chunks() if isinstance(data, Padded) else iter((raw,)))
+
+            def _write(self, seen: Request, body: Iterator[bytes]) -> None:
+                """The answer's body, counted as it goes out, until the client hangs up."""
+                written = 0
+                try:
+                    for chunk in body:
+                        self.wfile.write(chunk)
+                        written += len(chunk)
+                except (BrokenPipeError, ConnectionResetError):
+                    self.close_connection = True
+                finally:
+                    with owner._lock:
+                        seen.sent = written
 
             def do_GET(self) -> None:
                 self._handle("GET")
@@ -792,18 +827,19 @@ class FakeGitHub(Conversation, LoopbackServer):
         if text is None:
             return self._error(404, "Not Found")
         accept = {k.lower(): v for k, v in headers.items()}.get("accept", "")
-        size = len(text.encode())
+        size = text.size if isinstance(text, Padded) else len(text.encode())
         if size > self.max_raw_bytes:
             status, data, hdrs, inst = self._error(403, "This API returns blobs up to 100 MB in size. The requested "
                                                    "blob is too large to fetch via the API.")
             data["errors"] = [{"resource": "Blob", "field": "data", "code": "too_large"}]
             return status, data, hdrs, inst
         if "application/vnd.github.raw" in accept:
-            return 200, Raw(text), {}, None
+            return 200, text if isinstance(text, Padded) else Raw(text), {}, None
         inline = size <= self.max_json_bytes  # 1-100 MB: described, but `encoding: none`, no content
+        content = "" if not inline else text.text() if isinstance(text, Padded) else text
         return 200, {"type": "file", "encoding": "base64" if inline else "none", "path": path,
                      "name": path.rsplit("/", 1)[-1], "size": size,
-                     "content": base64.b64encode(text.encode()).decode() if inline else ""}, {}, None
+                     "content": base64.b64encode(content.encode()).decode()}, {}, None
 
     # -- check runs -------------------------------------------------------------------------
     def _run_json(self, run: dict[str, Any]) -> dict[str, Any]:

@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 from sqlalchemy import text
 
+from analyzers.context import Tools, head_file_limit
 from analyzers.report import AnalyzerReport, Finding
 from bot.app import feedback
 from bot.app.events import AnalyzeJob
@@ -36,7 +37,7 @@ from reporters.diff_filter import DiffFilter
 from reporters.pr_review import MARKER
 from tests.bot.app_support import deliver, drain, make_settings, serve
 from tests.bot.conftest import Backend  # the `backend` fixture: tests/security/conftest.py
-from tests.fakes.github_server import FakeGitHub
+from tests.fakes.github_server import FakeGitHub, Padded
 
 BEFORE = "import ast\n\n\ndef calc(expr):\n    return eval(expr)\n\n\ndef other():\n    return 1\n"
 FIX = "    return ast.literal_eval(expr)\n"  # replaces line 5
@@ -101,6 +102,27 @@ def test_a_fix_that_keeps_a_flagged_line_counts_once_the_rest_is_taken(store: St
     item = feedback.Item("autofix", "suggestion", KEY, "app.py", 5, 6, "    expr = expr.strip()\n" + FIX, rtc="pass")
     later = posted.replace(keeps, "    expr = expr.strip()\n" + FIX)
     assert pending_after(store, posted, later, item) == 1
+
+
+def test_a_file_grown_past_the_limit_holds_no_suggestion_applied_and_is_not_downloaded(
+        store: Store, fake_github: Callable[..., FakeGitHub], tmp_path: Path) -> None:
+    """A push pads one suggestion's file to GitHub's 100 MB: reading the new head as the App
+    does (the contents API, up to the limit of a file analysed), its bytes are never asked for
+    and no suggestion in it counts applied; the push that takes a suggestion elsewhere still
+    counts (before, the refusal ended the whole check)."""
+    gh = fake_github()
+    head = "b" * 40
+    gh.set_file("app.py", TAKEN, ref=head)
+    gh.set_file("big.py", Padded(gh.max_raw_bytes), ref=head)
+    c = installation_client(make_settings(tmp_path, gh), gh.installation_id)
+    big = feedback.Item("autofix", "suggestion", "f" * 20, "big.py", 5, 5, FIX, rtc="pass")
+    feedback.record(store, 1, "o/r", 1, "a" * 40, [suggestion(), big], lambda path: BEFORE)
+    limit = head_file_limit(Tools())
+    assert feedback.check_applied(store, "o/r", 1, lambda path: c.file_text(gh.repo, path, head, limit=limit)) == 1
+    assert {r.path: r.applied_at is not None for r in store.published.rows("o/r", 1)} == {"app.py": True,
+                                                                                          "big.py": False}
+    gh.wait_for(lambda: all(r.sent is not None for r in gh.requests))
+    assert max(r.sent or 0 for r in gh.requests if r.path.endswith("/big.py")) < 4096
 
 
 def test_old_rows_stay_readable_and_are_never_counted(tmp_path: Path, backend: Backend) -> None:

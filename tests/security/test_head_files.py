@@ -5,7 +5,11 @@ changes one line of a file padded to megabytes made each analysis of it cost tha
 
 Now no analysis reads a file at the head over the limit of a file rtcbot analyses (Semgrep's
 size limit, analyzers/context.py `head_file_limit`): a checkout's or a git blob's bytes are
-never read, GitHub's answer is dropped (and asked for once), and the report says why."""
+never read, and the report says why.
+
+GitHub's were still downloaded whole (up to its 100 MB) before being dropped: a cost the pull
+request's author chose. Now the contents API's `size` refuses such a file before its bytes are
+asked for, and a raw read stops one byte past the limit; the fake GitHub counts what it sends."""
 
 from __future__ import annotations
 
@@ -15,6 +19,7 @@ import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
+import httpx
 import pytest
 from click.testing import CliRunner
 
@@ -25,9 +30,9 @@ from analyzers.semgrep.scan import MAX_TARGET_BYTES
 from bot.core.context import head_files
 from bot.entry import main
 from tests.bot.test_cli import llm_args
-from tests.bot.test_github import calls, client
+from tests.bot.test_github import SURFACES, calls, client
 from tests.conftest import client_for
-from tests.fakes.github_server import FakeGitHub
+from tests.fakes.github_server import FakeGitHub, Padded
 from tests.fakes.llm_server import ScriptedLLM, varied
 
 LIMIT = MAX_TARGET_BYTES
@@ -75,22 +80,64 @@ def test_a_checkout_file_over_the_limit_is_never_read(tmp_path: Path) -> None:
     assert plain.file_at_head("ok.py") == "x = 1\n"
 
 
-def test_githubs_answer_over_the_limit_is_dropped_and_asked_for_once(
-        fake_github: Callable[..., FakeGitHub], scripted_llm: Callable[..., ScriptedLLM]) -> None:
-    """The App (and the Action without a checkout) read the file through the contents API: over
-    the limit, the answer is dropped, never asked for again, and EditingRTC says why its hunk
-    is named by git's header."""
+def sent(gh: FakeGitHub) -> list[tuple[str, int]]:
+    """(Accept, body bytes the fake sent) of each contents API answer, once all went out."""
+    gh.wait_for(lambda: all(r.sent is not None for r in calls(gh, "/contents/")))
+    return [(r.headers["accept"], r.sent or 0) for r in calls(gh, "/contents/")]
+
+
+@pytest.mark.parametrize("surface", SURFACES)
+def test_githubs_file_over_the_limit_is_never_downloaded_and_asked_for_once(
+        fake_github: Callable[..., FakeGitHub], scripted_llm: Callable[..., ScriptedLLM], surface: str) -> None:
+    """The App and the Action without a checkout read the file through the contents API (the
+    surfaces' readers pass the limit, as here). Its 100 MB (GitHub's most, made up as the fake
+    serves it) used to come whole; now the JSON form's `size` refuses it: none of its bytes go
+    out, it is not asked for again, and EditingRTC says why its hunk is named by git's header."""
     gh = fake_github()
-    gh.set_file("big.py", HEAD, ref="abc123")
-    gh_client = client(gh, "action")
-    load = head_files(None, lambda p: gh_client.file_text(gh.repo, p, "abc123"), limit=LIMIT)
+    size = gh.max_raw_bytes
+    gh.set_file("big.py", Padded(size), ref="abc123")
+    gh_client = client(gh, surface)
+    load = head_files(None, lambda p: gh_client.file_text(gh.repo, p, "abc123", limit=LIMIT), limit=LIMIT)
     srv = scripted_llm(varied)
     ctx = AnalysisContext(llm_factory=lambda: client_for(srv), file_loader=load)
     report = run_one("editing_rtc", parse_diff(DIFF), ctx)
-    assert ctx.file_at_head("big.py") is None
-    assert [r.status for r in calls(gh, "/contents/")] == [200]  # one read, asked for twice
+    assert ctx.file_at_head("big.py") is None and ctx.unread == {"big.py": why(size)}
+    [(accept, body)] = sent(gh)  # one answer, asked for twice: the JSON form, which describes the file
+    assert accept == "application/vnd.github+json" and body < 4096
     assert report.error is None and [f.title for f in report.findings] == ["hunk at line 2"]
-    assert f"big.py: {why(len(HEAD))}; its hunks are named by git's header" in report.notes
+    assert f"big.py: {why(size)}; its hunks are named by git's header" in report.notes
+
+
+def loopback_buffers() -> int:
+    """The most bytes the kernel holds between the two ends of a loopback TCP connection: its
+    receive and send buffers at their largest (Linux's tcp_rmem and tcp_wmem maxima)."""
+    return sum(int(Path(f"/proc/sys/net/ipv4/tcp_{k}mem").read_text().split()[2]) for k in "rw")
+
+
+def test_a_raw_read_stops_past_the_limit_whatever_the_size_said(fake_github: Callable[..., FakeGitHub]) -> None:
+    """A file of 1 MB to the limit (an operator's higher one) comes with the raw media type after
+    the JSON form gave its size; a branch moved between the two requests (a push: here, as the
+    description comes back) serves 100 MB instead. The read stops one byte past the limit, the
+    connection goes: the fake sends the limit and what the kernel's buffers took, never the
+    file, and the reason gives the size GitHub announced (Content-Length)."""
+    gh = fake_github()
+    limit, size = head_file_limit(Tools(semgrep_max_target_bytes=2_000_000)), gh.max_raw_bytes
+    assert limit + loopback_buffers() < size, "the kernel's buffers could hold the whole file"
+    gh.set_file("big.py", Padded(1_500_000), ref="feature")
+    gh_client = client(gh, "action")  # a token's client: connections of its own
+
+    def push(r: httpx.Response) -> None:
+        if r.request.headers["accept"] == "application/vnd.github+json":
+            gh.set_file("big.py", Padded(size), ref="feature")
+
+    gh_client.http.event_hooks = {"response": [push]}
+    load = head_files(None, lambda p: gh_client.file_text(gh.repo, p, "feature", limit=limit), limit=limit)
+    with pytest.raises(HeadFileTooLarge) as e:
+        load("big.py")
+    assert str(e.value) == why(size, limit)
+    [(_, described), (accept, body)] = sent(gh)
+    assert described < 4096 and accept == "application/vnd.github.raw+json"
+    assert limit < body <= limit + loopback_buffers() + 64 * 1024  # the fake writes 64 KiB at a time
 
 
 def _git(repo: Path, *args: str) -> None:
