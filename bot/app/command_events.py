@@ -15,6 +15,7 @@ from typing import Any, Literal
 
 from bot.core import pr_commands
 from bot.core.feedback import keys_in
+from bot.ids import positive_int
 
 COMMAND_EVENTS = frozenset({"issue_comment", "pull_request_review_comment"})
 THREAD_EVENT = "pull_request_review_thread"
@@ -52,11 +53,6 @@ def may_address(event: str, payload: Mapping[str, Any]) -> bool:
         return False
     body = (payload.get("comment") or {}).get("body")
     return isinstance(body, str) and "@" in body
-
-
-def positive_int(value: Any) -> int | None:
-    """A payload's id or number: a positive int (never a bool), or None."""
-    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
 
 
 def command_job(event: str, payload: Mapping[str, Any], base: Mapping[str, Any], slug: str | None

@@ -30,9 +30,9 @@ from bot.app.command_events import (
     CommandJob,
     ProposalJob,
     command_job,
-    positive_int,
     proposal_job,
 )
+from bot.ids import positive_int
 
 # a check run's name, external_id and Re-run button are the check-run reporter's (one renderer)
 from reporters.check_run import CHECK_PREFIX, RERUN_ACTION

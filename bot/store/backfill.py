@@ -16,14 +16,11 @@ from typing import Any
 from sqlalchemy import insert, select, update
 from sqlalchemy.engine import Connection
 
+from bot.ids import positive_int
 from bot.store.schema import CheckRunRow, Delivery, JobRow, PublishedRow, RepositoryRow
 
 log = logging.getLogger(__name__)
 Ids = tuple[int, int]  # (repository id, installation id)
-
-
-def _int(value: Any) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
 
 
 def _payload_ids(body: str) -> tuple[int, int, str] | None:
@@ -33,7 +30,7 @@ def _payload_ids(body: str) -> tuple[int, int, str] | None:
     except ValueError:
         return None
     repo, inst = (p.get("repository") or {}, p.get("installation") or {}) if isinstance(p, dict) else ({}, {})
-    rid, iid, name = _int(repo.get("id")), _int(inst.get("id")), repo.get("full_name")
+    rid, iid, name = positive_int(repo.get("id")), positive_int(inst.get("id")), repo.get("full_name")
     return (rid, iid, name) if rid and iid and isinstance(name, str) else None
 
 
@@ -63,7 +60,7 @@ def _jobs(c: Connection, named: dict[str, tuple[int, int, str]]) -> int:
     for jid, did, repo, spec in list(c.execute(select(JobRow.id, JobRow.delivery_id, JobRow.repo, JobRow.spec)
                                                .where(JobRow.repository_id.is_(None)))):
         ids = named.get(did or "")
-        inst = _int((spec or {}).get("installation_id")) if isinstance(spec, dict) else None
+        inst = positive_int((spec or {}).get("installation_id")) if isinstance(spec, dict) else None
         values: dict[str, int] = {}
         if ids is not None and ids[2] == repo:
             values = {"repository_id": ids[0], "installation_id": ids[1]}
