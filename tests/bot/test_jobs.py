@@ -9,9 +9,8 @@ from __future__ import annotations
 import json
 import re
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -19,29 +18,11 @@ import pytest
 
 from bot.app import events
 from bot.app.events import AnalyzeJob, PRJob
-from bot.app.jobs import Runtime
-from bot.app.web import create_app
-from tests.bot.app_support import deliver, drain, make_settings, serve
-from tests.bot.conftest import Backend
+from tests.bot.app_support import App
 from tests.fakes.github_server import FakeGitHub, many_hunks_diff
-from tests.fakes.llm_server import ScriptedLLM, last_user_text, varied
+from tests.fakes.llm_server import last_user_text, varied
 
 EDITING = "rtcbot / EditingRTC"
-
-
-@dataclass
-class World:
-    gh: FakeGitHub
-    llm: ScriptedLLM
-    rt: Runtime
-    url: str
-
-    def deliver(self, event: str, payload: dict[str, Any], **kw: Any) -> None:
-        r = deliver(self.url, event, payload, **kw)
-        assert r.status_code in (200, 202), r.text
-
-    def run(self) -> int:
-        return drain(self.rt)
 
 
 def responder(req: dict[str, Any]) -> str | list[str]:
@@ -53,37 +34,19 @@ def responder(req: dict[str, Any]) -> str | list[str]:
 
 
 @pytest.fixture
-def world(tmp_path: Path, backend: Backend, fake_github: Callable[..., FakeGitHub],
-          scripted_llm: Callable[..., ScriptedLLM]) -> Iterator[Callable[..., World]]:
-    made: list[Runtime] = []
-
-    def make(**kw: Any) -> World:
-        gh = fake_github()
-        llm = scripted_llm(responder)
-        settings = make_settings(tmp_path, gh, llm, database_url=backend.database_url,
-                                 redis_url=backend.redis_url, **kw)
-        rt = Runtime(settings)
-        made.append(rt)
-        ctx = serve(create_app(settings, runtime=rt))
-        url = ctx.__enter__()
-        servers.append(ctx)
-        return World(gh, llm, rt, url)
-
-    servers: list[Any] = []
-    yield make
-    for ctx in servers:
-        ctx.__exit__(None, None, None)
-    for rt in made:
-        rt.store.close()
+def world(apps: Callable[..., App], fake_github: Callable[..., FakeGitHub]) -> Callable[..., App]:
+    """`world(**settings)`: the App (tests/bot/conftest.py `apps`) on this test's backend, for a
+    fake GitHub of its own, on an LLM that answers with `responder`."""
+    return lambda **settings: apps(fake_github(), responder=responder, **settings)
 
 
-def finished(w: World, name: str = EDITING, sha: str | None = None) -> dict[str, Any]:
+def finished(w: App, name: str = EDITING, sha: str | None = None) -> dict[str, Any]:
     runs = [r for r in w.gh.runs(name, sha) if r["status"] == "completed"]
     assert runs, f"no completed {name} check run; runs: {[(r['name'], r['status']) for r in w.gh.runs()]}"
     return runs[-1]
 
 
-def test_opened_ends_with_completed_check_runs_matching_the_findings(world: Callable[..., World]) -> None:
+def test_opened_ends_with_completed_check_runs_matching_the_findings(world: Callable[..., App]) -> None:
     w = world()
     pr = w.gh.add_pr(5, fixture="more-itertools-d992be0de9.diff")
     w.deliver("pull_request", w.gh.pr_event("opened", 5))
@@ -110,7 +73,7 @@ def test_opened_ends_with_completed_check_runs_matching_the_findings(world: Call
     assert [r for r in w.gh.rejections if r[0] != 404] == []
 
 
-def test_more_than_50_annotations_go_in_batches(world: Callable[..., World]) -> None:
+def test_more_than_50_annotations_go_in_batches(world: Callable[..., App]) -> None:
     w = world()
     pr = w.gh.add_pr(9, diff_text=many_hunks_diff(hunks=60))
     w.deliver("pull_request", w.gh.pr_event("opened", 9))
@@ -122,7 +85,7 @@ def test_more_than_50_annotations_go_in_batches(world: Callable[..., World]) -> 
     assert [r for r in w.gh.rejections if r[0] != 404] == []
 
 
-def test_missing_patch_is_skipped_with_the_reason(world: Callable[..., World]) -> None:
+def test_missing_patch_is_skipped_with_the_reason(world: Callable[..., App]) -> None:
     w = world()
     files = [
         {"filename": "logo.png", "status": "modified", "additions": 0, "deletions": 0, "changes": 0},
@@ -137,7 +100,7 @@ def test_missing_patch_is_skipped_with_the_reason(world: Callable[..., World]) -
     assert len(run["annotations"]) == 1
 
 
-def test_check_run_rerequested_reruns(world: Callable[..., World]) -> None:
+def test_check_run_rerequested_reruns(world: Callable[..., App]) -> None:
     w = world(force_debounce_s=0.0)  # each re-run runs (bursts: tests/security/test_tenants.py)
     pr = w.gh.add_pr(4, fixture="more-itertools-d992be0de9.diff")
     w.deliver("pull_request", w.gh.pr_event("opened", 4))
@@ -162,7 +125,7 @@ def test_check_run_rerequested_reruns(world: Callable[..., World]) -> None:
     assert sorted(json.dumps(a, sort_keys=True) for a in run["annotations"]) == shown
 
 
-def test_synchronize_with_unchanged_hunks_makes_no_llm_requests(world: Callable[..., World]) -> None:
+def test_synchronize_with_unchanged_hunks_makes_no_llm_requests(world: Callable[..., App]) -> None:
     w = world()
     diff = many_hunks_diff("src/calc.py", hunks=3)
     w.gh.add_pr(6, diff_text=diff)
@@ -186,7 +149,7 @@ def test_synchronize_with_unchanged_hunks_makes_no_llm_requests(world: Callable[
 
 
 @pytest.mark.model
-def test_review_comment_gets_a_crscore_annotation_on_its_line(world: Callable[..., World]) -> None:
+def test_review_comment_gets_a_crscore_annotation_on_its_line(world: Callable[..., App]) -> None:
     w = world()
     w.gh.add_pr(8, diff_text=many_hunks_diff("src/calc.py", hunks=2))
     c = w.gh.add_comment(8, "src/calc.py", 13, "This now multiplies instead of adding; callers expecting a sum break.")
@@ -200,7 +163,7 @@ def test_review_comment_gets_a_crscore_annotation_on_its_line(world: Callable[..
 
 @pytest.mark.slow
 @pytest.mark.model
-def test_review_comments_update_the_one_crscore_check_run_of_the_head(world: Callable[..., World]) -> None:
+def test_review_comments_update_the_one_crscore_check_run_of_the_head(world: Callable[..., App]) -> None:
     w = world(force_debounce_s=0.0)
     pr = w.gh.add_pr(8, diff_text=many_hunks_diff("src/calc.py", hunks=2))
     c = w.gh.add_comment(8, "src/calc.py", 13, "This now multiplies instead of adding; callers expecting a sum break.")
@@ -220,7 +183,7 @@ def test_review_comments_update_the_one_crscore_check_run_of_the_head(world: Cal
     assert row is not None and (row.github_id, row.status) == (first["id"], "completed")
 
 
-def test_an_analysis_run_twice_at_once_makes_one_check_run(world: Callable[..., World]) -> None:
+def test_an_analysis_run_twice_at_once_makes_one_check_run(world: Callable[..., App]) -> None:
     w = world(force_debounce_s=0.0)
     pr = w.gh.add_pr(22, fixture="more-itertools-d992be0de9.diff")
     job = AnalyzeJob(repo=w.gh.repo, installation_id=w.gh.installation_id, pr_number=22, head_sha=pr.head_sha,
@@ -236,7 +199,7 @@ def test_an_analysis_run_twice_at_once_makes_one_check_run(world: Callable[..., 
     assert run["status"] == "completed"
 
 
-def test_draft_is_skipped_unless_configured(world: Callable[..., World]) -> None:
+def test_draft_is_skipped_unless_configured(world: Callable[..., App]) -> None:
     w = world()
     w.gh.add_pr(10, fixture="more-itertools-d992be0de9.diff", draft=True)
     w.deliver("pull_request", w.gh.pr_event("opened", 10))
@@ -249,7 +212,7 @@ def test_draft_is_skipped_unless_configured(world: Callable[..., World]) -> None
     finished(w)
 
 
-def test_invalid_repo_config_is_explained_and_defaults_apply(world: Callable[..., World]) -> None:
+def test_invalid_repo_config_is_explained_and_defaults_apply(world: Callable[..., App]) -> None:
     w = world()
     w.gh.set_file(".github/rtcbot.yml", "analyzers: {nonsense: true}\n")
     pr = w.gh.add_pr(11, fixture="more-itertools-d992be0de9.diff")
@@ -259,7 +222,7 @@ def test_invalid_repo_config_is_explained_and_defaults_apply(world: Callable[...
     assert "unknown analyzer 'nonsense'" in summary and "the defaults apply" in summary
 
 
-def test_threshold_crossed_is_failure(world: Callable[..., World]) -> None:
+def test_threshold_crossed_is_failure(world: Callable[..., App]) -> None:
     w = world()
     w.gh.set_file(".github/rtcbot.yml", "thresholds:\n  editing_rtc: {rtc: 0.5}\n")
     pr = w.gh.add_pr(12, fixture="more-itertools-d992be0de9.diff")
@@ -270,7 +233,7 @@ def test_threshold_crossed_is_failure(world: Callable[..., World]) -> None:
     assert "below the threshold" in run["output"]["summary"]
 
 
-def test_fail_on_gates_the_check_run(world: Callable[..., World]) -> None:
+def test_fail_on_gates_the_check_run(world: Callable[..., App]) -> None:
     w = world()
     w.gh.set_file(".github/rtcbot.yml", "fail_on: editing_rtc.findings>0 && editing_rtc.rtc<=0\n")
     pr = w.gh.add_pr(18, fixture="more-itertools-d992be0de9.diff")
@@ -283,7 +246,7 @@ def test_fail_on_gates_the_check_run(world: Callable[..., World]) -> None:
     assert "the defaults apply" not in run["output"]["summary"]  # the App reads the same file as the Action
 
 
-def test_the_app_never_runs_a_test_command_and_says_so(world: Callable[..., World], tmp_path: Path) -> None:
+def test_the_app_never_runs_a_test_command_and_says_so(world: Callable[..., App], tmp_path: Path) -> None:
     w = world()
     marker = tmp_path / "ran"
     w.gh.set_file(".github/rtcbot.yml", f"test_command: touch {marker}\n")
@@ -296,7 +259,7 @@ def test_the_app_never_runs_a_test_command_and_says_so(world: Callable[..., Worl
     assert not marker.exists()
 
 
-def test_newer_push_cancels_the_older_heads_pending_work(world: Callable[..., World]) -> None:
+def test_newer_push_cancels_the_older_heads_pending_work(world: Callable[..., App]) -> None:
     w = world()
     old = w.gh.add_pr(13, fixture="more-itertools-d992be0de9.diff").head_sha
     w.deliver("pull_request", w.gh.pr_event("opened", 13))
@@ -312,7 +275,7 @@ def test_newer_push_cancels_the_older_heads_pending_work(world: Callable[..., Wo
     assert w.rt.store.jobs.where(kind="analyze", head_sha=old) == []
 
 
-def test_an_older_delivery_processed_late_is_superseded(world: Callable[..., World]) -> None:
+def test_an_older_delivery_processed_late_is_superseded(world: Callable[..., App]) -> None:
     w = world()
     old = w.gh.add_pr(17, fixture="more-itertools-d992be0de9.diff").head_sha
     w.deliver("pull_request", w.gh.pr_event("opened", 17))
@@ -324,7 +287,7 @@ def test_an_older_delivery_processed_late_is_superseded(world: Callable[..., Wor
     assert [j.status for j in w.rt.store.jobs.where(kind="pr", head_sha=old)] == ["cancelled"]
 
 
-def test_secondary_rate_limit_is_obeyed(world: Callable[..., World]) -> None:
+def test_secondary_rate_limit_is_obeyed(world: Callable[..., App]) -> None:
     w = world()
     pr = w.gh.add_pr(14, fixture="more-itertools-d992be0de9.diff")
     w.deliver("pull_request", w.gh.pr_event("opened", 14))
@@ -337,7 +300,7 @@ def test_secondary_rate_limit_is_obeyed(world: Callable[..., World]) -> None:
                  "Please wait a few minutes before you try again.") in w.gh.rejections
 
 
-def test_installation_token_is_reused_and_jwt_is_backdated(world: Callable[..., World]) -> None:
+def test_installation_token_is_reused_and_jwt_is_backdated(world: Callable[..., App]) -> None:
     w = world()
     for n, fixture in ((20, "more-itertools-d992be0de9.diff"), (21, "more-itertools-5c715d813a.diff")):
         w.gh.add_pr(n, fixture=fixture)
@@ -351,7 +314,7 @@ def test_installation_token_is_reused_and_jwt_is_backdated(world: Callable[..., 
     assert claims["exp"] - claims["iat"] <= 660
 
 
-def test_content_creating_requests_are_spaced(world: Callable[..., World]) -> None:
+def test_content_creating_requests_are_spaced(world: Callable[..., App]) -> None:
     w = world(write_interval_s=0.25)
     w.gh.add_pr(15, diff_text=many_hunks_diff(hunks=60))
     w.deliver("pull_request", w.gh.pr_event("opened", 15))
@@ -362,7 +325,7 @@ def test_content_creating_requests_are_spaced(world: Callable[..., World]) -> No
     assert min(gaps) >= 0.2, gaps
 
 
-def test_sweep_recovers_a_job_whose_worker_died(world: Callable[..., World]) -> None:
+def test_sweep_recovers_a_job_whose_worker_died(world: Callable[..., App]) -> None:
     w = world(stale_after_s=1e-6, max_attempts=2)  # every heartbeat is stale
     pr = w.gh.add_pr(16, fixture="more-itertools-d992be0de9.diff")
     w.deliver("pull_request", w.gh.pr_event("opened", 16))
@@ -382,7 +345,7 @@ def test_sweep_recovers_a_job_whose_worker_died(world: Callable[..., World]) -> 
     assert not any(idle.values()) and str(idle) == ""  # nothing done: nothing to say
 
 
-def test_a_pr_job_rerun_after_a_crash_takes_over_the_analyses_it_made(world: Callable[..., World]) -> None:
+def test_a_pr_job_rerun_after_a_crash_takes_over_the_analyses_it_made(world: Callable[..., App]) -> None:
     w = world(stale_after_s=1e-6)  # every heartbeat is stale (times are > 0)
     pr = w.gh.add_pr(17, fixture="more-itertools-d992be0de9.diff")
     w.deliver("pull_request", w.gh.pr_event("opened", 17))
@@ -402,7 +365,7 @@ def test_a_pr_job_rerun_after_a_crash_takes_over_the_analyses_it_made(world: Cal
     assert len(w.gh.runs(EDITING, pr.head_sha)) == 1
 
 
-def test_huge_pr_pages_files_and_cuts_the_summary(world: Callable[..., World]) -> None:
+def test_huge_pr_pages_files_and_cuts_the_summary(world: Callable[..., App]) -> None:
     w = world()
     files = [{"filename": f"assets/img{i:04d}-with-a-rather-long-name.png", "status": "added",
               "additions": 0, "deletions": 0, "changes": 0} for i in range(2500)]
@@ -419,7 +382,7 @@ def test_huge_pr_pages_files_and_cuts_the_summary(world: Callable[..., World]) -
     assert [r for r in w.gh.rejections if r[0] == 422] == []
 
 
-def test_installation_token_is_renewed_before_it_expires(world: Callable[..., World],
+def test_installation_token_is_renewed_before_it_expires(world: Callable[..., App],
                                                          fake_github: Callable[..., FakeGitHub]) -> None:
     w = world()
     w.gh.token_ttl_s = 61.5  # rtcbot renews a token 60 s before it expires (bot/github/auth.py)
@@ -437,7 +400,7 @@ def test_installation_token_is_renewed_before_it_expires(world: Callable[..., Wo
     assert not [r for r in w.gh.rejections if r[0] == 401]
 
 
-def test_installation_events_are_remembered(world: Callable[..., World]) -> None:
+def test_installation_events_are_remembered(world: Callable[..., App]) -> None:
     w = world()
     from tests.support import FIXTURES
 
@@ -452,7 +415,7 @@ def test_installation_events_are_remembered(world: Callable[..., World]) -> None
     assert w.rt.store.installations.get(p["installation"]["id"]).active is False  # type: ignore[union-attr]
 
 
-def test_a_refused_token_is_replaced(world: Callable[..., World]) -> None:
+def test_a_refused_token_is_replaced(world: Callable[..., App]) -> None:
     w = world()
     w.gh.add_pr(50, fixture="more-itertools-d992be0de9.diff")
     w.deliver("pull_request", w.gh.pr_event("opened", 50))

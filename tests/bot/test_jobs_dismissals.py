@@ -11,8 +11,9 @@ from typing import Any
 from analyzers.report import Finding
 from bot.core.dismissals import Dismissal
 from tests.bot import test_jobs
+from tests.bot.app_support import App
 from tests.bot.test_action_dismissals import PATH, moved_diff
-from tests.bot.test_jobs import World, finished
+from tests.bot.test_jobs import finished
 from tests.fakes.github_server import many_hunks_diff
 
 world = test_jobs.world  # the fixture: the App on the fake GitHub (tests/bot/test_jobs.py)
@@ -20,14 +21,14 @@ world = test_jobs.world  # the fixture: the App on the fake GitHub (tests/bot/te
 AT = 1_795_651_200.0  # 2026-11-26 UTC
 
 
-def _open(w: World, number: int, diff: str) -> dict[str, Any]:
+def _open(w: App, number: int, diff: str) -> dict[str, Any]:
     pr = w.gh.add_pr(number, diff_text=diff, head_sha=f"{number:040x}")  # a head of its own
     w.deliver("pull_request", w.gh.pr_event("opened", number))
     w.run()
     return finished(w, sha=pr.head_sha)
 
 
-def test_a_dismissed_finding_stays_dismissed_on_other_pull_requests(world: Callable[..., World]) -> None:
+def test_a_dismissed_finding_stays_dismissed_on_other_pull_requests(world: Callable[..., App]) -> None:
     w = world()
     first = _open(w, 1, many_hunks_diff(PATH, hunks=2))
     assert sorted(a["start_line"] for a in first["annotations"]) == [2, 12]
@@ -59,7 +60,7 @@ def test_a_dismissed_finding_stays_dismissed_on_other_pull_requests(world: Calla
     assert [r for r in w.gh.rejections if r[0] != 404] == []
 
 
-def test_a_dismissed_rule_does_not_gate_unless_the_config_says_so(world: Callable[..., World]) -> None:
+def test_a_dismissed_rule_does_not_gate_unless_the_config_says_so(world: Callable[..., App]) -> None:
     w = world()
     w.rt.store.dismissals.add(w.gh.repository_id, w.gh.repo, Dismissal("editing_rtc", "rule", "src/*", "bob", AT, ""))
     w.gh.set_file(".github/rtcbot.yml", "fail_on: editing_rtc.findings>0\n")

@@ -23,8 +23,9 @@ from click.testing import CliRunner
 from analyzers.diff import parse_github_files
 from analyzers.semgrep.scan import parse_output
 from bot.entry import main
+from tests.bot.app_support import App
 from tests.bot.test_action import EVENT, TOKEN, read_outputs
-from tests.bot.test_jobs import World, finished, world  # noqa: F401  (fixture)
+from tests.bot.test_jobs import finished, world  # noqa: F401  (fixture)
 from tests.fakes.github_server import FakeGitHub, fake_github  # noqa: F401  (fixture)
 from tests.fakes.llm_server import ScriptedLLM, varied
 from tests.security.test_action import action
@@ -153,7 +154,7 @@ def test_action_eval_in_a_file_over_semgreps_size_limit_fails_the_gate(
 # ------------------------------------------------------------------------- the App
 @pytest.mark.slow
 def test_app_eval_in_a_file_over_semgreps_size_limit_fails_the_check_run(
-        world: Callable[..., World]) -> None:  # noqa: F811
+        world: Callable[..., App]) -> None:  # noqa: F811
     _semgrep()
     w = world(analyzers=["autofix"], semgrep_max_target_bytes=LIMIT)
     w.gh.set_file(".github/rtcbot.yml", f'fail_on: "{GATE}"\n')
