@@ -306,3 +306,20 @@ def test_a_process_uses_the_pmd_server_from_its_second_run_on(monkeypatch: pytes
     assert pmd.use_server("off") is False
     monkeypatch.setattr(pmd, "_runs", itertools.count())
     assert pmd.use_server("on") is True
+
+
+@pytest.mark.slow
+def test_warm_up_runs_pmd_on_its_own_source_in_the_server() -> None:
+    require(pmd.unavailable_reason() is None, str(pmd.unavailable_reason()))
+    pmd._server.stop()
+    pmd.warm_up("off")
+    assert not pmd._server.running  # the operator's "off": no JVM kept
+    before = next(pmd._runs)
+    pmd.warm_up("on", rounds=2)
+    try:
+        assert pmd._server.running and next(pmd._runs) == before + 3  # two analyses, then this count
+        own = pmd.SERVER_SOURCE.read_text(encoding="utf-8")
+        [report] = pmd.detect_java({pmd.SERVER_SOURCE.name: own}, "on").values()
+        assert report.skipped is None  # real Java, which PMD parsed: the JIT warmed on real paths
+    finally:
+        pmd._server.stop()
