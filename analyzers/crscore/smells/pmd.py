@@ -9,10 +9,7 @@ the analysis of a few hunks a tenth of that. So PMD runs in one long-lived JVM p
 loaded once and each request is a fresh analysis, configured as the CLI configures it, with
 the same JSON report. Its first run is slower than the CLI's (it compiles itself and its JIT
 is cold), so a process uses it from its second PMD run on, or once `warm_up()` started it (a
-one-shot command runs PMD once). `Tools.pmd_server` (RTCBOT_PMD_SERVER) on uses it always, off never.
-PMD gives each file to one thread, so a PR whose time is one big file used one core: the server
-deals the rules into `RULE_GROUPS` groups run at once, and `merged` puts their reports together
-(the same violations as one run: tests/analyzers/crscore/test_smells.py). Where it
+one-shot command runs PMD once). `Tools.pmd_server` (RTCBOT_PMD_SERVER) on uses it always, off never. Where it
 cannot start (a JRE without the compiler, the file missing), or without it, each analysis
 starts PMD's CLI class, tuned for a short life (the JIT's first tier only).
 
@@ -25,9 +22,8 @@ from __future__ import annotations
 import atexit
 import itertools
 import json
-import os
 import subprocess
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -40,9 +36,6 @@ RULESET = "rulesets/java/quickstart.xml"
 CLI_CLASS = "net.sourceforge.pmd.cli.PmdCli"
 SERVER_SOURCE = Path(__file__).with_name("PmdServer.java")
 JAVA_ENV = ("JAVA_HOME",)  # the only variable of ours a JVM gets
-# The server deals the rules into this many groups, analysed at once: PMD gives a file to one
-# thread, so on a PR whose time is one big file a second core only helps this way.
-RULE_GROUPS = 2 if (os.cpu_count() or 1) >= 2 else 1
 WARM_ROUNDS = 8  # analyses at warm-up (each ~0.1-0.5 s): after 8, a round no longer gets faster
 
 
@@ -83,10 +76,9 @@ class PmdServer(LineServer):
     def missing(self) -> str | None:
         return None if SERVER_SOURCE.is_file() else f"{SERVER_SOURCE.name} is missing"
 
-    def analyse(self, src_dir: Path, *reports: Path, timeout: float = TOOL_TIMEOUT_S) -> None:
-        """Write PMD's JSON report on the Java files under `src_dir` to `reports`: with one,
-        the whole report; with N, the rules dealt into N groups run at once, a report each."""
-        answer = self.request("\t".join(map(str, (src_dir, *reports))), timeout)
+    def analyse(self, src_dir: Path, report: Path, timeout: float = TOOL_TIMEOUT_S) -> None:
+        """Write PMD's JSON report on the Java files under `src_dir` to `report`."""
+        answer = self.request(f"{src_dir}\t{report}", timeout)
         if answer != "ok":
             raise RuntimeError(f"PMD failed: {answer.removeprefix('error ')[:300]}")
 
@@ -126,31 +118,14 @@ def run_pmd_cli(src_dir: Path) -> dict[str, Any]:
     return json.loads(proc.stdout)  # type: ignore[no-any-return]
 
 
-def merged(reports: Sequence[dict[str, Any]]) -> dict[str, Any]:
-    """One PMD JSON report from the reports of rule groups run on the same files: each file's
-    violations together, in line order; a file's processing error once."""
-    files: dict[str, dict[str, Any]] = {}
-    errors: dict[str, dict[str, Any]] = {}
-    for report in reports:
-        for f in report.get("files", []):
-            entry = files.setdefault(str(f.get("filename", "")), {**f, "violations": []})
-            entry["violations"] += f.get("violations", [])
-        for err in report.get("processingErrors", []):
-            errors.setdefault(str(err.get("filename", "")), err)
-    for entry in files.values():
-        entry["violations"].sort(key=lambda v: (int(v.get("beginline", 0)), int(v.get("begincolumn", 0)),
-                                                str(v.get("rule", ""))))
-    return {**(reports[0] if reports else {}), "files": list(files.values()), "processingErrors": list(errors.values())}
-
-
 def run_pmd(src_dir: Path, server: str = "auto") -> dict[str, Any]:
     """PMD's own JSON report for the Java files under `src_dir` (the server's, or the CLI's)."""
     if use_server(server):
         with workdir("rtcbot-pmd-report-") as tmp:
-            reports = [tmp / f"report-{i}.json" for i in range(RULE_GROUPS)]
+            report = tmp / "report.json"
             try:
-                _server.analyse(src_dir, *reports)
-                return merged([json.loads(r.read_text(encoding="utf-8")) for r in reports])
+                _server.analyse(src_dir, report)
+                return json.loads(report.read_text(encoding="utf-8"))  # type: ignore[no-any-return]
             except ServerUnavailable:
                 pass
     return run_pmd_cli(src_dir)
