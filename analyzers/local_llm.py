@@ -38,6 +38,16 @@ NOTICE = (
 # said in every report whose scores came from the embedded model
 SMALL_MODEL_NOTE = ("These scores come from the embedded 135M model, which only shows the pipeline working: "
                     "point rtcbot at a larger model (llm-base-url) before trusting them.")
+# llama.cpp's OpenMP threads spin at every barrier for libgomp's default 300,000 turns before
+# they sleep. With the cores busy with other work (a test run's other worker, a CI runner's
+# other jobs) a spinning thread holds the core its partner needs: measured on 2 cores beside
+# one busy process, EditingRTC on two hunks took over 240 s (3 runs), against 44-50 s with
+# 1,000 turns (21-22 s either way on idle cores).
+SPIN_TURNS = "1000"
+# llama.cpp serves one request at a time, and reuses the part of the last prompt that the next
+# one starts with: one request at a time, the samples of one prompt evaluate it once (EditingRTC
+# on two hunks: 20-30 s, against 48-51 s with two requests out, whose prompts took turns).
+CONCURRENCY = 1
 _notice_shown = False
 _shared: EmbeddedServer | None = None
 _shared_lock = threading.Lock()
@@ -98,7 +108,9 @@ class EmbeddedServer:
         return ["-m", "llama_cpp.server",
                 "--model", str(self.model_path), "--model_alias", self.alias,
                 "--host", "127.0.0.1", "--port", str(port),
-                "--n_ctx", str(self.n_ctx), "--n_threads", str(self.threads)]
+                "--n_ctx", str(self.n_ctx),
+                # the prompt's threads too: llama_cpp.server's default for them is every core
+                "--n_threads", str(self.threads), "--n_threads_batch", str(self.threads)]
 
     def start(self) -> str:
         if self.base_url and self.proc and self.proc.poll() is None:
@@ -113,8 +125,9 @@ class EmbeddedServer:
         self.log_path = home / "server.log"
         log_fd = os.open(self.log_path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
         try:
-            # only what llama.cpp needs: its thread count (given on the command line too)
-            env = tool_env(home, {"OMP_NUM_THREADS": str(self.threads)})
+            # only what llama.cpp needs: its thread count (given on the command line too), and
+            # threads that sleep soon when they wait
+            env = tool_env(home, {"OMP_NUM_THREADS": str(self.threads), "GOMP_SPINCOUNT": SPIN_TURNS})
             self.proc = popen_bound(self.command(port), cwd=home, env=env, stdout=log_fd,
                                     stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
         except OSError as e:
@@ -198,6 +211,4 @@ def client_from_settings(settings: LLMSettings) -> LLMClient:
     server = shared_server(settings.embedded_gguf)
     show_notice_once()
     assert server.base_url is not None
-    # llama.cpp serves one request at a time: more client threads only queue there.
-    return LLMClient(replace(settings, base_url=server.base_url, model=server.alias,
-                             max_concurrency=min(settings.max_concurrency, 2)))
+    return LLMClient(replace(settings, base_url=server.base_url, model=server.alias, max_concurrency=CONCURRENCY))

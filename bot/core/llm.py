@@ -28,7 +28,7 @@ def llm_options(fn: F) -> F:
         click.option("--max-tokens", "max_tokens_total", type=click.IntRange(min=1), default=None,
                      help="Stop after this many LLM tokens (prompt + completion)."),
         click.option("--concurrency", type=click.IntRange(min=1, max=64), default=4, show_default=True,
-                     help="Concurrent LLM requests."),
+                     help="Concurrent LLM requests (the embedded model takes one at a time)."),
         click.option("--no-cache", is_flag=True, help="Do not read or write the LLM cache."),
     ]
     for opt in reversed(opts):

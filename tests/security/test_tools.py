@@ -276,7 +276,10 @@ def test_the_model_server_is_isolated_and_dies_with_rtcbot(
     cwd = Path(os.readlink(f"/proc/{pid}/cwd"))
     assert cwd != checkout and (cwd.stat().st_mode & 0o077) == 0  # private
     assert (Path(log_path).stat().st_mode & 0o777) == 0o600
-    assert "-I" in Path(f"/proc/{pid}/cmdline").read_bytes().decode().split("\0")
+    argv = Path(f"/proc/{pid}/cmdline").read_bytes().decode().split("\0")
+    assert "-I" in argv
+    # one thread, the prompt's included, and one that sleeps soon when it waits
+    assert argv[argv.index("--n_threads_batch") + 1] == "1" and env["GOMP_SPINCOUNT"] == local_llm.SPIN_TURNS
 
     proc.send_signal(sig)
     proc.wait(30)
