@@ -65,20 +65,13 @@ def client_for(server: ScriptedLLM, tmp_path: Path | None = None, **kw: Any) -> 
 
 
 @pytest.fixture(scope="session")
-def embedded_llm(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LLMClient]:
-    """A real LLMClient on the embedded llama.cpp server (SmolLM2-135M), one per session."""
+def embedded_llm(tmp_path_factory: pytest.TempPathFactory) -> LLMClient:
+    """rtcbot's own client on the embedded llama.cpp server (SmolLM2-135M): the one that a
+    command with no LLM endpoint gets (the same server, started once per process, and stopped
+    at exit; the same request slots), with its own answer cache."""
     from analyzers import local_llm
     from tests.support import require
 
     require(local_llm.available(), local_llm.unavailable_reason())
-    server = local_llm.EmbeddedServer()
-    base_url = server.start()
-    settings = LLMSettings(
-        base_url=base_url,
-        model=server.alias,
-        cache_path=tmp_path_factory.mktemp("embedded-cache") / "cache.sqlite3",
-    )
-    try:
-        yield LLMClient(settings)
-    finally:
-        server.stop()
+    return local_llm.client_from_settings(
+        LLMSettings(cache_path=tmp_path_factory.mktemp("embedded-cache") / "cache.sqlite3"))
