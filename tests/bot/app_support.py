@@ -98,9 +98,13 @@ def deliver(base_url: str, event: str, payload: Any, *, secret: str = SECRET, de
 
 
 def drain(runtime: Runtime, limit: int = 200) -> int:
-    """Execute queued huey tasks in this process, as the consumer does; how many ran."""
+    """Execute queued huey tasks in this process, as the consumer does, until none is queued;
+    how many ran. (Redis's dequeue waits a second for a task when the queue is empty: asked
+    only when one is there.)"""
     n = 0
     while n < limit:
+        if not runtime.huey.pending_count():
+            return n
         task = runtime.huey.dequeue()
         if task is None:
             return n
