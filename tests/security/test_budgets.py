@@ -2,7 +2,7 @@
 deliveries over real HTTP → the real queue → jobs → check runs on the fake GitHub, LLM requests
 counted at the scripted LLM server and in the store.
 
-Attack covered: one author spending an installation's day. A fork's pull request of 100 hunks
+Attack covered: one author spending an installation's day. A fork's pull request of 20 hunks
 with the most expensive options a repository may set (EditingRTC at its maxima: 5 descriptions
 a hunk, the longest answers) pushed 20 times, each push new code (no cached answer): its pull request's
 daily budget stops it, its author's stops their next pull request, each cut-off is listed as
@@ -34,7 +34,8 @@ options:
   editing_rtc: {n_forward: 5, forward_max_tokens: 1024, backward_max_tokens: 2048, max_hunks: 100,
                 max_hunk_chars: 12000}
 """
-JOB, PR_DAY, AUTHOR_DAY = 150, 300, 500  # requests
+JOB, PR_DAY, AUTHOR_DAY = 30, 60, 100  # requests (each an answer read from and written to the store)
+HUNKS = 20  # a push's: ~140 requests at these options, more than a job may spend
 PR_CUT, AUTHOR_CUT = NOTES["pr"], NOTES["author"]
 INSTALLATION_CUT = NOTES["installation"]
 
@@ -70,7 +71,7 @@ def push(app: App, number: int, k: int, **kw: Any) -> str:
     return str(run["output"]["summary"])
 
 
-def push_code(k: int, hunks: int = 100, path: str = "src/many.py", by: str = "") -> str:
+def push_code(k: int, hunks: int = HUNKS, path: str = "src/many.py", by: str = "") -> str:
     """New code on every push (and for each author): no hunk's answers are cached from an
     earlier one."""
     return many_hunks_diff(path, hunks=hunks).replace("# end", f"# {by} push {k}")
@@ -81,7 +82,7 @@ def test_a_pull_requests_and_an_authors_budgets_stop_a_fork_pushing_20_times(app
     store, inst = app.rt.store, app.gh.installation_id
     fork = {"head_repo": "mallory/costly", "author": "mallory"}
     summaries = [push(app, 1, 0, **fork)]
-    assert app.llm.request_count == JOB  # a job's budget: 100 hunks need ~700 requests
+    assert app.llm.request_count == JOB  # a job's budget: the hunks need ~140 requests
     summaries += [push(app, 1, k) for k in range(1, 20)]  # 19 more pushes, each new code
     assert app.llm.request_count == PR_DAY  # two pushes' worth; none since
     assert store.usage.spent_today(inst, [f"author:{user_id('mallory')}"])[f"author:{user_id('mallory')}"][0] == PR_DAY
