@@ -35,8 +35,9 @@ CJK = "漢字の題名と説明"  # 3 bytes a character in UTF-8
 
 
 def cjk_report(n: int = 400) -> AnalyzerReport:
-    """The issue's case: 400 findings with CJK titles, messages and evidence."""
-    findings = [Finding("editing_rtc", CJK * 40, CJK * 30_000, f"src/ü{i}.py", i + 1, i + 2,
+    """The issue's case: 400 findings with CJK titles, messages and evidence. A message is
+    past an annotation's 64 KB in bytes (72,000) though not in characters (24,000)."""
+    findings = [Finding("editing_rtc", CJK * 40, CJK * 3_000, f"src/ü{i}.py", i + 1, i + 2,
                         scores={"rtc": 0.5}, evidence={"descriptions": [CJK * 2000]}) for i in range(n)]
     return AnalyzerReport("editing_rtc", "EditingRTC", findings, scores={"rtc": 0.5},
                           skipped=[Skipped(f"vendor/{CJK}{i}.bin", "binary file") for i in range(2000)])
@@ -89,9 +90,9 @@ def test_the_cjk_report_goes_through_the_fake_github(fake_github: Callable[..., 
     gh = fake_github()
     gh.add_pr(NUMBER, fixture=FIXTURE)
     gh.grant_token(TOKEN)
-    from bot.github import token_client
+    from bot.github import GitHubSettings, token_client
 
-    client = token_client(gh.base_url, TOKEN)
+    client = token_client(gh.base_url, TOKEN, GitHubSettings(write_interval_s=0.0))  # 8 writes, unpaced
     try:
         reporter = CheckRunReporter(client)
         reporter.start(Target(repo=gh.repo, number=NUMBER, head_sha=gh.pulls[NUMBER].head_sha),
