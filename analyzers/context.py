@@ -137,6 +137,14 @@ def read_capped(path: Path, limit: int) -> str:
     return data.decode("utf-8", errors="replace")
 
 
+def read_inside(root: Path, path: str, limit: int) -> str | None:
+    """The text of `path` under `root` when it is a file there (symlinks followed, never out of
+    `root`), read only up to `limit` bytes (more raises HeadFileTooLarge); else None."""
+    base = root.resolve()
+    p = (base / path).resolve()
+    return read_capped(p, limit) if p.is_relative_to(base) and p.is_file() else None
+
+
 @dataclass
 class AnalysisContext:
     """Inputs shared by every analyzer in one run.
@@ -179,9 +187,7 @@ class AnalysisContext:
             if self.file_loader is not None:
                 return capped(self.file_loader(path), limit)
             if self.repo_path is not None:
-                p = (self.repo_path / path).resolve()
-                if p.is_relative_to(self.repo_path.resolve()) and p.is_file():
-                    return read_capped(p, limit)
+                return read_inside(self.repo_path, path, limit)
         except HeadFileTooLarge as e:
             self.unread[path] = str(e)
         return None

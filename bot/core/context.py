@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from analyzers import registry
-from analyzers.context import AnalysisContext, HeadFileTooLarge, ReviewComment, Side, Tools, capped, read_capped
+from analyzers.context import AnalysisContext, HeadFileTooLarge, ReviewComment, Side, Tools, capped, read_inside
 from analyzers.diff import DEFAULT_IGNORES, ChangeSet, parse_diff, parse_github_files
 from analyzers.llm import LLMClient
 from bot.core.config import CONFIG_PATH, SYNTHESIS, LoadedConfig
@@ -191,17 +191,12 @@ def head_files(checkout: Path | None, fallback: Callable[[str], str | None], *,
     it, else from `fallback` (the contents API); each read once. One over `limit` bytes raises
     HeadFileTooLarge, each time it is asked for (a checkout's is never read past the limit)."""
     cache: dict[str, str | None | HeadFileTooLarge] = {}
-    root = checkout.resolve() if checkout is not None else None
 
     def load(path: str) -> str | None:
         if path not in cache:
-            local = (root / path).resolve() if root is not None else None
             try:
-                if root is not None and local is not None and local.is_relative_to(root) \
-                        and local.is_file():
-                    cache[path] = read_capped(local, limit)
-                else:
-                    cache[path] = capped(fallback(path), limit)
+                local = read_inside(checkout, path, limit) if checkout is not None else None
+                cache[path] = local if local is not None else capped(fallback(path), limit)
             except HeadFileTooLarge as e:
                 cache[path] = e
         got = cache[path]
