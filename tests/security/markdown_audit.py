@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import unquote
 
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
@@ -86,7 +87,9 @@ def audit(markdown: str, host: str) -> Audit:
             elif t.type == "link_open":
                 href = str(t.attrGet("href"))
                 on_github = href.startswith("/") and not href.startswith("//")  # rtcbot's links to lines
-                if host in href and not on_github and _link_text(kids, i) not in (href, href.split("://", 1)[-1]):
+                # a bare URL's text is its destination as written; the href is that, percent-encoded
+                shown = {h for u in (href, unquote(href)) for h in (u, u.split("://", 1)[-1])}
+                if host in href and not on_github and _link_text(kids, i) not in shown:
                     a.links.append(href)
             elif t.type == "html_inline":
                 _html(t.content, a)
