@@ -4,6 +4,7 @@ at the base commit built to crash the reader."""
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -138,3 +139,25 @@ def test_repository_names_from_github_are_only_ever_compared(tmp_path: Path) -> 
     hostile = [f"{REPO}' OR '1'='1", "x') OR 1=1 --", "%", "octo-org/%", "*", REPO.upper(), f"{REPO}\x00"]
     assert repos_with_data(store, dict.fromkeys(hostile, 77)) == set()
     assert repos_with_data(store, dict.fromkeys([*hostile, REPO], 77)) == {REPO}
+
+
+def test_a_link_to_login_does_not_sign_a_user_out(tmp_path: Path, fake_github: Callable[..., FakeGitHub]) -> None:
+    """An image or link to /login on any page the user visits (a cross-site GET, no CSRF token)
+    left them signed out: now only POST /logout with the session's CSRF token ends a session."""
+    gh = fake_github()
+    app = dashboard_app(tmp_path, gh)
+    c = app.test_client()
+    sign_in(c, gh)
+    sid = session_id(c)
+    for query in ({}, {"next": f"/dashboard/{REPO}"}):
+        r = c.get("/login", query_string=query, headers={"Sec-Fetch-Site": "cross-site"})
+        assert r.status_code == 302 and r.headers["Location"] == query.get("next", "/dashboard")
+        assert session_id(c) == sid and c.get(f"/dashboard/{REPO}").status_code == 200  # still signed in
+    page = c.get("/dashboard").text
+    assert '<form method="post" action="/logout">' in page  # the sign-out button posts its token
+    for data in ({}, {"csrf": ""}, {"csrf": "guessed"}):
+        assert c.post("/logout", data=data).status_code == 400
+        assert c.get(f"/dashboard/{REPO}").status_code == 200
+    token = re.search(r'name="csrf" value="([^"]+)"', page)
+    assert token is not None and c.post("/logout", data={"csrf": token.group(1)}).status_code == 200
+    assert c.get(f"/dashboard/{REPO}").status_code == 302 and session_id(c) is None

@@ -113,7 +113,8 @@ def _headers(resp: Response) -> Response:
 
 
 def _sign_in_routes(bp: Blueprint, settings: ServiceSettings, store: Store) -> None:
-    """GET /login, GET /oauth/callback (GitHub's OAuth web flow) and POST /logout."""
+    """GET /login, GET /oauth/callback (GitHub's OAuth web flow) and POST /logout: only the POST,
+    with the session's CSRF token, ends a signed-in session (GET /login leaves it as it is)."""
     assert settings.oauth_client_id and settings.oauth_client_secret
     github = GitHubSignIn(settings.github_url, settings.github_api_url, settings.oauth_client_id,
                           settings.oauth_client_secret)
@@ -124,6 +125,8 @@ def _sign_in_routes(bp: Blueprint, settings: ServiceSettings, store: Store) -> N
         if not _safe_next(go):
             return _message(400, "Sign-in refused", "The sign-in link's next page is not a page of this "
                             "dashboard (a path such as /dashboard/OWNER/NAME); start again from /dashboard.")
+        if _signed_in(settings.session_lifetime_s) is not None:  # signed in already: a link never signs out
+            return redirect(go)
         state = secrets.token_urlsafe(24)
         renew(session)
         session["state"] = state

@@ -226,8 +226,8 @@ def test_session_cookie_flags(tmp_path: Path, fake_github: Callable[..., FakeGit
 def test_login_leads_to_the_page_asked_for_or_the_dashboard(tmp_path: Path,
                                                             fake_github: Callable[..., FakeGitHub]) -> None:
     gh = fake_github()
-    c = dashboard_app(tmp_path, gh).test_client()
-    back = sign_in(c, gh, "")
+    app = dashboard_app(tmp_path, gh)
+    back = sign_in(app.test_client(), gh, "")
     assert back.status_code == 302 and back.headers["Location"] == "/dashboard"
-    back = sign_in(c, gh, f"/dashboard/{OTHER}/")
+    back = sign_in(app.test_client(), gh, f"/dashboard/{OTHER}/")
     assert back.status_code == 302 and back.headers["Location"] == f"/dashboard/{OTHER}/"
