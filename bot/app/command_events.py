@@ -35,6 +35,7 @@ class CommandJob:
     source: Literal["issue", "review"]  # a conversation comment, or a review comment (on a line)
     thread: int | None = None  # a review comment's thread: the id of its first comment
     author: str
+    author_id: int | None = None  # the commenter's GitHub id: whose daily LLM budget a `rerun` spends
     text: str  # what follows the address, bounded (pr_commands.MAX_LINE)
     verb: str  # the parsed command's verb ("malformed" included), for the store's counts
     head_sha: str | None = None  # a review comment's event says it; a conversation comment's does not
@@ -83,6 +84,7 @@ def command_job(event: str, payload: Mapping[str, Any], base: Mapping[str, Any],
     if number is None or cid is None or not user.get("login"):
         return f"{event}: a command without a pull request number, a comment id or an author"
     return CommandJob(**base, pr_number=number, comment_id=cid, author=str(user["login"]),
+                      author_id=positive_int(user.get("id")),
                       source="issue" if event == "issue_comment" else "review", thread=thread,
                       text=text, verb=pr_commands.parse(text).verb,
                       head_sha=head if isinstance(head, str) and head else None, state=state,

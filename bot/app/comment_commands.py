@@ -35,6 +35,7 @@ from bot.core.pr_commands import Dismissals, Explain, Help, Ignore, Malformed, R
 from bot.core.settings import ServiceSettings
 from bot.github import GitHub, GitHubClient, GitHubError
 from bot.github.conversation import Conversation
+from bot.ids import positive_int
 from bot.store.schema import JobRow
 from bot.store.store import Store
 from reporters.check_run import check_name
@@ -162,7 +163,8 @@ class CommentCommands:
             if not command.analyzers:
                 return Answer("turned off", note)
         pr = events.PRJob(repo=job.repo, default_branch=job.default_branch, installation_id=job.installation_id,
-                          pr_number=job.pr_number, head_sha=head, action="rerequested", force=True)
+                          repository_id=job.repository_id, pr_number=job.pr_number, head_sha=head,
+                          action="rerequested", force=True, author_id=_payer_id(job, pull))
         specs: list[events.Job] = [pr]
         if command.analyzers:
             specs = [dataclasses.replace(events.AnalyzeJob.of(pr, n, root=0), reason="command.rerun", root=None)
@@ -281,6 +283,13 @@ def proposal_reply(slug: str, job: ProposalJob) -> str:
         "confirm by replying in this thread with", "",
         code(pr_commands.proposed_ignore(slug, job.reason)), "",
         f"(`@{slug} help` lists the commands; `@{slug} dismissals` what is dismissed.)"])
+
+
+def _payer_id(job: CommandJob, pull: Mapping[str, Any]) -> int | None:
+    """Whose daily LLM budget a `rerun` spends: the commenter's (a job stored before commands
+    carried it: the pull request's author's, as a push's). With the repository's id, the re-run
+    is charged to the same pull request's day as its pushes and sees the same dismissals."""
+    return job.author_id or positive_int((pull.get("user") or {}).get("id"))
 
 
 def _closed(state: str) -> Answer:

@@ -77,7 +77,7 @@ class AnalyzeJob:
     force: bool = False
     reason: str = ""  # what asked for it: "pull_request.opened", "check_run.rerequested", …
     root: int | None = None  # the id of the `pr` job that fanned it out
-    author_id: int | None = None  # as PRJob's (none for a re-run: its payload does not say)
+    author_id: int | None = None  # as PRJob's; a re-run's: whoever asked for it (the payload's sender)
 
     @property
     def explicit(self) -> bool:
@@ -202,6 +202,12 @@ def _pr_head(pr: Mapping[str, Any]) -> tuple[int | None, str | None, bool, bool]
 def _author(pr: Mapping[str, Any]) -> int | None:
     """The id of a pull request's author (a fork's pushes are its author's)."""
     return positive_int((pr.get("user") or {}).get("id"))
+
+
+def _sender(payload: Mapping[str, Any]) -> int | None:
+    """The id of whoever asked for a re-run (a check run's or suite's payload names no pull
+    request author): whose daily LLM budget it spends."""
+    return positive_int((payload.get("sender") or {}).get("id"))
 
 
 def _closed(pr: Mapping[str, Any]) -> str | None:
@@ -336,7 +342,7 @@ def _check_run(action: Any, payload: Mapping[str, Any], b: _Base, titles: Mappin
     return Routed([AnalyzeJob(repo=b.repo, default_branch=b.default_branch, installation_id=b.installation_id,
                               repository_id=b.repository_id,
                               pr_number=pr_number, head_sha=sha, analyzer=analyzer, force=True,
-                              reason=f"check_run.{action}")])
+                              reason=f"check_run.{action}", author_id=_sender(payload))])
 
 
 def _check_suite(action: Any, payload: Mapping[str, Any], b: _Base) -> Routed:
@@ -350,7 +356,8 @@ def _check_suite(action: Any, payload: Mapping[str, Any], b: _Base) -> Routed:
         return Routed(note="check suite without a pull request")
     return Routed([PRJob(repo=b.repo, default_branch=b.default_branch, installation_id=b.installation_id,
                          repository_id=b.repository_id,
-                         pr_number=n, head_sha=sha, action="rerequested", force=True) for n in numbers])
+                         pr_number=n, head_sha=sha, action="rerequested", force=True, author_id=_sender(payload))
+                   for n in numbers])
 
 
 def _installation(event: str, action: Any, payload: Mapping[str, Any], b: _Base) -> Routed:

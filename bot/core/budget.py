@@ -37,8 +37,8 @@ NOTES = {  # the daily ones narrowest first
 @dataclass(frozen=True)
 class Payer:
     """Whose daily LLM budgets a job spends: its installation's and, within it, its pull
-    request's and its author's (None where the job does not say: a re-run's payload names no
-    author)."""
+    request's and its author's (a push's: the pull request's author; a re-run's: whoever asked
+    for it; None only for a job stored before jobs said)."""
 
     installation_id: int
     pr: str | None = None  # "pr:<repository id>#<number>" (the name where the id is unknown)

@@ -96,8 +96,8 @@ def test_check_run_rerequested_reads_external_id() -> None:
                                installation_id=(p.get("installation") or {}).get("id"),
                                repository_id=p["repository"]["id"], pr_number=12,
                                head_sha=p["check_run"]["head_sha"], analyzer="editing_rtc", force=True,
-                               reason="check_run.rerequested")]
-    assert isinstance(jobs[0], AnalyzeJob) and jobs[0].explicit
+                               reason="check_run.rerequested", author_id=p["sender"]["id"])]
+    assert isinstance(jobs[0], AnalyzeJob) and jobs[0].explicit  # charged to whoever asked for it
 
 
 def test_foreign_check_run_is_not_ours() -> None:

@@ -35,8 +35,14 @@ def _iso(ts: float) -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(ts))
 
 
+def user_id(login: str) -> int:
+    """The fake's id of a GitHub user (GitHub's example payloads' Codertocat keeps its own): the
+    same on a pull request, a comment and a permission."""
+    return 21031067 if login == "Codertocat" else zlib.crc32(login.encode()) or 1
+
+
 def _user(login: str, user_type: str = "User") -> dict[str, Any]:
-    return {"login": login, "id": zlib.crc32(login.encode()), "type": user_type}
+    return {"login": login, "id": user_id(login), "type": user_type}
 
 
 class Conversation:

@@ -78,6 +78,7 @@ from unidiff.patch import PatchSet
 from tests.contract.openapi import Violation, description
 from tests.fakes import LoopbackServer
 from tests.fakes.github_conversation import Conversation
+from tests.fakes.github_conversation import user_id as user_id  # re-exported: the fake's user ids
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 WEBHOOKS = FIXTURES / "github" / "webhooks"
@@ -206,11 +207,6 @@ def diff_lines(patch: str) -> dict[str, set[int]]:
     return out
 
 
-def user_id(login: str) -> int:
-    """The fake's id of a GitHub user (GitHub's example payloads' Codertocat keeps its own)."""
-    return 21031067 if login == "Codertocat" else zlib.crc32(login.encode()) or 1
-
-
 @dataclass
 class PullRequest:
     number: int
@@ -320,7 +316,7 @@ class FakeGitHub(Conversation, LoopbackServer):
              "side": side, "start_line": start_line, "original_start_line": start_line,
              "start_side": start_side if start_side or start_line is None else side, "subject_type": subject_type,
              "position": None if line is None else 1, "body": body,
-             "commit_id": pr.head_sha, "user": {"login": user, "type": user_type},
+             "commit_id": pr.head_sha, "user": {"login": user, "id": user_id(user), "type": user_type},
              "url": f"{self.base_url}/repos/{self.repo}/pulls/comments/{cid}"}
         with self._lock:
             pr.comments.append(c)
@@ -331,7 +327,7 @@ class FakeGitHub(Conversation, LoopbackServer):
         per person and comment; the fake keeps every call, as a test of counting needs)."""
         rid = next(self._ids)
         r = {"id": rid, "node_id": f"REA_{rid}", "content": content, "created_at": _iso(time.time()),
-             "user": {"login": login, "id": zlib.crc32(login.encode()), "type": user_type}}
+             "user": {"login": login, "id": user_id(login), "type": user_type}}
         with self._lock:
             self.reactions.setdefault(comment_id, []).append(r)
         return r

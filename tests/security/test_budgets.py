@@ -117,9 +117,40 @@ def test_without_them_one_pull_request_spends_the_installations_day(
         assert a.llm.request_count == day and INSTALLATION_CUT in other
 
 
+@pytest.mark.slow
+def test_an_authors_rerun_commands_are_charged_to_their_pull_requests_and_their_day(
+        apps: Callable[..., App], fake_github: Callable[..., FakeGitHub]) -> None:
+    """`@rtcbot rerun` by the pull request's author (no write access) spends the same day as
+    their pushes: their pull request's, then their own. On b3e8eed a command's re-run carried
+    no repository id and no author: it spent from a second per-PR bucket (keyed by the name) and
+    from no author's day (PR day 60, author day 100: the author spent 180)."""
+    a = apps(costly(fake_github(installation_id=505, repo="octo-org/reruns")), **COSTLY_JOBS,
+             llm_pr_daily_requests=PR_DAY, llm_author_daily_requests=AUTHOR_DAY,
+             author_reruns_per_day=50, force_debounce_s=0.0, permission_cache_s=0.0)
+    store, inst, gh = a.rt.store, a.gh.installation_id, a.gh
+    fork = {"head_repo": "mallory/reruns", "author": "mallory"}
+    push(a, 1, 0, **fork)
+    for _ in range(4):  # each would get a job's budget of new hunks: the cache holds the others
+        a.say("@rtcbot rerun", 1, user="mallory")
+    assert a.llm.request_count == PR_DAY
+    summary = gh.runs(EDITING, gh.pulls[1].head_sha)[-1]["output"]["summary"]
+    assert PR_CUT in summary
+    push(a, 2, 0, code={"path": "src/other.py"}, **fork)  # their next pull request: what is left of their day
+    for _ in range(3):
+        a.say("@rtcbot rerun editing-rtc", 2, user="mallory")
+    assert a.llm.request_count == AUTHOR_DAY
+    assert AUTHOR_CUT in gh.runs(EDITING, gh.pulls[2].head_sha)[-1]["output"]["summary"]
+    author, pr1 = f"author:{user_id('mallory')}", f"pr:{gh.repository_id}#1"
+    spent = store.usage.spent_today(inst, [author, pr1, f"pr:{gh.repo}#1"])
+    assert {who: requests for who, (requests, _) in spent.items()} == {author: AUTHOR_DAY, pr1: PR_DAY,
+                                                                      f"pr:{gh.repo}#1": 0}  # no second bucket
+    assert a.replies() == []  # every re-run was made (a 👍 each), none refused
+
+
 def test_the_author_comes_from_the_pull_requests_payload(fake_github: Callable[..., FakeGitHub]) -> None:
     """A fork's pushes count to its author (the pull request's user, not the pusher); a
-    re-run's payload names no author, so it counts to its pull request alone."""
+    re-run's to whoever asked for it (the payload names no pull request author), and to the
+    same pull request's day."""
     gh = fake_github()
     gh.add_pr(1, diff_text=push_code(0, hunks=1), head_repo="mallory/widgets", author="mallory")
     payload = gh.pr_event("synchronize", 1)
@@ -130,9 +161,10 @@ def test_the_author_comes_from_the_pull_requests_payload(fake_github: Callable[.
     assert payer is not None and payer.author == f"author:{user_id('mallory')}"
     gh.check_runs[5] = {"id": 5, "name": EDITING, "head_sha": job.head_sha, "external_id": "1:editing_rtc",
                         "status": "completed", "conclusion": "neutral"}
-    [rerun] = route("check_run", gh.check_run_event(5)).jobs
-    assert isinstance(rerun, AnalyzeJob) and rerun.author_id is None
-    assert payer_of(rerun) == Payer(gh.installation_id, pr=payer.pr)  # the same pull request's day
+    event = gh.check_run_event(5)
+    [rerun] = route("check_run", event).jobs
+    assert isinstance(rerun, AnalyzeJob) and rerun.author_id == event["sender"]["id"]
+    assert payer_of(rerun) == Payer(gh.installation_id, pr=payer.pr, author=f"author:{event['sender']['id']}")
 
 
 # -- settings -------------------------------------------------------------------------------------
