@@ -41,24 +41,15 @@ from analyzers.llm_answer import (
     transport_error,
     unmark,
 )
+from analyzers.llm_errors import BudgetExceeded as BudgetExceeded  # the client's errors, re-exported
+from analyzers.llm_errors import Halted as Halted
+from analyzers.llm_errors import LLMError as LLMError
 from analyzers.paths import private_file
 
 T = TypeVar("T")
 R = TypeVar("R")
 
 Message = dict[str, str]
-
-
-class LLMError(RuntimeError):
-    """An LLM failure the user can act on; str() is one clear line."""
-
-
-class BudgetExceeded(LLMError):
-    """The run's request or token budget is spent."""
-
-
-class Halted(LLMError):
-    """A request not made: the view's `halt` condition said stop (analyzers/format_watch.py)."""
 
 
 @dataclass

@@ -27,6 +27,7 @@ from statistics import fmean
 from typing import Any
 
 from analyzers import format_watch
+from analyzers.urls import redact_url
 
 RECORD_VERSION = 1
 SIZE_BUCKETS: tuple[tuple[str, int], ...] = (("small", 4), ("medium", 16))  # changed lines ≤; else large
@@ -155,7 +156,8 @@ def summarise(model: str, base_url: str | None, per_hunk: Sequence[Mapping[str, 
               price_per_1k: float | None = None, not_scored: int = 0,
               format_share: float | None = None) -> ModelResult:
     """A model's figures from its per-hunk scores (`rtc`, `rtc@3`, `baseline`, `lift`)."""
-    r = ModelResult(model, base_url, hunks=len(per_hunk), requests=requests, tokens=tokens,
+    shown = None if base_url is None else redact_url(base_url)  # a record or an output never holds a key
+    r = ModelResult(model, shown, hunks=len(per_hunk), requests=requests, tokens=tokens,
                     cache_hits=cache_hits, wall_s=wall_s, not_scored=not_scored, format_share=format_share)
     if per_hunk:
         r.rtc = fmean(s.get("rtc", 0.0) for s in per_hunk)

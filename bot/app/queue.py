@@ -15,7 +15,6 @@ wait for an fsync, which on a busy disk takes from a fraction of a millisecond t
 from __future__ import annotations
 
 import sqlite3
-import urllib.parse
 from typing import Any
 
 from huey import Huey, RedisHuey, SqliteHuey
@@ -23,6 +22,7 @@ from huey.consumer import Consumer, Scheduler, Worker
 from huey.storage import SqliteStorage
 
 from analyzers.paths import private_file
+from analyzers.urls import redact_url
 from bot.app.outage import Outage
 from bot.app.sweep import why
 from bot.core.settings import ServiceSettings
@@ -65,13 +65,8 @@ class QueueUnavailable(RuntimeError):
 
 
 def safe_url(url: str) -> str:
-    """`url` without its password."""
-    parts = urllib.parse.urlsplit(url)
-    if parts.password is None:
-        return url
-    host = parts.hostname or ""
-    netloc = f"{parts.username or ''}:***@{host}" + (f":{parts.port}" if parts.port else "")
-    return urllib.parse.urlunsplit(parts._replace(netloc=netloc))
+    """`url` without its userinfo or query values (analyzers/urls.py)."""
+    return redact_url(url)
 
 
 def place(settings: ServiceSettings) -> str:

@@ -31,6 +31,7 @@ from prometheus_client import CollectorRegistry, Counter, Histogram, generate_la
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 from prometheus_client.registry import Collector
 
+from analyzers.urls import redact_data
 from bot.app.health import check as check_health
 from bot.app.health import worker_figures
 from bot.app.jobs import Accepted, Runtime
@@ -351,7 +352,7 @@ def _health_route(app: Flask, rt: Runtime) -> None:
     @app.get("/healthz")
     def healthz() -> Response:
         health = check_health(rt)
-        resp = jsonify(health.answer())
+        resp = jsonify(redact_data(health.answer()))  # a reason that quotes a URL shows no credentials
         resp.status_code = 200 if health.ok else 503
         return resp
 

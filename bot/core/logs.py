@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, TextIO
 
+from analyzers.urls import redact_data, redact_urls
 from bot.core.settings import LogSettings
 
 TEXT_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s%(job_suffix)s"
@@ -117,7 +118,8 @@ class QuietRequests(logging.Filter):
 
 
 class TextFormatter(logging.Formatter):
-    """TEXT_FORMAT, its time in ISO 8601 with the zone."""
+    """TEXT_FORMAT, its time in ISO 8601 with the zone; every URL in the line (a message, a
+    traceback, a library's line) without its userinfo or query values (analyzers/urls.py)."""
 
     def __init__(self) -> None:
         super().__init__(TEXT_FORMAT)
@@ -125,9 +127,12 @@ class TextFormatter(logging.Formatter):
     def formatTime(self, record: logging.LogRecord, datefmt: str | None = None) -> str:  # noqa: N802 - logging's name
         return iso_time(record.created)
 
+    def format(self, record: logging.LogRecord) -> str:
+        return redact_urls(super().format(record))
+
 
 class JsonFormatter(logging.Formatter):
-    """One JSON object per record."""
+    """One JSON object per record, its URLs redacted as a text line's."""
 
     def format(self, record: logging.LogRecord) -> str:
         out: dict[str, Any] = {
@@ -137,7 +142,7 @@ class JsonFormatter(logging.Formatter):
         out.update(getattr(record, "job_fields", {}) or {})
         if record.exc_info:
             out["exception"] = self.formatException(record.exc_info)
-        return json.dumps(out, default=str)
+        return json.dumps(redact_data(out), default=str)
 
 
 class StderrHandler(logging.StreamHandler):  # type: ignore[type-arg]

@@ -27,6 +27,7 @@ from sqlalchemy.exc import (
 from sqlalchemy.orm import Session, sessionmaker
 
 from analyzers.paths import private_file
+from analyzers.urls import redact_url
 from bot.store.backfill import backfill
 from bot.store.migrations import add_missing_columns
 from bot.store.schema import Base
@@ -147,11 +148,13 @@ def error_reason(e: BaseException) -> str | None:
 
 
 def safe_url(url: str) -> str:
-    """The URL with its password hidden, to show; "(unreadable)" when it is not a URL."""
+    """The URL to show, its userinfo and query values hidden (analyzers/urls.py); "(unreadable)"
+    when it is not a database URL."""
     try:
-        return make_url(url).render_as_string(hide_password=True)
+        make_url(url)
     except Exception:  # noqa: BLE001 - not a URL: said by url_problem
         return "(unreadable)"
+    return redact_url(url)
 
 
 def url_problem(url: str) -> str | None:

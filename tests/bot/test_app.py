@@ -327,5 +327,5 @@ def test_worker_refuses_to_start_when_the_queue_is_unreachable(tmp_path: Path) -
     assert done.returncode != 0
     assert "Traceback" not in done.stderr + done.stdout
     lines = done.stderr.strip().splitlines()
-    assert len(lines) == 1 and "REDIS_URL=redis://:***@127.0.0.1:1/0" in lines[0], done.stderr
+    assert len(lines) == 1 and "REDIS_URL=redis://***@127.0.0.1:1/0" in lines[0], done.stderr
     assert "cannot reach the Redis queue" in lines[0] and "hunter2" not in done.stderr

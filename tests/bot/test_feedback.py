@@ -158,7 +158,7 @@ def test_stats_names_a_postgresql_store_without_its_password(tmp_path: Path) -> 
         r = CliRunner().invoke(main, ["stats"], env={"RTCBOT_DATA_DIR": str(tmp_path), "DATABASE_URL": with_password})
         assert r.exit_code == 0, r.output
         first = r.output.splitlines()[0]
-        assert first.startswith("Store: postgresql+psycopg://postgres:***@127.0.0.1:5432/test"), first
+        assert first.startswith("Store: postgresql+psycopg://***@127.0.0.1:5432/test"), first
         assert "hunter2" not in r.output and "default" not in first
     finally:
         drop_schema(schema)

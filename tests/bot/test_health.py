@@ -132,7 +132,7 @@ def test_an_outage_is_one_line_when_it_starts_and_one_when_it_ends(caplog: pytes
 
 def test_many_threads_failing_at_once_say_it_once(caplog: pytest.LogCaptureFixture) -> None:
     caplog.set_level(logging.INFO)
-    outage = Outage("the database at DATABASE_URL=postgresql+psycopg://rtcbot:***@db/rtcbot")
+    outage = Outage("the database at DATABASE_URL=postgresql+psycopg://***@db/rtcbot")
     start, back = threading.Barrier(8), threading.Barrier(8)
 
     def fail_then_recover(_: Any = None) -> None:

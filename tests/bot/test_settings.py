@@ -383,7 +383,7 @@ def test_a_database_that_does_not_answer_is_one_line_naming_database_url(tmp_pat
     with pytest.raises(Exception) as e:
         Store(s.database())
     assert start_problem(e.value, s) == ("DATABASE_URL: cannot use the database at "
-                                         "postgresql+psycopg://rtcbot:***@127.0.0.1:1/rtcbot: Connection refused")
+                                         "postgresql+psycopg://***@127.0.0.1:1/rtcbot: Connection refused")
 
 
 @pytest.mark.slow
@@ -392,5 +392,5 @@ def test_worker_with_a_database_that_does_not_answer_says_one_line(tmp_path: Pat
                 DATABASE_URL="postgresql://rtcbot:hunter2@127.0.0.1:1/rtcbot")
     assert p.returncode == 1, p.stderr
     assert p.stderr.splitlines() == [
-        "Error: DATABASE_URL: cannot use the database at postgresql+psycopg://rtcbot:***@127.0.0.1:1/rtcbot: "
+        "Error: DATABASE_URL: cannot use the database at postgresql+psycopg://***@127.0.0.1:1/rtcbot: "
         "Connection refused"]

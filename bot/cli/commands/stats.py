@@ -8,7 +8,7 @@ the other signals (threads resolved, reactions, merged pull requests). See bot/c
 suggestions under its new name, a removed one's nowhere); rows whose ids are not known are
 never counted.
 Then the findings and rules each repository's team dismissed (`dismissals` in the JSON).
-The first line names the store it read (its URL, the password hidden; `store` in the JSON).
+The first line names the store it read (its URL, userinfo and query values hidden; `store` in the JSON).
 """
 
 from __future__ import annotations

@@ -21,7 +21,7 @@ def test_url_problem(url: str, problem: str | None) -> None:
 
 
 def test_a_password_is_never_shown() -> None:
-    assert safe_url("postgresql+psycopg://rtcbot:hunter2@db/rtcbot") == "postgresql+psycopg://rtcbot:***@db/rtcbot"
+    assert safe_url("postgresql+psycopg://rtcbot:hunter2@db/rtcbot") == "postgresql+psycopg://***@db/rtcbot"
     assert safe_url("::") == "(unreadable)"
 
 
