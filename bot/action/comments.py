@@ -6,8 +6,8 @@ Who may ask, as on the App (bot/app/comment_commands.py): only a new comment by 
 command (a bot's never is); `ignore` and `unignore` need write, maintain or admin permission
 (GitHub's collaborator permission, asked with the token); `rerun` and `explain` — which here
 analyses afresh, so it costs what a re-run of one hunk costs — are the pull request author's,
-RTCBOT_AUTHOR_RERUNS_PER_DAY a day (their `rerun` and `explain` commands in the conversation over
-the last 24 hours), and anyone's with write access.
+RTCBOT_AUTHOR_RERUNS_PER_DAY a day (counted by rtcbot's own replies, bot/action/charges.py: an
+author cannot edit or delete them away), and anyone's with write access.
 
 `issue_comment` runs the default branch's workflow with a write token and the repository's
 secrets whoever wrote the pull request, forks included: nothing from the pull request runs
@@ -28,6 +28,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import IO, Any
 
+from bot.action import charges
 from bot.action.run import PullRequestRun
 from bot.action.settings import ActionResult, ActionSettings
 from bot.action.workflow import (
@@ -49,9 +50,7 @@ from bot.github import GitHubClient, GitHubError, token_client
 from bot.github.conversation import Conversation
 from reporters.untrusted import code, fenced, inert
 
-DAY_S = 24 * 3600.0
 NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9-]{0,38}$")  # a GitHub login's shape
-COSTLY = frozenset({"rerun", "explain"})  # analyse: the author's budget, or write access
 
 
 @dataclass(frozen=True)
@@ -66,6 +65,7 @@ class Comment:
     state: str
     default_branch: str
     not_a_command: str | None = None
+    author_id: int = 0  # GitHub's id of who wrote it: whose day a `rerun` or `explain` is charged to
 
 
 def load_comment(path: str | None, name: str) -> Comment:
@@ -92,7 +92,8 @@ def load_comment(path: str | None, name: str) -> Comment:
         why = "a comment without a pull request number, a comment id or an author"
     return Comment(repo["full_name"], number if isinstance(number, int) else 0, cid if isinstance(cid, int) else 0,
                    str(user.get("login") or ""), text or "", str(issue.get("state") or "open"),
-                   str(repo.get("default_branch") or "main"), why)
+                   str(repo.get("default_branch") or "main"), why,
+                   user["id"] if isinstance(user.get("id"), int) else 0)
 
 
 @dataclass(frozen=True)
@@ -146,6 +147,7 @@ class _Commands:
     def __init__(self, s: ActionSettings, gh: GitHubClient, talk: Conversation, c: Comment, inputs: Inputs,
                  say: Callable[[str], None], stdout: IO[str]) -> None:
         self.s, self.gh, self.talk, self.c, self.inputs, self.say, self.stdout = s, gh, talk, c, inputs, say, stdout
+        self.charged: int | None = None  # the author's charged commands today (None: not charged: write access)
 
     def react(self, content: str) -> None:
         """A reaction on the command's comment (best effort: the answer matters more)."""
@@ -179,29 +181,26 @@ class _Commands:
         return self._rerun(command, pr) if isinstance(command, Rerun) else self._explain(command, pr)
 
     # -- rerun and explain: the author's budget, or write access ------------------------------
-    def _asked_today(self) -> int:
-        """The author's `rerun` and `explain` commands in this conversation over the last day,
-        but this one."""
-        since = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() - DAY_S))
-        n = 0
-        for other in self.gh.issue_comments(self.c.repo, self.c.number, since, limit=1000):
-            user = other.get("user") or {}
-            if other.get("id") == self.c.comment_id or str(user.get("login") or "").lower() != self.c.author.lower():
-                continue
-            text = pr_commands.addressed(other.get("body"), self.s.command_name)
-            n += text is not None and pr_commands.parse(text).verb in COSTLY
-        return n
-
     def _refusal(self, pull: dict[str, Any]) -> str | None:
-        """Why this person may not have the pull request analysed now (None: they may)."""
+        """Why this person may not have the pull request analysed now (None: they may; the
+        author without write access with `charged` set: their day so far, bot/action/charges.py)."""
         if self.talk.can_write(self.c.author):
             return None
         if self.c.author.lower() != str((pull.get("user") or {}).get("login") or "").lower():
             return pr_commands.RERUN_REFUSED.replace("`rerun`", "`rerun` or `explain` here")
+        self.charged = charges.charged_today(self.gh, self.c.repo, self.c.number, self.c.author_id)
+        if self.charged is None:
+            return charges.UNCOUNTABLE
         budget = self.s.commands.author_reruns_per_day
-        if self._asked_today() >= budget:
+        if self.charged >= budget:
             return pr_commands.author_budget_reply(budget)
         return None
+
+    def _charge(self, verb: str, pr: PullRequest) -> None:
+        """Before the author (without write access) spends: rtcbot's reply that counts it."""
+        if self.charged is not None:
+            self.talk.reply("issue", self.c.number, self.c.comment_id, charges.receipt(
+                self.c.author_id, verb, self.charged + 1, self.s.commands.author_reruns_per_day, pr.head_sha))
 
     def _run(self, pr: PullRequest) -> PullRequestRun:
         return PullRequestRun(self.s, self.gh, pr, self.inputs, self.say, self.stdout)
@@ -217,6 +216,7 @@ class _Commands:
             return Answer("turned off", note)
         review = planned.review
         review = dataclasses.replace(review, selection=dataclasses.replace(review.selection, names=names))
+        self._charge("rerun", pr)
         result = run.review(dataclasses.replace(planned, review=review))
         return Answer(f"re-ran {', '.join(names)} at {pr.head_sha[:12]}", note, "+1", result.exit_code)
 
@@ -241,6 +241,7 @@ class _Commands:
         hunk = explain.hunk_at(change.changes, command.path, command.line)
         if hunk is None:
             return Answer("no hunk", f"This pull request changes no hunk at {code(where)} at the head {head}.")
+        self._charge("explain", pr)
         result = review_core.run(p, dataclasses.replace(change, changes=hunk), tools=self.s.tools)
         found = [f for r in result.reports for f in r.findings]
         hits = explain.at_line(found, command.path, command.line) or found

@@ -19,9 +19,10 @@ from typing import Any
 
 import pytest
 
+from bot.action.charges import receipt
 from bot.core import pr_commands
 from bot.core.dismissals_file import parse_dismissals
-from tests.fakes.github_server import FakeGitHub, many_hunks_diff
+from tests.fakes.github_server import FakeGitHub, many_hunks_diff, user_id
 from tests.fakes.llm_server import ScriptedLLM, varied
 from tests.security.markdown_audit import audit
 from tests.security.test_untrusted_surfaces import hostile
@@ -70,7 +71,10 @@ def test_the_author_reruns_through_the_action(fake_github: Callable[..., FakeGit
     assert proc.returncode == 0, proc.stderr[-3000:]
     [run] = gh.runs(EDITING)
     assert run["head_sha"] == gh.pulls[1].head_sha and run["status"] == "completed" and run["annotations"]
-    assert gh.comment_reactions("issue", c["id"]) == ["eyes", "+1"] and replies(gh) == []
+    assert gh.comment_reactions("issue", c["id"]) == ["eyes", "+1"]
+    [receipt] = replies(gh)  # the author's re-run is counted by rtcbot's own reply (bot/action/charges.py)
+    assert receipt.startswith(f"rtcbot is running `rerun` at the head `{gh.pulls[1].head_sha[:12]}` for this pull "
+                              "request's author: 1 of the 5 they may ask for in a day.")
     assert "issue_comment: the pull request is read as data only" in proc.stderr  # nothing from it runs
     assert "rerun by Codertocat: re-ran editing_rtc" in proc.stderr and llm.request_count > 0
 
@@ -80,8 +84,9 @@ def test_explain_through_the_action_analyses_the_hunk_again_and_shows_it_inert(
     gh, llm = _github(fake_github), scripted_llm(hostile)
     proc, _ = command(gh, llm, tmp_path, f"@rtcbot explain {PATH}:2")
     assert proc.returncode == 0, proc.stderr[-3000:]
-    [reply] = replies(gh)
+    receipt, reply = replies(gh)
     head = gh.pulls[1].head_sha[:12]
+    assert receipt.startswith(f"rtcbot is running `explain` at the head `{head}`")
     assert reply.startswith(f"rtcbot analysed the hunk at `{PATH}:2` again at the head `{head}`")
     assert f"**Why EditingRTC scored this** at `{PATH}:2`" in reply  # bot/core/explain.py, as on the App
     assert "### The regenerated code against the real edit" in reply and "-    return x * 0" in reply
@@ -112,11 +117,16 @@ def test_someone_without_write_access_is_refused(fake_github: Callable[..., Fake
 def test_the_authors_reruns_a_day_are_bounded(fake_github: Callable[..., FakeGitHub],
                                               scripted_llm: Callable[..., ScriptedLLM], tmp_path: Path) -> None:
     gh, llm = _github(fake_github), scripted_llm(varied)
-    gh.add_issue_comment(1, "@rtcbot rerun", user="Codertocat")  # asked earlier today
-    gh.add_issue_comment(1, "@rtcbot rerun", user="someone-else")  # another person's: not counted
+    earlier = gh.add_issue_comment(1, receipt(user_id("Codertocat"), "rerun", 1, 1, "0" * 40), user="rtcbot[bot]",
+                                   user_type="Bot")  # rtcbot's reply to a re-run earlier today
+    gh.add_issue_comment(1, receipt(user_id("someone-else"), "rerun", 1, 1, "0" * 40), user="rtcbot[bot]",
+                         user_type="Bot")  # another person's: not counted
     proc, _ = command(gh, llm, tmp_path, "@rtcbot rerun", RTCBOT_AUTHOR_RERUNS_PER_DAY="1")
     assert proc.returncode == 0, proc.stderr[-3000:]
-    assert replies(gh) == [pr_commands.author_budget_reply(1)] and gh.check_runs == {}
+    assert replies(gh)[2:] == [pr_commands.author_budget_reply(1)] and gh.check_runs == {}
+    earlier["created_at"] = earlier["updated_at"] = "2020-01-01T00:00:00Z"  # more than a day ago
+    proc, _ = command(gh, llm, tmp_path, "@rtcbot rerun", RTCBOT_AUTHOR_RERUNS_PER_DAY="1")
+    assert proc.returncode == 0 and len(gh.check_runs) == 1
     proc, _ = command(gh, llm, tmp_path, "@rtcbot rerun", RTCBOT_AUTHOR_RERUNS_PER_DAY="-1")
     assert proc.returncode == 2 and "RTCBOT_AUTHOR_RERUNS_PER_DAY: must be at least 0" in proc.stderr
 
