@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from urllib.parse import urlsplit
 
+from analyzers.urls import redact_url
 from bot.core.settings import ServiceSettings, variable_problems
 from bot.core.settings_env import SettingsError, load, set_name
 
@@ -49,7 +50,8 @@ def dashboard_problems(settings: ServiceSettings) -> list[str]:
                      f"{', '.join(DASHBOARD_SETTINGS)} (docs/dashboard.md)" for n in unset]
     for name, url in (("RTCBOT_GITHUB_URL", settings.github_url), ("RTCBOT_PUBLIC_URL", settings.public_url)):
         if url is not None and (urlsplit(url).scheme not in ("http", "https") or not urlsplit(url).hostname):
-            problems.append(f"{name}: must be an http(s) address such as https://github.com, not {url[:80]!r}")
+            problems.append(f"{name}: must be an http(s) address such as https://github.com, "
+                            f"not {redact_url(url)[:80]!r}")
     return problems
 
 

@@ -25,7 +25,8 @@ from click.testing import CliRunner
 from analyzers.llm import LLMError
 from analyzers.urls import UNREADABLE, redact_data, redact_url, redact_urls
 from bot.core import logs
-from bot.core.settings import LogSettings
+from bot.core.service_checks import dashboard_problems
+from bot.core.settings import LogSettings, ServiceSettings
 from bot.entry import main
 from bot.store.db import safe_url
 from tests.bot.app_support import App
@@ -78,6 +79,8 @@ def test_every_error_and_place_goes_through_it() -> None:
     assert redact_data({"reasons": [f"queue at {url}"], "n": 1}) == {"reasons": ["queue at " + redact_url(url)],
                                                                       "n": 1}
     assert safe_url("postgresql+psycopg://rtcbot:hunter2@db/rtcbot") == "postgresql+psycopg://***@db/rtcbot"
+    [problem] = dashboard_problems(ServiceSettings(public_url="ftp://user:PASSWORD@h/x?k=SECRET"))
+    assert problem == "RTCBOT_PUBLIC_URL: must be an http(s) address such as https://github.com, not 'ftp://***@h/x?k=***'"
 
 
 # -- logs -------------------------------------------------------------------------------------
