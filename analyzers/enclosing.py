@@ -14,7 +14,7 @@ from __future__ import annotations
 import ast
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from analyzers.diff import Hunk, one_line
 
@@ -26,6 +26,7 @@ LABEL_CHARS = 120  # a hunk's label: a definition's name is the pull request's, 
 class Definition:
     kind: str  # "class", "function" or "method"
     name: str  # qualified by the definitions around it: "Outer.Inner.run"
+    start: int = field(default=0, compare=False)  # its first line (a decorator's; a brace's line)
 
     def __str__(self) -> str:
         return f"{self.kind} {self.name}"
@@ -58,6 +59,23 @@ def enclosing(text: str, language: str | None, line: int) -> str | None:
     return str(found[-1]) if found else ""
 
 
+def innermost(text: str, language: str | None, lines: Sequence[int]) -> list[Definition | None] | None:
+    """The innermost definition around each of `lines` (None for a line in none), the file read
+    once for all of them; None when the file cannot be read as `language`."""
+    chains: list[list[Definition] | None] | None
+    if language == "python":
+        tree = _parse(text)
+        chains = None if tree is None else [_python_chain(tree, ln) for ln in lines]
+    elif language in BRACE_LANGUAGES:
+        found = _braces_chains(_code_chars(text), lines)
+        chains = [found[ln] for ln in lines]
+    else:
+        return None
+    if chains is None or any(c is None for c in chains):
+        return None
+    return [c[-1] if c else None for c in chains]
+
+
 def hunk_label(hunk: Hunk, text: str | None, language: str | None) -> str:
     """What a report calls a hunk: the definition its change starts in at the head; git's
     header context only when the file is not there or does not parse; else "hunk at line N".
@@ -72,11 +90,19 @@ def hunk_label(hunk: Hunk, text: str | None, language: str | None) -> str:
 
 
 # ---------------------------------------------------------------------------- Python
-def _python(text: str, line: int) -> list[Definition] | None:
+def _parse(text: str) -> ast.Module | None:
     try:
-        tree = ast.parse(text)
+        return ast.parse(text)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
+
+
+def _python(text: str, line: int) -> list[Definition] | None:
+    tree = _parse(text)
+    return None if tree is None else _python_chain(tree, line)
+
+
+def _python_chain(tree: ast.Module, line: int) -> list[Definition]:
     chain: list[Definition] = []
     body: Sequence[ast.AST] = tree.body
     names: list[str] = []
@@ -87,7 +113,7 @@ def _python(text: str, line: int) -> list[Definition] | None:
             return chain
         names.append(inner.name)
         kind = "class" if isinstance(inner, ast.ClassDef) else "method" if in_class else "function"
-        chain.append(Definition(kind, ".".join(names)))
+        chain.append(Definition(kind, ".".join(names), _span(inner)[0]))
         in_class = isinstance(inner, ast.ClassDef)
         body = list(ast.iter_child_nodes(inner))
 
@@ -139,35 +165,63 @@ def _header_definition(header: str) -> Definition | None:
     return None
 
 
+Stack = list[tuple[Definition | None, int]]  # what each open brace opened, on which line
+
+
 def _braces(text: str, line: int) -> list[Definition] | None:
     """The definitions whose braces are open at `line` (those opened on it included), outermost
     first; None when the braces do not balance before it (not a file we can read)."""
-    stack: list[tuple[Definition | None, int]] = []  # what each open brace opened, on which line
+    return _braces_chains(_code_chars(text), [line])[line]
+
+
+def _braces_chains(chars: Sequence[tuple[str, int]], lines: Sequence[int]) -> dict[int, list[Definition] | None]:
+    """`_braces` for each of `lines`, in one pass over the characters: what comes before a line
+    is read once for every line after it."""
+    out: dict[int, list[Definition] | None] = {}
+    stack: Stack = []
     header: list[str] = []
-    for ch, at in _code_chars(text):
-        if at > line:
-            break
-        if ch == "{":
-            stack.append((_header_definition("".join(header)), at))
-            header = []
-        elif ch == "}":
-            if not stack:
-                return None
-            if at < line or stack[-1][1] == line:
-                stack.pop()
-            header = []
-        elif ch == ";":
-            header = []
-        else:
-            header.append(ch)
+    i, n, broken = 0, len(chars), False
+    for line in sorted(set(lines)):
+        while not broken and i < n and chars[i][1] < line:
+            broken = not _step(stack, header, *chars[i], line)
+            i += 1
+        if broken:
+            out[line] = None
+            continue
+        here, here_header, j = list(stack), list(header), i
+        while j < n and chars[j][1] == line and _step(here, here_header, *chars[j], line):
+            j += 1
+        out[line] = None if j < n and chars[j][1] == line else _chain(here)
+    return out
+
+
+def _step(stack: Stack, header: list[str], ch: str, at: int, line: int) -> bool:
+    """One character read toward `line` (False: a `}` closes nothing)."""
+    if ch == "{":
+        stack.append((_header_definition("".join(header)), at))
+        header.clear()
+    elif ch == "}":
+        if not stack:
+            return False
+        if at < line or stack[-1][1] == line:
+            stack.pop()
+        header.clear()
+    elif ch == ";":
+        header.clear()
+    else:
+        header.append(ch)
+    return True
+
+
+def _chain(stack: Stack) -> list[Definition]:
     chain: list[Definition] = []
     names: list[str] = []
-    for d, _ in stack:
+    for d, at in stack:
         if d is None:
             continue
         names.append(d.name)
         kind = "method" if d.kind == "function" and chain and chain[-1].kind == "class" else d.kind
-        chain.append(Definition(kind, ".".join(names)))
+        chain.append(Definition(kind, ".".join(names), at))
     return chain
 
 

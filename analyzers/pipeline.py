@@ -22,6 +22,7 @@ from analyzers.llm_answer import cut_note
 from analyzers.local_llm import ALIAS as EMBEDDED_ALIAS
 from analyzers.local_llm import SMALL_MODEL_NOTE
 from analyzers.options import OptionsError
+from analyzers.place import head_text, place_findings
 from analyzers.report import AnalyzerReport, SkipKind, Skipped
 
 log = logging.getLogger(__name__)
@@ -33,6 +34,7 @@ def run_one(name: str, changes: ChangeSet, ctx: AnalysisContext) -> AnalyzerRepo
     before = ctx.llm.usage.copy() if ctx.has_llm else None
     try:
         report = analyzer.run(changes, ctx)
+        report.findings = place_findings(report.findings, head_text(ctx.file_at_head, changes))  # fingerprints
     except (LLMError, OptionsError) as e:  # OptionsError: one line per problem, key paths
         report = AnalyzerReport(analyzer.name, analyzer.title, error=str(e))
     except Exception as e:  # an analyzer bug must not take the other analyses down

@@ -34,6 +34,14 @@ def normalise_code(code: str) -> str:
     return "\n".join(ln for ln in lines if ln)
 
 
+def _digest(parts: list[str]) -> str:
+    h = hashlib.sha256()
+    for part in parts:
+        h.update(part.encode("utf-8", "surrogatepass"))
+        h.update(b"\0")
+    return h.hexdigest()[:FINGERPRINT_CHARS]
+
+
 @dataclass
 class Fix:
     """A proposed replacement of lines [start_line, end_line] (1-based, inclusive) of `path`."""
@@ -51,6 +59,19 @@ class Fix:
         body = self.replacement if self.replacement.endswith("\n") or not self.replacement else self.replacement + "\n"
         fence = fence_for(body)
         return f"{fence}suggestion\n{body}{fence}"
+
+
+@dataclass(frozen=True)
+class Place:
+    """Where a finding sits in the code's structure, without a line number (analyzers/place.py
+    finds it): the innermost definition around its first line, in words ("function cleanup",
+    "method Cart.total"; "" at module level or in a file that cannot be read as its language),
+    and how many identical runs of lines (normalised) come before it from that definition's
+    first line. It survives a move of the whole definition; a twin in another definition, or a
+    copy below it in the same one, has a place of its own."""
+
+    definition: str
+    occurrence: int = 0
 
 
 @dataclass
@@ -79,30 +100,39 @@ class Finding:
     cwe: list[str] = field(default_factory=list)  # e.g. ["CWE-89"] (the rule's metadata)
     tags: list[str] = field(default_factory=list)  # the rule's tags, e.g. ["security"]
     rule_description: str = ""  # what the rule `rule_id` flags, in its own words
+    place: Place | None = None  # where it sits in the code's structure (what its fingerprint names)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
     def fingerprint(self, code: str | None = None) -> str:
         """A short hex id that survives line moves (what a team names to dismiss this finding,
-        bot/core/dismissals.py): analyzer, rule id, path and content — `code`, the text of the
-        finding's lines, normalised, when given; else the content key; else title and message —
-        never a line number."""
+        bot/core/dismissals.py, and what every output shows): analyzer, rule id, path, content —
+        `code`, the text of the finding's lines, normalised, when given; else the content key;
+        else title and message — and its `place` (definition and occurrence) where it has one;
+        never a line number. A finding without a place has its `legacy_fingerprint`."""
+        parts = [self.analyzer, self.rule_id or "", self.path or "", self._content(code)]
+        if self.place is not None:
+            parts += ["place", self.place.definition, str(self.place.occurrence)]
+        return _digest(parts)
+
+    def legacy_fingerprint(self, code: str | None = None) -> str:
+        """The fingerprint before `place` was part of it (content only: twins in two functions
+        share it). Dismissals that name one keep working until the next release where it names
+        exactly one current finding (bot/core/dismissals.py)."""
+        return _digest([self.analyzer, self.rule_id or "", self.path or "", self._content(code)])
+
+    def _content(self, code: str | None) -> str:
         if code is not None:
-            content = normalise_code(code)
-        else:
-            content = self.key or normalise_code(f"{self.title}\n{self.message}")
-        h = hashlib.sha256()
-        for part in (self.analyzer, self.rule_id or "", self.path or "", content):
-            h.update(part.encode("utf-8", "surrogatepass"))
-            h.update(b"\0")
-        return h.hexdigest()[:FINGERPRINT_CHARS]
+            return normalise_code(code)
+        return self.key or normalise_code(f"{self.title}\n{self.message}")
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Finding:
         data = dict(data)
         fix = data.pop("fix", None)
-        return cls(**data, fix=Fix(**fix) if fix else None)
+        place = data.pop("place", None)
+        return cls(**data, fix=Fix(**fix) if fix else None, place=Place(**place) if place else None)
 
 
 # How a gate's reason starts when it cannot pass over what an analyzer left unanalysed

@@ -7,9 +7,10 @@ code scanning keeps each analysis in its own category). In each run:
   text is the analyzer's own `help`; a rule's CWE and tags come from the finding's typed
   `cwe` / `tags`, never from its display-only `evidence`);
 - results: level (notice → note, warning → warning, failure → error), the message, a
-  physical location with its line region, a stable partial fingerprint from the finding's
-  key, the finding's scores as `properties.scores`, and `fixes` when the finding carries a
-  Fix (AutoFix's verified replacements);
+  physical location with its line region, stable partial fingerprints (the finding's key,
+  and its fingerprint: content and place, what a dismissal names), the finding's scores as
+  `properties.scores`, and `fixes` when the finding carries a Fix (AutoFix's verified
+  replacements);
 - the run's aggregate scores, usage and notes as run properties; what was skipped (and an
   analyzer error) as tool execution notifications, so nothing is silently left out.
 """
@@ -36,6 +37,7 @@ TOOL_NAME = "rtcbot"
 SRCROOT = "%SRCROOT%"
 LEVELS = {"notice": "note", "warning": "warning", "failure": "error"}
 FINGERPRINT = "rtcbotKey/v1"
+DISMISSAL_FINGERPRINT = "rtcbotFingerprint/v2"  # Finding.fingerprint: what `ignore` names (its place included)
 
 def _version() -> str:
     try:
@@ -139,8 +141,8 @@ def _result(f: Finding, index: int) -> dict[str, Any]:
     loc = _location(f.path, f.start_line, f.end_line)
     if loc:
         result["locations"] = [loc]
-    if f.key:
-        result["partialFingerprints"] = {FINGERPRINT: f.key}
+    result["partialFingerprints"] = {**({FINGERPRINT: f.key} if f.key else {}),
+                                     DISMISSAL_FINGERPRINT: f.fingerprint()}
     if f.fix is not None:
         result["fixes"] = [_fix(f.fix)]
     props: dict[str, Any] = {"analyzer": f.analyzer, "title": f.title}

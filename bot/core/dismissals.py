@@ -12,11 +12,17 @@ the path or its file name). `split` divides a review's findings into those shown
 dismissed; the review core applies it once for every surface (bot/core/review.py), and each
 dismissed finding is one line of the summary (`line`), never an annotation or a suggestion.
 
-A fingerprint is stable across line moves: the analyzer, the rule id, the path and the
-finding's content — the normalised text of its lines when the caller has it (`code`), else
-the finding's key, which every analyzer derives from content (a hunk's code, a rule and its
-snippet, a comment's text), never from line numbers. The review core fingerprints without
-`code`, so a fingerprint computed later from a stored finding is the same.
+A fingerprint (`Finding.fingerprint`) is stable across line moves and names one finding in its
+place: the analyzer, the rule id, the path, the finding's content — the normalised text of its
+lines when the caller has it (`code`), else the finding's key, which every analyzer derives from
+content (a hunk's code, a rule and its snippet, a comment's text) — and its place in the code's
+structure (`Finding.place`: the enclosing definition and the occurrence among identical lines
+there), never a line number. Twins in two functions, or a copy added below one, are findings of
+their own; moving the whole definition keeps the fingerprint. An old-style fingerprint (content
+only, `Finding.legacy_fingerprint`) still dismisses the one finding it names, until the next
+release; one that several findings share dismisses none of them, and the report says so
+(`ambiguity_notes`). The review core fingerprints without `code`, so a fingerprint computed later
+from a stored finding is the same.
 """
 
 from __future__ import annotations
@@ -106,19 +112,51 @@ def fingerprint(f: Finding, code: str | None = None) -> str:
     return f.fingerprint(code)
 
 
+@dataclass(frozen=True)
+class Prints:
+    """The fingerprints of a list of findings, new and old (`Finding.legacy_fingerprint`), and
+    which findings a dismissal's fingerprint names: those with that fingerprint; else, for one
+    release, the one finding whose old fingerprint it is — never several (an old fingerprint
+    that twins in two definitions share is `ambiguous`: it dismisses none of them)."""
+
+    new: tuple[str, ...]
+    old: tuple[str, ...]
+
+    @classmethod
+    def of(cls, findings: Sequence[Finding], code: Callable[[Finding], str | None] | None = None) -> Prints:
+        texts = [code(f) if code is not None else None for f in findings]
+        return cls(tuple(fingerprint(f, t) for f, t in zip(findings, texts, strict=True)),
+                   tuple(f.legacy_fingerprint(t) for f, t in zip(findings, texts, strict=True)))
+
+    def named(self, target: str) -> list[int]:
+        """The indexes of the findings `target` names (see the class)."""
+        new = [i for i, fp in enumerate(self.new) if fp == target]
+        old = [i for i, fp in enumerate(self.old) if fp == target]
+        return new or (old if len(old) == 1 else [])
+
+    def ambiguous(self, target: str) -> list[int]:
+        """The findings that share `target` as their old fingerprint, when it names none of
+        them (two or more, and no finding has it as its new fingerprint)."""
+        old = [i for i, fp in enumerate(self.old) if fp == target]
+        return old if len(old) > 1 and target not in self.new else []
+
+
 def split(findings: Iterable[Finding], dismissals: Sequence[Dismissal],
           code: Callable[[Finding], str | None] | None = None,
           ) -> tuple[list[Finding], list[tuple[Finding, Dismissal]]]:
     """The findings no dismissal covers, and each dismissed one with the first dismissal that
     covers it (in the order given). `code`: the text of a finding's lines, where known."""
+    listed = list(findings)
+    if not dismissals:
+        return listed, []
+    prints = Prints.of(listed, code)
+    named = {d.target: set(prints.named(d.target)) for d in dismissals if d.kind == "finding"}
     kept: list[Finding] = []
     dismissed: list[tuple[Finding, Dismissal]] = []
-    for f in findings:
-        if not dismissals:
-            kept.append(f)
-            continue
-        fp = fingerprint(f, code(f) if code is not None else None)
-        d = next((d for d in dismissals if d.matches(f, fp)), None)
+    for i, f in enumerate(listed):
+        fp = prints.new[i]
+        d = next((d for d in dismissals
+                  if d.matches(f, d.target if d.kind == "finding" and i in named[d.target] else fp)), None)
         if d is None:
             kept.append(f)
         else:
@@ -126,18 +164,41 @@ def split(findings: Iterable[Finding], dismissals: Sequence[Dismissal],
     return kept, dismissed
 
 
+def ambiguity_notes(findings: Sequence[Finding], dismissals: Sequence[Dismissal]) -> list[str]:
+    """One line (plain text) for each dismissal whose old fingerprint several findings share:
+    it dismisses none of them, and says where they are."""
+    prints = Prints.of(findings)
+    out: list[str] = []
+    for d in dismissals:
+        hits = prints.ambiguous(d.target) if d.kind == "finding" else []
+        if hits:
+            where = ", ".join(f"{_where(findings[i])} (fingerprint {prints.new[i]})" for i in hits[:10])
+            out.append(f"The dismissal of {d.target} by @{d.by} names an old-style fingerprint that {len(hits)} "
+                       f"findings share ({where}), so it dismisses none of them: dismiss the one meant by "
+                       "its own fingerprint.")
+    return out
+
+
+def _where(f: Finding) -> str:
+    return f"{f.path}:{f.start_line}" if f.path and f.start_line else (f.path or f.analyzer)
+
+
 def summary_line(f: Finding, d: Dismissal) -> str:
     """One dismissed finding in the summary (plain text): where, what, its fingerprint (what
     `@rtcbot unignore` names) and who dismissed it, when and why."""
-    where = f"{f.path}:{f.start_line}" if f.path and f.start_line else (f.path or f.analyzer)
-    return f"{where} {(f.title or f.analyzer)[:120]} (fingerprint {fingerprint(f)}): {d.line()}"
+    fp = fingerprint(f)
+    named = f"fingerprint {fp}" + (f", named by its old fingerprint {d.target}"
+                                   if d.kind == "finding" and d.target != fp else "")
+    return f"{_where(f)} {(f.title or f.analyzer)[:120]} ({named}): {d.line()}"
 
 
 def dismiss(report: AnalyzerReport, dismissals: Sequence[Dismissal]) -> int:
     """Take the dismissed findings out of `report` (before it is judged and published): each
-    becomes one line of `report.dismissed` (MAX_LINES, then a count); how many."""
+    becomes one line of `report.dismissed` (MAX_LINES, then a count); how many. A dismissal
+    whose old fingerprint several findings share dismisses none of them, and is a note."""
     if not dismissals or not report.findings:
         return 0
+    report.notes.extend(ambiguity_notes(report.findings, dismissals))
     report.findings, gone = split(report.findings, dismissals)
     lines = [summary_line(f, d) for f, d in gone]
     if len(lines) > MAX_LINES:

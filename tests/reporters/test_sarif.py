@@ -89,7 +89,8 @@ def test_hand_built_reports_validate_and_carry_everything() -> None:
     assert res["locations"][0]["physicalLocation"]["region"] == {"startLine": 10, "endLine": 14}
     assert res["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] == "src/app.py"
     assert res["properties"]["scores"]["rtc@3"] == 1.0 and res["properties"]["scores"]["lift"] == 0.33
-    assert res["partialFingerprints"] == {"rtcbotKey/v1": "k-edit"}
+    assert res["partialFingerprints"] == {"rtcbotKey/v1": "k-edit",
+                                          "rtcbotFingerprint/v2": hand_reports()[0].findings[0].fingerprint()}
     assert edit["properties"]["scores"] == {"rtc": 0.33, "hunks": 1.0}
     assert edit["properties"]["usage"] == {"samples": 15}  # never requests, tokens or cache hits
     notes = edit["invocations"][0]["toolExecutionNotifications"]
