@@ -40,7 +40,7 @@ from bot.action.workflow import (
     read_event,
     read_inputs,
 )
-from bot.core import dismissals, explain, pr_commands
+from bot.core import dismiss_target, dismissals, explain, pr_commands
 from bot.core import review as review_core
 from bot.core.config import CONFIG_PATH
 from bot.core.context import EXECUTING_ANALYZERS
@@ -266,11 +266,22 @@ class _Commands:
         problem = dismissals.problem(d)
         if problem:
             return Answer("invalid", f"rtcbot cannot dismiss that: {inert(problem)}.")
+        head, named = self._annotated(d)
         return Answer("entry proposed", "\n".join([
             f"The Action keeps no dismissals of its own: commit this entry to `{DISMISSALS_PATH}` on the default "
             "branch (add its `- ` item to the `dismissals:` list, or create the file with it). Runs read the "
             "file at a pull request's base commit, so it applies to pull requests based on a commit that has it.",
-            "", *fenced(entry_yaml(d).rstrip("\n"), "yaml")]))
+            "", *fenced(entry_yaml(d).rstrip("\n"), "yaml"), "",
+            f"It dismisses {dismiss_target.what(d)}.", "", *dismiss_target.covered(named, head)]))
+
+    def _annotated(self, d: dismissals.Dismissal) -> tuple[str, tuple[dismiss_target.Named, ...]]:
+        """The head, and the findings rtcbot's check runs there annotate with the fingerprint `d` names."""
+        head = str((self.talk.pull(self.c.number).get("head") or {}).get("sha") or "")
+        if d.kind != "finding" or not head:
+            return head, ()
+        runs = [self.gh.find_check_run(self.c.repo, head, name) for name in dismiss_target.check_names()]
+        return head, dismiss_target.in_annotations(
+            (a for r in runs if r for a in self.gh.check_run_annotations(self.c.repo, int(r["id"]))), d.target)
 
     def _unignore(self, command: Unignore) -> Answer:
         if command.target == "this":

@@ -23,11 +23,10 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from analyzers import registry
 from analyzers.report import Finding
 from bot.app import events
 from bot.app.command_events import CommandJob, ProposalJob
-from bot.core import dismissals, explain, pr_commands
+from bot.core import dismiss_target, dismissals, explain, pr_commands
 from bot.core.config import CONFIG_PATH, LoadedConfig, parse_config
 from bot.core.context import changes_from_github, select
 from bot.core.feedback import keys_in
@@ -38,7 +37,6 @@ from bot.github.conversation import Conversation
 from bot.ids import positive_int
 from bot.store.schema import JobRow
 from bot.store.store import Store
-from reporters.check_run import check_name
 from reporters.untrusted import code, inert
 
 log = logging.getLogger(__name__)
@@ -203,25 +201,26 @@ class CommentCommands:
     def _findings(self, repo: str, head: str) -> list[Finding]:
         """The findings rtcbot stored for the head, every analysis's."""
         out: list[Finding] = []
-        for name in registry.ANALYZERS:
-            try:
-                title = registry.get(name).title
-            except Exception:  # an analyzer whose optional dependencies are missing
-                continue
-            run = self.store.checks.get(repo, check_name(title), head)
+        for name in dismiss_target.check_names():
+            run = self.store.checks.get(repo, name, head)
             if run is not None:
                 out += [Finding.from_dict(dict(r.data)) for r in self.store.checks.findings(run.id)]
         return out
 
+    def _thread(self, asked: Asked) -> dict[str, Any] | None:
+        """The first comment of the command's review thread, when it is one of this App's."""
+        job = asked.job
+        if job.source != "review" or job.thread is None:
+            return None
+        top = next((c for c in asked.gh.review_comments(job.repo, job.pr_number) if c.get("id") == job.thread), None)
+        return top if top is not None and self.owns(top) else None
+
     def _target(self, asked: Asked, command: Explain, findings: list[Finding]) -> tuple[list[Finding], str]:
         """The findings the command points at, and where it points, in words."""
-        job = asked.job
         if command.path is not None and command.line is not None:
             return explain.at_line(findings, command.path, command.line), f"{command.path}:{command.line}"
-        if job.source != "review" or job.thread is None:
-            return [], ""
-        top = next((c for c in asked.gh.review_comments(job.repo, job.pr_number) if c.get("id") == job.thread), None)
-        if top is None or not self.owns(top):
+        top = self._thread(asked)
+        if top is None:
             return [], ""
         keys = keys_in([top.get("body")])
         hits = explain.marked(findings, keys[0]) if keys else []
@@ -254,13 +253,17 @@ class CommentCommands:
 
     def _dismiss(self, asked: Asked, command: Ignore | Unignore, head: str) -> Answer:
         job = asked.job
-        target = command.target
-        if target == "this":
-            hits, _ = self._target(asked, Explain(), self._findings(job.repo, head))
-            if not hits:
-                return Answer("no finding", f"`{command.verb} this` works in the thread of one of rtcbot's "
-                              "comments; elsewhere name the rule, the analyzer or the finding's fingerprint.")
-            target = dismissals.fingerprint(hits[0])
+        findings = self._findings(job.repo, head)
+        if command.target == "this":  # only through the thread's own marker (bot/core/dismiss_target.py)
+            top = self._thread(asked)
+            keys = keys_in([top.get("body")]) if top is not None else []
+            aim = dismiss_target.in_thread(findings, keys[0] if keys else None, command.verb, head)
+        else:
+            aim = dismiss_target.by_name(findings, command.target, head) if isinstance(command, Ignore) \
+                else dismiss_target.Aim(command.target)
+        if aim.refusal:
+            return Answer("nothing dismissed", aim.refusal)
+        target = aim.target
         if isinstance(command, Unignore):
             n = self.store.dismissals.remove(job.repository_id, job.repo, target, command.path_glob)
             return Answer(f"removed {n}", None if n else f"Nothing dismissed matches {code(target)}.",
@@ -271,7 +274,7 @@ class CommentCommands:
         if problem:
             return Answer("invalid", f"rtcbot cannot dismiss that: {inert(problem)}.")
         added = self.store.dismissals.add(job.repository_id, job.repo, d)
-        return Answer("added" if added else "already there", None, "+1")
+        return Answer("added" if added else "already there", dismiss_target.reply(d, aim, head, added=added), "+1")
 
 
 def proposal_reply(slug: str, job: ProposalJob) -> str:

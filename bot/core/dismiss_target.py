@@ -1,0 +1,154 @@
+"""What an `ignore` or `unignore` command dismisses, resolved against the findings at the head,
+and the reply that says so (the App's bot/app/comment_commands.py; the Action's reply names
+what its check runs' annotations show). Pure.
+
+- `ignore this` (in a review thread) names the finding that the thread's first comment, one of
+  rtcbot's, marks (its marker: reporters/pr_review.py `key_of`) — only that one. When the
+  marker matches no finding at the head (the pull request changed those lines) or several,
+  nothing is dismissed, and the reply says so: never a finding that merely sits at the
+  thread's line now.
+- `ignore <fingerprint>` names the findings with that fingerprint; an old-style fingerprint
+  (bot/core/dismissals.py `Prints`) is recorded as the new fingerprint of the one finding it
+  names, and refused when it names several.
+- Every reply names what it dismissed: the rule, the path, the line and the fingerprint (the
+  path, the rule and the definition are not rtcbot's words: code spans).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from analyzers import registry
+from analyzers.report import Finding
+from bot.core.dismissals import Dismissal, Prints, fingerprint, kind_of
+from bot.core.explain import marked
+from reporters.check_run import check_name
+from reporters.untrusted import code, inert
+
+MAX_NAMED = 10  # findings named in one reply; more are counted
+
+
+@dataclass(frozen=True)
+class Named:
+    """One finding a dismissal covers, as a reply names it."""
+
+    rule: str  # its rule id, else its title, else its analyzer
+    path: str
+    line: int | None
+    fingerprint: str
+    definition: str = ""
+
+    @classmethod
+    def of(cls, f: Finding) -> Named:
+        return cls(f.rule_id or f.title or f.analyzer, f.path or "", f.start_line, fingerprint(f),
+                   f.place.definition if f.place else "")
+
+    def words(self) -> str:
+        where = f"{self.path}:{self.line}" if self.path and self.line else self.path
+        inside = f" in {code(self.definition)}" if self.definition else ""
+        return f"{code(self.rule)} at {code(where or '?')}{inside}, fingerprint {code(self.fingerprint)}"
+
+
+@dataclass(frozen=True)
+class Aim:
+    """What a command will dismiss: the target to record and the findings at the head it covers,
+    or (`refusal`, rtcbot's Markdown) why nothing is dismissed."""
+
+    target: str = ""
+    named: tuple[Named, ...] = ()
+    refusal: str | None = None
+    notes: tuple[str, ...] = field(default=())
+
+
+def in_thread(findings: Sequence[Finding], marker: str | None, verb: str, head: str) -> Aim:
+    """`ignore this` / `unignore this`: the finding the thread's own marker names, only it."""
+    if marker is None:
+        return Aim(refusal=f"`{verb} this` works in the thread of one of rtcbot's comments on a finding; "
+                   "elsewhere name the rule, the analyzer or the finding's fingerprint.")
+    hits = marked(findings, marker)
+    if not hits:
+        return Aim(refusal=f"The finding this thread was opened on is not among rtcbot's findings at the head "
+                   f"{code(head[:12])} (its lines changed since), so nothing is dismissed. Name the finding's "
+                   "fingerprint (the last line of its annotation in the check run) instead.")
+    if len(hits) > 1:
+        listed = "; ".join(Named.of(f).words() for f in hits[:MAX_NAMED])
+        return Aim(refusal=f"This thread's marker names {len(hits)} findings at the head {code(head[:12])} "
+                   f"({listed}), so nothing is dismissed. Name the one meant by its fingerprint instead.")
+    return Aim(fingerprint(hits[0]), (Named.of(hits[0]),))
+
+
+def by_name(findings: Sequence[Finding], target: str, head: str) -> Aim:
+    """`ignore <rule|analyzer|fingerprint>`: what it covers at the head (a fingerprint's old
+    form resolved to the new one, or refused when ambiguous)."""
+    if kind_of(target) == "rule":
+        return Aim(target, tuple(Named.of(f) for f in findings if target in (f.rule_id, f.analyzer)))
+    prints = Prints.of(findings)
+    if shared := prints.ambiguous(target):
+        listed = "; ".join(Named.of(findings[i]).words() for i in shared[:MAX_NAMED])
+        return Aim(refusal=f"{code(target)} is an old-style fingerprint that {len(shared)} findings at the head "
+                   f"{code(head[:12])} share ({listed}), so nothing is dismissed. Name the one meant by its "
+                   "own fingerprint.")
+    hits = prints.named(target)
+    new = prints.new[hits[0]] if hits else target
+    notes = (f"{code(target)} is the old form of this finding's fingerprint; rtcbot recorded the new one, "
+             f"{code(new)}.",) if new != target else ()
+    return Aim(new, tuple(Named.of(findings[i]) for i in hits), notes=notes)
+
+
+def reply(d: Dismissal, aim: Aim, head: str, *, added: bool = True) -> str:
+    """What a dismissal answers: what it dismissed, by name (rtcbot's Markdown, the rest inert)."""
+    lines = [("Dismissed: " if added else "Already dismissed: ") + what(d) + ".", "", *covered(aim.named, head)]
+    lines += ["", *aim.notes] if aim.notes else []
+    if d.reason:
+        lines += ["", f"Reason: {inert(d.reason)}"]
+    return "\n".join(lines)
+
+
+def what(d: Dismissal) -> str:
+    """A dismissal's target in words: "every finding of `rule`", "the finding with fingerprint `…`"."""
+    inside = f" in {code(d.path_glob)}" if d.path_glob else ""
+    if d.kind == "rule":
+        return f"every finding of {code(d.target)}{inside}"
+    return f"the finding with fingerprint {code(d.target)}{inside}"
+
+
+def covered(named: Sequence[Named], head: str) -> list[str]:
+    """The findings at the head a dismissal covers, one line each (or that it covers none now)."""
+    if not named:
+        return [f"No finding at the head {code(head[:12])} is covered by it now; it applies wherever it matches "
+                "from the next analysis on."]
+    lines = [f"At the head {code(head[:12])} that is:", ""]
+    lines += [f"- {n.words()}" for n in named[:MAX_NAMED]]
+    if len(named) > MAX_NAMED:
+        lines.append(f"- … and {len(named) - MAX_NAMED} more")
+    return lines
+
+
+_FINGERPRINT_LINE = re.compile(r"^fingerprint ([0-9a-f]{16})\s*$", re.M)  # reporters/check_run.py's last line
+
+
+def in_annotations(annotations: Iterable[Mapping[str, Any]], target: str) -> tuple[Named, ...]:
+    """The findings rtcbot's check-run annotations show with fingerprint `target` (the Action keeps
+    no findings: what it published is what it can name), their title as the rule."""
+    out: list[Named] = []
+    for a in annotations:
+        found = _FINGERPRINT_LINE.findall(str(a.get("message") or ""))
+        line = a.get("start_line")
+        if found and found[-1] == target:
+            out.append(Named(str(a.get("title") or "?"), str(a.get("path") or ""),
+                             line if isinstance(line, int) else None, target))
+    return tuple(out)
+
+
+def check_names() -> list[str]:
+    """The check runs rtcbot publishes, one per analyzer whose module loads."""
+    names: list[str] = []
+    for name in registry.ANALYZERS:
+        try:
+            names.append(check_name(registry.get(name).title))
+        except Exception:  # an analyzer whose optional dependencies are missing
+            continue
+    return names
