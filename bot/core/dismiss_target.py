@@ -69,14 +69,15 @@ def in_thread(findings: Sequence[Finding], marker: str | None, verb: str, head: 
         return Aim(refusal=f"`{verb} this` works in the thread of one of rtcbot's comments on a finding; "
                    "elsewhere name the rule, the analyzer or the finding's fingerprint.")
     hits = marked(findings, marker)
+    nothing = "nothing is dismissed" if verb == "ignore" else "no dismissal is removed"
     if not hits:
         return Aim(refusal=f"The finding this thread was opened on is not among rtcbot's findings at the head "
-                   f"{code(head[:12])} (its lines changed since), so nothing is dismissed. Name the finding's "
+                   f"{code(head[:12])} (its lines changed since), so {nothing}. Name the finding's "
                    "fingerprint (the last line of its annotation in the check run) instead.")
     if len(hits) > 1:
         listed = "; ".join(Named.of(f).words() for f in hits[:MAX_NAMED])
         return Aim(refusal=f"This thread's marker names {len(hits)} findings at the head {code(head[:12])} "
-                   f"({listed}), so nothing is dismissed. Name the one meant by its fingerprint instead.")
+                   f"({listed}), so {nothing}. Name the one meant by its fingerprint instead.")
     return Aim(fingerprint(hits[0]), (Named.of(hits[0]),))
 
 
