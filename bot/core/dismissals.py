@@ -105,10 +105,10 @@ def kind_of(target: str) -> Kind:
 
 
 def fingerprint(f: Finding, code: str | None = None) -> str:
-    """A short hex id of `f` that survives line moves: analyzer, rule id, path and content
+    """A short hex id of `f` that survives line moves: analyzer, rule id, path, content
     (`code`, the text of the finding's lines, normalised, when given; else the finding's
-    content key; else its title and message) — never a line number (`Finding.fingerprint`,
-    which the check run's annotations show)."""
+    content key; else its title and message) and place (`Finding.place`) — never a line number
+    (`Finding.fingerprint`, which every output shows)."""
     return f.fingerprint(code)
 
 
