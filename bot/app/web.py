@@ -1,5 +1,6 @@
-"""The webhook service: a Flask app factory with /webhook, /healthz, /stats and /metrics (the
-last two only with the operator's bearer token: RTCBOT_STATS_TOKEN, RTCBOT_METRICS_TOKEN).
+"""The webhook service: a Flask app factory with /webhook, /livez, /healthz (/readyz), /stats and
+/metrics (the last two only with the operator's bearer token: RTCBOT_STATS_TOKEN,
+RTCBOT_METRICS_TOKEN).
 
 `POST /webhook` does only what must happen inside GitHub's 10-second window: refuse bodies
 over 25 MB (413, chunked ones too, before anything else is done with them), verify
@@ -35,6 +36,7 @@ from analyzers.urls import redact_data
 from bot.app.health import check as check_health
 from bot.app.health import worker_figures
 from bot.app.jobs import Accepted, Runtime
+from bot.app.refusals import log_refusal
 from bot.core.feedback import acceptance
 from bot.core.logs import delivery_context
 from bot.core.settings import ServiceSettings, SettingsError, load_settings
@@ -244,7 +246,8 @@ class _Meters:
         self.scraped = scrape_registry(registry, rt)
 
     def answer(self, status: int, message: str, event: str = "", **extra: Any) -> Response:
-        self.webhooks.labels(event or "-", str(status)).inc()
+        if request.path == "/webhook":  # /metrics', /stats' and the error pages' answers are not webhooks
+            self.webhooks.labels(event or "-", str(status)).inc()
         jobs = extra.get("jobs")
         # the answer in words, for the request's log line: "202: accepted (jobs 12, 13)"
         g.said = f"{status}: {message}" + (f" (jobs {', '.join(map(str, jobs))})" if jobs else "")
@@ -270,31 +273,38 @@ def _read_body(limit: int) -> bytes:
     return read_bounded(stream.read, limit)
 
 
+def _refused(meters: _Meters, status: int, reason: str, event: str) -> Response:
+    """The answer to a delivery refused before it is recorded, and its one log line
+    (bot/app/refusals.py)."""
+    log_refusal(status, reason, event=event, delivery=request.headers.get("X-GitHub-Delivery", ""))
+    return meters.answer(status, reason, event)
+
+
 def _verified_delivery(settings: ServiceSettings, secret: str, event: str,
                        meters: _Meters) -> Response | tuple[str, dict[str, Any], str]:
     """(delivery id, payload, its text) of a signed, well-formed delivery; else the answer that
     refuses it (413, 401, 400 or 415)."""
     length = request.content_length
     if length is not None and length > settings.max_body_bytes:
-        return meters.answer(413, _too_large_message(settings), event)
+        return _refused(meters, 413, _too_large_message(settings), event)
     try:
         body = _read_body(settings.max_body_bytes)
     except TooLarge:
-        return meters.answer(413, _too_large_message(settings), event)
+        return _refused(meters, 413, _too_large_message(settings), event)
     # SHA-256 only: a request that carries only the SHA-1 X-Hub-Signature is refused
     if not verify_signature(body, request.headers.get("X-Hub-Signature-256"), secret):
-        return meters.answer(401, "missing or wrong X-Hub-Signature-256", event)
+        return _refused(meters, 401, "missing or wrong X-Hub-Signature-256", event)
     delivery = request.headers.get("X-GitHub-Delivery", "")
     if not event or not delivery:
-        return meters.answer(400, "missing X-GitHub-Event or X-GitHub-Delivery", event)
+        return _refused(meters, 400, "missing X-GitHub-Event or X-GitHub-Delivery", event)
     try:
         payload, text = decode_payload(request.headers.get("Content-Type", ""), body)
     except UnsupportedType:
-        return meters.answer(415, "expected a JSON body (content type application/json)", event)
+        return _refused(meters, 415, "expected a JSON body (content type application/json)", event)
     except ValueError as e:  # json.JSONDecodeError and UnicodeDecodeError among them
-        return meters.answer(400, f"malformed body: {e}", event)
+        return _refused(meters, 400, f"malformed body: {e}", event)
     if not isinstance(payload, dict):
-        return meters.answer(400, "malformed body: expected a JSON object", event)
+        return _refused(meters, 400, "malformed body: expected a JSON object", event)
     return delivery, payload, text
 
 
@@ -346,15 +356,24 @@ def _record_delivery(rt: Runtime, meters: _Meters, event: str, delivery: str, pa
 
 
 def _health_route(app: Flask, rt: Runtime) -> None:
-    """GET /healthz: 200 when the database and the queue answer, a worker is live and no job has
-    waited too long; else 503 with the reasons (bot/app/health.py)."""
+    """GET /healthz (and /readyz, the same): 200 when the database and the queue answer, a worker
+    on this queue is live and no job has waited too long; else 503 with the reasons
+    (bot/app/health.py): for monitoring the whole service. GET /livez: 200 whenever `rtcbot
+    serve` answers, for load balancers and process supervisors (a balancer that pulled serve
+    while the workers are down would make GitHub's deliveries fail, and GitHub does not
+    redeliver by itself: accepted, they wait in the queue)."""
 
     @app.get("/healthz")
+    @app.get("/readyz", endpoint="readyz")
     def healthz() -> Response:
         health = check_health(rt)
         resp = jsonify(redact_data(health.answer()))  # a reason that quotes a URL shows no credentials
         resp.status_code = 200 if health.ok else 503
         return resp
+
+    @app.get("/livez")
+    def livez() -> Response:
+        return jsonify({"status": "alive"})
 
 
 def _stats_route(app: Flask, settings: ServiceSettings, rt: Runtime, meters: _Meters) -> None:
@@ -401,13 +420,18 @@ def _metrics_route(app: Flask, settings: ServiceSettings, meters: _Meters) -> No
 def _error_handlers(app: Flask, settings: ServiceSettings, meters: _Meters) -> None:
     """Flask's own 413 (over MAX_CONTENT_LENGTH) and 400 as the app's JSON answers."""
 
+    def answer(status: int, message: str) -> Response:
+        if request.path == "/webhook":
+            return _refused(meters, status, message, request.headers.get("X-GitHub-Event", ""))
+        return meters.answer(status, message)
+
     @app.errorhandler(413)
     def too_large(_e: Any) -> Response:
-        return meters.answer(413, _too_large_message(settings))
+        return answer(413, _too_large_message(settings))
 
     @app.errorhandler(400)
     def bad_request(_e: Any) -> Response:
-        return meters.answer(400, "malformed request")
+        return answer(400, "malformed request")
 
 
 def wsgi() -> Flask:
