@@ -1,7 +1,11 @@
-"""The service's health, as /healthz answers it and /metrics counts it: the database and the
-queue answer, at least one worker is live (its heartbeat, bot/store/workers.py, is younger than
-RTCBOT_WORKER_STALE_S) and no job has waited in the queue longer than
-RTCBOT_HEALTH_MAX_QUEUE_AGE_S. `verdict` is the pure rule; `check` reads the figures."""
+"""The service's health, as /healthz (and /readyz) answers it and /metrics counts it: the
+database and the queue answer, at least one worker consuming this service's queue is live (its
+heartbeat, bot/store/workers.py, is younger than RTCBOT_WORKER_STALE_S and names the queue it
+consumes: bot/app/queue.py identity) and no job has waited in the queue longer than
+RTCBOT_HEALTH_MAX_QUEUE_AGE_S. `verdict` is the pure rule; `check` reads the figures. A worker
+whose heartbeat names no queue (one started before workers said theirs) is counted.
+
+/livez is not this: it says only that `rtcbot serve` answers (bot/app/web.py)."""
 
 from __future__ import annotations
 
@@ -10,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from bot.app.jobs import Runtime
-from bot.app.queue import describe, ping
+from bot.app.queue import describe, identity, ping
 from bot.app.sweep import why
 
 
@@ -31,10 +35,16 @@ class Health:
 
 
 def verdict(live_workers: int, oldest_queued_age_s: float | None, *, stale_s: float,
-            max_queue_age_s: float) -> list[str]:
-    """The reasons the workers make the service unhealthy, in words (none: healthy)."""
+            max_queue_age_s: float, elsewhere: tuple[str, ...] = ()) -> list[str]:
+    """The reasons the workers make the service unhealthy, in words (none: healthy).
+    `elsewhere`: the queues that live workers consume instead of this service's."""
     reasons: list[str] = []
-    if live_workers == 0:
+    if live_workers == 0 and elsewhere:
+        queues = ", ".join(sorted(set(elsewhere)))
+        reasons.append(f"no live worker on this service's queue: {len(elsewhere)} live worker(s) consume "
+                       f"another queue ({queues}); give `rtcbot serve` and `rtcbot worker` the same REDIS_URL "
+                       "(or RTCBOT_DATA_DIR for the SQLite queue)")
+    elif live_workers == 0:
         reasons.append(f"no live worker: none has beaten its heartbeat in the last {stale_s:g} s "
                        "(is `rtcbot worker` running? RTCBOT_WORKER_STALE_S)")
     if oldest_queued_age_s is not None and oldest_queued_age_s > max_queue_age_s:
@@ -44,13 +54,23 @@ def verdict(live_workers: int, oldest_queued_age_s: float | None, *, stale_s: fl
 
 
 def worker_figures(rt: Runtime, now: float | None = None) -> tuple[list[dict[str, Any]], float | None]:
-    """(the live workers, the oldest queued job's age in seconds or None) from the store."""
+    """(the live workers on this service's queue, the oldest queued job's age in seconds or None)
+    from the store."""
+    workers, _ = _live_workers(rt, now)
+    oldest = rt.store.jobs.oldest_queued_at()
     now = time.time() if now is None else now
+    return workers, None if oldest is None else max(0.0, now - oldest)
+
+
+def _live_workers(rt: Runtime, now: float | None = None) -> tuple[list[dict[str, Any]], tuple[str, ...]]:
+    """(the live workers on this service's queue, the queues the other live workers consume)."""
+    now = time.time() if now is None else now
+    mine = identity(rt.settings)
     rows = rt.store.workers.live(rt.settings.worker_stale_s)
     workers = [{"host": w.host, "pid": w.pid, "started_s_ago": round(now - w.started_at, 1),
-                "beat_s_ago": round(now - w.beat_at, 1), "ready": bool(w.ready)} for w in rows]
-    oldest = rt.store.jobs.oldest_queued_at()
-    return workers, None if oldest is None else max(0.0, now - oldest)
+                "beat_s_ago": round(now - w.beat_at, 1), "ready": bool(w.ready)}
+               for w in rows if w.queue in (None, mine)]
+    return workers, tuple(w.queue for w in rows if w.queue not in (None, mine))
 
 
 def check(rt: Runtime) -> Health:
@@ -70,8 +90,9 @@ def check(rt: Runtime) -> Health:
     if health.figures["database"] != "ok":
         return health
     workers, oldest_age = worker_figures(rt)
-    health.figures["workers"] = {"live": len(workers), "list": workers}
+    elsewhere = () if workers else _live_workers(rt)[1]
+    health.figures["workers"] = {"live": len(workers), "list": workers, "on_other_queues": len(elsewhere)}
     health.figures["oldest_queued_job_age_s"] = None if oldest_age is None else round(oldest_age, 1)
     health.reasons += verdict(len(workers), oldest_age, stale_s=rt.settings.worker_stale_s,
-                              max_queue_age_s=rt.settings.health_max_queue_age_s)
+                              max_queue_age_s=rt.settings.health_max_queue_age_s, elsewhere=elsewhere)
     return health

@@ -76,6 +76,20 @@ def place(settings: ServiceSettings) -> str:
     return f"the SQLite queue in RTCBOT_DATA_DIR={settings.data_dir}"
 
 
+def identity(settings: ServiceSettings) -> str:
+    """The queue in one string, the same however its URL is written (the port and database
+    number said, the host in lower case, no password): a worker's heartbeat names it, and a serve
+    counts only the workers on its own queue (bot/app/health.py)."""
+    if not settings.redis_url:
+        return f"sqlite:{(settings.data_dir / 'queue.sqlite3').resolve()}#{QUEUE_NAME}"
+    parts = urllib.parse.urlsplit(settings.redis_url)
+    query = urllib.parse.parse_qs(parts.query)
+    db = query.get("db", [""])[0] or parts.path.strip("/") or "0"
+    if parts.scheme == "unix":
+        return f"unix:{parts.path}?db={query.get('db', ['0'])[0]}#{QUEUE_NAME}"
+    return f"{parts.scheme}://{(parts.hostname or 'localhost').lower()}:{parts.port or 6379}/{db}#{QUEUE_NAME}"
+
+
 def check(huey: Huey, settings: ServiceSettings) -> None:
     """Raise QueueUnavailable, in one line naming REDIS_URL (or RTCBOT_DATA_DIR), when the
     queue does not answer."""

@@ -73,11 +73,14 @@ def heartbeat(store: Store, job_id: int, every_s: float, database: Outage) -> It
 
 class Presence:
     """This worker process's heartbeat row (bot/store/workers.py): beaten every `every_s` until
-    `stop` is set, marked ready when its warm-up is over, removed when it stops."""
+    `stop` is set, marked ready when its warm-up is over, removed when it stops. `queue`: the
+    queue it consumes (bot/app/queue.py identity), so that a serve on another queue does not
+    count it."""
 
-    def __init__(self, store: Store, database: Outage) -> None:
+    def __init__(self, store: Store, database: Outage, queue: str | None = None) -> None:
         self.store = store
         self.database = database
+        self.queue = queue
         self.host, self.pid, self.started_at = socket.gethostname(), os.getpid(), time.time()
         self.id = f"{self.host}:{self.pid}:{self.started_at:.3f}"
         self.ready = False
@@ -85,7 +88,8 @@ class Presence:
     def beat(self) -> float | None:
         """Beat once; None, or after a failure the wait before the next try (the backoff)."""
         try:
-            self.store.workers.beat(self.id, self.host, self.pid, self.started_at, ready=self.ready)
+            self.store.workers.beat(self.id, self.host, self.pid, self.started_at, ready=self.ready,
+                                    queue=self.queue)
         except Exception as e:
             return database_failed(self.database, e, "the worker's heartbeat")
         self.database.ok()

@@ -224,6 +224,8 @@ class WorkerBeatRow(Base):
     started_at: Mapped[float] = mapped_column(Float)
     beat_at: Mapped[float] = mapped_column(Float)
     ready: Mapped[bool] = mapped_column(Boolean, default=False)  # its warm-up is over
+    # the queue it consumes (bot/app/queue.py identity); NULL: a worker from before it was said
+    queue: Mapped[str | None] = mapped_column(String(600), nullable=True)
 
 
 class DismissalRow(Base):

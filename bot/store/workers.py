@@ -1,7 +1,8 @@
 """Worker heartbeats: each `rtcbot worker` process keeps one row (host, pid, when it started, its
-last beat, whether its warm-up is over), beaten every RTCBOT_HEARTBEAT_S; /healthz and /metrics
-count the workers whose beat is recent. A worker that stops cleanly removes its row; a row whose
-beat is a day old (a worker killed) is dropped by the next beat of any worker."""
+last beat, whether its warm-up is over, the queue it consumes), beaten every RTCBOT_HEARTBEAT_S;
+/healthz and /metrics count the workers whose beat is recent and who consume their queue. A
+worker that stops cleanly removes its row; a row whose beat is a day old (a worker killed) is
+dropped by the next beat of any worker."""
 
 from __future__ import annotations
 
@@ -21,13 +22,14 @@ class WorkerBeats:
     def __init__(self, db: Database) -> None:
         self.db = db
 
-    def beat(self, worker_id: str, host: str, pid: int, started_at: float, *, ready: bool) -> None:
-        """Record that the worker `worker_id` is alive now (made on its first beat)."""
+    def beat(self, worker_id: str, host: str, pid: int, started_at: float, *, ready: bool,
+             queue: str | None = None) -> None:
+        """Record that the worker `worker_id` (consuming `queue`) is alive now (made on its first beat)."""
         now = time.time()
         with self.db.session() as s:
             row = s.get(WorkerBeatRow, worker_id) or WorkerBeatRow(id=worker_id, host=host, pid=pid,
                                                                    started_at=started_at)
-            row.beat_at, row.ready = now, ready
+            row.beat_at, row.ready, row.queue = now, ready, queue
             s.add(row)
             s.execute(delete(WorkerBeatRow).where(WorkerBeatRow.beat_at < now - FORGET_AFTER_S))
 

@@ -16,6 +16,7 @@ import pytest
 from bot.app.health import verdict
 from bot.app.jobs import Runtime
 from bot.app.outage import Outage
+from bot.app.queue import identity
 from bot.app.web import create_app
 from bot.app.worker import Presence
 from tests.bot.app_support import deliver, make_settings, scrape, serve
@@ -59,6 +60,44 @@ def test_healthz_is_503_with_no_worker_and_200_with_one_beating(service: tuple[s
     # a worker that stops removes its row: unhealthy at once, not RTCBOT_WORKER_STALE_S later
     assert rt.store.workers.live(60) == []
     assert httpx.get(f"{url}/healthz").status_code == 503
+
+
+def test_livez_answers_200_with_no_worker_while_healthz_and_readyz_are_503(service: tuple[str, Runtime]) -> None:
+    url, _ = service
+    assert httpx.get(f"{url}/healthz").status_code == 503
+    ready = httpx.get(f"{url}/readyz")
+    assert ready.status_code == 503 and ready.json()["reasons"][0].startswith("no live worker")
+    live = httpx.get(f"{url}/livez")
+    assert live.status_code == 200 and live.json() == {"status": "alive"}
+
+
+def test_a_worker_on_another_queue_is_not_counted(service: tuple[str, Runtime], tmp_path: Path) -> None:
+    """A worker given another REDIS_URL beats into the same database: this serve's jobs would
+    wait for the sweep's requeue. It is not counted, and the reason names its queue."""
+    url, rt = service
+    other = identity(make_settings(tmp_path, redis_url="redis://Queue.internal/3"))
+    Presence(rt.store, rt.worker.database, other).beat()
+    h = httpx.get(f"{url}/healthz")
+    assert h.status_code == 503, h.text
+    [reason] = h.json()["reasons"]
+    assert reason.startswith("no live worker on this service's queue: 1 live worker(s) consume another queue")
+    assert "redis://queue.internal:6379/3#rtcbot" in reason and "REDIS_URL" in reason
+    assert h.json()["workers"] == {"live": 0, "list": [], "on_other_queues": 1}
+    assert "rtcbot_workers_live 0.0" in scrape(url).text
+    Presence(rt.store, rt.worker.database, identity(rt.settings)).beat()
+    h = httpx.get(f"{url}/healthz")
+    assert h.status_code == 200 and h.json()["workers"]["live"] == 1, h.text
+
+
+def test_one_queue_has_one_identity_however_its_url_is_written(tmp_path: Path) -> None:
+    def ident(url: str | None) -> str:
+        return identity(make_settings(tmp_path, redis_url=url))
+
+    assert ident("redis://Redis:6379") == ident("redis://redis/0") == ident("redis://:pw@redis:6379/0") \
+        == "redis://redis:6379/0#rtcbot"
+    assert ident("redis://redis/1") != ident("redis://redis/0") != ident("redis://other/0")
+    assert "pw" not in ident("redis://:pw@redis/0") and ident(None).startswith("sqlite:/")
+    assert ident(None) == identity(make_settings(tmp_path / ".." / tmp_path.name))  # one file, one queue
 
 
 def test_a_worker_whose_beat_stopped_is_not_live(service: tuple[str, Runtime]) -> None:

@@ -101,10 +101,11 @@ def command(workers: int | None) -> None:
 
 def _run(runtime: Runtime, workers: int) -> None:
     """The worker's threads: warm-up, heartbeat, sweep, and huey's consumer in this one."""
+    from bot.app.queue import identity
     from bot.app.worker import Presence
 
     settings, t0 = runtime.settings, time.monotonic()
-    presence = Presence(runtime.store, runtime.worker.database)
+    presence = Presence(runtime.store, runtime.worker.database, identity(settings))
     stop = threading.Event()
     # "rtcbot: worker on the": what scripts and tests wait for (tests/reliability/harness.py READY)
     log.info("rtcbot: worker on the %s queue, %s at a time: starting (warming up: the embedding model, PMD, "
