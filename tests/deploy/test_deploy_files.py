@@ -108,7 +108,7 @@ def test_compose_has_healthchecks_volumes_and_the_secret_it_names() -> None:
     services = data["services"]
     for name in ("serve", "redis", "postgres"):
         assert services[name]["healthcheck"]["test"][0] == "CMD", name
-    assert "/healthz" in " ".join(services["serve"]["healthcheck"]["test"])
+    assert "/livez" in " ".join(services["serve"]["healthcheck"]["test"])  # serve answers (docs/deploy.md, "Health")
     named = {v.split(":")[0] for s in services.values() for v in s.get("volumes", [])}
     assert named == set(data["volumes"]) == {"postgres-data", "redis-data"}
     assert services["serve"]["secrets"] == ["rtcbot_private_key"] and set(data["secrets"]) == {"rtcbot_private_key"}
