@@ -124,6 +124,9 @@ def test_each_unit_runs_an_rtcbot_command_as_its_own_user_from_the_env_file(name
     assert service["ExecStart"].startswith("/opt/rtcbot/bin/rtcbot ")  # where the Dockerfile installs it
     assert service["User"] == "rtcbot" and service["EnvironmentFile"] == "/etc/rtcbot/rtcbot.env"
     assert service["Restart"] == "always" and service["NoNewPrivileges"] == "yes"
+    # exit 2: a setting to fix, not restarted in a loop; the stop signal to rtcbot alone (its
+    # children, PMD's JVM and the model server, are stopped by it), all SIGKILLed at the end
+    assert service["RestartPreventExitStatus"] == "2" and service["KillMode"] == "mixed"
     assert unknown_names(environment_names(service.get("Environment", ""))) == []
 
 
