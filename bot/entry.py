@@ -24,6 +24,7 @@ COMMANDS = {
     "qualify": "bot.cli.commands.qualify:command",
     "config": "bot.cli.commands.config:command",
     "stats": "bot.cli.commands.stats:command",
+    "doctor": "bot.cli.commands.doctor:command",
     "serve": "bot.app.commands.serve:command",
     "worker": "bot.app.commands.worker:command",
     "action": "bot.action.command:command",

@@ -101,6 +101,11 @@ if [ -f package.json ]; then
   else
     echo "warning: npm not found: the Java and JavaScript smell detectors will be skipped" >&2
   fi
+  # a non-editable install looks for them beside its package, not in this checkout
+  if [ "$EDITABLE" != "1" ] && [ -d node_modules ]; then
+    step "PMD and JSHint beside the installed package"
+    scripts/place_node_tools.sh node_modules "$VENV"
+  fi
 fi
 if [ -n "$LLAMA_PID" ]; then
   step "waiting for llama-cpp-python's build"

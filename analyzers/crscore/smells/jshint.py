@@ -39,7 +39,8 @@ def unavailable_reason() -> str | None:
     if which("node") is None:
         return "Node.js is not installed (JSHint needs it)"
     if node_bin("jshint") is None:
-        return "JSHint is not installed (run `npm install --ignore-scripts`)"
+        return (f"JSHint is not installed: no {ROOT / 'node_modules' / '.bin' / 'jshint'} (in a checkout: "
+                "`npm install --ignore-scripts`; an installed rtcbot: scripts/install.sh puts node_modules there)")
     return None
 
 

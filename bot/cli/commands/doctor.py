@@ -1,0 +1,111 @@
+"""`rtcbot doctor`: what the service would use, found as it finds it, from the same settings
+(the environment: run it with the service's env file and user, docs/deploy.md): the LLM (an
+endpoint, or the embedded model and whether it is installed), the embedding model, Semgrep, the
+smell tools (PMD on Java, JSHint on Node, Python's in process), the sandbox for untrusted code.
+One line each; exit 0 when everything the configured analyzers use is there, else 1 (each
+missing piece says what to install). Settings that do not validate: their lines, exit 2."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from dataclasses import dataclass
+
+import click
+
+from bot.core.settings import ServiceSettings, SettingsError, load_settings
+
+
+@dataclass(frozen=True)
+class Finding:
+    what: str
+    says: str
+    ok: bool = True
+
+    def line(self) -> str:
+        return f"{'ok     ' if self.ok else 'MISSING'} {self.what}: {self.says}"
+
+
+def llm(settings: ServiceSettings) -> Finding:
+    if settings.llm_base_url:
+        return Finding("LLM", f"the endpoint {settings.llm_base_url} (model {settings.llm_model or 'its default'})")
+    from analyzers.local_llm import gguf_path, unavailable_reason
+
+    why = unavailable_reason(settings.embedded_gguf)
+    if why:
+        return Finding("LLM", f"no RTCBOT_LLM_BASE_URL, and the embedded model cannot start: {why}", ok=False)
+    return Finding("LLM", f"the embedded model {gguf_path(settings.embedded_gguf)} (no RTCBOT_LLM_BASE_URL)")
+
+
+def embeddings() -> Finding:
+    from analyzers.crscore.sts import DEFAULT_MODEL, EmbeddingError, model_path
+
+    if importlib.util.find_spec("sentence_transformers") is None:
+        return Finding("embeddings", "sentence-transformers is not installed (pip install 'rtcbot[local]' "
+                       "or scripts/install.sh)", ok=False)
+    try:
+        return Finding("embeddings", f"{DEFAULT_MODEL} from {model_path(DEFAULT_MODEL)}")
+    except EmbeddingError as e:
+        return Finding("embeddings", str(e), ok=False)
+
+
+def semgrep(settings: ServiceSettings) -> Finding:
+    from analyzers.semgrep.scan import find_semgrep
+
+    exe = find_semgrep(settings.semgrep)
+    return Finding("Semgrep", exe) if exe else Finding(
+        "Semgrep", "not found (RTCBOT_SEMGREP, or semgrep beside rtcbot: scripts/install.sh)", ok=False)
+
+
+def smell_tools(settings: ServiceSettings) -> list[Finding]:
+    from analyzers.crscore.smells import jshint, node_bin, pmd, which
+
+    out = []
+    why = pmd.unavailable_reason()
+    out.append(Finding("PMD (Java smells)", why, ok=False) if why else Finding(
+        "PMD (Java smells)", f"{pmd.PMD_LIB} on {which('java')} (server: RTCBOT_PMD_SERVER={settings.pmd_server})"))
+    why = jshint.unavailable_reason()
+    out.append(Finding("JSHint (JavaScript smells)", why, ok=False) if why else Finding(
+        "JSHint (JavaScript smells)", f"{node_bin('jshint')} on {which('node')}"))
+    out.append(Finding("Python smells", "radon and the design checks, in process"))
+    return out
+
+
+def sandbox(settings: ServiceSettings) -> Finding:
+    from analyzers.sandbox import Sandbox, SandboxUnavailable
+
+    try:
+        box = Sandbox(slots=1, mode=settings.sandbox, reuse=False)
+    except SandboxUnavailable as e:
+        return Finding("sandbox", str(e), ok=False)
+    box.close()
+    return Finding("sandbox", f"{box.mode} (RTCBOT_SANDBOX={settings.sandbox})")
+
+
+def findings(settings: ServiceSettings) -> list[Finding]:
+    out = [Finding("analyzers", ", ".join(settings.analyzers) or "none"), llm(settings)]
+    if "crscore" in settings.analyzers or settings.comment_analyzers:
+        out += [embeddings(), *smell_tools(settings)]
+    if "autofix" in settings.analyzers:
+        out.append(semgrep(settings))
+    return [*out, sandbox(settings)]
+
+
+@click.command("doctor")
+def command() -> None:
+    """Say which LLM, embedding model, Semgrep, smell tools and sandbox the service would use
+    with these settings (the environment), and what is missing (exit 1)."""
+    try:
+        settings = load_settings()
+    except SettingsError as e:
+        from bot.core.exits import settings_exit
+
+        settings_exit(e)
+    found = findings(settings)
+    for f in found:
+        click.echo(f.line())
+    missing = [f.what for f in found if not f.ok]
+    if missing:
+        click.echo(f"{len(missing)} missing: {', '.join(missing)}; the analyses that need them are skipped "
+                   "and say so on their check runs", err=True)
+        sys.exit(1)
