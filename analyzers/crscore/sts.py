@@ -180,7 +180,10 @@ class Embedder:
     def dimension(self) -> int:
         if self._cache:
             return int(next(iter(self._cache.values())).shape[0])
-        dim = self.st.get_sentence_embedding_dimension()
+        # get_embedding_dimension since sentence-transformers 5.x, whose older name warns (a
+        # FutureWarning on every review's stderr); 3.x and 4.x have only the older one
+        size = getattr(self.st, "get_embedding_dimension", None) or self.st.get_sentence_embedding_dimension
+        dim = size()
         return int(dim) if dim else 0
 
     def similarity(self, a: Sequence[str], b: Sequence[str]) -> np.ndarray:

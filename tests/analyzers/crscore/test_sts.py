@@ -118,3 +118,13 @@ def test_unknown_model_is_one_clear_error() -> None:
         load_sentence_transformer("no-such-org/no-such-model-xyz")
     with pytest.raises(ValueError):
         Embedder(pooling="cls")  # type: ignore[arg-type]
+
+
+def test_asking_the_dimension_warns_nothing(st_model: object) -> None:
+    """sentence-transformers 5 renamed get_sentence_embedding_dimension and warns (FutureWarning)
+    on the old name: a line on every review's stderr. None of ours may warn."""
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert Embedder("all-MiniLM-L6-v2", st_model=st_model).dimension == 384
