@@ -21,6 +21,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from bot.core.logs import job_context
 from bot.core.settings import ServiceSettings
 from bot.store.schema import UNSENT, JobRow
 from bot.store.store import Store
@@ -127,14 +128,15 @@ class Sweeper:
                                "(killed or out of memory); rtcbot gave up. Re-run it to try again.")
                 done.add("abandoned", f"gave up job {job.id} after {job.attempts} attempts ({silent})")
             elif store.jobs.requeue(job.id, expect="running", attempts=job.attempts):
-                self.send([job.id])
-                done.add("requeued", f"requeued job {job.id} ({silent})")
+                sent = self._send(job)
+                done.add("requeued", f"requeued job {job.id} of delivery {job.delivery_id} ({silent}"
+                                     + ("" if sent else "; the queue refused its message: sent again later") + ")")
         for job in store.jobs.stale_queued(s.requeue_after_s):
             why_again = ("the queue had refused its message" if job.updated_at == UNSENT
                          else f"queued {_ago(job.updated_at)} without a worker taking it")
-            if store.jobs.requeue(job.id, expect="queued"):  # refreshes updated_at (and the unsent mark)
-                self.send([job.id])
-                done.add("resent", f"resent job {job.id} ({why_again})")
+            # refreshes updated_at (and the unsent mark); said only when the queue took it
+            if store.jobs.requeue(job.id, expect="queued") and self._send(job):
+                done.add("resent", f"resent job {job.id} of delivery {job.delivery_id} ({why_again})")
         done.clean_up("pruned", lambda: store.deliveries.prune_payloads(s.payload_retention_s),
                       "prune delivery payloads", "dropped the payloads of {} old deliveries")
         done.clean_up("sessions", store.sessions.prune, "drop expired dashboard sessions",
@@ -143,6 +145,12 @@ class Sweeper:
                       "delete the data of removed repositories",
                       "deleted the data of {} repositories removed or deleted over RTCBOT_PAYLOAD_RETENTION_S ago")
         return done
+
+    def _send(self, job: JobRow) -> bool:
+        """Send the job's message; whether the queue took it (a refusal is `send`'s one line,
+        naming the job and its delivery)."""
+        with job_context(job.id, repo=job.repo, pr=job.pr_number, delivery=job.delivery_id):
+            return self.send([job.id]) is not False
 
 
 def _ago(then: float | None) -> str:

@@ -228,11 +228,18 @@ def test_a_queue_that_is_away_loses_no_job(tmp_path: Path, caplog: pytest.LogCap
     assert "could not send job(s)" in warning.getMessage() and "Connection refused" in warning.getMessage()
     job = rt.store.jobs.where()[0]
     assert (job.status, job.updated_at) == ("queued", 0.0)  # marked unsent
+    caplog.clear()
+    with caplog.at_level(logging.WARNING):
+        still_away = rt.sweep()  # the queue is still away: nothing is said resent, the refusal is one line
+    assert still_away["resent"] == 0 and str(still_away) == ""
+    [refused] = [rec for rec in caplog.records if rec.name == "bot.app.jobs"]
+    assert "could not send job(s)" in refused.getMessage()
+    assert rt.store.jobs.where()[0].updated_at == 0.0  # still marked unsent
     later = Runtime(make_settings(tmp_path, requeue_after_s=600.0))  # the queue is back (SQLite here)
     try:
         swept = later.sweep()
         assert swept["resent"] == 1  # at once, not after RTCBOT_REQUEUE_AFTER_S
-        assert str(swept) == f"resent job {job.id} (the queue had refused its message)"
+        assert str(swept) == f"resent job {job.id} of delivery q-away (the queue had refused its message)"
         assert later.huey.pending_count() == 1
     finally:
         later.store.close()

@@ -335,7 +335,8 @@ def test_sweep_recovers_a_job_whose_worker_died(world: Callable[..., App]) -> No
     assert w.rt.store.jobs.start(job.id) is not None  # it had started
     swept = w.rt.sweep()
     assert swept["requeued"] == 1
-    assert re.fullmatch(rf"requeued job {job.id} \(no heartbeat for \d+ s\)", str(swept)), str(swept)  # in words
+    assert re.fullmatch(rf"requeued job {job.id} of delivery {job.delivery_id} \(no heartbeat for \d+ s\)",
+                        str(swept)), str(swept)  # in words, naming the delivery
     w.run()
     assert finished(w, sha=pr.head_sha)["conclusion"] == "neutral"
     assert w.rt.store.jobs.get(job.id).status == "done"  # type: ignore[union-attr]

@@ -96,6 +96,7 @@ def test_every_line_a_job_logs_names_it(captured: Callable[..., io.StringIO], tm
     [hook] = [r for r in records if r["logger"] == "bot.app.web"]
     assert hook["delivery"] == "gh-guid-5", hook
     assert re.fullmatch(r"pull_request delivery answered 202: accepted \(jobs \d+\)", hook["message"]), hook
+    assert not [r for r in records if r["logger"] == "huey"]  # its lines per task lack the job's context: debug
     jobs = [r for r in records if r["logger"] == "bot.app.worker"]
     assert {r["message"] for r in jobs} >= {"pr job started (attempt 1)", "analyze job started (attempt 1)",
                                            "pr job ended: done", "analyze job ended: done"}
