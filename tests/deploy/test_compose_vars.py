@@ -110,7 +110,7 @@ def test_the_first_up_and_the_scale_command_give_the_same_password_and_key(tmp_p
     first = renderings[0]["postgres"]  # what the database volume keeps
     for (_, args), r in zip(commands, renderings, strict=True):
         assert r == {"postgres": first, "serve": first, "worker": first, "key": "./private-key.pem"}, shlex.join(args)
-    assert (DEPLOY / values["RTCBOT_PRIVATE_KEY_FILE"]).name == "private-key.pem"
+    assert (DEPLOY / values["APP_PRIVATE_KEY_FILE"]).name == "private-key.pem"
 
 
 def test_without_deploy_env_compose_refuses_rather_than_fall_back_to_a_default() -> None:
