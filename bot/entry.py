@@ -49,10 +49,15 @@ class Main(LazyGroup):
             sys.exit(130)
         except BrokenPipeError:
             sys.exit(0)
+        except click.ClickException as e:  # under json logs, a JSON line like the others
+            if not logs.json_lines():
+                raise
+            logs.say_error(e.format_message())
+            sys.exit(e.exit_code)
         except Exception as e:
             if not _user_error(e):
                 raise
-            click.echo(f"Error: {e}", err=True)
+            logs.say_error(str(e))
             sys.exit(2)
 
 

@@ -112,6 +112,17 @@ class Presence:
             log.debug("could not remove the worker's heartbeat row (%s)", why(e))
 
 
+def warm_up_words(settings: ServiceSettings, pmd_ready: bool) -> str:
+    """What `Worker.warm_up` warms, in words, for the worker's first line: the embedding model,
+    PMD when it runs as a server (RTCBOT_PMD_SERVER not off, PMD installed: `pmd_ready`), the LLM
+    endpoint when there is one."""
+    parts = ["the embedding model"]
+    if pmd_ready and settings.pmd_server != "off":
+        parts.append("PMD")
+    parts.append("the LLM endpoint" if settings.llm_base_url else "(the embedded model starts on first use)")
+    return ", ".join(parts[:-1]) + (", " if settings.llm_base_url else " ") + parts[-1]
+
+
 class Worker:
     """Runs stored jobs by id (from the queue, or a `pr` job's analyses in its own thread)."""
 

@@ -5,13 +5,13 @@ from __future__ import annotations
 import sys
 from typing import NoReturn
 
-import click
-
 from bot.core.settings import SettingsError
 
 
 def settings_exit(e: SettingsError) -> NoReturn:
     """Bad settings: one line per problem, naming its environment variable; exit 2."""
+    from bot.core.logs import say_error
+
     for line in e.lines or [str(e)]:
-        click.echo(f"Error: {line}", err=True)
+        say_error(line)
     sys.exit(2)

@@ -188,3 +188,22 @@ def configure(settings: LogSettings, *, verbose: int = 0, default: int = logging
         root.removeHandler(old)
     root.addHandler(handler)
     root.setLevel(level_for(settings, verbose, default))
+
+
+def json_lines() -> bool:
+    """Whether the lines go out as JSON (RTCBOT_LOG_FORMAT=json configured): a command's last
+    words (a setting to fix, a start that failed) are then log lines too, not plain text among
+    JSON objects."""
+    return any(h.get_name() == "rtcbot" and isinstance(h.formatter, JsonFormatter)
+               for h in logging.getLogger().handlers)
+
+
+def say_error(line: str) -> None:
+    """One error a person must act on, on stderr: `Error: …`, or a JSON line under json logs."""
+    if json_lines():
+        logging.getLogger("rtcbot").error(line)
+    else:
+        import click
+
+        click.echo(f"Error: {line}", err=True)
+

@@ -145,3 +145,31 @@ def test_the_worker_logs_at_info_with_timestamps(tmp_path: Path) -> None:
     finally:
         p.terminate()
         p.wait(30)
+
+
+@pytest.mark.slow
+@pytest.mark.services  # it is handed a DATABASE_URL (one that nothing answers)
+def test_under_json_logs_a_start_that_fails_is_json_lines_too(tmp_path: Path) -> None:
+    """Settings to fix (exit 2) and a database that does not answer (exit 1): the last words of
+    `rtcbot worker` under RTCBOT_LOG_FORMAT=json are JSON objects like its other lines, not
+    plain `Error:` text among them."""
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith("RTCBOT_") and k not in ("DATABASE_URL", "REDIS_URL", "LOG_LEVEL")}
+    env.update({"RTCBOT_DATA_DIR": str(tmp_path / "data"), "PYTHONPATH": str(ROOT), "RTCBOT_LOG_FORMAT": "json"})
+    bad = subprocess.run([sys.executable, "-m", "bot", "worker"], cwd=ROOT, capture_output=True, text=True,
+                         timeout=120, env={**env, "RTCBOT_WORKERS": "0", "RTCBOT_SANDBOX": "sometimes"})
+    assert bad.returncode == 2, bad.stderr
+    lines = [json.loads(ln) for ln in bad.stderr.splitlines() if ln.strip()]
+    assert lines and all(ln["level"] == "error" for ln in lines), bad.stderr
+    said = " ".join(ln["message"] for ln in lines)
+    assert "RTCBOT_WORKERS" in said and "RTCBOT_SANDBOX" in said
+    from cryptography.hazmat.primitives import serialization
+
+    pem = app_key().private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                                  serialization.NoEncryption()).decode()
+    away = subprocess.run([sys.executable, "-m", "bot", "worker"], cwd=ROOT, capture_output=True, text=True,
+                          timeout=120, env={**env, "RTCBOT_APP_ID": "1", "RTCBOT_PRIVATE_KEY": pem,
+                                            "DATABASE_URL": "postgresql+psycopg://rtcbot@127.0.0.1:1/none"})
+    assert away.returncode == 1, away.stderr
+    last = json.loads(away.stderr.strip().splitlines()[-1])
+    assert last["level"] == "error" and "DATABASE_URL" in last["message"], away.stderr

@@ -117,3 +117,13 @@ def test_sigkill_mid_job_then_restart_finishes_everything(
     assert killed[0].attempts == 2
     print(f"recovered in {recovered_in:.1f} s")
     rt.store.close()
+
+
+def test_the_first_line_names_only_what_the_warm_up_warms(tmp_path: Path) -> None:
+    from bot.app.worker import warm_up_words
+
+    assert warm_up_words(make_settings(tmp_path, pmd_server="off", llm_base_url="http://llm/v1"), pmd_ready=True) \
+        == "the embedding model, the LLM endpoint"
+    assert warm_up_words(make_settings(tmp_path), pmd_ready=True) \
+        == "the embedding model, PMD (the embedded model starts on first use)"
+    assert "PMD" not in warm_up_words(make_settings(tmp_path), pmd_ready=False)

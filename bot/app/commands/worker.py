@@ -102,14 +102,17 @@ def command(workers: int | None) -> None:
 def _run(runtime: Runtime, workers: int) -> None:
     """The worker's threads: warm-up, heartbeat, sweep, and huey's consumer in this one."""
     from bot.app.queue import identity
-    from bot.app.worker import Presence
+    from bot.app.worker import Presence, warm_up_words
 
     settings, t0 = runtime.settings, time.monotonic()
     presence = Presence(runtime.store, runtime.worker.database, identity(settings))
     stop = threading.Event()
     # "rtcbot: worker on the": what scripts and tests wait for (tests/reliability/harness.py READY)
-    log.info("rtcbot: worker on the %s queue, %s at a time: starting (warming up: the embedding model, PMD, "
-             "the LLM endpoint; jobs may start meanwhile)", "redis" if settings.redis_url else "sqlite", workers)
+    from analyzers.crscore.smells.pmd import unavailable_reason
+
+    log.info("rtcbot: worker on the %s queue, %s at a time: starting (warming up: %s; jobs may start meanwhile)",
+             "redis" if settings.redis_url else "sqlite", workers,
+             warm_up_words(settings, pmd_ready=unavailable_reason() is None))
     threading.Thread(target=_warm_up, args=(runtime, presence, t0), name="warm-up", daemon=True).start()
     beating = threading.Thread(target=presence.run, args=(settings.heartbeat_s, stop), name="worker-heartbeat",
                                daemon=True)
