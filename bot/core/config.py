@@ -360,15 +360,21 @@ def parse_config(text: str | bytes | None, tools: Tools | None = None,
 
 def effective(loaded: LoadedConfig, default_analyzers: Sequence[str],
               tools: Tools | None = None) -> dict[str, Any]:
-    """The settings a run uses with this file: every analyzer's options with the defaults
-    filled in (what `rtcbot config validate` prints)."""
+    """The settings a run uses with this file: the analyzers that run (on the Action and the
+    command line; `app_analyzers`: on the App, which never runs a pull request's code, so never
+    SynthesisRTC for a test command), the options of those analyzers with the defaults filled
+    in, and the App's suggestions, feedback and require_qualified (what `rtcbot config validate`
+    prints)."""
     cfg = loaded.config
+    runs = loaded.enabled(default_analyzers, cfg.test_command)
+    on_app = loaded.enabled(default_analyzers, None)
     options: dict[str, Any] = {}
     for name in registry.ANALYZERS:
-        opts = registry.validate_options(name, cfg.options.get(name, {}), tools)
-        options[name] = opts.model_dump(mode="json")
+        if name in runs or name in on_app:
+            options[name] = registry.validate_options(name, cfg.options.get(name, {}), tools).model_dump(mode="json")
     return {
-        "analyzers": loaded.enabled(default_analyzers, cfg.test_command),
+        "analyzers": runs,
+        "app_analyzers": on_app,
         "fail_on": cfg.fail_on,
         "thresholds": cfg.thresholds,
         "gate": cfg.gate().text or None,  # fail_on and thresholds as one expression
@@ -379,4 +385,7 @@ def effective(loaded: LoadedConfig, default_analyzers: Sequence[str],
         "options": options,
         "dismissals": cfg.dismissals,
         "gate_dismissed": cfg.gate_dismissed,
+        "suggestions": cfg.suggestions,
+        "feedback": cfg.feedback,
+        "require_qualified": cfg.require_qualified,
     }

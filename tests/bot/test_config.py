@@ -84,7 +84,11 @@ def test_effective_settings_fill_in_the_defaults() -> None:
     assert out["analyzers"] == ["editing_rtc", "crscore"]
     assert out["options"]["crscore"]["tau"] == 0.4 and out["options"]["crscore"]["model"] == "all-MiniLM-L6-v2"
     assert out["options"]["editing_rtc"]["n_forward"] == 3
-    assert set(out["options"]) == set(registry.ANALYZERS)
+    assert set(out["options"]) == {"editing_rtc", "crscore"}  # of the analyzers that run, no other
+    assert (out["suggestions"], out["feedback"], out["require_qualified"]) == ("verified", "on", False)
+    with_tests = effective(parse_config("test_command: pytest -q\nsuggestions: all\n"), registry.DEFAULT_ANALYZERS)
+    assert with_tests["analyzers"][-1] == "synthesis_rtc" and "synthesis_rtc" not in with_tests["app_analyzers"]
+    assert "synthesis_rtc" in with_tests["options"] and with_tests["suggestions"] == "all"
 
 
 def test_operator_tools_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:

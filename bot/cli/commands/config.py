@@ -1,10 +1,11 @@
 """`rtcbot config validate [FILE]`: check a repository's `.github/rtcbot.yml`.
 
-Prints the effective settings (the analyzers that run, the gate: `fail_on` with `thresholds`
-as its sugar, ignore globs, drafts, model, test_command, and every analyzer's options with
-the defaults filled in) as YAML and exits 0, or prints each problem on its own line, with its
-key path, and exits 2 (also for a file that cannot be read). The operator's allow-lists (RTCBOT_EMBEDDING_MODELS) come
-from the environment, as on the service.
+Prints the effective settings (the analyzers that run, and those the App runs; the gate:
+`fail_on` with `thresholds` as its sugar; ignore globs, drafts, model, test_command; the
+options of those analyzers with the defaults filled in; the App's suggestions, feedback and
+require_qualified) as YAML and exits 0, or prints each problem on its own line, with its key
+path, and exits 2 (also for a file that cannot be read). The operator's allow-lists
+(RTCBOT_EMBEDDING_MODELS) come from the environment, as on the service.
 """
 
 from __future__ import annotations
