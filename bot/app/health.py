@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from bot.app.jobs import Runtime
-from bot.app.queue import describe, identity, ping
+from bot.app.queue import describe, heard_as, identity, ping, same_queue
 from bot.app.sweep import why
 
 
@@ -65,12 +65,15 @@ def worker_figures(rt: Runtime, now: float | None = None) -> tuple[list[dict[str
 def _live_workers(rt: Runtime, now: float | None = None) -> tuple[list[dict[str, Any]], tuple[str, ...]]:
     """(the live workers on this service's queue, the queues the other live workers consume)."""
     now = time.time() if now is None else now
-    mine = identity(rt.settings)
+    try:
+        mine = heard_as(rt.huey, rt.settings)
+    except Exception:  # the queue does not answer (said by `check`): by the queue in words
+        mine = identity(rt.settings)
     rows = rt.store.workers.live(rt.settings.worker_stale_s)
     workers = [{"host": w.host, "pid": w.pid, "started_s_ago": round(now - w.started_at, 1),
                 "beat_s_ago": round(now - w.beat_at, 1), "ready": bool(w.ready)}
-               for w in rows if w.queue in (None, mine)]
-    return workers, tuple(w.queue for w in rows if w.queue not in (None, mine))
+               for w in rows if same_queue(w.queue, mine)]
+    return workers, tuple(str(w.queue) for w in rows if not same_queue(w.queue, mine))
 
 
 def check(rt: Runtime) -> Health:

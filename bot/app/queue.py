@@ -15,6 +15,8 @@ wait for an fsync, which on a busy disk takes from a fraction of a millisecond t
 from __future__ import annotations
 
 import sqlite3
+import urllib.parse
+import uuid
 from typing import Any
 
 from huey import Huey, RedisHuey, SqliteHuey
@@ -88,6 +90,32 @@ def identity(settings: ServiceSettings) -> str:
     if parts.scheme == "unix":
         return f"unix:{parts.path}?db={query.get('db', ['0'])[0]}#{QUEUE_NAME}"
     return f"{parts.scheme}://{(parts.hostname or 'localhost').lower()}:{parts.port or 6379}/{db}#{QUEUE_NAME}"
+
+
+MARK_KEY = f"rtcbot:queue-id:{QUEUE_NAME}"
+
+
+def heard_as(huey: Huey, settings: ServiceSettings) -> str:
+    """What a worker's heartbeat says of its queue, and what a serve compares it with: the queue
+    in words (`identity`) and, on Redis, the id the queue's database holds (made by whichever
+    process asks first: `SET NX`), so that one Redis reached by two names (localhost and
+    127.0.0.1, a host name and its address) is one queue, and two that look alike are two.
+    Raises when the queue does not answer."""
+    if not isinstance(huey, RedisHuey):
+        return identity(settings)
+    conn = huey.storage.conn
+    conn.set(MARK_KEY, uuid.uuid4().hex, nx=True)
+    mark = conn.get(MARK_KEY)
+    return f"{identity(settings)} id={mark.decode() if isinstance(mark, bytes) else mark}"
+
+
+def same_queue(a: str | None, b: str | None) -> bool:
+    """Whether two `heard_as` values name one queue: by the queue's id when both have one, else
+    by the queue in words. None (a worker from before heartbeats named queues) matches any."""
+    if a is None or b is None:
+        return True
+    ida, idb = a.partition(" id=")[2], b.partition(" id=")[2]
+    return ida == idb if ida and idb else a.partition(" id=")[0] == b.partition(" id=")[0]
 
 
 def check(huey: Huey, settings: ServiceSettings) -> None:

@@ -11,7 +11,7 @@ import os
 import socket
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 from bot.app import events
@@ -74,19 +74,25 @@ def heartbeat(store: Store, job_id: int, every_s: float, database: Outage) -> It
 class Presence:
     """This worker process's heartbeat row (bot/store/workers.py): beaten every `every_s` until
     `stop` is set, marked ready when its warm-up is over, removed when it stops. `queue`: the
-    queue it consumes (bot/app/queue.py identity), so that a serve on another queue does not
-    count it."""
+    queue it consumes (bot/app/queue.py heard_as), or how to ask it at each beat (a Redis that
+    restarted empty has a new id), so that a serve on another queue does not count it."""
 
-    def __init__(self, store: Store, database: Outage, queue: str | None = None) -> None:
+    def __init__(self, store: Store, database: Outage, queue: str | Callable[[], str] | None = None) -> None:
         self.store = store
         self.database = database
-        self.queue = queue
+        self.ask_queue = queue if callable(queue) else None
+        self.queue = None if callable(queue) else queue
         self.host, self.pid, self.started_at = socket.gethostname(), os.getpid(), time.time()
         self.id = f"{self.host}:{self.pid}:{self.started_at:.3f}"
         self.ready = False
 
     def beat(self) -> float | None:
         """Beat once; None, or after a failure the wait before the next try (the backoff)."""
+        if self.ask_queue is not None:
+            try:
+                self.queue = self.ask_queue()
+            except Exception as e:  # the queue is away (its consumer says so): the last answer stands
+                log.debug("could not ask the queue its id (%s)", why(e))
         try:
             self.store.workers.beat(self.id, self.host, self.pid, self.started_at, ready=self.ready,
                                     queue=self.queue)

@@ -16,10 +16,10 @@ import pytest
 from bot.app.health import verdict
 from bot.app.jobs import Runtime
 from bot.app.outage import Outage
-from bot.app.queue import identity
+from bot.app.queue import MARK_KEY, heard_as, identity, make_huey, same_queue
 from bot.app.web import create_app
 from bot.app.worker import Presence
-from tests.bot.app_support import deliver, make_settings, scrape, serve
+from tests.bot.app_support import REDIS_URL, deliver, make_settings, redis_ok, scrape, serve
 from tests.bot.test_app import payload
 
 
@@ -98,6 +98,38 @@ def test_one_queue_has_one_identity_however_its_url_is_written(tmp_path: Path) -
     assert ident("redis://redis/1") != ident("redis://redis/0") != ident("redis://other/0")
     assert "pw" not in ident("redis://:pw@redis/0") and ident(None).startswith("sqlite:/")
     assert ident(None) == identity(make_settings(tmp_path / ".." / tmp_path.name))  # one file, one queue
+
+
+@pytest.mark.services
+def test_one_redis_reached_by_two_names_is_one_queue(tmp_path: Path) -> None:
+    """serve on 127.0.0.1, its worker on localhost: one Redis database, one queue id (kept in
+    it), so the worker counts; after a Redis that restarted empty, the id is made again and the
+    worker's next beat says the new one."""
+    if not redis_ok():
+        pytest.skip("the local Redis does not answer")
+    rt = Runtime(make_settings(tmp_path, redis_url=REDIS_URL, worker_stale_s=5.0))
+    other = make_settings(tmp_path / "w", redis_url=REDIS_URL.replace("127.0.0.1", "localhost"))
+    worker_huey = make_huey(other)
+    try:
+        with serve(create_app(rt.settings, runtime=rt)) as url:
+            presence = Presence(rt.store, rt.worker.database, lambda: heard_as(worker_huey, other))
+            presence.beat()
+            assert identity(other) != identity(rt.settings)  # two names…
+            h = httpx.get(f"{url}/healthz")
+            assert h.status_code == 200 and h.json()["workers"]["live"] == 1, h.text  # …one queue
+            rt.huey.storage.conn.delete(MARK_KEY)  # Redis restarted without its data
+            assert httpx.get(f"{url}/healthz").status_code == 503  # serve made a new id; the beat is old
+            presence.beat()
+            assert httpx.get(f"{url}/healthz").status_code == 200
+    finally:
+        rt.store.close()
+
+
+def test_queues_are_compared_by_their_id_when_both_have_one() -> None:
+    assert same_queue("redis://a:6379/0#rtcbot id=1", "redis://b:6379/0#rtcbot id=1")
+    assert not same_queue("redis://a:6379/0#rtcbot id=1", "redis://a:6379/0#rtcbot id=2")
+    assert same_queue("sqlite:/x#rtcbot", "sqlite:/x#rtcbot") and not same_queue("sqlite:/x#rtcbot", "sqlite:/y#rtcbot")
+    assert same_queue(None, "sqlite:/y#rtcbot")  # a worker from before heartbeats named queues
 
 
 def test_a_worker_whose_beat_stopped_is_not_live(service: tuple[str, Runtime]) -> None:

@@ -101,11 +101,11 @@ def command(workers: int | None) -> None:
 
 def _run(runtime: Runtime, workers: int) -> None:
     """The worker's threads: warm-up, heartbeat, sweep, and huey's consumer in this one."""
-    from bot.app.queue import identity
+    from bot.app.queue import heard_as
     from bot.app.worker import Presence, warm_up_words
 
     settings, t0 = runtime.settings, time.monotonic()
-    presence = Presence(runtime.store, runtime.worker.database, identity(settings))
+    presence = Presence(runtime.store, runtime.worker.database, lambda: heard_as(runtime.huey, settings))
     stop = threading.Event()
     # "rtcbot: worker on the": what scripts and tests wait for (tests/reliability/harness.py READY)
     from analyzers.crscore.smells.pmd import unavailable_reason
