@@ -140,10 +140,10 @@ class Stack:
                     "PYTHONPATH": str(ROOT), **self.overrides}
 
     # -- processes ----------------------------------------------------------------------------
-    def _start(self, name: str, args: list[str]) -> subprocess.Popen[bytes]:
+    def _start(self, name: str, args: list[str], env: dict[str, str] | None = None) -> subprocess.Popen[bytes]:
         log = open(self.tmp / f"{name}.log", "wb")  # noqa: SIM115 - the child holds it
-        p = subprocess.Popen([*RTCBOT, *args], cwd=self.tmp, env=self.env, stdout=log, stderr=subprocess.STDOUT,
-                             start_new_session=True)
+        p = subprocess.Popen([*RTCBOT, *args], cwd=self.tmp, env=env or self.env, stdout=log,
+                             stderr=subprocess.STDOUT, start_new_session=True)
         log.close()
         self.procs[name] = p
         return p
@@ -169,9 +169,11 @@ class Stack:
                 raise RuntimeError(f"rtcbot serve did not come up:\n{self.log('serve')[-3000:]}")
             time.sleep(0.2)
 
-    def start_worker(self, name: str = "worker") -> subprocess.Popen[bytes]:
-        """`rtcbot worker` as its unit runs it; returns once it consumes the queue."""
-        p = self._start(name, exec_args(UNITS["worker"]))
+    def start_worker(self, name: str = "worker", without: tuple[str, ...] = ()) -> subprocess.Popen[bytes]:
+        """`rtcbot worker` as its unit runs it (`without` those variables of the env file);
+        returns once it consumes the queue."""
+        env = {k: v for k, v in self.env.items() if k not in without}
+        p = self._start(name, exec_args(UNITS["worker"]), env)
         deadline = time.monotonic() + 120
         while "rtcbot: worker on the" not in self.log(name):
             if p.poll() is not None or time.monotonic() > deadline:

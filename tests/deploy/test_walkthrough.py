@@ -7,11 +7,14 @@ time from the first start to that check run is printed (docs/deploy.md quotes it
 
 from __future__ import annotations
 
+import signal
 import time
 from pathlib import Path
 
+import httpx
 import pytest
 
+from tests.bot.app_support import deliver
 from tests.deploy.stack import CHECK, Stack, edits_diff
 
 pytestmark = [pytest.mark.slow, pytest.mark.services]
@@ -37,6 +40,27 @@ def test_the_documented_deployment_completes_a_check_run(tmp_path: Path) -> None
               f"start to first completed check run {done - t0:.1f} s")
         assert run["conclusion"] in ("success", "neutral", "failure"), run
         assert len(annotations) == 2, annotations  # one per hunk
-        assert "Traceback" not in stack.log("serve") + stack.log("worker")
+        operator_checks(stack)
+        assert "Traceback" not in stack.log("serve") + stack.log("worker") + stack.log("stray")
     finally:
         stack.close()
+
+
+def operator_checks(stack: Stack) -> None:
+    """What docs/deploy.md promises the operator after the first check run: a delivery signed
+    with another secret is a line in serve's log with its id; a worker that forgot REDIS_URL
+    is not counted; with no worker on the queue /healthz is 503 and says why while /livez is 200."""
+    wrong = deliver(stack.url, "pull_request", {"zen": "x"}, secret="not the App's secret", delivery="walk-401")
+    assert wrong.status_code == 401
+    assert "refused delivery walk-401 (event pull_request): 401 missing or wrong X-Hub-Signature-256" \
+        in stack.log("serve"), stack.log("serve")[-2000:]
+    stack.start_worker("stray", without=("REDIS_URL",))  # on the SQLite queue of its data folder
+    stack.stop("worker", signal.SIGINT)  # its heartbeat row goes with it
+    t0 = time.monotonic()
+    health = httpx.get(f"{stack.url}/healthz", timeout=10)
+    assert health.status_code == 503, health.text
+    [reason] = health.json()["reasons"]
+    assert reason.startswith("no live worker on this service's queue: 1 live worker(s) consume another queue (sqlite:")
+    assert httpx.get(f"{stack.url}/livez", timeout=10).status_code == 200
+    print(f"walkthrough: refused delivery logged; /healthz 503 naming the stray worker's queue, /livez 200 "
+          f"({time.monotonic() - t0:.2f} s)")
