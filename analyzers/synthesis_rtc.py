@@ -22,7 +22,6 @@ import importlib.util
 import json
 import random
 import re
-import shutil
 import textwrap
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -38,11 +37,11 @@ from analyzers.leak import check_descriptions, leak_note, leak_rate
 from analyzers.llm import BudgetExceeded, LLMClient, LLMError
 from analyzers.options import AnalyzerOptions
 from analyzers.passk import pass_at_k
-from analyzers.paths import write_inside
 from analyzers.repair import code_blocks, trim_to_valid_python
 from analyzers.report import AnalyzerReport, Finding, Skipped
 from analyzers.rtc import RoundTrip, aggregate
 from analyzers.sandbox import NOT_ISOLATED, Sandbox, SandboxUnavailable
+from analyzers.suite import Suite
 from analyzers.synthesis_prompts import (  # noqa: F401  (BASELINE and the prompts: part of this module's API)
     BASELINE,
     backward_messages,
@@ -318,28 +317,6 @@ def context_around(source: str, region: Region, budget: int = 1024) -> tuple[str
 _TEST_FILE = re.compile(r"(^|/)(tests?/|test_[^/]*\.py$|[^/]*_test\.py$|conftest\.py$)")
 
 
-@dataclass
-class _Suite:
-    """The repository's test command, run in the sandbox on a copy of the checkout."""
-
-    sandbox: Sandbox
-    limits: Limits
-    repo: Path
-    command: str
-
-    def passes(self, path: str | None = None, new_source: str | None = None) -> tuple[bool, str]:
-        """Whether the suite passes (with `path` replaced by `new_source`), and its output's tail."""
-        def setup(work: Path) -> None:
-            # links are copied as links: a PR's link to a file of ours never copies its content in
-            shutil.copytree(self.repo, work, dirs_exist_ok=True, symlinks=True, ignore=shutil.ignore_patterns(".git"))
-            if path is not None and new_source is not None:
-                write_inside(work, path, new_source)  # never outside the copy
-
-        raw, _ = self.sandbox.run(["/bin/sh", "-c", self.command], limits=self.limits, setup=setup)
-        tail = raw.stderr.decode("utf-8", "replace")[-300:] or raw.stdout.decode("utf-8", "replace")[-300:]
-        return (raw.exit_code == 0 and not raw.timed_out), tail
-
-
 def _why_not_run(ctx: AnalysisContext) -> str | None:
     if not ctx.test_command:
         return ("SynthesisRTC runs only where a test command is set: `test_command` in .github/rtcbot.yml, "
@@ -372,7 +349,7 @@ def _changed_regions(changes: ChangeSet, ctx: AnalysisContext,
 
 
 def _round_trip(region: Region, src: str, llm: LLMClient, cfg: SynthesisConfig,
-                suite: _Suite) -> tuple[dict[str, float], Finding]:
+                suite: Suite) -> tuple[dict[str, float], Finding]:
     """One region: N_f descriptions, a regeneration from each (and from the baseline), the
     suite run on each; its scores and its finding."""
     code = "".join(src.splitlines(keepends=True)[region.start_line - 1:region.end_line])
@@ -436,7 +413,7 @@ class SynthesisRTCAnalyzer:
         limits = Limits(wall_s=opts.test_timeout_s, cpu_s=opts.test_timeout_s,
                         memory_mb=opts.memory_mb, nproc=256, fsize_mb=256)
         try:
-            suite = _Suite(Sandbox(mode=ctx.tools.sandbox), limits, ctx.repo_path, ctx.test_command or "false")
+            suite = Suite(Sandbox(mode=ctx.tools.sandbox), limits, ctx.repo_path, ctx.test_command or "false")
         except (SandboxUnavailable, ValueError) as e:
             report.error = str(e)
             return report
