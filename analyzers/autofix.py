@@ -4,12 +4,18 @@ Per finding: a fix prompt (the rule's message, the flagged lines, the enclosing 
 a window around them) → replacement lines, or "not vulnerable" / "no fix". The replacement
 is re-indented to the flagged lines and applied. Two independent checks follow:
 
-- oracle: Semgrep re-scans the patched file with the full rule set; *fixed* only when no
-  finding of any rule remains on the fixed lines and no new finding appears anywhere in the
-  file; a patch that no longer parses is *unparsable*, and one Semgrep could not fully scan
-  (over its size limit, a timeout) is *not fixed*, with the reason;
+- oracle (analyzers/autofix_oracle.py): Semgrep re-scans the patched file with the full rule
+  set and suppressions off; *fixed* only when no finding of any rule remains on the fixed
+  lines and no new finding appears anywhere in the file, and then only if the fix adds no
+  suppression comment, the file still parses, pyflakes finds no name it left undefined
+  (Python) and, where a test command is configured, the tests pass on the fixed tree
+  (analyzers/autofix_checks.py); the check that refuses a fix says why;
 - Patched RTC: (before, after) → a description Q1 → regenerate after′ from (before, Q1);
   pass when after′ equals the fix (exact after stripping; whitespace-normalised reported too).
+
+Suppressions count from the base branch: the scan reports what a `# nosemgrep` would hide,
+and only the base's markers on code the pull request did not change are honoured; one the pull
+request adds is said in a note (analyzers/suppressions.py).
 
 Every Semgrep run is batched: one scan for the changed files, one for all patched variants.
 That re-scan needs only the fixes, so it runs while the Patched RTC requests are out.
@@ -21,16 +27,22 @@ from __future__ import annotations
 import hashlib
 import tempfile
 import textwrap
-from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, ClassVar, Literal
 
 from pydantic import Field
 
-from analyzers import autofix_view, llm_answer, similarity
+from analyzers import autofix_view, llm_answer, similarity, suppressions
+from analyzers.autofix_checks import Checks
+from analyzers.autofix_oracle import (  # noqa: F401  (verify_fix, Verdict: part of this module's API)
+    FixOutcome,
+    FixTarget,
+    Verdict,
+    oracle,
+    verify_fix,
+)
 from analyzers.autofix_text import (
     Edit,
     FixAnswer,
@@ -39,10 +51,8 @@ from analyzers.autofix_text import (
     context_of,
     describe_messages,
     fix_messages,
-    line_span,
     parse_fix_answer,
     pseudo_file,
-    python_parses,
     regenerate_messages,
     reindent,
     unified_diff,
@@ -64,52 +74,6 @@ from analyzers.semgrep.scan import (
 )
 
 SCANNED_LANGUAGES = frozenset({"python", "javascript", "typescript", "java"})
-
-Verdict = Literal["fixed", "not fixed", "unparsable", "not applicable"]
-
-
-# --------------------------------------------------------------------------- one attempt
-@dataclass
-class FixTarget:
-    """One finding to fix, with the file it is in (the text at the head of the change)."""
-
-    finding: SemgrepFinding
-    language: str
-    text: str
-
-    @property
-    def path(self) -> str:
-        return self.finding.path
-
-    @property
-    def snippet(self) -> str:
-        return line_span(self.text, self.finding.start_line, self.finding.end_line)
-
-
-@dataclass
-class FixOutcome:
-    target: FixTarget
-    answer: FixAnswer
-    raw_answer: str = ""
-    replacement: str | None = None
-    patched: str | None = None
-    diff: str = ""
-    verdict: Verdict = "not applicable"
-    remaining: list[str] = field(default_factory=list)
-    new_findings: list[str] = field(default_factory=list)
-    description: str = ""
-    regenerated: str = ""
-    rtc_exact: bool | None = None
-    rtc_normalised: bool | None = None
-    error: str | None = None
-
-    @property
-    def fixed(self) -> bool:
-        return self.verdict == "fixed"
-
-    @property
-    def has_fix(self) -> bool:
-        return self.replacement is not None
 
 
 class Options(AnalyzerOptions):
@@ -177,98 +141,12 @@ def patched_rtc(out: FixOutcome, llm: LLMClient, opts: Options) -> None:
     out.rtc_normalised = similarity.normalised(after, out.regenerated) == 1.0
 
 
-# --------------------------------------------------------------------------- oracle
-def _key(f: SemgrepFinding) -> str:
-    return f"{f.rule_id}@{f.start_line}"
-
-
-def verify_fix(out: FixOutcome, before: ScanResult, before_path: str, after: ScanResult, after_path: str,
-          original_parses: bool | None) -> None:
-    """Set out.verdict from the scans of the original and the patched file."""
-    t, f = out.target, out.target.finding
-    assert out.replacement is not None and out.patched is not None
-    if t.language == "python" and original_parses:
-        parsable = python_parses(out.patched)
-    else:
-        parsable = not (after_path in after.unparsable and before_path not in before.unparsable)
-    if not parsable:
-        out.verdict = "unparsable"
-        return
-    s, e = f.start_line, f.end_line
-    k = len(out.replacement.splitlines())
-    delta = k - (e - s + 1)
-    region = set(range(s, s + max(k, 1)))
-    old = before.in_path(before_path)
-    new = after.in_path(after_path)
-    in_region_after = [g for g in new if g.touches(region)]
-    out.remaining = [_key(g) for g in in_region_after if g.rule_id == f.rule_id]
-    # the full rule set must be quiet on the fixed lines: a finding of any other rule there
-    # (even one the original lines had too) means the fix is not clean
-    new_keys = [g.rule_id for g in in_region_after if g.rule_id != f.rule_id]
-    expected = Counter(
-        f"{g.rule_id}@{g.start_line if g.end_line < s else g.start_line + delta}"
-        for g in old if g.end_line < s or g.start_line > e
-    )
-    outside = Counter(_key(g) for g in new if not g.touches(region))
-    new_keys += [k2 for k2, c in (outside - expected).items() for _ in range(c)]
-    out.new_findings = new_keys
-    out.verdict = "fixed" if not out.remaining and not new_keys else "not fixed"
-
-
-def oracle(outcomes: Sequence[FixOutcome], opts: Options, tools: Tools | None = None) -> ScanResult | None:
-    """One Semgrep run over the originals and every patched variant; sets each verdict.
-    `tools`: the operator's Semgrep and extra rule files."""
-    tools = tools or Tools()
-    todo = [o for o in outcomes if o.patched is not None]
-    if not todo:
-        return None
-    with tempfile.TemporaryDirectory(prefix="rtcbot-oracle-") as tmp:
-        root = Path(tmp)
-        targets: list[str] = []
-        originals: dict[str, str] = {}
-        variants: dict[int, str] = {}
-        for i, o in enumerate(todo):
-            try:  # one file that cannot be written is that fix's problem, not the run's
-                if o.target.path not in originals:
-                    write_inside(root, f"orig/{o.target.path}", o.target.text)
-                    originals[o.target.path] = f"orig/{o.target.path}"
-                    targets.append(originals[o.target.path])
-                write_inside(root, f"v{i}/{o.target.path}", o.patched or "")
-                variants[i] = f"v{i}/{o.target.path}"
-                targets.append(variants[i])
-            except (ValueError, OSError) as e:
-                o.verdict, o.error = "not fixed", f"the fix could not be checked: {e}"
-        result = (scan(root, targets, extra_rules=tools.extra_rules, semgrep=tools.semgrep, engine=tools.semgrep_engine,
-                       max_target_bytes=tools.semgrep_max_target_bytes) if targets else ScanResult())
-    # the original's own findings, re-keyed to the original path, are the baseline
-    for i, o in enumerate(todo):
-        var = variants.get(i)
-        if var is None:
-            continue
-        orig = originals[o.target.path]
-        unscanned = next((f"{why} ({p.split('/', 1)[0]})" for p in (var, orig)
-                          for why in (result.skipped.get(p), result.failed.get(p)) if why), None)
-        if unscanned is not None:  # a fix Semgrep did not fully scan is never "fixed"
-            o.verdict, o.error = "not fixed", f"semgrep could not check the fix: {unscanned}"
-            continue
-        before = _rebase(result, orig, o.target.path)
-        after = _rebase(result, var, o.target.path)
-        parses = python_parses(o.target.text) if o.target.language == "python" else None
-        verify_fix(o, before, o.target.path, after, o.target.path, parses)
-    return result
-
-
-def _rebase(result: ScanResult, prefix_path: str, path: str) -> ScanResult:
-    return ScanResult(
-        findings=[replace(f, path=path) for f in result.findings if f.path == prefix_path],
-        unparsable={path} if prefix_path in result.unparsable else set(),
-    )
-
-
 def fix_all(targets: Sequence[FixTarget], llm: LLMClient, opts: Options,
-            progress: Callable[[], None] | None = None, tools: Tools | None = None) -> list[FixOutcome]:
+            progress: Callable[[], None] | None = None, tools: Tools | None = None,
+            checks: Checks | None = None) -> list[FixOutcome]:
     """Attempts run concurrently (llm.map), each its fix then its Patched RTC; one oracle
-    scan for all of them starts as soon as every fix is in, while the RTC requests are out."""
+    scan for all of them (and the checks after it) starts as soon as every fix is in, while
+    the RTC requests are out. `checks`: the tests to run on a fixed tree, where there are."""
     proposed: list[Future[FixOutcome]] = [Future() for _ in targets]
 
     def one(i: int) -> FixOutcome:
@@ -284,7 +162,7 @@ def fix_all(targets: Sequence[FixTarget], llm: LLMClient, opts: Options,
         return out
 
     def scan_fixes() -> None:
-        oracle([f.result() for f in proposed], opts, tools)
+        oracle([f.result() for f in proposed], opts, tools, checks)
 
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="autofix-oracle") as ex:
         scanned = ex.submit(scan_fixes)
@@ -356,13 +234,15 @@ def to_finding(o: FixOutcome, opts: Options) -> Finding:
         "no_fix": "model says no fix is possible",
         "no_code": "no usable fix in the answer",
         "no_model": "no fix proposed (no model)",
-    }.get(o.answer.kind, autofix_view.proposed(o.verdict, rtc))
+    }.get(o.answer.kind, autofix_view.proposed(o.verdict, rtc, o.refused))
     evidence: dict[str, Any] = {
         "rule": f.rule_id, "cwe": list(f.cwe), "finding": f.message,
         "oracle": o.verdict, "rtc": None if rtc is None else ("pass" if rtc else "fail"),
     }
     if o.error:
         evidence["error"] = o.error
+    if o.refused:
+        evidence["refused"] = o.refused
     if o.has_fix:
         evidence.update(diff=o.diff, description=o.description, regenerated=o.regenerated,
                         remaining=o.remaining, new_findings=o.new_findings)
@@ -414,6 +294,7 @@ class AutoFix:
             return report
         _note_unscanned(result, from_hunks, report)
         by_path = {fc.path: fc for fc in files if fc.path in texts}
+        _base_suppressions(result, texts, by_path, report)
         on_changed = _on_changed(result, by_path, opts, report)
         if not on_changed:
             report.notes.append("Semgrep found nothing on the changed lines")
@@ -426,7 +307,8 @@ class AutoFix:
             report.findings = [to_finding(FixOutcome(t, FixAnswer("no_model")), opts) for t in targets]
             return report
         try:
-            outcomes = fix_all(targets, llm, opts, tools=ctx.tools)
+            checks = Checks(ctx.tools, ctx.repo_path, ctx.test_command)
+            outcomes = fix_all(targets, llm, opts, tools=ctx.tools, checks=checks)
         except SemgrepFailed as e:
             report.error = f"oracle scan failed: {e}"
             return report
@@ -471,6 +353,16 @@ def _scan_files(texts: dict[str, str], tools: Tools, report: AnalyzerReport) -> 
                 del texts[path]
         return scan(root, list(texts), extra_rules=tools.extra_rules, semgrep=tools.semgrep,
                     engine=tools.semgrep_engine, max_target_bytes=tools.semgrep_max_target_bytes)
+
+
+def _base_suppressions(result: ScanResult, texts: Mapping[str, str], by_path: Mapping[str, FileChange],
+                       report: AnalyzerReport) -> None:
+    """Semgrep scanned with suppressions off: drop what the base's markers cover, and say each
+    marker the pull request added next to a finding (analyzers/suppressions.py)."""
+    result.findings, added = suppressions.semgrep_split(
+        result.findings, texts, {p: set(fc.changed_lines) for p, fc in by_path.items()},
+        {p: fc.language for p, fc in by_path.items()})
+    report.notes += suppressions.summary(added)
 
 
 def _note_unscanned(result: ScanResult, from_hunks: Sequence[str], report: AnalyzerReport) -> None:

@@ -11,11 +11,12 @@ from analyzers.report import AnalyzerReport
 ORDER = ("findings", "fixes proposed", "fixes verified", "suggested", "applied")
 
 
-def proposed(verdict: str, rtc: bool | None) -> str:
+def proposed(verdict: str, rtc: bool | None, refused: str = "") -> str:
     """A proposed fix in words: "fix proposed, verified by re-scan and Patched RTC". Never
-    "fixed": the pull request is fixed only when its author applies the fix."""
+    "fixed": the pull request is fixed only when its author applies the fix. `refused`: the
+    check that refused it, in words."""
     if verdict != "fixed":
-        why = {"unparsable": "the patched file does not parse",
+        why = refused or {"unparsable": "the patched file does not parse",
                "not applicable": "it could not be applied"}.get(verdict, "the re-scan still flags the lines")
         return f"fix proposed, not verified: {why}"
     return "fix proposed, verified by re-scan" + {None: "", True: " and Patched RTC",

@@ -27,11 +27,12 @@ import hashlib
 import re
 import textwrap
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from pydantic import Field, ValidationInfo, field_validator
 
+from analyzers import suppressions
 from analyzers.context import AnalysisContext, ReviewComment
 from analyzers.crscore import score as crs
 from analyzers.crscore import view
@@ -42,6 +43,7 @@ from analyzers.crscore.smells import (
     detect_many,
     file_source,
     hunk_source,
+    normalise_language,
     on_hunk,
 )
 from analyzers.crscore.sts import (
@@ -105,6 +107,8 @@ class SmellPlan:
     sources: list[Source] = field(default_factory=list)
     files: dict[str, int] = field(default_factory=dict)  # path → index in sources
     hunks: dict[int, int] = field(default_factory=dict)  # id(hunk) → index in sources
+    # the detectors' suppressions on added lines, made inert: they count from the base branch
+    suppressed: list[suppressions.AddedSuppression] = field(default_factory=list)
 
     @classmethod
     def of(cls, units: list[Unit], texts: dict[str, str | None]) -> SmellPlan:
@@ -114,12 +118,21 @@ class SmellPlan:
             text = texts.get(fc.path)
             if text is not None:
                 if fc.path not in plan.files:
+                    text = plan.inert(fc, text, fc.changed_lines)
                     plan.files[fc.path] = plan.add(file_source(fc.language, fc.path, text))
                 continue
             for h in unit.hunks:
                 if id(h) not in plan.hunks:
-                    plan.hunks[id(h)] = plan.add(hunk_source(fc.language, h))
+                    src = hunk_source(fc.language, h)
+                    code = plan.inert(fc, src.code, [n - h.new_start + 1 for n in h.added_lines], h.new_start - 1)
+                    plan.hunks[id(h)] = plan.add(replace(src, code=code))
         return plan
+
+    def inert(self, fc: FileChange, code: str, added: list[int], offset: int = 0) -> str:
+        """`code` with PMD's and JSHint's suppressions on its `added` lines made inert (noted)."""
+        code, found = suppressions.neutralise(normalise_language(fc.language), code, added, fc.path)
+        self.suppressed += [replace(a, line=a.line + offset) for a in found]
+        return code
 
     def add(self, source: Source) -> int:
         self.sources.append(source)
@@ -340,7 +353,8 @@ class CRScoreAnalyzer:
             reasons |= {f"{unit.file.path}: {rep.skipped}" for rep in found if rep.skipped}
         unread = [f"{p}: {why}; its smells were looked for in its hunks alone"
                   for p in texts if (why := ctx.unread.get(p))]
-        return [f"smells not detected for {r}" for r in sorted(reasons)] + unread
+        return ([f"smells not detected for {r}" for r in sorted(reasons)] + unread
+                + suppressions.summary(plan.suppressed))
 
     # -- output ---------------------------------------------------------------------------
     def _finding(self, c: ReviewComment, unit: Unit, s: crs.Scores) -> Finding:

@@ -1,10 +1,12 @@
 """Run Semgrep offline on named files with local rules, and read its JSON.
 
 The command is always `semgrep scan --metrics=off --disable-version-check --json --verbose
---max-target-bytes N --config <local rule files or folders> -- TARGETS`, run through
+--disable-nosem --max-target-bytes N --config <local rule files or folders> -- TARGETS`, run through
 `analyzers.tooling` (a clean environment with SEMGREP_ENABLE_VERSION_CHECK=0, a private HOME,
 `root` as the working directory): no registry configs, no metrics, no version check, so a
-scan never waits on the network. Only the targets given are scanned (a pull request's changed
+scan never waits on the network. Inline suppressions (`# nosemgrep`) are not honoured by Semgrep:
+the one scan reports every finding, and the caller keeps the base branch's suppressions only
+(analyzers/suppressions.py). Only the targets given are scanned (a pull request's changed
 files), with paths relative to `root` so that findings come back under the same names.
 
 Semgrep's native command line (osemgrep, `--experimental`) runs the same engine on the same
@@ -35,8 +37,10 @@ from typing import Any
 from analyzers.tooling import run, tool_path
 
 RULES_DIR = Path(__file__).resolve().parent / "rules"
+# --verbose: the JSON lists skipped targets; --disable-nosem: a `# nosemgrep` hides nothing here
+# (the analyzer honours only the base branch's: analyzers/suppressions.py)
 BASE_FLAGS: tuple[str, ...] = ("scan", "--metrics=off", "--disable-version-check", "--json",
-                               "--verbose")  # --verbose: the JSON lists skipped targets
+                               "--verbose", "--disable-nosem")
 # Semgrep's own default: a larger file is skipped (and reported as skipped, never silently).
 MAX_TARGET_BYTES = 1_000_000
 # One run gets at most this many targets / bytes of target names: a quarter of the system's

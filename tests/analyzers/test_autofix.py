@@ -21,7 +21,7 @@ from tests.conftest import client_for
 from tests.fakes.llm_server import last_user_text
 from tests.support import require
 
-APP = '''import hashlib
+APP = '''import ast, hashlib  # ast: the right fix's (a fix that uses a name not defined is refused)
 import pickle
 import subprocess
 
