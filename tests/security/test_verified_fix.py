@@ -6,9 +6,9 @@ and adds `# nosemgrep` (the re-scan honoured it: "verified"); one that replaces 
 with `return ast.literal_eval(x)`, `x` and `ast` undefined there; one that drops a definition
 the rest of the function uses; a Java fix javac cannot parse and a JavaScript fix node cannot
 (Semgrep's tolerant parsers scan both clean); a fix that scans clean and breaks the
-repository's tests where a test command is configured (the CLI). Each is refused, the check
+repository's tests where a test command is configured (the CLI, the Action). Each is refused, the check
 that failed said in the finding; a good fix is still offered. Real Semgrep, pyflakes, javac,
-node and the sandbox; the scripted model.
+node and the sandbox; the scripted model; the fake GitHub for the Action.
 """
 
 from __future__ import annotations
@@ -27,8 +27,12 @@ from analyzers.diff import parse_diff
 from analyzers.report import Finding
 from analyzers.sandbox import Sandbox
 from bot.entry import main
+from tests.bot.test_action import EVENT, TOKEN
 from tests.conftest import client_for
+from tests.fakes.github_server import FakeGitHub, fake_github  # noqa: F401  (fixture)
 from tests.fakes.llm_server import ScriptedLLM
+from tests.security.test_action import action
+from tests.security.test_fail_closed import pr_files
 from tests.security.test_semgrep_gates import _semgrep, new_file_diff
 from tests.support import require
 
@@ -115,6 +119,12 @@ TESTS = ("import unittest\n\nfrom calc import calc\n\n\nclass T(unittest.TestCas
          "    def test_sum(self):\n        self.assertEqual(calc('{case}'), {value})\n")
 
 
+def _literal_eval(req: dict[str, Any]) -> str:
+    system = req["messages"][0]["content"]
+    return ("```python\nreturn ast.literal_eval(expr)\n```" if system.startswith(("Task: fix", "Task: apply"))
+            else "Use ast.literal_eval.")
+
+
 @pytest.mark.parametrize(("case", "value", "offered"), [("1 + 2", 3, False), ("3", 3, True)])
 def test_cli_a_fix_that_breaks_the_tests_is_refused(case: str, value: int, offered: bool,
                                                     scripted_llm: Callable[..., ScriptedLLM], tmp_path: Path) -> None:
@@ -131,12 +141,7 @@ def test_cli_a_fix_that_breaks_the_tests_is_refused(case: str, value: int, offer
     patch = tmp_path / "change.diff"
     patch.write_text(new_file_diff("b/calc.py", CALC))
 
-    def responder(req: dict[str, Any]) -> str:
-        system = req["messages"][0]["content"]
-        return ("```python\nreturn ast.literal_eval(expr)\n```" if system.startswith(("Task: fix", "Task: apply"))
-                else "Use ast.literal_eval.")
-
-    srv = scripted_llm(responder)
+    srv = scripted_llm(_literal_eval)
     r = CliRunner().invoke(main, ["review", str(patch), "--repo", str(repo), "--analyzers", "autofix",
                                   "--test-command", f"{python} -m unittest -q test_calc", "--format", "json",
                                   "--quiet", "--llm-base-url", srv.base_url, "--model", srv.model])
@@ -148,3 +153,30 @@ def test_cli_a_fix_that_breaks_the_tests_is_refused(case: str, value: int, offer
         assert f["fix"] is None
         assert f["evidence"]["refused"].startswith(
             f"the tests fail with the fix applied (`{python} -m unittest -q test_calc`: FAILED (errors=1)")
+
+
+def test_action_a_fix_that_breaks_the_tests_is_not_offered(
+        fake_github: Callable[..., FakeGitHub], scripted_llm: Callable[..., ScriptedLLM],  # noqa: F811
+        tmp_path: Path) -> None:
+    """The same on the Action (`test-command`, a checkout at the head): the check run's
+    annotation says the fix was refused and why; no suggestion is published."""
+    _semgrep()
+    python = Sandbox().python
+    require(python, "no Python for the sandbox")
+    pr = json.loads(EVENT.read_text(encoding="utf-8"))["pull_request"]
+    gh = fake_github(repo=pr["base"]["repo"]["full_name"])
+    gh.grant_token(TOKEN)
+    gh.add_pr(pr["number"], files=pr_files(("calc.py", CALC)), head_sha=pr["head"]["sha"])
+    gh.set_file("calc.py", CALC, ref=pr["head"]["sha"])
+    workspace = tmp_path / "workspace"
+    workspace.mkdir()
+    (workspace / "calc.py").write_text(CALC)
+    (workspace / "test_calc.py").write_text(TESTS.format(case="1 + 2", value=3))
+    srv = scripted_llm(_literal_eval)
+    proc = action(gh, srv, tmp_path, analyzers="autofix", reporters="pr-review",
+                  test_command=f"{python} -m unittest -q test_calc")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    (run,) = gh.check_runs.values()
+    (note,) = run["annotations"]
+    assert "fix proposed, not verified: the tests fail with the fix applied" in note["title"] + note["message"]
+    assert gh.reviews == []  # pr-review publishes verified fixes only
