@@ -23,12 +23,13 @@ import subprocess
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 
 from pyflakes import checker as pyflakes
 
 from analyzers import pyparse, suppressions
 from analyzers.context import Tools
+from analyzers.crscore.smells.jshint import config_for
 from analyzers.execution import Limits
 from analyzers.sandbox import Sandbox, SandboxUnavailable
 from analyzers.suite import Suite
@@ -38,7 +39,6 @@ PARSE_TIMEOUT_S = 60.0
 # pyflakes' diagnostics about something left unused: a fix may leave an import unused (it
 # replaced the only call that needed it) and be a good fix all the same
 _HARMLESS = frozenset({"UnusedImport", "UnusedVariable", "UnusedAnnotation", "UnusedIndirectAssignment"})
-_MODULE = re.compile(r"^\s*(import\s[\w{*]|import\s*['\"]|export\s)", re.M)
 _JAVAC_ERROR = re.compile(r"^(.*?\.java):\d+: error: (.*)$", re.M)
 
 
@@ -107,12 +107,12 @@ def _which(name: str) -> str | None:
 
 
 def _javac_failures(texts: Sequence[tuple[str, str]]) -> dict[int, str]:
-    """javac, stopped after parsing, over (file name, text) pairs: index → its first error."""
+    """javac, stopped after parsing, over (path, text) pairs: index → its first error."""
     exe = _which("javac") or "javac"
     with workdir("rtcbot-javac-") as tmp:
         files = []
-        for i, (name, text) in enumerate(texts):
-            p = tmp / str(i) / (PurePosixPath(name).name or "Fixed.java")
+        for i, (_, text) in enumerate(texts):
+            p = tmp / str(i) / "Fixed.java"  # parsing checks no class name against the file's
             p.parent.mkdir()
             p.write_text(text, encoding="utf-8")
             files.append(p)
@@ -134,7 +134,7 @@ def _javac_failures(texts: Sequence[tuple[str, str]]) -> dict[int, str]:
 def _node_failure(text: str) -> str | None:
     exe = _which("node") or "node"
     with workdir("rtcbot-node-check-") as tmp:
-        p = tmp / ("fixed.mjs" if _MODULE.search(text) else "fixed.js")
+        p = tmp / ("fixed.mjs" if config_for(text)["module"] else "fixed.js")  # JSHint's reading
         p.write_text(text, encoding="utf-8")
         proc = run([exe, "--check", str(p)], timeout=PARSE_TIMEOUT_S, cwd=tmp)
     if proc.returncode == 0:
