@@ -8,7 +8,7 @@ the rest of the function uses; a Java fix javac cannot parse and a JavaScript fi
 (Semgrep's tolerant parsers scan both clean); a fix that scans clean and breaks the
 repository's tests where a test command is configured (the CLI, the Action). Each is refused, the check
 that failed said in the finding; a good fix is still offered. Real Semgrep, pyflakes, javac,
-node and the sandbox; the scripted model; the fake GitHub for the Action.
+node and the sandbox; the scripted model; the fake GitHub for the Action and the App.
 """
 
 from __future__ import annotations
@@ -27,7 +27,9 @@ from analyzers.diff import parse_diff
 from analyzers.report import Finding
 from analyzers.sandbox import Sandbox
 from bot.entry import main
+from tests.bot.app_support import App
 from tests.bot.test_action import EVENT, TOKEN
+from tests.bot.test_jobs import finished
 from tests.conftest import client_for
 from tests.fakes.github_server import FakeGitHub, fake_github  # noqa: F401  (fixture)
 from tests.fakes.llm_server import ScriptedLLM
@@ -65,9 +67,12 @@ def refused(f: Finding, why: str) -> None:
     assert f.title.endswith(f"fix proposed, not verified: {why}")
 
 
+NOSEMGREP_FIX = "```python\nsubprocess.call(cmd, shell=True)  # nosemgrep\n```"
+
+
 def test_a_fix_that_adds_nosemgrep_is_refused(scripted_llm: Callable[..., ScriptedLLM]) -> None:
     _semgrep()
-    f = fixed_by(scripted_llm, "app.py", SHELL, "```python\nsubprocess.call(cmd, shell=True)  # nosemgrep\n```")
+    f = fixed_by(scripted_llm, "app.py", SHELL, NOSEMGREP_FIX)
     assert f.evidence["oracle"] == "not fixed" and f.evidence["rtc"] == "pass"
     refused(f, "it adds a suppression comment (`# nosemgrep`); a fix must remove the weakness, "
                "not hide it from the scan")
@@ -180,3 +185,25 @@ def test_action_a_fix_that_breaks_the_tests_is_not_offered(
     (note,) = run["annotations"]
     assert "fix proposed, not verified: the tests fail with the fix applied" in note["title"] + note["message"]
     assert gh.reviews == []  # pr-review publishes verified fixes only
+
+
+@pytest.mark.slow
+def test_app_a_fix_that_adds_nosemgrep_publishes_no_suggestion(
+        apps: Callable[..., App], fake_github: Callable[..., FakeGitHub]) -> None:  # noqa: F811
+    """The App with `RTCBOT_REPORTERS=pr-review`: the forged fix is no "verified" fix, so no
+    committable suggestion is posted, and the check run's annotation says why."""
+    _semgrep()
+
+    def answers(req: dict[str, Any]) -> str:
+        system = req["messages"][0]["content"]
+        return (NOSEMGREP_FIX if system.startswith(("Task: fix", "Task: apply")) else "Apply the change.")
+
+    w = apps(fake_github(), responder=answers, analyzers=["autofix"], reporters=["pr-review"])
+    pr = w.gh.add_pr(43, files=pr_files(("app.py", SHELL)))
+    w.gh.set_file("app.py", SHELL, ref=pr.head_sha)
+    w.deliver("pull_request", w.gh.pr_event("opened", 43))
+    w.run()
+    run = finished(w, "rtcbot / AutoFix", sha=pr.head_sha)
+    (note,) = run["annotations"]
+    assert "fix proposed, not verified: it adds a suppression comment" in note["title"]
+    assert w.gh.reviews == []
