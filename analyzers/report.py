@@ -155,13 +155,15 @@ class Skipped:
     item: str
     reason: str
     kind: SkipKind = "failed"
+    count: int = 1  # how many things it stands for: the files GitHub did not list are one item
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Skipped:
         """A stored item; one stored before `kind` existed was published as "skipped" without
         failing a gate, and reads back as "policy" (what it was judged as)."""
         kind = data.get("kind", "policy")
-        return cls(str(data["item"]), str(data["reason"]), kind if kind in SKIP_KINDS else "failed")
+        return cls(str(data["item"]), str(data["reason"]), kind if kind in SKIP_KINDS else "failed",
+                   int(data.get("count", 1)))
 
 
 @dataclass
@@ -179,7 +181,11 @@ class AnalyzerReport:
     dismissed: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        out = asdict(self)
+        for s in out["skipped"]:  # an item that stands for one thing says no count
+            if s["count"] == 1:
+                del s["count"]
+        return out
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> AnalyzerReport:

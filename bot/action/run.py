@@ -52,7 +52,7 @@ from bot.core.context import (
     comments_from_github,
     head_files,
     marked_by,
-    unlisted_files_note,
+    unlisted_files,
 )
 from bot.core.qualification import refusal_from_commit
 from bot.github import GitHub, GitHubError, token_client
@@ -116,7 +116,7 @@ class PullRequestRun:
             self._abandon(f"The run stopped: {type(e).__name__}: {e}")
             raise
         mode_note = self._publish_checks(mode, titles, result)
-        notes = [*p.notes, *change.notes]
+        notes = [*p.notes, *change.said]
         sinks = Sinks(github=gh, stream=self.stdout, notes=tuple(notes), suggestions=p.loaded.config.suggestions,
                       review_comments=self.review_comments)
         for done in outputs.drive(self.inputs.reporters, sinks, self.target, titles, result.reports):
@@ -188,15 +188,15 @@ class PullRequestRun:
         gh, pr, limit = self.gh, self.pr, head_file_limit(self.s.tools)
         files = gh.pr_files(pr.full_name, pr.number)
         changes = changes_from_github(files, p.loaded)
-        unlisted = unlisted_files_note(len(files), lambda: gh.changed_files(pr.full_name, pr.number))
+        unlisted = unlisted_files(len(files), lambda: gh.changed_files(pr.full_name, pr.number))
         if unlisted:  # said in every check run and in the step summary, as on the App
-            self.say(f"rtcbot: {unlisted}")
+            self.say(f"rtcbot: {unlisted.note}")
         # annotations and review comments only where the diff shows them (reporters/diff_filter.py)
         self.target = replace(self.target, diff=DiffFilter.of(changes))
         return review_core.Change(
             changes, files=head_files(checkout, head_file_reader(gh, pr, limit), limit=limit), checkout=checkout,
             comments=lambda: comments_from_github(self.review_comments(), marked_by(gh.wrote)),
-            notes=(unlisted,) if unlisted else ())
+            unlisted=unlisted)
 
     def _publish_checks(self, mode: str, titles: dict[str, str], result: review_core.Result) -> str:
         """Complete the check runs (or write workflow commands); the summary's sentence on it."""

@@ -46,7 +46,7 @@ from bot.core.context import (
     comments_from_github,
     head_files,
     select,
-    unlisted_files_note,
+    unlisted_files,
 )
 from bot.core.settings import ServiceSettings
 from bot.github import GitHub, GitHubError, app_identity
@@ -216,11 +216,11 @@ class Pipeline:
                                  dismissals=self.store.dismissals.listed(job.repository_id, job.repo))
             files = inputs.files.result()
             changes = changes_from_github(files, cfg)
-            unlisted = unlisted_files_note(len(files), lambda: gh.changed_files(job.repo, job.pr_number))
+            unlisted = unlisted_files(len(files), lambda: gh.changed_files(job.repo, job.pr_number))
             change = review_core.Change(
                 changes, files=head_files(None, self._head_file(gh, job), limit=head_file_limit(self.settings.tools())),
                 comments=inputs.comments.result,  # only for an analyzer that reads them
-                notes=(unlisted,) if unlisted else ())
+                unlisted=unlisted)
             ctxs: list[AnalysisContext] = []
             result = review_core.run(p, change, tools=self.settings.tools(), on_context=ctxs.append)
             report = result.reports[0]

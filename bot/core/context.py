@@ -30,6 +30,7 @@ from analyzers import registry
 from analyzers.context import AnalysisContext, HeadFileTooLarge, ReviewComment, Side, Tools, capped, read_inside
 from analyzers.diff import DEFAULT_IGNORES, ChangeSet, parse_diff, parse_github_files
 from analyzers.llm import LLMClient
+from analyzers.report import Skipped
 from bot.core.config import CONFIG_PATH, SYNTHESIS, LoadedConfig
 from bot.core.feedback import MARKER_RE
 
@@ -86,28 +87,46 @@ def changes_from_github(files: Sequence[Mapping[str, Any]], loaded: LoadedConfig
 
 
 MAX_LISTED_FILES = 3000  # GitHub's "list pull request files" stops here
+UNLISTED_ITEM = "files GitHub did not list"  # the Skipped item that stands for them
 
 
-def unlisted_files_note(listed: int, changed_files: Callable[[], int | None]) -> str | None:
-    """What a check run says when GitHub's list of a pull request's files stopped at its
-    3,000 (None when the list is not full). `changed_files`: the pull request's own count
-    (`changed_files` of GET /pulls/{n}), asked only for a full list; an error it raises is
-    said in the note."""
+@dataclass(frozen=True)
+class Unlisted:
+    """The files of a pull request that GitHub's list left out: what every check run says
+    (`note`), and one "failed" item in every report (`item`), so that a gate on findings or
+    scores cannot pass over files no analyzer saw (bot/core/gate.py)."""
+
+    note: str
+    item: Skipped
+
+
+def unlisted_files(listed: int, changed_files: Callable[[], int | None]) -> Unlisted | None:
+    """The files GitHub's list of a pull request's files left out when it stopped at its 3,000
+    (None when the list is whole: GitHub lists every file of a smaller one). `changed_files`:
+    the pull request's own count (`changed_files` of GET /pulls/{n}), asked only for a full
+    list; when it cannot be read (None, or an error, said in the note), the files after the
+    3,000 count as unanalysed all the same: the gate fails closed."""
     if listed < MAX_LISTED_FILES:
         return None
     try:
         total = changed_files()
-    except Exception as e:  # the count is for the note only: the analysis goes on without it
+    except Exception as e:  # the count is for the words only: the gate fails closed without it
         total, why = None, f" (its file count could not be read: {e})"
     else:
         why = ""
     if total is not None and total <= listed:
         return None
     if total is None:
-        return (f"GitHub lists at most {MAX_LISTED_FILES:,} files of a pull request and listed "
-                f"{listed:,} here: any files after those were not analysed{why}.")
-    return (f"This pull request changes {total:,} files, but GitHub lists at most "
-            f"{MAX_LISTED_FILES:,}: {total - listed:,} files were not analysed.")
+        return Unlisted(
+            f"GitHub lists at most {MAX_LISTED_FILES:,} files of a pull request and listed {listed:,} "
+            f"here: any files after those were not analysed{why}.",
+            Skipped(UNLISTED_ITEM, f"any files after the {listed:,} GitHub listed; how many could not be read{why}"))
+    missing = total - listed
+    return Unlisted(
+        f"This pull request changes {total:,} files, but GitHub lists at most {MAX_LISTED_FILES:,}: "
+        f"{missing:,} files were not analysed.",
+        Skipped(UNLISTED_ITEM, f"{missing:,} of the pull request's {total:,} changed files: GitHub lists at most "
+                               f"{MAX_LISTED_FILES:,}", count=missing))
 
 
 def changes_from_diff(data: bytes | str, loaded: LoadedConfig,

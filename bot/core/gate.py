@@ -170,7 +170,7 @@ def metrics_of(reports: Sequence[AnalyzerReport]) -> Metrics:
             "fixes": sum(f.fix is not None for f in r.findings),
             "skipped": len(r.skipped),
             "errors": 1 if r.error else 0,
-            "unscanned": len(r.unanalysed),
+            "unscanned": sum(s.count for s in r.unanalysed),
         }
         out[r.name] = {**{k: float(v) for k, v in r.scores.items()},
                            **{k: float(v) for k, v in counts.items()}}
@@ -253,8 +253,9 @@ def cannot_pass(report: AnalyzerReport) -> str:
     items = report.unanalysed
     named = ", ".join(f"{s.item} ({s.reason})" for s in items[:SHOWN_ITEMS])
     more = f", and {len(items) - SHOWN_ITEMS} more" if len(items) > SHOWN_ITEMS else ""
-    return (f"{CANNOT_PASS}{report.title} could not {verb} {len(items)} {noun}"
-            f"{'' if len(items) == 1 else 's'}: {named}{more}")
+    n = sum(s.count for s in items)
+    return (f"{CANNOT_PASS}{report.title} could not {verb} {n:,} {noun}"
+            f"{'' if n == 1 else 's'}: {named}{more}")
 
 
 def _explain(c: Comparison, value: float) -> str:

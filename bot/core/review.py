@@ -33,7 +33,7 @@ from analyzers.llm import LLMClient
 from analyzers.pipeline import run_all
 from analyzers.report import AnalyzerReport, Skipped
 from bot.core.config import LoadedConfig
-from bot.core.context import Comments, Selection, analysis_context
+from bot.core.context import Comments, Selection, Unlisted, analysis_context
 from bot.core.dismissals import Dismissal, dismiss
 from bot.core.gate import FailOn, Verdict, judge
 from bot.core.llm import refusing_factory
@@ -48,13 +48,21 @@ BUDGET_ITEM = "LLM budget"  # the Skipped item that lists what a budget cut off
 class Change:
     """What one review reads: the change, a file at its head, its review comments (a list or
     a callable that fetches them, called only when an analyzer reads comments), the checkout
-    at its head if there is one, and what the surface said about it (unlisted files)."""
+    at its head if there is one, what the surface said about it (`notes`), and the files
+    GitHub did not list (`unlisted`: its note is said, and its item is a "failed" one in every
+    report, so that a gate on findings or scores cannot pass over files no analyzer saw)."""
 
     changes: ChangeSet
     files: Callable[[str], str | None] | None = None
     comments: Comments = ()
     checkout: Path | None = None
     notes: tuple[str, ...] = ()
+    unlisted: Unlisted | None = None
+
+    @property
+    def said(self) -> tuple[str, ...]:
+        """Every note about the change: the surface's, and the unlisted files'."""
+        return (*self.notes, *((self.unlisted.note,) if self.unlisted is not None else ()))
 
 
 @dataclass(frozen=True)
@@ -147,8 +155,10 @@ def run(p: Plan, change: Change, *, tools: Tools, on_done: Callable[[AnalyzerRep
     cut = ctx.llm.budget_cut if ctx.has_llm else None
     for r in reports:
         note_cut(cut, r)
+        if change.unlisted is not None:
+            r.skipped.append(change.unlisted.item)
     counted = judge(p.gate, reports) if p.loaded.config.gate_dismissed else None
     for r in reports:
         dismiss(r, p.dismissals)
     verdict = counted if counted is not None else judge(p.gate, reports)
-    return Result(reports, verdict, cut, (*p.notes, *change.notes))
+    return Result(reports, verdict, cut, (*p.notes, *change.said))

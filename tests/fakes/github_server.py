@@ -385,6 +385,7 @@ class FakeGitHub(Conversation, LoopbackServer):
         pr_json["number"] = pr.number
         pr_json["state"] = pr.state
         pr_json["draft"] = pr.draft
+        pr_json["changed_files"] = len(pr.files)  # all of them, however many the files list shows
         pr_json["user"] = {**(pr_json.get("user") or {}), "login": pr.author, "id": user_id(pr.author)}
         pr_json.setdefault("head", {})["sha"] = pr.head_sha
         pr_json["head"].setdefault("repo", {})["full_name"] = pr.head_repo or self.repo

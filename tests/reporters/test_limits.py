@@ -21,7 +21,7 @@ import pytest
 
 from analyzers.diff import parse_diff
 from analyzers.report import AnalyzerReport, Finding, Skipped
-from bot.core.context import unlisted_files_note
+from bot.core.context import unlisted_files
 from reporters import check_run
 from reporters.base import Target
 from reporters.check_run import CheckRunReporter
@@ -160,6 +160,11 @@ def test_the_outside_list_is_short() -> None:
 
 
 # ---------------------------------------------------------------------------- over 3,000 files
+def unlisted_files_note(listed: int, changed_files: Callable[[], int | None]) -> str | None:
+    unlisted = unlisted_files(listed, changed_files)
+    return unlisted.note if unlisted else None
+
+
 def test_the_unlisted_files_note() -> None:
     assert unlisted_files_note(2999, lambda: pytest.fail("not asked below 3,000")) is None
     assert unlisted_files_note(3000, lambda: 3000) is None
