@@ -4,6 +4,7 @@ is caught however it is spaced; an honest description, however precise, is not."
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 
 import pytest
 
@@ -12,13 +13,17 @@ from analyzers.leak import (
     check_descriptions,
     code_tokens,
     covered,
+    data_shaped,
     leak_note,
     leak_rate,
     leak_reason,
     named_identifiers,
+    quoted_line,
+    tokens,
 )
 from analyzers.report import fence_for
 from analyzers.rtc import round_trip
+from analyzers.visible_text import fold, look_alikes, respace
 from bot.cli.datasets import lookup
 
 OLD = (
@@ -88,9 +93,26 @@ def test_a_code_block_of_other_code_reveals_nothing() -> None:
     assert hit == 8 and hit < total / 2 and leak_reason(guess, new, "def prefixes(s):\n") is None
 
 
-def test_short_lines_and_lines_the_old_code_has_are_not_leaks() -> None:
-    old, new = "x = 1\n", "x = 1\nif ok:\n    return x\n}\n"
-    assert leak_reason("Add: if ok: return x }", new, old) is None  # `return x`, `}`: too short
+def test_a_short_added_line_quoted_is_a_leak_once_it_has_two_code_words() -> None:
+    """A one-line authentication bypass is short: quoting it whole is quoting the answer. A line
+    with fewer than two code words (`}`, `else:`, `i++`) is no quote of anything."""
+    old, new = "def allowed(user):\n    x = 1\n", "def allowed(user):\n    x = 1\n    return True\n}\n"
+    assert leak_reason("Add `return True` first.", new, old) == "description quotes the new code: its line 3, verbatim"
+    assert leak_reason("Return True when the user is allowed.", new, old) is None  # prose: `Return`, not `return`
+    assert leak_reason("Close it: } else: i++", old + "}\nelse:\ni++\n", old) is None
+
+
+def test_short_lines_count_when_they_are_most_of_the_new_code() -> None:
+    """`return False` quoted from a function of several lines ("return False if it is empty") is
+    a description of one branch; the short lines quoted count once they are half its code."""
+    body = ("def is_sorted(xs):\n    if not xs:\n        return False\n    for a, b in zip(xs, xs[1:]):\n"
+            "        if a > b:\n            return False\n    return True\n")
+    assert quoted_line("Return False for an empty list, return False at the first pair out of order, "
+                       "else return True.", body, "def is_sorted(xs):\n") is None
+    assert quoted_line("x = 1 then return x", "x = 1\nreturn x\n") == 1  # the whole of it
+
+
+def test_lines_the_old_code_has_are_not_leaks() -> None:
     # the unchanged line `if token is None:` ... and `return None` are the old code's
     assert leak_reason("Keep `if token is None:` and `return None` as they are.", NEW, OLD) is None
     assert leak_reason("Keep the first line, def load(user, token):, unchanged.", NEW, OLD) is None
@@ -120,7 +142,8 @@ def test_naming_most_of_the_new_identifiers_is_a_leak() -> None:
     assert named_identifiers("x", new, old) == (0, 6)
     prose = ("Set cfg_path with resolve_path on a, raw_cfg by read_yaml of it, merged_cfg by "
              "merge_defaults, and return it.")
-    assert leak_reason(prose, new, old) == "description names 6 of the 6 identifiers that only the new code has"
+    assert leak_reason(prose, new, old) == (
+        "description names 6 of the 6 identifiers and literals that only the new code has")
     assert leak_reason("Resolve the path, read the YAML with read_yaml, merge the defaults and return "
                        "merged_cfg.", new, old) is None  # two of six: a description needs some names
 
@@ -174,4 +197,79 @@ def test_few_gpt4_change_summaries_of_the_bundled_hunks_trip_the_check() -> None
                 new.append(ln[1:])
         summary = r["change_summary"].split("Implications")[0]
         flagged += leak_reason(summary, "\n".join(new), "\n".join(old)) is not None
-    assert len(rows) == 500 and flagged <= 25  # ≤ 5 %; 11 when written, each a quote or a walk through the identifiers
+    # ≤ 5 %: 11 when written, 16 since short lines and literals count; each a quote or a walk through the code
+    assert len(rows) == 500 and flagged <= 25
+
+
+# -- what a reader sees (analyzers/visible_text.py) --------------------------------------------
+
+LINE = "return fetch_user_by_id(user.id, include_roles=True)"
+
+
+def test_ascii_text_is_read_as_it_is() -> None:
+    text = "return fetch_user_by_id(user.id)  # spaced   out"
+    assert fold(text) is text
+
+
+@pytest.mark.parametrize(("shown", "read"), [
+    ("re\u200bturn Tr\u200bue", "return True"),  # zero-width space
+    ("re\u00adturn Tr\u00adue", "return True"),  # soft hyphen
+    ("ret\u2060urn\ufeff Tr\u200d\u200cue", "return True"),  # word joiner, BOM, zero-width (non-)joiner
+    ("\u202ereturn\u202c True", "return True"),  # a direction override
+    ("r\ufe0fe\ufe00turn T\u034frue", "return True"),  # variation selectors, the combining grapheme joiner
+    ("re\u3164turn", "return"),  # a Hangul filler
+    ("r\u0435turn Tru\u0435", "return True"),  # Cyrillic е
+    ("\u0440ass \u0430nd \u0455kip", "pass and skip"),  # Cyrillic р, а, ѕ
+    ("\u0406f \u041e\u0445 \u03bf", "If Ox o"),  # Cyrillic І (as I, not l), О, х; Greek ο
+    ("\u0456s_\u0455\u0435t", "is_set"),  # Ukrainian і, Cyrillic ѕ and е
+    ("\uff52\uff45\uff54\uff55\uff52\uff4e\u3000\U0001d413rue", "return True"),  # full-width, mathematical
+    ("re\u0301tu\u0308rn", "return"),  # combining marks
+    ("x \u2215 y", "x / y"),  # division slash
+])
+def test_text_is_read_as_a_reader_sees_it(shown: str, read: str) -> None:
+    assert fold(shown) == read
+
+
+def test_look_alikes_come_from_unicode_confusables() -> None:
+    table = look_alikes()
+    assert table["\u0430"] == "a" and table["\u0440"] == "p" and table["\u03bf"] == "o"
+    assert all(v.isascii() and len(v) == 1 for v in table.values()) and len(table) > 1000
+
+
+def test_spaced_letters_read_as_the_code_words_they_spell() -> None:
+    words = {"return", "True", "fetch_user_by_id"}
+    assert respace(tokens("r e t u r n T r u e"), words) == ["return", "True"]
+    assert respace(tokens("f e t c h _ u s e r _ b y _ i d ( x )"), words) == ["fetch_user_by_id", "(", "x", ")"]
+    assert respace(tokens("Set x = 1 and a b c"), words) == ["Set", "x", "=", "1", "and", "a", "b", "c"]
+    assert respace(tokens("a b"), {"ab"}) == ["a", "b"]  # two letters are not a run
+
+
+@pytest.mark.parametrize("disguise", [
+    lambda s: "\u200b".join(s),  # a zero-width space between every character
+    lambda s: s.replace("e", "\u00ade"),  # soft hyphens
+    lambda s: s.replace("e", "\u0435").replace("o", "\u043e").replace("a", "\u0430"),  # Cyrillic look-alikes
+    lambda s: "  ".join(" ".join(w) for w in s.split()),  # letters spaced apart
+    lambda s: " ".join(" ".join(w) for w in s.split()),  # ... and the word spaces collapsed
+    lambda s: s.replace("u", "u\u0308").replace("r", "\uff52"),  # combining marks, full-width letters
+])
+def test_a_quoted_line_in_disguise_is_caught(disguise: Callable[[str], str]) -> None:
+    assert leak_reason(f"Finish with {disguise(LINE)}.", NEW, OLD) == (
+        "description quotes the new code: its line 4, verbatim")
+    short = "def f(user):\n    return True\n"
+    assert quoted_line(f"Just {disguise('return True')}", short, "def f(user):\n") == 2
+
+
+def test_distinctive_literals_count_with_the_identifiers() -> None:
+    """Literals shaped like data count as the new code's own, with its code-shaped identifiers;
+    words and messages do not (a description may have to name them)."""
+    assert [data_shaped(t) for t in ("svc-deploy", "tmp-", "_blank", "k8s.io/api/v1", "xmlLang", "/2.0/")] == [True] * 6
+    assert [data_shaped(t) for t in ("daily", "Running", "Failed to connect", "id", "  ", "----")] == [False] * 6
+    old = "def route(app):\n    pass\n"
+    new = ('def route(app):\n    bp = Blueprint("api_v2", url_prefix="/api/v2")\n'
+           '    bp.add("/v2/user/<user_id>", view=load_user)\n    bp.add("/v2/ping", view=ping)\n'
+           '    app.register(bp, name="daily")\n')
+    assert named_identifiers("x", new, old) == (0, 6)
+    walk = "Make a Blueprint api_v2 at /api/v2 with /v2/user/<user_id> served by load_user and /v2/ping by ping."
+    assert leak_reason(walk, new, old) == (
+        "description names 5 of the 6 identifiers and literals that only the new code has")
+    assert leak_reason("Add a v2 blueprint with a user route and a ping route, registered as daily.", new, old) is None

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from click.testing import CliRunner
+from click.testing import CliRunner, Result
 
 from analyzers.context import AnalysisContext
 from analyzers.diff import parse_diff
@@ -93,15 +93,20 @@ def test_the_analyzer_fails_a_leaking_hunk_and_keeps_an_honest_ones_scores(
     assert reports[False].scores["leak_rate"] == 0.0 and "leaked" not in honest.message
 
 
-@pytest.mark.parametrize("obeys", [True, False], ids=["obeys", "honest"])
-def test_cli(obeys: bool, scripted_llm: Callable[..., ScriptedLLM], tmp_path: Path) -> None:
-    srv = scripted(scripted_llm, obeys)
+def cli_review(srv: ScriptedLLM, diff: str, tmp_path: Path) -> tuple[Result, dict[str, Any]]:
+    """`rtcbot review` of `diff` on the model `srv`, gated by GATE: the run and its one report."""
     patch, cfg = tmp_path / "p.diff", tmp_path / "rtcbot.yml"
-    patch.write_text(DIFF)
+    patch.write_text(diff)
     cfg.write_text(f'fail_on: "{GATE}"\n')
     r = CliRunner().invoke(main, ["review", str(patch), "--config", str(cfg), "--format", "json",
                                   "--llm-base-url", srv.base_url, "--model", srv.model])
     (rep,) = json.loads(r.stdout)["reports"]
+    return r, rep
+
+
+@pytest.mark.parametrize("obeys", [True, False], ids=["obeys", "honest"])
+def test_cli(obeys: bool, scripted_llm: Callable[..., ScriptedLLM], tmp_path: Path) -> None:
+    r, rep = cli_review(scripted(scripted_llm, obeys), DIFF, tmp_path)
     (f,) = rep["findings"]
     if obeys:
         assert r.exit_code == 1, r.output
