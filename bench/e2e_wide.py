@@ -1,8 +1,8 @@
 """E2E on the wide set: real commits from repositories the benchmark was never tuned on.
 
-The PRs are those of bench/data/prs/SOURCES.md (built with `python -m bench.wide_set`; see
-its doc), each with the changed files at its head as the analyzers' file loader, and the
-synthetic review comments of bench/e2e_floor.py. Each PR runs once through
+The PRs are those of bench/data/prs/SOURCES.md (kept in the repository; made with
+`python -m bench.wide_set`, see its doc), each with the changed files at its head as the
+analyzers' file loader, and the synthetic review comments of bench/e2e_floor.py. Each PR runs once through
 `pipeline.run_all` (all analyzers at once) against the latency-injecting LLM server at
 400 ms, as in bench/e2e_floor.py (the same floor: EditingRTC 2, CRScore 1, AutoFix 3
 latencies, the largest that made a request), but once only: no second, threaded run and
@@ -98,7 +98,7 @@ def run(quick: bool = False) -> list[Row]:
     prs, missing = load()
     figure = "E2E wide set wall / floor"
     if not prs:
-        return [row(figure, f"not measured: the wide set is not built ({len(missing)} PRs listed in "
+        return [row(figure, f"not measured: the wide set's files are missing ({len(missing)} PRs listed in "
                             "bench/data/prs/SOURCES.md; python -m bench.wide_set)", f"≤ {TARGET}×", None)]
     chosen = prs[:QUICK_PRS] if quick else prs
     languages = {pr.name: lang for pr, lang in chosen}

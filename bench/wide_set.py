@@ -1,9 +1,10 @@
 """The wide benchmark set: real commits named in bench/data/prs/SOURCES.md, built from clones.
 
-The repository keeps only the list (name, repository, commit, licence, language). The
-diffs and the changed files at each commit (what the analyzers read at the head of the
-change: Semgrep scans and smell detectors look at whole files, EditingRTC names hunks by
-their definitions) are built beside it from local clones, and git ignores them:
+The set is kept in the repository beside its list (SOURCES.md, with each repository's
+licence in `licences/`): each commit's diff and the changed files at that commit (what the
+analyzers read at the head of the change: Semgrep scans and smell detectors look at whole
+files, EditingRTC names hunks by their definitions), so the benchmark needs no build step.
+This module is how they were made, and how to make them again from local clones:
 
     python -m bench.wide_set --git-dir pallets/click=PATH [--git-dir OWNER/NAME=PATH …]
 

@@ -68,6 +68,15 @@ def test_the_wide_set_lists_enough_permissively_licensed_real_prs() -> None:
     assert len({s.name for s in listed}) == len(listed)
 
 
+def test_the_wide_set_is_in_the_repository_with_every_licence() -> None:
+    built, missing = wide_set.load()
+    assert missing == [] and len(built) == len(wide_set.manifest())
+    assert all(pr.diff.startswith("diff --git ") and pr.head for pr in built)
+    licences = {p.name for p in (wide_set.WIDE / "licences").iterdir()}
+    for repo in {pr.source.repo for pr in built}:  # each repository's licence text, by its name
+        assert any(name.startswith(repo.replace("/", "-") + "-LICENSE") for name in licences), repo
+
+
 def test_a_listed_commit_is_built_from_a_clone_with_its_files_at_the_head(tmp_path: Path) -> None:
     repo = tmp_path / "repo"
     repo.mkdir()
