@@ -24,7 +24,7 @@ from pydantic import Field
 from analyzers import editing_rtc_view, similarity
 from analyzers.context import AnalysisContext
 from analyzers.diff import CODE_LANGUAGES, ChangeSet, FileChange, Hunk
-from analyzers.enclosing import hunk_label
+from analyzers.enclosing import hunk_labels
 from analyzers.format_watch import FormatWatch
 from analyzers.leak import (
     DATA_NOTE,
@@ -255,17 +255,17 @@ class EditingRTC:
                 return f"not asked: {e}"
             return HunkResult(hunk, trip, scores, view.usage.cut)
 
-        # the files at the head name each hunk's definition; read beside the round trips, never before
+        # the files at the head name each hunk's definition: read and named beside the round trips
         with ThreadPoolExecutor(max_workers=1, thread_name_prefix="hunk-labels") as io:
-            loading = io.submit(files_at_head, ctx, [fc.path for fc, _ in todo])
+            loading = io.submit(labels_at_head, ctx, todo)
             results = llm.map(one, todo)
-            texts = loading.result()
+            texts, labels = loading.result()
         report.notes += [f"{p}: {w}; its hunks are named by git's header" for p in texts if (w := ctx.unread.get(p))]
-        for (fc, hunk), res in zip(todo, results, strict=True):
+        for (fc, hunk), res, label in zip(todo, results, labels, strict=True):
             if isinstance(res, str):
                 report.skipped.append(Skipped(f"{fc.path} {hunk.header}", res))
                 continue
-            report.findings.append(to_finding(fc, res, hunk_label(hunk, texts[fc.path], fc.language)))
+            report.findings.append(to_finding(fc, res, label))
         format_note = watch.note(sum(isinstance(r, str) and r.startswith("not asked") for r in results))
         if format_note and watch.bad:
             report.notes.append(format_note)
@@ -277,6 +277,21 @@ class EditingRTC:
             report.scores["leak_rate"] = leak_rate(leaks, [float(len(f.evidence["descriptions"]))
                                                            for f in report.findings])
         return report
+
+
+def labels_at_head(ctx: AnalysisContext,
+                   todo: Sequence[tuple[FileChange, Hunk]]) -> tuple[dict[str, str | None], list[str]]:
+    """The files at the head, and each hunk's label (analyzers/enclosing.py), each file read once."""
+    texts = files_at_head(ctx, [fc.path for fc, _ in todo])
+    by_file: dict[str, list[int]] = {}
+    for i, (fc, _) in enumerate(todo):
+        by_file.setdefault(fc.path, []).append(i)
+    labels = [""] * len(todo)
+    for path, at in by_file.items():
+        names = hunk_labels([todo[i][1] for i in at], texts[path], todo[at[0]][0].language)
+        for i, name in zip(at, names, strict=True):
+            labels[i] = name
+    return texts, labels
 
 
 def _short(text: str, limit: int = 160) -> str:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from analyzers.diff import Hunk, one_line
@@ -76,17 +76,41 @@ def innermost(text: str, language: str | None, lines: Sequence[int]) -> list[Def
     return [c[-1] if c else None for c in chains]
 
 
+def enclosing_many(text: str, language: str | None, lines: Iterable[int]) -> dict[int, str | None]:
+    """`enclosing` for each of `lines`, the file read once (a PR's hunks in one file share it)."""
+    wanted = sorted(set(lines))
+    found: Mapping[int, list[Definition] | None]
+    if language == "python":
+        tree = _parse(text)
+        found = {ln: None if tree is None else _python_chain(tree, ln) for ln in wanted}
+    elif language in BRACE_LANGUAGES:
+        found = _braces_chains(_code_chars(text), wanted)
+    else:
+        return dict.fromkeys(wanted)
+    return {ln: None if chain is None else str(chain[-1]) if chain else "" for ln, chain in found.items()}
+
+
 def hunk_label(hunk: Hunk, text: str | None, language: str | None) -> str:
     """What a report calls a hunk: the definition its change starts in at the head; git's
     header context only when the file is not there or does not parse; else "hunk at line N".
     One line of at most LABEL_CHARS characters (analyzers/diff.py `one_line`)."""
-    line = first_changed_line(hunk)
-    found = enclosing(text, language, line) if text is not None else None
-    if found:
-        return one_line(found, LABEL_CHARS)
-    if found is None and hunk.section:
-        return one_line(hunk.section, LABEL_CHARS)
-    return f"hunk at line {line}"
+    return hunk_labels([hunk], text, language)[0]
+
+
+def hunk_labels(hunks: Sequence[Hunk], text: str | None, language: str | None) -> list[str]:
+    """`hunk_label` of each of a file's hunks, the file read once."""
+    lines = [first_changed_line(h) for h in hunks]
+    found = enclosing_many(text, language, lines) if text is not None else dict.fromkeys(lines)
+    out = []
+    for hunk, line in zip(hunks, lines, strict=True):
+        name = found[line]
+        if name:
+            out.append(one_line(name, LABEL_CHARS))
+        elif name is None and hunk.section:
+            out.append(one_line(hunk.section, LABEL_CHARS))
+        else:
+            out.append(f"hunk at line {line}")
+    return out
 
 
 # ---------------------------------------------------------------------------- Python

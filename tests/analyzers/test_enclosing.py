@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from analyzers.diff import parse_diff
-from analyzers.enclosing import enclosing, first_changed_line, hunk_label
+from analyzers.enclosing import enclosing, enclosing_many, first_changed_line, hunk_label, hunk_labels
 
 PY = '''\
 import math
@@ -113,6 +113,28 @@ def test_java_braces_skip_strings_and_comments_and_name_methods_in_classes() -> 
     assert enclosing(JAVA, "java", 28) == "method Cart.Line.add"
     assert enclosing(JAVA, "java", 1) == ""
     assert enclosing("}\n}\nclass A {\n}\n", "java", 3) is None  # unbalanced: not readable
+
+
+def test_many_lines_of_a_file_in_one_reading_say_what_each_line_alone_says() -> None:
+    lines = [28, 1, 9, 15, 21, 5, 18, 9]
+    assert enclosing_many(JAVA, "java", lines) == {line: enclosing(JAVA, "java", line) for line in lines}
+    assert enclosing_many(JS, "javascript", [21, 11]) == {11: "method View.load", 21: ""}
+    assert enclosing_many(PY, "python", [23, 18]) == {18: "class Stats", 23: "function Stats.window.inner"}
+    # the braces stop balancing at line 5: the lines before it are still read, those after are not
+    broken = "class A {\n  void f() {\n  }\n}\n}\nclass B {\n"
+    assert enclosing_many(broken, "java", [2, 4, 5, 6]) == {2: "method A.f", 4: "class A", 5: None, 6: None}
+    assert enclosing_many("x", "go", [1, 2]) == {1: None, 2: None}
+
+
+def test_the_hunks_of_one_file_are_each_named_from_one_reading() -> None:
+    diff = ("--- a/Cart.java\n+++ b/Cart.java\n"
+            "@@ -8,2 +8,3 @@ public class Cart {\n     public String toString() {\n+        log();\n"
+            "         return \"Cart}\";\n"
+            "@@ -27,2 +28,3 @@ public class Cart {\n         void add() {\n+            count--;\n"
+            "             count++;\n")
+    hunks = parse_diff(diff).files[0].hunks
+    assert hunk_labels(hunks, JAVA, "java") == ["method Cart.toString", "method Cart.Line.add"]
+    assert hunk_labels(hunks, None, "java") == ["public class Cart {"] * 2  # no file: git's header
 
 
 JS = '''\
