@@ -1,7 +1,9 @@
 """End-to-end PR analysis against its floor: wall time / (unavoidable sequential LLM latencies).
 
 The LLM is the latency-injecting loopback server (tests/fakes/llm_server.py) at 400 ms per
-request, honouring `n`, with no request limit of its own; the client gets enough concurrency
+request, honouring `n`, with no request limit of its own, in a process of its own
+(bench/llm_process.py), as a real endpoint is (in the bench's process its per-request work
+took the interpreter lock from the pipeline, and was measured as ours); the client gets enough concurrency
 (256 slots) that concurrency is never the bottleneck, and no cache (every run pays in full):
 the widest PR of the wide set has 120 backward requests in flight at once, which 64 slots
 turned into three rounds where the floor counts two. Through the App the client has 64, the
@@ -39,7 +41,7 @@ from __future__ import annotations
 
 import statistics
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -51,6 +53,7 @@ from analyzers.diff import CODE_LANGUAGES, ChangeSet, parse_diff
 from analyzers.llm import LLMClient, LLMSettings
 from analyzers.report import AnalyzerReport
 from bench import LATENCY_S, PRS, Row, bench_responder, row
+from bench.llm_process import LatencyServer, LLMProcess
 from tests.fakes.llm_server import ScriptedLLM
 
 if TYPE_CHECKING:
@@ -59,6 +62,7 @@ if TYPE_CHECKING:
 ANALYZERS: tuple[str, ...] = ("editing_rtc", "crscore", "autofix")
 FLOOR_LATENCIES: dict[str, int] = {"editing_rtc": 2, "crscore": 1, "autofix": 3}
 TARGET = 1.25
+WORST_TARGET = 1.20  # the worst PR of the ten
 CONCURRENCY = 256  # above the most requests any benchmark PR has in flight (see the docstring)
 APP_CONCURRENCY = 64  # through the App: the most RTCBOT_LLM_CONCURRENCY allows (its nine PRs need fewer)
 
@@ -139,13 +143,13 @@ def latency_server(delay_s: float = LATENCY_S, **kw: object) -> ScriptedLLM:
     return server
 
 
-def client(server: ScriptedLLM, concurrency: int = CONCURRENCY, cache_path: Path | None = None) -> LLMClient:
+def client(server: LatencyServer, concurrency: int = CONCURRENCY, cache_path: Path | None = None) -> LLMClient:
     return LLMClient(LLMSettings(base_url=server.base_url, model=server.model, cache_path=cache_path,
                                  max_concurrency=concurrency, retry_wait_initial=0.01,
                                  retry_wait_max=0.05))
 
 
-def context(pr: PR, server: ScriptedLLM, concurrency: int = CONCURRENCY,
+def context(pr: PR, server: LatencyServer, concurrency: int = CONCURRENCY,
             cache_path: Path | None = None) -> AnalysisContext:
     return AnalysisContext(llm_factory=lambda: client(server, concurrency, cache_path),
                            comments=list(pr.comments), file_loader=pr.head.get if pr.head is not None else None)
@@ -162,7 +166,7 @@ class Timed:
                 for r in self.reports}
 
 
-def analyse(pr: PR, names: Sequence[str], server: ScriptedLLM, concurrency: int = CONCURRENCY) -> Timed:
+def analyse(pr: PR, names: Sequence[str], server: LatencyServer, concurrency: int = CONCURRENCY) -> Timed:
     """One full pipeline run over a PR, timed; server request count for this run only."""
     server.reset()
     ctx = context(pr, server, concurrency)
@@ -182,7 +186,7 @@ def warm_up() -> None:
     freeze_start_up()
 
 
-def analyse_concurrently(pr: PR, names: Sequence[str], server: ScriptedLLM,
+def analyse_concurrently(pr: PR, names: Sequence[str], server: LatencyServer,
                          concurrency: int = CONCURRENCY) -> tuple[Timed, dict[str, float]]:
     """The same analyzers as `analyse`, but each `pipeline.run_one` in its own thread (what
     `pipeline.run_all` could do: analyzers are independent). Also the wall of each analyzer."""
@@ -284,9 +288,11 @@ class PRResult:
 
 
 def measure(prs: Sequence[PR], names: Sequence[str] = ANALYZERS, delay_s: float = LATENCY_S,
-            concurrent: bool = True) -> list[PRResult]:
+            concurrent: bool = True, server_of: Callable[[float], LatencyServer] = LLMProcess) -> list[PRResult]:
+    """Each PR through the pipeline against `server_of(delay_s)`: by default the latency server in
+    a process of its own (bench/llm_process.py), as a real endpoint is."""
     out = []
-    server = latency_server(delay_s)
+    server = server_of(delay_s)
     try:
         for pr in prs:
             res = PRResult(pr, analyse(pr, names, server))
@@ -316,7 +322,7 @@ def rows_from(results: Sequence[PRResult]) -> list[Row]:
         f"E2E pipeline (all analyzers, {len(counted)} PRs) wall / floor, LLM at {LATENCY_S * 1000:.0f} ms",
         f"{agg:.2f}× (median PR {statistics.median(r.ratio for r in counted):.2f}×, "
         f"worst {worst.ratio:.2f}× on {worst.pr.name})",
-        f"≤ {TARGET}×", agg <= TARGET))
+        f"≤ {TARGET}×, worst PR ≤ {WORST_TARGET}×", agg <= TARGET and worst.ratio <= WORST_TARGET))
     seq = sum(r.sequential_floor for r in counted) / sum(r.floor for r in counted)
     rows.append(row("E2E floor if analyzers run one after another / parallel floor (informational)",
                     f"{seq:.2f}×"))

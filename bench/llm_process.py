@@ -5,8 +5,9 @@ choosing an answer, writing it back) competes with the App's threads for the sam
 interpreter lock on a 2-core machine, so it would be measured as the App's overhead. A real
 deployment talks to llama.cpp or a hosted API in another process. `LLMProcess` starts
 `bench.e2e_floor.latency_server` in a child process and offers what the benchmarks read of
-it: `base_url`, `model`, `requests` (copied from the child on each read), `reset()` and
-`stop()`."""
+it: `base_url`, `model`, `requests` and `served` (the server's log, copied from the child on
+each read; `served` in `time.perf_counter()` seconds, a clock every process on the machine
+shares), `request_count`, `reset()` and `stop()`."""
 
 
 from __future__ import annotations
@@ -14,7 +15,32 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from typing import Any
+from typing import Any, Protocol
+
+from bench import ROOT
+
+
+class LatencyServer(Protocol):
+    """What the benchmarks read of a latency server, in this process (ScriptedLLM) or not."""
+
+    @property
+    def base_url(self) -> str: ...
+
+    @property
+    def model(self) -> str: ...
+
+    @property
+    def requests(self) -> list[dict[str, Any]]: ...
+
+    @property
+    def served(self) -> list[tuple[int, float, float]]: ...
+
+    @property
+    def request_count(self) -> int: ...
+
+    def reset(self) -> None: ...
+
+    def stop(self) -> None: ...
 
 
 class LLMProcess:
@@ -23,7 +49,7 @@ class LLMProcess:
 
     def __init__(self, delay_s: float) -> None:
         self._proc = subprocess.Popen([sys.executable, "-m", "bench.llm_process", str(delay_s)],
-                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, cwd=ROOT)
         self.base_url, self.model = self._ask("address")
 
     def _ask(self, command: str) -> Any:
@@ -39,6 +65,15 @@ class LLMProcess:
     def requests(self) -> list[dict[str, Any]]:
         got: list[dict[str, Any]] = self._ask("requests")
         return got
+
+    @property
+    def served(self) -> list[tuple[int, float, float]]:
+        """(index in requests, arrived, answered) of each request answered, as ScriptedLLM's."""
+        return [(int(i), float(a), float(b)) for i, a, b in self._ask("served")]
+
+    @property
+    def request_count(self) -> int:
+        return int(self._ask("count"))
 
     def reset(self) -> None:
         self._ask("reset")
@@ -67,6 +102,11 @@ def main(delay_s: float) -> None:
             elif command == "requests":
                 with server._lock:  # noqa: SLF001
                     answer = list(server.requests)
+            elif command == "served":
+                with server._lock:  # noqa: SLF001
+                    answer = list(server.served)
+            elif command == "count":
+                answer = server.request_count
             elif command == "reset":
                 server.reset()
                 answer = None

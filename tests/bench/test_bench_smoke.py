@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import shutil
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -43,11 +44,15 @@ def test_the_llm_process_serves_the_bench_responder_and_reports_its_requests() -
     server = LLMProcess(0.0)
     try:
         llm = LLMClient(LLMSettings(base_url=server.base_url, model=server.model))
+        before = time.perf_counter()
         got = llm.sample([{"role": "user", "content": "[old]\nx\n[new]\ny"}], n=2)
         assert len(got) == 2 and all(isinstance(t, str) and t for t in got)
         assert len(server.requests) == 1 and server.requests[0]["n"] == 2
+        assert server.request_count == 1
+        [(index, arrived, answered)] = server.served  # on the clock this process reads too
+        assert index == 0 and before <= arrived <= answered <= time.perf_counter()
         server.reset()
-        assert server.requests == []
+        assert server.requests == [] and server.served == []
     finally:
         server.stop()
     assert server._proc.returncode == 0  # noqa: SLF001 - it ended when its stdin closed
