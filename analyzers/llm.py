@@ -17,7 +17,6 @@ import json
 import sqlite3
 import threading
 from collections.abc import Callable, Iterable, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
@@ -31,6 +30,7 @@ from tenacity import (
     wait_exponential_jitter,
 )
 
+from analyzers.fanout import fan_out
 from analyzers.llm_answer import (
     answer_cap,
     body_cap,
@@ -41,6 +41,7 @@ from analyzers.llm_answer import (
     transport_error,
     unmark,
 )
+from analyzers.llm_clients import shared_openai
 from analyzers.llm_errors import BudgetExceeded as BudgetExceeded  # the client's errors, re-exported
 from analyzers.llm_errors import Halted as Halted
 from analyzers.llm_errors import LLMError as LLMError
@@ -157,32 +158,6 @@ def request_key(base_url: str, model: str, messages: Sequence[Message], temperat
         sort_keys=True, ensure_ascii=False,
     )
     return hashlib.sha256(payload.encode()).hexdigest()
-
-
-_OPENAI_CLIENTS: dict[tuple[str, str, float], openai.OpenAI] = {}
-_OPENAI_CLIENTS_LOCK = threading.Lock()
-_OPENAI_CLIENTS_KEPT = 32
-
-
-def shared_openai(base_url: str, api_key: str, timeout: float) -> openai.OpenAI:
-    """One `openai.OpenAI` (and its pool of kept-alive connections) per endpoint, key and
-    timeout in the process. Making one costs ~30 ms of CPU (an SSL context) and its first
-    request ~20 ms more; a worker starts a client per analysis, so they share. The client is
-    thread-safe; the least recently used beyond 32 are let go (closed once unused)."""
-    key = (base_url, api_key, float(timeout))
-    with _OPENAI_CLIENTS_LOCK:
-        client = _OPENAI_CLIENTS.pop(key, None)
-        if client is None:
-            client = openai.OpenAI(
-                base_url=base_url,
-                api_key=api_key,
-                max_retries=0,  # retries are ours, so that the budget counts them
-                timeout=timeout,
-            )
-        _OPENAI_CLIENTS[key] = client  # most recently used last
-        while len(_OPENAI_CLIENTS) > _OPENAI_CLIENTS_KEPT:
-            _OPENAI_CLIENTS.pop(next(iter(_OPENAI_CLIENTS)))
-        return client
 
 
 class _Malformed(Exception):
@@ -407,7 +382,8 @@ class LLMClient:
         completion_from (together, half of a request's CPU here). Streamed (`stream=True`
         with `cast_to=httpx.Response`: the body is not read by the client), so that at most
         body_cap bytes of it are ever read."""
-        response = self._client.post("/chat/completions", body=kwargs, cast_to=httpx.Response, stream=True)
+        response = self._client.next().post("/chat/completions", body=kwargs, cast_to=httpx.Response,
+                                            stream=True)
         try:
             body, truncated = read_bounded(response, body_cap(max_tokens, n))
         except Exception as e:
@@ -469,17 +445,17 @@ class LLMClient:
         return [a[0] for a in answers]
 
     def map(self, fn: Callable[[T], R], items: Iterable[T]) -> list[R]:
-        """Run fn over items concurrently (as many threads as request slots), keeping order."""
+        """Run fn over items concurrently (at most four per request slot, on the process's
+        kept threads: analyzers/fanout.py), keeping order."""
         items = list(items)
         if len(items) <= 1 or self.settings.max_concurrency <= 1:
             return [fn(x) for x in items]
-        with ThreadPoolExecutor(max_workers=min(len(items), self.settings.max_concurrency * 4)) as ex:
-            return list(ex.map(fn, items))
+        return fan_out(fn, items, self.settings.max_concurrency * 4)
 
     def check(self) -> None:
         """Fail fast with one clear line if the endpoint or the model is wrong."""
         try:
-            models = [m.id for m in self._client.models.list()]
+            models = [m.id for m in self._client.next().models.list()]
         except openai.NotFoundError:
             return  # some servers have no /models; the first request will tell
         except openai.OpenAIError as e:

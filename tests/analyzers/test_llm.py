@@ -16,6 +16,7 @@ from analyzers.llm import (
     _Malformed,
     completion_from,
 )
+from analyzers.llm_clients import SHARDS
 from tests.conftest import client_for
 from tests.fakes.llm_server import ScriptedLLM
 
@@ -176,6 +177,16 @@ def test_clients_of_one_endpoint_share_one_http_client(scripted_llm: Callable[..
     assert again.sample([{"role": "user", "content": "hi again"}]) == ["one"]
     assert other.sample([{"role": "user", "content": "hi"}]) == ["two"]
     assert first.usage.requests == 1 and again.usage.requests == 1  # usage stays per client
+
+
+def test_an_endpoints_requests_take_its_pools_in_turn(scripted_llm: Callable[..., ScriptedLLM]) -> None:
+    # one pool's work grows with the square of its connections (analyzers/llm_clients.py)
+    llm = client_for(scripted_llm("ok"))
+    clients = llm._client.clients
+    assert len(clients) == SHARDS and len({id(c._client) for c in clients}) == SHARDS  # a pool each
+    for seed in range(2 * SHARDS):
+        assert llm.sample([{"role": "user", "content": "hi"}], seed=seed) == ["ok"]
+    assert [len(c._client._transport._pool.connections) for c in clients] == [1] * SHARDS  # type: ignore[attr-defined]
 
 
 def test_a_completion_is_read_in_choice_order_with_its_usage() -> None:
