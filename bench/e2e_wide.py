@@ -7,7 +7,9 @@ runs once through `pipeline.run_all` (all analyzers at once) against the latency
 LLM server at 400 ms in a process of its own (bench/llm_process.py), as in
 bench/e2e_floor.py (the same floor: EditingRTC 2, CRScore 1, AutoFix 3 latencies, the
 largest that made a request), but once only: no second, threaded run and no tools timed
-apart, because the timeline shows where each tool ran.
+apart, because the timeline shows where each tool ran. The embedding model and the PMD server
+are loaded first, and the first PR runs once uncounted (as bench/e2e_floor.py's App run
+warms its worker up), so that each PR is measured as a worker in its steady state runs it.
 
 Reported: the mean, median and worst of the per-PR ratios (wall / floor; targets: mean
 ≤ 1.10×, worst ≤ 1.30×), the aggregate (total wall / total floor), the stage that made the
@@ -28,11 +30,21 @@ from pathlib import Path
 from analyzers import pipeline, spans
 from analyzers.diff import parse_diff
 from bench import LATENCY_S, Row, row, timeline, wide_set
-from bench.e2e_floor import ANALYZERS, PR, TARGET, PRResult, Timed, context, latency_server, synthetic_comments
+from bench.e2e_floor import (
+    ANALYZERS,
+    PR,
+    PRResult,
+    Timed,
+    context,
+    latency_server,
+    synthetic_comments,
+    warm_up,
+)
 from bench.llm_process import LatencyServer, LLMProcess
 
 QUICK_PRS = 3  # PRs of the wide set in a quick run
 MEAN_TARGET, WORST_TARGET = 1.10, 1.30  # of the per-PR ratios
+TARGETS = f"mean ≤ {MEAN_TARGET:.2f}×, worst ≤ {WORST_TARGET:.2f}×"
 
 
 def load(folder: Path = wide_set.WIDE) -> tuple[list[tuple[PR, str]], list[str]]:
@@ -73,7 +85,7 @@ def rows_from(results: Sequence[tuple[PRResult, timeline.Timeline]], languages: 
     timelines = [t for _, t in results]
     summary = timeline.summarise(timelines)
     if summary is None:
-        return [row("E2E wide set wall / floor", "no PR made an LLM request", f"≤ {TARGET}×", False)]
+        return [row("E2E wide set wall / floor", "no PR made an LLM request", TARGETS, False)]
     counted = [t for t in timelines if t.floor_s]
     langs = sorted({languages[t.name] for t in counted})
     worst3 = timeline.worst(timelines)
@@ -81,7 +93,7 @@ def rows_from(results: Sequence[tuple[PRResult, timeline.Timeline]], languages: 
                f"{', '.join(langs)}) wall / floor, LLM at {LATENCY_S * 1000:.0f} ms, one run each",
                f"mean {summary.mean:.2f}×, median {summary.median:.2f}×, worst {summary.worst.ratio:.2f}× on "
                f"{summary.worst.name} ({summary.worst.slow_stage()}); all PRs {summary.aggregate:.2f}×",
-               f"mean ≤ {MEAN_TARGET}×, worst ≤ {WORST_TARGET}×",
+               TARGETS,
                summary.mean <= MEAN_TARGET and summary.worst.ratio <= WORST_TARGET)
     head["details"] = "The worst three PRs' timelines (seconds from the start of the run; LLM rounds " \
         "from the server's log, tools from spans recorded where they ran):\n\n" + \
@@ -128,10 +140,12 @@ def run(quick: bool = False) -> list[Row]:
     figure = "E2E wide set wall / floor"
     if not prs:
         return [row(figure, f"not measured: the wide set's files are missing ({len(missing)} PRs listed in "
-                            "bench/data/prs/SOURCES.md; python -m bench.wide_set)", f"≤ {TARGET}×", None)]
+                            "bench/data/prs/SOURCES.md; python -m bench.wide_set)", TARGETS, None)]
     chosen = prs[:QUICK_PRS] if quick else prs
     languages = {pr.name: lang for pr, lang in chosen}
     repos = len({pr.name.rsplit("-", 1)[0] for pr, _ in chosen})
+    warm_up()
+    measure([chosen[0][0]])  # not counted: a process's first PR starts its threads, clients, connections
     results = measure([pr for pr, _ in chosen])
     rows = rows_from(results, languages, repos)
     worst = [r.pr for r, t in sorted(results, key=lambda x: -x[1].ratio if x[1].floor_s else 0.0)[:3]]

@@ -26,6 +26,7 @@ from bench import ROOT, Row, row
 DOC = ROOT / "docs" / "benchmarks.md"
 BENCHMARKS: tuple[str, ...] = (
     "e2e_floor",
+    "e2e_wide",
     "incremental",
     "crscore_throughput",
     "webhook_load",
