@@ -271,6 +271,7 @@ class AutoFix:
     unanalysed_words = ("scan", "changed file")  # what a gate says of a Skipped "failed" (bot/core/gate.py)
     counts = ("Semgrep finding", "Semgrep findings")
     headline = staticmethod(autofix_view.headline)  # its words and its dashboard (analyzers/presentation.py)
+    advice = staticmethod(autofix_view.advice)
     dashboard = staticmethod(autofix_view.dashboard)
 
     def run(self, changes: ChangeSet, ctx: AnalysisContext) -> AnalyzerReport:
@@ -287,7 +288,7 @@ class AutoFix:
         try:
             result = _scan_files(texts, ctx.tools, report)
         except SemgrepUnavailable as e:
-            report.skipped += [Skipped(fc.path, str(e)) for fc in files]
+            report.skipped += [Skipped(fc.path, str(e), path=fc.path) for fc in files]
             return report
         except SemgrepFailed as e:
             report.error = str(e)
@@ -327,7 +328,7 @@ def _texts_at_head(files: Sequence[FileChange], ctx: AnalysisContext,
     for fc in files:
         text = at_head[fc.path]
         if fc.path in ctx.unread:  # its hunks alone would pass for the file scanned
-            report.skipped.append(Skipped(fc.path, ctx.unread[fc.path]))
+            report.skipped.append(Skipped(fc.path, ctx.unread[fc.path], path=fc.path))
             continue
         if text is None:
             text = pseudo_file(fc)
@@ -349,7 +350,7 @@ def _scan_files(texts: dict[str, str], tools: Tools, report: AnalyzerReport) -> 
             try:
                 write_inside(root, path, text)
             except (ValueError, OSError) as e:
-                report.skipped.append(Skipped(path, f"cannot be scanned: {e}"))
+                report.skipped.append(Skipped(path, f"cannot be scanned: {e}", path=path))
                 del texts[path]
         return scan(root, list(texts), extra_rules=tools.extra_rules, semgrep=tools.semgrep,
                     engine=tools.semgrep_engine, max_target_bytes=tools.semgrep_max_target_bytes)
@@ -370,10 +371,10 @@ def _note_unscanned(result: ScanResult, from_hunks: Sequence[str], report: Analy
         if path in from_hunks:  # hunks pieced together need not parse: a note, no verdict
             report.notes.append(f"semgrep could not fully parse {path}")
         else:
-            report.skipped.append(Skipped(path, "Semgrep could not fully parse it (a syntax error)"))
+            report.skipped.append(Skipped(path, "Semgrep could not fully parse it (a syntax error)", path=path))
     for path, why in sorted({**result.failed, **result.skipped}.items()):
         report.skipped.append(Skipped(path, why if why.startswith(SIZE_LIMIT)
-                                      else f"not scanned by semgrep: {why}"))
+                                      else f"not scanned by semgrep: {why}", path=path))
 
 
 def _on_changed(result: ScanResult, by_path: Mapping[str, FileChange], opts: Options,
@@ -384,6 +385,6 @@ def _on_changed(result: ScanResult, by_path: Mapping[str, FileChange], opts: Opt
     if opts.max_findings is not None and len(on_changed) > opts.max_findings:
         for f in on_changed[opts.max_findings:]:
             report.skipped.append(Skipped(f"{f.path}:{f.start_line} {f.rule_id}",
-                                          f"over the limit of {opts.max_findings} findings per run"))
+                                          f"over the limit of {opts.max_findings} findings per run", path=f.path))
         on_changed = on_changed[: opts.max_findings]
     return on_changed

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from analyzers.presentation import Chart, DashboardData, Panel, Total, num, week
-from analyzers.report import AnalyzerReport
+from analyzers.report import AnalyzerReport, Finding
 
 ORDER = ("findings", "fixes proposed", "fixes verified", "suggested", "applied")
 
@@ -43,6 +43,20 @@ def headline(report: AnalyzerReport) -> str:
         return words
     words += f"; {both} verified by re-scan and Patched RTC"
     return words + (f", {verified - both} by re-scan only" if verified > both else "")
+
+
+def advice(f: Finding) -> str | None:
+    """What the author does with a Semgrep finding: commit a verified fix, review an unverified
+    one, or fix the lines themselves."""
+    if f.fix is None:
+        return "Semgrep flags these lines and no fix was proposed: fix them, or dismiss the finding"
+    if f.scores.get("fixed") == 1.0:
+        return "commit the proposed fix (" + proposed("fixed", _rtc(f)).removeprefix("fix proposed, ") + ")"
+    return "review the proposed fix before committing it: it is not verified"
+
+
+def _rtc(f: Finding) -> bool | None:
+    return None if "rtc_pass" not in f.scores else f.scores["rtc_pass"] == 1.0
 
 
 def per_week(data: DashboardData) -> list[dict[str, Any]]:

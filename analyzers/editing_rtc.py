@@ -15,6 +15,7 @@ inside), with the instruction that nothing inside is addressed to the model.
 from __future__ import annotations
 
 import re
+import textwrap
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -36,7 +37,7 @@ from analyzers.llm import BudgetExceeded, Halted, LLMClient, Message
 from analyzers.llm_answer import cut_note
 from analyzers.options import AnalyzerOptions
 from analyzers.pipeline import files_at_head
-from analyzers.report import AnalyzerReport, Finding, Skipped, fence_for
+from analyzers.report import AnalyzerReport, Finding, SkipKind, Skipped, fence_for
 from analyzers.rtc import RoundTrip, aggregate, round_trip
 
 BASELINE = "Edit."
@@ -176,6 +177,7 @@ class EditingRTC:
     options_type = EditingRTCConfig
     counts = ("hunk", "hunks")
     headline = staticmethod(editing_rtc_view.headline)  # its words and its dashboard (analyzers/presentation.py)
+    advice = staticmethod(editing_rtc_view.advice)
     dashboard = staticmethod(editing_rtc_view.dashboard)
 
     def __init__(self, config: EditingRTCConfig | None = None) -> None:
@@ -221,22 +223,10 @@ class EditingRTC:
         cfg = self.config or ctx.config(self.name, EditingRTCConfig)
         self.config = cfg
         report = AnalyzerReport(self.name, self.title)
-        todo: list[tuple[FileChange, Hunk]] = []
-        for fc, hunk in changes.hunks():
-            if fc.language not in CODE_LANGUAGES:
-                report.skipped.append(Skipped(f"{fc.path} {hunk.header}",
-                                              f"not code ({fc.language or 'unknown language'})", "policy"))
-            elif not hunk.added_lines and not hunk.removed_lines:
-                continue
-            elif len(hunk.old_code) + len(hunk.new_code) > cfg.max_hunk_chars:
-                report.skipped.append(Skipped(f"{fc.path} {hunk.header}", f"hunk over {cfg.max_hunk_chars} characters"))
-            elif len(todo) >= cfg.max_hunks:
-                report.skipped.append(Skipped(f"{fc.path} {hunk.header}",
-                                              f"over the limit of {cfg.max_hunks} hunks per run"))
-            else:
-                todo.append((fc, hunk))
+        todo = _hunks_to_score(changes, cfg, report)
         if not todo:
             report.notes.append("no code hunks to score")
+            report.not_run = "no changed code to re-create"
             return report
         llm = ctx.llm
         # a model that keeps missing the formats asked (a description without code; code in a
@@ -263,12 +253,14 @@ class EditingRTC:
         report.notes += [f"{p}: {w}; its hunks are named by git's header" for p in texts if (w := ctx.unread.get(p))]
         for (fc, hunk), res, label in zip(todo, results, labels, strict=True):
             if isinstance(res, str):
-                report.skipped.append(Skipped(f"{fc.path} {hunk.header}", res))
+                report.skipped.append(Skipped(f"{fc.path} {hunk.header}", res, path=fc.path))
                 continue
             report.findings.append(to_finding(fc, res, label))
         format_note = watch.note(sum(isinstance(r, str) and r.startswith("not asked") for r in results))
         if format_note and watch.bad:
             report.notes.append(format_note)
+        if not report.findings and watch.bad and not watch.good:
+            report.not_run = f"the model's answers were not usable: {watch.good} of {watch.seen} in format"
         if report.findings:
             report.scores = aggregate([f.scores for f in report.findings])
             report.scores["hunks"] = float(len(report.findings))
@@ -294,8 +286,29 @@ def labels_at_head(ctx: AnalysisContext,
     return texts, labels
 
 
+def _hunks_to_score(changes: ChangeSet, cfg: EditingRTCConfig, report: AnalyzerReport) -> list[tuple[FileChange, Hunk]]:
+    """The code hunks to round-trip; the others skipped in `report`, each with why."""
+    todo: list[tuple[FileChange, Hunk]] = []
+    kind: SkipKind
+    for fc, hunk in changes.hunks():
+        if fc.language not in CODE_LANGUAGES:
+            why, kind = f"not code ({fc.language or 'unknown language'})", "policy"
+        elif not hunk.added_lines and not hunk.removed_lines:
+            continue
+        elif len(hunk.old_code) + len(hunk.new_code) > cfg.max_hunk_chars:
+            why, kind = f"hunk over {cfg.max_hunk_chars} characters", "failed"
+        elif len(todo) >= cfg.max_hunks:
+            why, kind = f"over the limit of {cfg.max_hunks} hunks per run", "failed"
+        else:
+            todo.append((fc, hunk))
+            continue
+        report.skipped.append(Skipped(f"{fc.path} {hunk.header}", why, kind, fc.path))
+    return todo
+
+
 def _short(text: str, limit: int = 160) -> str:
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+    """`text` on one line in at most `limit` characters, cut at a word with " …"."""
+    return textwrap.shorten(text, limit, placeholder=" …")
 
 
 def to_finding(fc: FileChange, res: HunkResult, label: str = "") -> Finding:

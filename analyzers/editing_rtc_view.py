@@ -8,22 +8,30 @@ from statistics import fmean
 from typing import Any
 
 from analyzers.presentation import Cell, Chart, DashboardData, Panel, Table, Total, num, score, week
-from analyzers.report import AnalyzerReport
+from analyzers.report import AnalyzerReport, Finding
 
 LOWEST = 10  # rows in each "lowest scores" table
 
 
 def headline(report: AnalyzerReport) -> str | None:
-    """"RTC 0.42 over 5 hunks; 3 re-created from at least one of their descriptions": the mean
-    RTC (per hunk, the share of its descriptions that re-create it) and how many hunks any
-    description re-created, so the two figures never read as one."""
+    """"3 of 5 changed hunks re-created from a description of them (RTC 0.42)": how many hunks
+    any description re-created, then the mean RTC (per hunk, the share of its descriptions that
+    re-create it), so the two figures never read as one."""
     s = report.scores
     total = len(report.findings) or int(round(s.get("hunks", 0)))  # one finding per scored hunk
     if "rtc" not in s or not total:
         return None if report.findings else "no hunks scored"  # None: the generic words
     made = sum(1 for f in report.findings if f.scores.get("rtc", 0) > 0)
-    return (f"RTC {s['rtc']:.2f} over {total} hunk{'s' if total != 1 else ''}; "
-            f"{made} re-created from at least one of {'their' if total != 1 else 'its'} descriptions")
+    hunks = f"{total} changed hunk{'s' if total != 1 else ''}"
+    many = "none of the" if not made and total > 1 else "not the" if not made else f"{made} of"
+    return f"{many} {hunks} re-created from a description of {'them' if total != 1 else 'it'} (RTC {s['rtc']:.2f})"
+
+
+def advice(f: Finding) -> str | None:
+    """What the author does with a hunk no description re-created (None: nothing to do)."""
+    if f.scores.get("rtc", 1.0) > 0:
+        return None
+    return "no description re-created it: say in the pull request what it does and why, or split it"
 
 
 def per_pr(data: DashboardData) -> list[dict[str, Any]]:

@@ -51,7 +51,7 @@ def run_one(name: str, changes: ChangeSet, ctx: AnalysisContext) -> AnalyzerRepo
         report.notes.append(cut_note(report.usage["cut"]))
     for f in changes.skipped:
         if not any(s.item == f.path for s in report.skipped):
-            report.skipped.append(Skipped(f.path, f.skipped or "", kind_for(analyzer, f)))
+            report.skipped.append(Skipped(f.path, f.skipped or "", kind_for(analyzer, f), f.path))
     return report
 
 

@@ -12,7 +12,7 @@ from analyzers.context import AnalysisContext, Tools
 from analyzers.diff import ChangeSet
 from analyzers.options import AnalyzerOptions, OptionsError, validate
 from analyzers.presentation import DashboardData, Panel
-from analyzers.report import AnalyzerReport
+from analyzers.report import AnalyzerReport, Finding
 
 
 class Analyzer(Protocol):
@@ -28,6 +28,7 @@ class Analyzer(Protocol):
     # how a gate says what it could not analyse (see unanalysed_words())
     # optional: `counts = (singular, plural)`, what its findings are: ("hunk", "hunks") (see noun());
     # optional: `headline(report) -> str | None`, its main figure in one sentence (see headline());
+    # `advice(finding) -> str | None`, what the PR's author does with a finding (see advice());
     # `dashboard(DashboardData) -> Panel`, its part of the App's dashboard (see dashboards());
     # both described in analyzers/presentation.py
 
@@ -113,15 +114,27 @@ def comment_readers() -> list[str]:
     return out
 
 
+def _says(name: str, what: str, of: Any) -> str | None:
+    """What the analyzer `name`'s optional `what(of)` says (None: it says nothing of `of`, it
+    declares no such words, or it is not registered here)."""
+    try:
+        words = getattr(_class(name), what, None)
+    except (UnknownAnalyzer, ImportError):
+        return None
+    said = words(of) if words is not None else None
+    return str(said) if said is not None else None
+
+
 def headline(report: AnalyzerReport) -> str | None:
     """The sentence the report's analyzer says its main figure in (None: it says none of this
     report, or it is not registered here: the reader's generic words apply)."""
-    try:
-        words = getattr(_class(report.name), "headline", None)
-    except (UnknownAnalyzer, ImportError):
-        return None
-    said = words(report) if words is not None else None
-    return str(said) if said is not None else None
+    return _says(report.name, "headline", report)
+
+
+def advice(f: Finding) -> str | None:
+    """What a pull request's author does with finding `f`, in a few words, as its analyzer says
+    (`advice(finding) -> str | None`); None: nothing to do, or the analyzer says nothing."""
+    return _says(f.analyzer, "advice", f)
 
 
 def noun(name: str) -> tuple[str, str]:

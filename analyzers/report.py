@@ -130,6 +130,8 @@ class Finding:
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Finding:
         data = dict(data)
+        for derived in ("fingerprint", "advice"):  # what the JSON output adds: never stored
+            data.pop(derived, None)
         fix = data.pop("fix", None)
         place = data.pop("place", None)
         return cls(**data, fix=Fix(**fix) if fix else None, place=Place(**place) if place else None)
@@ -155,7 +157,9 @@ class Skipped:
     item: str
     reason: str
     kind: SkipKind = "failed"
+    path: str = ""  # the file the item is in ("" when it is in none): outputs name each file once
     count: int = 1  # how many things it stands for: the files GitHub did not list are one item
+
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Skipped:
@@ -163,7 +167,7 @@ class Skipped:
         failing a gate, and reads back as "policy" (what it was judged as)."""
         kind = data.get("kind", "policy")
         return cls(str(data["item"]), str(data["reason"]), kind if kind in SKIP_KINDS else "failed",
-                   int(data.get("count", 1)))
+                   str(data.get("path") or ""), int(data.get("count", 1)))
 
 
 @dataclass
@@ -179,6 +183,10 @@ class AnalyzerReport:
     # findings the repository's team dismissed (bot/core/dismissals.py), one plain line each:
     # shown in the summary, never annotated, suggested or counted as findings
     dismissed: list[str] = field(default_factory=list)
+    # why the analyzer did not run over this change, in a few words ("no test command", "no
+    # review comments", "the model's answers were not usable: 0 of 8 in format"); "" when it ran.
+    # Outputs say "not run" and why, never a result.
+    not_run: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         out = asdict(self)

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from pydantic import Field
 
+from analyzers import review_view
 from analyzers.context import AnalysisContext
 from analyzers.crscore import score as crs
 from analyzers.crscore.analyzer import CRScoreAnalyzer, Unit
@@ -202,6 +203,22 @@ def finding_of(s: Scored, candidates: int) -> Finding:
     )
 
 
+def _hunks_to_review(changes: ChangeSet, opts: ReviewOptions, report: AnalyzerReport) -> list[HunkWork]:
+    """The code hunks with added lines to review; the others skipped in `report`, each with why."""
+    todo: list[HunkWork] = []
+    for fc, h in changes.hunks():
+        where = f"{fc.path}:{h.span[0]}"
+        if fc.language not in CODE_LANGUAGES:  # as EditingRTC: a reviewer of code
+            report.skipped.append(Skipped(where, f"not code ({fc.language or 'unknown language'})", "policy", fc.path))
+        elif not h.added_lines:
+            report.skipped.append(Skipped(where, "no added lines to review", "policy", fc.path))
+        elif len(todo) >= opts.max_hunks:
+            report.skipped.append(Skipped(where, f"over the limit of {opts.max_hunks} hunks per run", path=fc.path))
+        else:
+            todo.append(HunkWork(fc, h, Unit(fc, [h], h.key)))
+    return todo
+
+
 class ReviewAnalyzer:
     name = "review"
     title = "Review"
@@ -209,23 +226,16 @@ class ReviewAnalyzer:
             "best kept by CRScore (Rel and Con against the change's claims and smells).")
     options_type = ReviewOptions
     posts_comments = True  # its findings are review comments: the pr-review reporter posts them
+    headline = staticmethod(review_view.headline)  # its words (analyzers/presentation.py)
+    advice = staticmethod(review_view.advice)
 
     def run(self, changes: ChangeSet, ctx: AnalysisContext) -> AnalyzerReport:
         opts = ctx.config(self.name, ReviewOptions)
         report = AnalyzerReport(self.name, self.title)
-        todo: list[HunkWork] = []
-        for fc, h in changes.hunks():
-            where = f"{fc.path}:{h.span[0]}"
-            if fc.language not in CODE_LANGUAGES:  # as EditingRTC: a reviewer of code
-                report.skipped.append(Skipped(where, f"not code ({fc.language or 'unknown language'})", "policy"))
-            elif not h.added_lines:
-                report.skipped.append(Skipped(where, "no added lines to review", "policy"))
-            elif len(todo) >= opts.max_hunks:
-                report.skipped.append(Skipped(where, f"over the limit of {opts.max_hunks} hunks per run"))
-            else:
-                todo.append(HunkWork(fc, h, Unit(fc, [h], h.key)))
+        todo = _hunks_to_review(changes, opts, report)
         if not todo:
             report.notes.append("no changed hunks with added lines to review")
+            report.not_run = "no changed code with added lines"
             return report
         try:
             llm = ctx.llm
@@ -238,13 +248,17 @@ class ReviewAnalyzer:
         llm.map(lambda w: ask(watched, w, opts, watch), todo)
         for w in todo:
             if w.not_asked:
-                report.skipped.append(Skipped(f"{w.file.path}:{w.hunk.span[0]}", f"not asked: {w.error}"))
+                report.skipped.append(Skipped(f"{w.file.path}:{w.hunk.span[0]}", f"not asked: {w.error}",
+                                              path=w.file.path))
             elif w.error:
-                report.skipped.append(Skipped(f"{w.file.path}:{w.hunk.span[0]}", f"no candidates: {w.error}"))
+                report.skipped.append(Skipped(f"{w.file.path}:{w.hunk.span[0]}", f"no candidates: {w.error}",
+                                              path=w.file.path))
         format_note = watch.note(sum(w.not_asked for w in todo))
         if format_note and watch.bad:
             report.notes.append(format_note)
         live = [w for w in todo if w.candidates]
+        if not live and watch.bad and not watch.good:
+            report.not_run = f"the model's answers were not usable: {watch.good} of {watch.seen} in format"
         CRScoreAnalyzer().pseudo_references([w.unit for w in live], ctx, report)
         scored = self._score(live, report)
         report.usage = llm.usage.minus(before).as_dict()

@@ -29,7 +29,7 @@ from pathlib import Path
 
 from pydantic import Field
 
-from analyzers import pyparse
+from analyzers import pyparse, synthesis_view
 from analyzers.context import AnalysisContext
 from analyzers.diff import ChangeSet
 from analyzers.execution import Case, Executor, Limits, Program
@@ -317,15 +317,6 @@ def context_around(source: str, region: Region, budget: int = 1024) -> tuple[str
 _TEST_FILE = re.compile(r"(^|/)(tests?/|test_[^/]*\.py$|[^/]*_test\.py$|conftest\.py$)")
 
 
-def _why_not_run(ctx: AnalysisContext) -> str | None:
-    if not ctx.test_command:
-        return ("SynthesisRTC runs only where a test command is set: `test_command` in .github/rtcbot.yml, "
-                "the Action's `test-command` input or `rtcbot review --test-command`. The GitHub App never "
-                "runs a pull request's code.")
-    if ctx.repo_path is None:
-        return ("SynthesisRTC needs a checkout of the repository at the head to run its tests (`rtcbot review "
-                "--repo`; in the Action, actions/checkout with `ref: <head sha>`).")
-    return None
 
 
 def _changed_regions(changes: ChangeSet, ctx: AnalysisContext,
@@ -337,11 +328,12 @@ def _changed_regions(changes: ChangeSet, ctx: AnalysisContext,
         if f.language != "python" or f.status == "deleted":
             continue
         if _TEST_FILE.search(f.path):
-            report.skipped.append(Skipped(f.path, "test file", "policy"))
+            report.skipped.append(Skipped(f.path, "test file", "policy", f.path))
             continue
         src = ctx.file_at_head(f.path)
         if src is None:
-            report.skipped.append(Skipped(f.path, ctx.unread.get(f.path, "file not available at head")))
+            report.skipped.append(Skipped(f.path, ctx.unread.get(f.path, "file not available at head"),
+                                          path=f.path))
             continue
         files[f.path] = src
         regions += candidate_regions(src, f.path, set(f.changed_lines))
@@ -400,13 +392,16 @@ class SynthesisRTCAnalyzer:
     name = "synthesis_rtc"
     title = "SynthesisRTC"
     help = "SynthesisRTC: execution-based round-trip correctness of a code region."
+    headline = staticmethod(synthesis_view.headline)  # its words (analyzers/presentation.py)
+    advice = staticmethod(synthesis_view.advice)
     options_type = SynthesisOptions
 
     def run(self, changes: ChangeSet, ctx: AnalysisContext) -> AnalyzerReport:
         report = AnalyzerReport(self.name, self.title)
-        why = _why_not_run(ctx)
+        why = synthesis_view.why_not_run(ctx.test_command, ctx.repo_path)
         if why is not None or ctx.repo_path is None:
             report.notes.append(why or "")
+            report.not_run = synthesis_view.not_run(ctx.test_command, ctx.repo_path)
             return report
         opts = ctx.config(self.name, SynthesisOptions)
         cfg = opts.synthesis()
@@ -422,9 +417,11 @@ class SynthesisRTCAnalyzer:
         files, regions = _changed_regions(changes, ctx, report)
         if not regions:
             report.notes.append("no statement region of 32–384 characters in a changed Python function")
+            report.not_run = "no changed Python function to re-create"
             return report
         ok, tail = suite.passes()
         if not ok:
+            report.not_run = "the test suite does not pass on the unmodified code"
             report.notes.append(f"the test suite does not pass on the unmodified code, so SynthesisRTC cannot "
                                 f"use it: {tail.strip().splitlines()[-1] if tail.strip() else 'no output'}")
             return report
@@ -436,7 +433,8 @@ class SynthesisRTCAnalyzer:
                 src = files[region.path]
                 if suite.passes(region.path, replace_region(src, region, "pass"))[0]:
                     report.skipped.append(Skipped(f"{region.path}:{region.start_line}-{region.end_line}",
-                                                  "deleting it does not change the test outcome", "policy"))
+                                                  "deleting it does not change the test outcome", "policy",
+                                                  region.path))
                     continue
                 scores, finding = _round_trip(region, src, llm, cfg, suite)
                 per_region.append(scores)

@@ -31,17 +31,10 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 from analyzers.report import GATE_CANNOT_PASS, AnalyzerReport, Finding
-from reporters import readable
+from reporters import pr_view, readable, unanalysed
 from reporters.base import Sinks, Target, need
 from reporters.diff_filter import DiffFilter
-from reporters.markdown import (
-    dismissed_lines,
-    figures_table,
-    location,
-    render_evidence_markdown,
-    render_markdown_report,
-    skipped_lines,
-)
+from reporters.markdown import dismissed_lines, location, render_evidence_markdown, render_markdown_report
 from reporters.untrusted import inert, plain, unclosed
 
 MAX_OUTPUT_BYTES = 65_535
@@ -193,8 +186,9 @@ def _primary_score(report: AnalyzerReport) -> str | None:
 
 def summary_of(report: AnalyzerReport, crossed: Sequence[str] = (), notes: Sequence[str] = (),
                outside: Sequence[Finding] = (), target: Target | None = None) -> str:
-    """The summary: notes, error, thresholds crossed, figures, findings outside the diff
-    (`outside`, linked at `target`'s head), the lowest findings, skipped items, usage."""
+    """The summary: notes, error, thresholds crossed, the headline, what to do, findings
+    outside the diff (`outside`, linked at `target`'s head), the evidence of the lowest, what
+    was not analysed, dismissed findings, notes, the figures (folded), usage."""
     lines: list[str] = []
     if readable.SMALL_MODEL_WARNING in report.notes:
         lines += [f"> **Warning:** {readable.SMALL_MODEL_WARNING}", ""]
@@ -208,23 +202,22 @@ def summary_of(report: AnalyzerReport, crossed: Sequence[str] = (), notes: Seque
         else:
             lines += [f"**Threshold crossed:** {c}", ""]  # the gate's words, on the admins' config
     lines += [f"**{inert(readable.headline(report))}**", ""] if not report.error else []
-    lines += figures_table(report.scores)
+    repo, sha = (target.repo, target.head_sha) if target is not None else ("", "")
+    lines += pr_view.todo_lines([(f, a) for f, a in pr_view.to_do(report) if f not in outside], repo, sha)
     lines += outside_lines(outside, target)  # before the evidence: a cut never takes it
     score = _primary_score(report)
     lowest = report.lowest(score, LOWEST_SHOWN) if score else []
     if lowest:
-        lines += [f"### Lowest {readable.label(str(score))}", ""]
+        lines += [f"### The evidence behind the lowest {readable.label(str(score))}", ""]
         for f in lowest:
             lines += [render_evidence_markdown(f, max_chars=2000), ""]
-    elif not report.findings and not report.error:
-        lines += [f"{readable.counted(report).capitalize()}.", ""]
-    if report.skipped:
-        lines += ["### Skipped", ""] + skipped_lines(report) + [""]
+    lines += unanalysed.markdown([report], heading="###")
     if report.dismissed:  # what the team dismissed: one line each, never an annotation
         lines += ["### Dismissed", ""] + dismissed_lines(report) + [""]
     for note in report.notes:
         if note != readable.SMALL_MODEL_WARNING:
             lines.append(f"> {inert(note)}")
+    lines += ["", *pr_view.figures_fold(report, LOWEST_SHOWN)]
     if work := readable.llm_work(report.usage):  # samples only: never a cache oracle (readable.PUBLIC_USAGE)
         lines += ["", work]
     return cut("\n".join(lines).strip() + "\n")

@@ -10,10 +10,11 @@ import sys
 from collections.abc import Iterable, Mapping, Sequence
 from typing import IO
 
+from analyzers import registry
 from analyzers.report import AnalyzerReport, Finding
-from reporters import readable
+from reporters import pr_view, readable, unanalysed
 from reporters.base import Collecting, Sinks
-from reporters.untrusted import code, inert, plain
+from reporters.untrusted import inert, plain
 
 
 def _fmt(value: float | int | None) -> str:
@@ -38,13 +39,20 @@ def score_columns(findings: Iterable[Finding]) -> list[str]:
 
 
 def render_json(reports: Sequence[AnalyzerReport]) -> str:
-    """The reports as JSON, their usage as public as every output's (readable.public_usage)."""
-    return json.dumps({"reports": [{**r.to_dict(), "usage": readable.public_usage(r.usage)} for r in reports]},
-                      indent=2, ensure_ascii=False)
+    """The reports as JSON: each with its headline in words, every finding with its fingerprint
+    (what a dismissal names) and what to do with it, usage as public as every output's
+    (readable.public_usage); then what was not analysed, each file once."""
+    def finding(f: Finding) -> dict[str, object]:
+        return {**f.to_dict(), "fingerprint": f.fingerprint(), "advice": registry.advice(f)}
+
+    out = [{**r.to_dict(), "headline": readable.headline(r), "findings": [finding(f) for f in r.findings],
+            "usage": readable.public_usage(r.usage)} for r in reports]
+    return json.dumps({"reports": out, "not_analysed": unanalysed.data(reports)}, indent=2, ensure_ascii=False)
 
 
 def render_text(reports: Sequence[AnalyzerReport], width: int = 120) -> str:
-    """A readable terminal table per analyzer (rich), with the evidence summarised under it."""
+    """A readable terminal table per analyzer (rich): where, what, what to do, the fingerprint
+    and its main score; the embedded model's warning once, what was not analysed once."""
     from io import StringIO
 
     from rich.console import Console
@@ -54,65 +62,55 @@ def render_text(reports: Sequence[AnalyzerReport], width: int = 120) -> str:
     buf = StringIO()
     # markup off: a model's "[link=…]" or "[bold]" is text, never rich's markup
     console = Console(file=buf, width=width, force_terminal=False, color_system=None, markup=False)
+    if readable.small_model_ran(reports):
+        console.print(f"warning: {readable.SMALL_MODEL_WARNING}")
     for report in reports:
         console.rule(f"{report.title}")
-        console.print(readable.headline(report) if not report.error else f"error: {report.error}")
-        cols = score_columns(report.findings)
+        console.print(f"error: {report.error}" if report.error else readable.headline(report))
         if report.findings:
             table = Table(show_lines=False)
-            table.add_column("location")
-            table.add_column("item")
-            for c in cols:
-                table.add_column(readable.label(c), justify="right")
+            table.add_column("location", overflow="fold")
+            table.add_column("item", overflow="fold")
+            table.add_column("what to do")
+            table.add_column("fingerprint", no_wrap=True)
+            main = next(iter(score_columns(report.findings)), None)
+            if main:
+                table.add_column(readable.label(main), justify="right")
             for f in report.findings:
-                table.add_row(Text(location(f)), Text(f.title), *(readable.value(c, f.scores.get(c)) for c in cols))
+                table.add_row(Text(location(f)), Text(f.title), Text(registry.advice(f) or ""), f.fingerprint(),
+                              *([readable.value(main, f.scores.get(main))] if main else []))
             console.print(table)
             for f in report.findings:
                 if f.message:
                     console.print(f"- {location(f)}: {f.message}", soft_wrap=False)
-        elif not report.error:
-            console.print(readable.counted(report))
         if report.scores:
-            console.print("overall: " + readable.figures(report.scores))
-        for s in report.skipped:
-            console.print(f"skipped {s.item}: {s.reason}")
+            console.print("figures: " + readable.figures(report.scores))
         for d in report.dismissed:
             console.print(f"dismissed: {d}")
         for note in report.notes:
-            console.print(f"note: {note}")
+            if note != readable.SMALL_MODEL_WARNING:
+                console.print(f"note: {note}")
         if work := readable.llm_work(report.usage):
             console.print(work)
+    for line in unanalysed.text(reports):
+        console.print(line, soft_wrap=False)
+    if any(r.findings for r in reports):
+        console.print(f"To dismiss a finding: `- finding: <its fingerprint>` in {pr_view.DISMISSALS_FILE}, "
+                      "with `by:` and `date:`.")
     return buf.getvalue()
 
 
 md_cell = readable.cell  # text that may not be rtcbot's, for one line or table cell
 
 
-def figures_table(scores: Mapping[str, float]) -> list[str]:
-    """The report's figures, named and formatted for a reader (counts whole)."""
-    if not scores:
-        return []
-    return ["| figure | value |", "|---|---|",
-            *[f"| {readable.label(k)} | {readable.value(k, v)} |" for k, v in scores.items()], ""]
-
-
 def render_markdown_report(report: AnalyzerReport, *, max_items: int | None = None, repo: str = "",
                            head_sha: str = "", skipped: bool = True, notes: bool = True) -> str:
-    """One analyzer: its headline in words, figures, findings (message, link to the line at
-    the head when `repo` and `head_sha` are given), skipped items (unless the caller lists
-    them once for every analyzer) and notes."""
-    lines = [f"## {report.title}", "", f"**{md_cell(readable.headline(report))}**", ""]
-    lines += figures_table(report.scores)
-    findings = report.findings if max_items is None else report.findings[:max_items]
-    lines += [readable.finding_line(f, repo, head_sha) for f in findings]
-    if max_items is not None and len(report.findings) > max_items:
-        lines.append(f"- … and {len(report.findings) - max_items:,} more (in the check run)")
-    if findings:
-        lines.append("")
-    elif not report.error:
-        lines += [f"{readable.counted(report).capitalize()}.", ""]
-    if skipped and report.skipped:
-        lines += ["**Skipped**", ""] + skipped_lines(report) + [""]
+    """One analyzer as its check run's text: headline, what to do, every finding and the figures
+    in folds (links to the lines at the head when `repo` and `head_sha` are given), what it did
+    not analyse (unless the caller says it once for every analyzer), dismissed findings, notes."""
+    lines = pr_view.section(report, repo=repo, head_sha=head_sha, max_items=max_items)
+    if skipped:
+        lines += unanalysed.markdown([report], heading="###")
     if report.dismissed:
         lines += ["**Dismissed**", ""] + dismissed_lines(report) + [""]
     if notes:
@@ -124,26 +122,20 @@ def render_reports_markdown(reports: Sequence[AnalyzerReport], *, repo: str = ""
                             max_items: int | None = None, conclusions: Mapping[str, str] | None = None,
                             links: Mapping[str, str] | None = None) -> str:
     """Every report behind one overview: the small-model warning when it applies, the overview
-    table, each analyzer, then the skipped items once."""
+    table, each analyzer, what was not analysed (once), and how to dismiss a finding."""
     lines: list[str] = []
     if readable.small_model_ran(reports):
         lines += [f"> **Warning:** {readable.SMALL_MODEL_WARNING}", ""]
     lines += [*readable.overview(reports, conclusions, links), ""]
     body = [render_markdown_report(r, max_items=max_items, repo=repo, head_sha=head_sha, skipped=False)
             for r in reports]
-    skipped = readable.skipped_once(reports)
-    tail = ["## Skipped", "", *skipped, ""] if skipped else []
-    return "\n".join(lines) + "\n" + "\n".join(body) + ("\n" + "\n".join(tail) if tail else "")
+    tail = [*unanalysed.markdown(reports), *pr_view.dismiss_help(reports)]
+    return "\n".join(lines) + "\n" + "\n".join(body) + ("\n" + "\n".join(tail).rstrip() + "\n" if tail else "")
 
 
 def dismissed_lines(report: AnalyzerReport) -> list[str]:
     """"- line" per finding the team dismissed (its title and the reason are not rtcbot's text)."""
     return [f"- {inert(d)}" for d in report.dismissed]
-
-
-def skipped_lines(report: AnalyzerReport) -> list[str]:
-    """ "- `path`: reason" per skipped item (a path and a reason are not rtcbot's text)."""
-    return [f"- {code(s.item)}: {inert(s.reason)}" for s in report.skipped]
 
 
 def render_markdown(reports: Sequence[AnalyzerReport]) -> str:

@@ -16,7 +16,7 @@ from urllib.parse import quote
 from analyzers import registry
 from analyzers.local_llm import SMALL_MODEL_NOTE
 from analyzers.report import AnalyzerReport, Finding
-from reporters.untrusted import code, fenced, inert, plain
+from reporters.untrusted import fenced, inert, plain
 
 # score key → what a reader calls it (keys not here: underscores become spaces)
 LABELS: dict[str, str] = {
@@ -32,7 +32,7 @@ LABELS: dict[str, str] = {
     "kept": "kept", "duplicates": "near-duplicates dropped", "unparsed": "unparsed answers",
     "similarity": "similarity", "best_similarity": "best similarity", "regions": "regions",
     "n_tasks": "tasks", "comments": "review comments",
-    "leaks": "descriptions leaking the code", "leak_rate": "leak rate",
+    "leaks": "descriptions leaking the code", "leak_rate": "leak rate", "rtc_chrf": "RTC chrF",
 }
 # scores that count things: shown as integers
 COUNTS = frozenset({"hunks", "findings", "fixed", "fixes_proposed", "not_vulnerable", "semgrep_findings_total",
@@ -93,18 +93,28 @@ def llm_work(usage: Mapping[str, int]) -> str:
 
 
 def headline(report: AnalyzerReport) -> str:
-    """One sentence with the analyzer's main figure, in words: its own (analyzers/registry.py
-    `headline`), else how many findings and its first score."""
+    """One sentence with the analyzer's main figure, in words: "not run: …" where it did not
+    run (never a result), its own (analyzers/registry.py `headline`), else how many findings
+    and its first score (never "… over no findings")."""
     if report.error:
         return f"could not run: {report.error}"
+    if report.not_run:
+        return f"not run: {report.not_run}"
     own = registry.headline(report)
     if own is not None:
         return own
     s = report.scores
-    if not s:
+    if not s or not report.findings:
         return counted(report)
     first = next(iter(s))
     return f"{label(first)} {value(first, s[first])} over {counted(report)}"
+
+
+def scored(report: AnalyzerReport) -> str:
+    """What the overview's "scored" column says: how many findings, or that it did not run."""
+    if report.error:
+        return "—"
+    return "not run" if report.not_run else counted(report)
 
 
 def title(text: str, limit: int) -> str:
@@ -147,19 +157,6 @@ def where(f: Finding) -> str:
 def cell(text: str) -> str:
     """Text that is not rtcbot's (or may hold some) for one Markdown line or table cell."""
     return inert(text)
-
-
-def finding_line(f: Finding, repo: str = "", head_sha: str = "") -> str:
-    """ "- [`a.py:3-5`](link) **title** — message (RTC 0.00 · lift −0.30)" """
-    loc = code(where(f))
-    if loc and repo and head_sha and f.path:
-        loc = f"[{loc}]({head_url(repo, head_sha, f.path, f.start_line, f.end_line)})"
-    text = f"**{cell(f.title)}**"
-    if f.message and f.message != f.title:
-        text += f" — {cell(f.message)}"
-    if f.scores:
-        text += f" ({figures(f.scores)})"
-    return f"- {loc} {text}".replace("-  ", "- ")
 
 
 Literal = Callable[[str], str]  # how text that is not rtcbot's is written: inert Markdown, or plain
@@ -224,19 +221,8 @@ def overview(reports: Sequence[AnalyzerReport], conclusions: Mapping[str, str] |
     for r in reports:
         name = f"[{r.title}]({links[r.name]})" if links and r.name in links else r.title
         concl = (conclusions or {}).get(r.name, "error" if r.error else "—")
-        rows.append(f"| {name} | {cell(headline(r))} | {counted(r)} | {concl} |")
+        rows.append(f"| {name} | {cell(headline(r))} | {scored(r)} | {concl} |")
     return rows
-
-
-def skipped_once(reports: Sequence[AnalyzerReport]) -> list[str]:
-    """Every skipped item once, with its reasons (reports skip the same files)."""
-    seen: dict[str, list[str]] = {}
-    for r in reports:
-        for s in r.skipped:
-            reasons = seen.setdefault(s.item, [])
-            if s.reason not in reasons:
-                reasons.append(s.reason)
-    return [f"- {code(item)}: {inert('; '.join(reasons))}" for item, reasons in seen.items()]
 
 
 def small_model_ran(reports: Sequence[AnalyzerReport]) -> bool:

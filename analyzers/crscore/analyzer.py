@@ -245,16 +245,18 @@ class CRScoreAnalyzer:
     reads_comments = True  # the context builders fetch the pull request's review comments
     counts = ("review comment", "review comments")
     headline = staticmethod(view.headline)  # its words and its dashboard (analyzers/presentation.py)
+    advice = staticmethod(view.advice)
     dashboard = staticmethod(view.dashboard)
 
     def run(self, changes: ChangeSet, ctx: AnalysisContext) -> AnalyzerReport:
         report = AnalyzerReport(self.name, self.title)
-        report.skipped += [Skipped(f"comment at {c.path}:{c.line}", OWN_COMMENT, "policy")
+        report.skipped += [Skipped(f"comment at {c.path}:{c.line}", OWN_COMMENT, "policy", c.path)
                            for c in ctx.comments if c.ours]
         comments = [c for c in ctx.comments if not c.ours]
         if not comments:
             report.notes.append("there were no review comments to score" + (
                 " but rtcbot's own" if report.skipped else ""))
+            report.not_run = "no review comments" + (" but rtcbot's own" if report.skipped else "")
             return report
         opts = ctx.config(self.name, CRScoreOptions)
         tau_opt, soft, pooling = opts.tau, not opts.thresholded, opts.pooling
@@ -263,7 +265,7 @@ class CRScoreAnalyzer:
         for c in comments:
             where = locate(changes, c)
             if isinstance(where, str):
-                report.skipped.append(Skipped(f"comment at {c.path}:{c.line}", where, "policy"))
+                report.skipped.append(Skipped(f"comment at {c.path}:{c.line}", where, "policy", c.path))
                 continue
             fc, hunks = where
             key = hunks[0].key if len(hunks) == 1 else "file:" + fc.path + ":" + "".join(h.key for h in hunks)

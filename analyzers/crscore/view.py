@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from analyzers.presentation import Chart, DashboardData, Panel, num, week
-from analyzers.report import AnalyzerReport
+from analyzers.report import AnalyzerReport, Finding
 
 METRICS = ("rel", "con", "comp")
 OWN_COMMENT = "written by rtcbot: its own comments are not scored"  # a Skipped item's reason
@@ -27,6 +27,21 @@ def headline(report: AnalyzerReport) -> str | None:
     n = len(report.findings)
     return (f"relevance {v('rel')}, conciseness {v('con')}, comprehensiveness {v('comp')} "
             f"over {n} review comment{'s' if n != 1 else ''}{apart}")
+
+
+LOW = 0.3  # a comment whose relevance is under this rates low (the Review analyzer's default min_rel)
+
+
+def advice(f: Finding) -> str | None:
+    """Why a review comment rates low (None: it does not): it says little of what the change
+    does (comprehensiveness), or much that is not about it (conciseness)."""
+    rel = f.scores.get("rel")
+    if rel is None or rel >= LOW:
+        return None
+    con, comp = f.scores.get("con", 0.0), f.scores.get("comp", 0.0)
+    why = ("most of its sentences match nothing the change does" if con <= comp
+           else "it leaves most of what the change does unsaid")
+    return f"rates low (relevance {rel:.2f}): {why}"
 
 
 def per_comment(data: DashboardData) -> list[dict[str, Any]]:

@@ -75,7 +75,7 @@ def test_binary_patch_is_a_listed_skip(scripted_llm: Callable[..., ScriptedLLM],
     r = CliRunner().invoke(main, ["review", str(f), "--format", "json", *llm_args(srv)])
     assert r.exit_code == 0, r.output
     rep = json.loads(r.output)["reports"][0]
-    assert rep["skipped"] == [{"item": "logo.png", "reason": "binary file", "kind": "policy"}]  # by policy
+    assert rep["skipped"] == [{"item": "logo.png", "reason": "binary file", "kind": "policy", "path": "logo.png"}]
     assert srv.request_count == 0
 
 

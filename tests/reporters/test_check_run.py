@@ -34,10 +34,12 @@ def test_render_maps_findings_to_annotations_and_a_summary() -> None:
     assert all(a["annotation_level"] == "notice" for a in out.annotations)
     # the headline says what each figure counts; no "· 3 findings" after it (they are hunks), and
     # no "EditingRTC: " before it (GitHub shows the title after the check's name)
-    assert out.title == "RTC 0.40 over 3 hunks; 2 re-created from at least one of their descriptions"
-    assert "`logo.png`: binary file" in out.summary and "### Lowest RTC" in out.summary
-    assert out.summary.startswith("**RTC 0.40 over 3 hunks; 2 re-created")
-    assert "| RTC | 0.40 |" in out.summary and "[\"" not in out.summary  # evidence as Markdown, not JSON
+    assert out.title == "2 of 3 changed hunks re-created from a description of them (RTC 0.40)"
+    assert "`logo.png`: binary file" in out.summary and "### The evidence behind the lowest RTC" in out.summary
+    assert out.summary.startswith("**2 of 3 changed hunks re-created")
+    # the figures researchers read, in a closed fold; evidence as Markdown, not JSON
+    assert "<details><summary>Figures for researchers</summary>\n\n- overall: RTC 0.40" in out.summary
+    assert "[\"" not in out.summary
     assert out.text.startswith("## EditingRTC")
 
 

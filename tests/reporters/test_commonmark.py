@@ -68,7 +68,7 @@ def test_every_code_block_holds_exactly_the_code_and_no_fence_shows_as_text() ->
         blocks, stray = code_blocks_and_stray_fences(markdown)
         assert not stray, (where, stray)
         for b in blocks:
-            assert b in CODE, (where, b)
+            assert b in CODE or b.startswith("dismissals:\n  - finding: "), (where, b)  # or rtcbot's example
         seen |= set(blocks)
     assert {*REGENERATED, BASELINE, DIFF, COMMENT, FIXED} <= seen  # every piece shown, as code
 

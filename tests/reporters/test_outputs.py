@@ -125,12 +125,14 @@ def test_text_json_markdown() -> None:
     assert [(r["name"], r["title"]) for r in data["reports"]] == [
         ("editing_rtc", "EditingRTC"), ("autofix", "AutoFix"), ("crscore", "CRScore")]
     assert data["reports"][0]["findings"][0]["cwe"] == [] and "comment_id" in data["reports"][0]["findings"][0]
+    assert data["not_analysed"] == [{"what": "logo.png", "reasons": ["binary file"], "hunks": 0,
+                                     "analyzers": ["EditingRTC"], "failed": True}]
     md = render(rs, "markdown")
     assert "## EditingRTC" in md and "`a.py:3` **h \\| pipe**" in md and "**could not run: LLM down**" in md
     assert md.startswith("| analysis | in words | scored | conclusion |")
     assert md.count("`logo.png`: binary file") == 1  # skipped once, not under every analyzer
     text = render(rs, "text")
-    assert "EditingRTC" in text and "error: LLM down" in text and "skipped logo.png: binary file" in text
+    assert "EditingRTC" in text and "error: LLM down" in text and "- logo.png: binary file (EditingRTC)" in text
     assert json.loads(render(rs, "sarif"))["version"] == "2.1.0"
     with pytest.raises(UnknownReporter, match="unknown format 'yaml'"):
         render(rs, "yaml")
@@ -173,7 +175,8 @@ def test_one_report_reads_the_same_in_the_check_run_the_step_summary_and_markdow
     link = f"/o/r/blob/{'c' * 40}/src/app.py#L7"
     for text in (run.summary + run.text, step, md):
         assert words in text
-        assert "| findings | 2 |" in text and "| verified by re-scan % | 50% |" in text  # counts whole, names read
+        # counts whole, names read, in the researchers' fold
+        assert "- overall: findings 2 · verified by re-scan 1 · verified by re-scan % 50%" in text
         assert "2.000" not in text and "fix_pct" not in text
         assert "eval() on input runs any code" in text or "eval() on input runs any code" in json.dumps(
             run.annotations)

@@ -21,11 +21,11 @@ def test_a_title_is_plain_text_cut_at_a_word_with_an_ellipsis() -> None:
 def test_counts_say_what_they_count_and_no_title_repeats_itself() -> None:
     empty = AnalyzerReport("crscore", "CRScore")
     assert check_run.title_of(empty) == "no review comments scored"
-    assert "No review comments." in check_run.render(empty).summary
-    assert "No review comments." in render_markdown_report(empty)
+    assert "**no review comments scored**" in check_run.render(empty).summary
+    assert "**no review comments scored**" in render_markdown_report(empty)
     hunks = AnalyzerReport("editing_rtc", "EditingRTC", scores={"rtc": 0.67, "hunks": 9.0}, findings=[
         Finding("editing_rtc", f"function f{i}", scores={"rtc": 0.67}) for i in range(9)])
-    assert check_run.title_of(hunks) == "RTC 0.67 over 9 hunks; 9 re-created from at least one of their descriptions"
+    assert check_run.title_of(hunks) == "9 of 9 changed hunks re-created from a description of them (RTC 0.67)"
     assert "| 9 hunks |" in "\n".join(readable.overview([hunks]))
     other = AnalyzerReport("toy", "Toy", findings=[Finding("toy", "t")])  # an analyzer that says nothing
     assert check_run.title_of(other) == "1 finding"

@@ -88,7 +88,7 @@ def test_a_pull_requests_and_an_authors_budgets_stop_a_fork_pushing_20_times(app
     assert store.usage.spent_today(inst, [f"author:{user_id('mallory')}"])[f"author:{user_id('mallory')}"][0] == PR_DAY
     assert NOTES["job"] in summaries[0] and PR_CUT not in summaries[0]
     for summary in summaries[1:]:  # every cut-off listed as skipped, naming the budget
-        assert "### Skipped" in summary and PR_CUT in summary, summary[:2000]
+        assert "### Not analysed" in summary and PR_CUT in summary, summary[:2000]
     # the author's next pull request gets what is left of their day, then their budget's cut-off
     theirs = [push(app, 2, 0, code={"path": "src/other.py"}, **fork)]
     theirs += [push(app, 2, k, code={"path": "src/other.py"}) for k in (1, 2)]
@@ -97,7 +97,7 @@ def test_a_pull_requests_and_an_authors_budgets_stop_a_fork_pushing_20_times(app
     # another author's pull request in the same installation runs in full
     spent = app.llm.request_count
     other = push(app, 3, 0, code={"hunks": 2, "by": "alice"}, author="alice")
-    assert app.llm.request_count > spent and "### Skipped" not in other
+    assert app.llm.request_count > spent and "### Not analysed" not in other
     assert store.usage.today(inst)[0] == app.llm.request_count < app.rt.settings.llm_daily_requests
 
 

@@ -186,8 +186,10 @@ def test_a_jobs_budget_cut_off_is_listed_as_skipped(
     a.run()
     assert a.llm.request_count == 6  # 5 requests a hunk: one hunk scored, the others cut off
     summary = completed(gh, pr.head_sha)[0]["output"]["summary"]
-    assert "### Skipped" in summary
-    assert summary.count("request budget of 6 spent (the LLM budget of one analysis)") == 2
+    assert "### Not analysed" in summary
+    # the two hunks cut off: their file once, the reason and how many hunks
+    assert summary.count("request budget of 6 spent (the LLM budget of one analysis)") == 1
+    assert "request budget of 6 spent (the LLM budget of one analysis) — 2 hunks" in summary
 
 
 def test_an_installations_daily_budget_cut_off_is_listed_as_skipped(
@@ -205,8 +207,9 @@ def test_an_installations_daily_budget_cut_off_is_listed_as_skipped(
     a.run()
     assert a.llm.request_count == 7  # nothing left today: no request at all
     summary = completed(gh, second.head_sha)[0]["output"]["summary"]
-    assert summary.count("this installation's daily LLM budget") == 2  # both hunks listed
-    assert "7" not in summary.split("### Skipped", 1)[1].split("LLM usage")[0]  # no usage figures
+    assert summary.count("this installation's daily LLM budget") == 1  # the file once, both hunks counted
+    assert "it renews at 00:00 UTC) — 2 hunks" in summary
+    assert "7" not in summary.split("### Not analysed", 1)[1].split("LLM usage")[0]  # no usage figures
     assert a.rt.store.usage.today(gh.installation_id)[0] == 7
 
 

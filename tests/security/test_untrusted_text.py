@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from analyzers.report import AnalyzerReport, Finding, Fix, Skipped
-from reporters import readable
+from reporters import pr_view, readable, unanalysed
 from reporters.check_run import cut, render
 from reporters.markdown import render_evidence_markdown, render_reports_markdown, render_text
 from reporters.pr_review import Suggestion, comment_body, key_of
@@ -148,8 +148,9 @@ def test_a_hostile_report_renders_inert_in_every_markdown_renderer() -> None:
     r = hostile_report()
     out = render(r, target=None)
     bodies = [out.summary, out.text, render_reports_markdown([r], repo="o/r", head_sha="a" * 40),
-              render_evidence_markdown(r.findings[0]), readable.finding_line(r.findings[0], "o/r", "a" * 40),
-              *readable.skipped_once([r]), *readable.overview([r])]
+              render_evidence_markdown(r.findings[0]), pr_view.finding_line(r.findings[0], "o/r", "a" * 40),
+              *pr_view.todo_lines([(r.findings[0], HOSTILE)]), *unanalysed.markdown([r, r]),
+              *unanalysed.reason_lines(unanalysed.collect([r])), *readable.overview([r])]
     for body in bodies:
         assert audit(body, HOST).clean, (audit(body, HOST), body)
         assert unclosed(body) == ""
