@@ -44,3 +44,20 @@ def test_autofix_proposes_a_fix_and_says_how_it_was_verified_never_fixed() -> No
     words = check_run.title_of(report) + check_run.render(report).summary + render_markdown_report(report)
     assert "3 fixes proposed for 3 Semgrep findings on changed lines" in words
     assert " fixed" not in words.replace("fixes", "")
+
+
+def test_the_embedded_models_warning_is_said_once_and_nothing_reads_as_a_result_it_is_not() -> None:
+    from reporters import render
+
+    notes = [readable.SMALL_MODEL_WARNING]
+    rs = [AnalyzerReport("editing_rtc", "EditingRTC", [Finding("editing_rtc", "f", scores={"rtc": 0.0})],
+                         scores={"rtc": 0.0, "rtc_chrf": 0.5}, notes=list(notes)),
+          AnalyzerReport("review", "Review", scores={"hunks": 3.0, "candidates": 0.0}, notes=list(notes),
+                         not_run="the model's answers were not usable: 0 of 8 in format"),
+          AnalyzerReport("toy", "Toy", scores={"hunks": 3.0}, notes=list(notes))]
+    for fmt in ("text", "markdown"):
+        out = render(rs, fmt)
+        assert out.count("These scores come from the embedded") == 1, fmt  # at the top, not under every report
+        assert "over no findings" not in out and "rtc chrf" not in out and "RTC chrF 0.50" in out
+        assert "not run: the model's answers were not usable: 0 of 8 in format" in out
+    assert readable.headline(rs[2]) == "no findings"  # an analyzer that says nothing: never "hunks 3 over …"
