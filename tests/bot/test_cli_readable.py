@@ -8,7 +8,6 @@ import json
 import re
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -16,7 +15,7 @@ from click.testing import CliRunner
 from analyzers.report import Finding
 from bot.entry import main
 from tests.bot.test_cli import llm_args
-from tests.fakes.llm_server import ScriptedLLM, last_user_text
+from tests.fakes.llm_server import ScriptedLLM, describes_only
 
 NON_CODE = (".github/workflows/ci.yml", ".github/workflows/release.yml", "deploy/values.yaml", "pyproject.toml")
 
@@ -36,14 +35,7 @@ def change() -> str:
     return "\n".join([*(_hunks(p, 3) for p in NON_CODE), py]) + "\n"
 
 
-def answer(req: dict[str, Any]) -> list[str]:
-    """Descriptions, code that does not re-create the hunk, and review comments out of format."""
-    n, text = int(req.get("n") or 1), last_user_text(req)
-    if "[edit description]" in text:
-        return ["```\nreturn 0\n```"] * n
-    if "Line <" in text:
-        return ["Looks fine to me."] * n
-    return ["Uses math.pi instead of a rounded constant for the area of a circle."] * n
+answer = describes_only("Uses math.pi instead of a rounded constant for the area of a circle.")
 
 
 def review(srv: ScriptedLLM, patch: Path, fmt: str, *more: str) -> str:

@@ -214,3 +214,17 @@ def varied(req: dict[str, Any]) -> list[str]:
     if "[edit description]" in last_user_text(req):
         return ["```\nnothing\n```"]
     return [f"description {req.get('seed')}-{i}" for i in range(int(req.get("n") or 1))]
+
+
+def describes_only(description: str, code: str = "return 0") -> Responder:
+    """A model that describes every hunk as `description`, regenerates `code` (re-creating no
+    hunk) and answers a review prompt ("Line <n>: …") out of its format."""
+    def answer(req: dict[str, Any]) -> list[str]:
+        n, text = int(req.get("n") or 1), last_user_text(req)
+        if "[edit description]" in text:
+            return [f"```\n{code}\n```"] * n
+        if "Line <" in text:
+            return ["Looks fine to me."] * n
+        return [description] * n
+
+    return answer
