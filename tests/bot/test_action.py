@@ -260,7 +260,7 @@ def test_action_runs_synthesis_rtc_with_a_test_command(
     assert run["name"] == "rtcbot / SynthesisRTC" and run["status"] == "completed"
     assert "needs a checkout" not in run["output"]["summary"], run["output"]["summary"]
     assert [a["path"] for a in run["annotations"]] == ["calc.py"]
-    assert "| RTC pass | 0.00 |" in run["output"]["summary"]  # the figures, named for a reader
+    assert "- overall: RTC pass 0.00" in run["output"]["summary"]  # the figures, named for a reader
     outputs = read_outputs(tmp_path / "output.txt")
     assert outputs["synthesis-rtc-findings"] == "1" and outputs["synthesis-rtc-rtc-pass"] == "0"
     assert llm.request_count > 0

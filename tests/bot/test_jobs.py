@@ -68,8 +68,8 @@ def test_opened_ends_with_completed_check_runs_matching_the_findings(world: Call
     got = sorted((a["path"], a["start_line"], a["end_line"]) for a in run["annotations"])
     want = sorted((f.path, f.start_line, f.end_line) for f in findings)
     assert got == want
-    assert run["output"]["title"].startswith("RTC ")  # the headline; the name says "EditingRTC"
-    assert "| RTC |" in run["output"]["summary"]
+    assert "changed hunks re-created from a description" in run["output"]["title"]  # the headline; the
+    assert "- overall: RTC " in run["output"]["summary"]  # name says "EditingRTC"; the figures folded
     assert [r for r in w.gh.rejections if r[0] != 404] == []
 
 
