@@ -385,6 +385,6 @@ def _on_changed(result: ScanResult, by_path: Mapping[str, FileChange], opts: Opt
     if opts.max_findings is not None and len(on_changed) > opts.max_findings:
         for f in on_changed[opts.max_findings:]:
             report.skipped.append(Skipped(f"{f.path}:{f.start_line} {f.rule_id}",
-                                          f"over the limit of {opts.max_findings} findings per run", path=f.path))
+                                          f"over the limit of {opts.max_findings} findings per run"))
         on_changed = on_changed[: opts.max_findings]
     return on_changed

@@ -157,7 +157,9 @@ class Skipped:
     item: str
     reason: str
     kind: SkipKind = "failed"
-    path: str = ""  # the file the item is in ("" when it is in none): outputs name each file once
+    # the file when the item is that file or one of its hunks ("" for anything else: a comment, a
+    # region, a finding, "LLM claims"): outputs name each file once, with the hunks left out
+    path: str = ""
     count: int = 1  # how many things it stands for: the files GitHub did not list are one item
 
 

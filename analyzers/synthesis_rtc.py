@@ -433,8 +433,7 @@ class SynthesisRTCAnalyzer:
                 src = files[region.path]
                 if suite.passes(region.path, replace_region(src, region, "pass"))[0]:
                     report.skipped.append(Skipped(f"{region.path}:{region.start_line}-{region.end_line}",
-                                                  "deleting it does not change the test outcome", "policy",
-                                                  region.path))
+                                                  "deleting it does not change the test outcome", "policy"))
                     continue
                 scores, finding = _round_trip(region, src, llm, cfg, suite)
                 per_region.append(scores)

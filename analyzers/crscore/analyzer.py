@@ -250,7 +250,7 @@ class CRScoreAnalyzer:
 
     def run(self, changes: ChangeSet, ctx: AnalysisContext) -> AnalyzerReport:
         report = AnalyzerReport(self.name, self.title)
-        report.skipped += [Skipped(f"comment at {c.path}:{c.line}", OWN_COMMENT, "policy", c.path)
+        report.skipped += [Skipped(f"comment at {c.path}:{c.line}", OWN_COMMENT, "policy")
                            for c in ctx.comments if c.ours]
         comments = [c for c in ctx.comments if not c.ours]
         if not comments:
@@ -265,7 +265,7 @@ class CRScoreAnalyzer:
         for c in comments:
             where = locate(changes, c)
             if isinstance(where, str):
-                report.skipped.append(Skipped(f"comment at {c.path}:{c.line}", where, "policy", c.path))
+                report.skipped.append(Skipped(f"comment at {c.path}:{c.line}", where, "policy"))
                 continue
             fc, hunks = where
             key = hunks[0].key if len(hunks) == 1 else "file:" + fc.path + ":" + "".join(h.key for h in hunks)
