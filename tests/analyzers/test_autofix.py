@@ -290,7 +290,8 @@ def test_eval_autofix_prints_the_paper_table(tmp_path: Path, scripted_llm: Any) 
 @pytest.mark.model
 @pytest.mark.slow
 def test_embedded_model_runs_the_whole_loop(tmp_path: Path, embedded_llm: Any) -> None:
-    from analyzers.autofix import FixTarget, Options, fix_all, table
+    from analyzers.autofix import Options, fix_all, table
+    from analyzers.autofix_oracle import FixTarget
     from analyzers.semgrep.scan import scan
 
     require(find_semgrep(), "semgrep is not installed")
@@ -312,7 +313,8 @@ def test_embedded_model_runs_the_whole_loop(tmp_path: Path, embedded_llm: Any) -
 
 @pytest.mark.slow
 def test_an_attempt_that_fails_does_not_leave_the_oracle_waiting(tmp_path: Path, scripted_llm: Any) -> None:
-    from analyzers.autofix import FixTarget, Options, fix_all
+    from analyzers.autofix import Options, fix_all
+    from analyzers.autofix_oracle import FixTarget
     from analyzers.llm import BudgetExceeded
     from analyzers.semgrep.scan import scan
 

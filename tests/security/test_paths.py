@@ -22,7 +22,8 @@ from pathlib import Path
 
 import pytest
 
-from analyzers.autofix import AutoFix, FixOutcome, FixTarget, Options, oracle
+from analyzers.autofix import AutoFix, Options
+from analyzers.autofix_oracle import FixOutcome, FixTarget, oracle
 from analyzers.autofix_text import FixAnswer, pseudo_file
 from analyzers.context import AnalysisContext
 from analyzers.diff import ChangeSet, DiffLine, FileChange, Hunk, parse_diff, parse_github_files

@@ -20,7 +20,8 @@ from typing import Any
 import click
 from rich.console import Console
 
-from analyzers.autofix import FixOutcome, FixTarget, Options, apply_all, fix_all, rtc_split, table
+from analyzers.autofix import Options, apply_all, fix_all, rtc_split, table
+from analyzers.autofix_oracle import FixOutcome, FixTarget
 from analyzers.context import Tools
 from analyzers.diff import language_of
 from analyzers.llm import LLMClient, LLMError, LLMSettings
