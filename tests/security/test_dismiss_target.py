@@ -64,6 +64,7 @@ def _pushed(w: App, number: int, text: str) -> dict[str, Any]:
     return finished(w, AUTOFIX, sha=pr.head_sha)
 
 
+# the fix uses shlex, which the files import: AutoFix refuses a fix that leaves a name undefined
 FIXED = "```python\n    subprocess.call(shlex.split(cmd))\n```"
 
 
@@ -107,9 +108,9 @@ def app(apps: Callable[..., App], fake_github: Callable[..., FakeGitHub]) -> App
 def test_ignore_this_on_a_thread_whose_marker_matches_nothing_dismisses_nothing_and_says_so(app: App) -> None:
     w = app
     # rtcbot's suggestion on cleanup()'s call; the author then puts run_user()'s call at that line
-    _opened(w, 41, f"import subprocess\n\n\n{CLEANUP}")
+    _opened(w, 41, f"import shlex\nimport subprocess\n\n{CLEANUP}")
     top = _thread(w, 41, 6)
-    run = _pushed(w, 41, f"import subprocess\n\n\n{RUN_USER}")
+    run = _pushed(w, 41, f"import shlex\nimport subprocess\n\n{RUN_USER}")
     assert [a["start_line"] for a in run["annotations"]] == [6] and run["conclusion"] == "failure"
     answers = _in_thread(w, 41, top, "@rtcbot ignore this because Won't fix: constant command")
     assert w.rt.store.dismissals.listed(w.gh.repository_id, w.gh.repo) == []  # nothing dismissed ...

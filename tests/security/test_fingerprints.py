@@ -38,7 +38,7 @@ RUN_USER = '''def run_user(request):
     cmd = request.args["cmd"]
     subprocess.call(cmd, shell=True)
 '''
-TWINS = f"import subprocess\n\n\n{CLEANUP}\n\n{RUN_USER}"  # cleanup's call at line 6, run_user's at 11
+TWINS = f"import shlex\nimport subprocess\n\n{CLEANUP}\n\n{RUN_USER}"  # cleanup's call at line 6, run_user's at 11
 FIELDS = {f.name for f in dataclasses.fields(Finding)}
 
 
