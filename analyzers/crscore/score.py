@@ -18,6 +18,10 @@ Comp = mean over pseudo-references of their best similarity (negative similariti
 0), Rel = their harmonic mean — the greedy-matching precision / recall / F of BERTScore,
 applied at sentence level. It keeps the graded information a threshold throws away.
 
+The recipes (`recipe.py`): the soft scores can also count a similarity only above a floor
+(rescaled above it) and weigh Comp in Rel (F-β); `Recipe` carries those, `tau` the paper's
+threshold.
+
 Edge cases: an empty review (no sentences) or no pseudo-references score 0 on every measure
 (nothing said, or nothing to say it about) and `Scores.note` says why.
 """
@@ -32,6 +36,8 @@ from pathlib import Path
 from typing import Any, Protocol
 
 import numpy as np
+
+from analyzers.crscore.recipe import SOFT, Recipe, f_beta, graded
 
 TAU_FILE = Path(__file__).with_name("tau.json")
 _SPLIT = re.compile(r"\. |\? ")
@@ -90,11 +96,12 @@ class Scores:
 
 
 def score_matrix(sim: np.ndarray, sentences: Sequence[str], pseudo_refs: Sequence[str],
-                 tau: float | None) -> Scores:
+                 tau: float | None, recipe: Recipe = SOFT) -> Scores:
     """Scores from a similarity matrix of shape (len(sentences), len(pseudo_refs)).
 
-    `tau=None` gives the soft, threshold-free variant. A pseudo-reference counts as matched
-    when its best similarity is above τ (soft variant: above 0.5, for the evidence only).
+    `tau=None` gives the soft, threshold-free variant, with `recipe`'s floor and β (the
+    default: plain soft, harmonic mean). A pseudo-reference counts as matched when its best
+    similarity is above τ (soft variant: above 0.5, for the evidence only).
     """
     sentences, pseudo_refs = list(sentences), list(pseudo_refs)
     if sim.shape != (len(sentences), len(pseudo_refs)):
@@ -108,8 +115,8 @@ def score_matrix(sim: np.ndarray, sentences: Sequence[str], pseudo_refs: Sequenc
     col_best = sim.max(axis=0)
     col_arg = sim.argmax(axis=0)
     if tau is None:
-        con = float(np.clip(row_best, 0, None).mean())
-        comp = float(np.clip(col_best, 0, None).mean())
+        con = float(graded(row_best, recipe.floor).mean())
+        comp = float(graded(col_best, recipe.floor).mean())
         cut = 0.5
     else:
         con = float((row_best > tau).mean())
@@ -120,7 +127,8 @@ def score_matrix(sim: np.ndarray, sentences: Sequence[str], pseudo_refs: Sequenc
     for j, p in enumerate(pseudo_refs):
         m = Match(p, sentences[int(col_arg[j])], float(col_best[j]))
         (matched if col_best[j] > cut else missed).append(m)
-    return Scores(con, comp, harmonic(con, comp), tau, sentences, [float(x) for x in row_best],
+    rel = harmonic(con, comp) if tau is not None else f_beta(con, comp, recipe.beta)
+    return Scores(con, comp, rel, tau, sentences, [float(x) for x in row_best],
                   matched, missed)
 
 
@@ -156,20 +164,34 @@ class SupportsEmbed(Protocol):
               ) -> np.ndarray: ...
 
 
-def score_reviews(embedder: SupportsEmbed, items: Sequence[tuple[str, Sequence[str]]],
-                  tau: float | None, progress: Callable[[int, int], None] | None = None) -> list[Scores]:
-    """Score many (review, pseudo-references) pairs with ONE embedding pass over all sentences."""
+Similarities = tuple[list[str], list[str], np.ndarray]  # sentences, pseudo-refs, matrix
+
+
+def similarities(embedder: SupportsEmbed, items: Sequence[tuple[str, Sequence[str]]],
+                 progress: Callable[[int, int], None] | None = None) -> list[Similarities]:
+    """Each (review, pseudo-references) pair's sentences, pseudo-references and similarity
+    matrix, with ONE embedding pass over all the distinct sentences."""
     split = [(split_sentences(review), [p.strip() for p in refs if p and p.strip()]) for review, refs in items]
     every = list(dict.fromkeys(s for sents, refs in split for s in (*sents, *refs)))
     vectors = embedder.embed(every, progress) if every else np.zeros((0, 0), dtype=np.float32)
     row = {s: i for i, s in enumerate(every)}
-    out = []
+    out: list[Similarities] = []
     for sents, refs in split:
         if sents and refs:
-            a = vectors[[row[s] for s in sents]]
-            b = vectors[[row[p] for p in refs]]
-            sim = a @ b.T
+            sim = vectors[[row[s] for s in sents]] @ vectors[[row[p] for p in refs]].T
         else:
             sim = np.zeros((len(sents), len(refs)), dtype=np.float32)
-        out.append(score_matrix(sim, sents, refs, tau))
+        out.append((sents, refs, sim))
     return out
+
+
+def score_all(sims: Sequence[Similarities], tau: float | None, recipe: Recipe = SOFT) -> list[Scores]:
+    """Scores of precomputed similarities (cheap: re-scoring with another recipe embeds nothing)."""
+    return [score_matrix(sim, sents, refs, tau, recipe) for sents, refs, sim in sims]
+
+
+def score_reviews(embedder: SupportsEmbed, items: Sequence[tuple[str, Sequence[str]]],
+                  tau: float | None, progress: Callable[[int, int], None] | None = None,
+                  recipe: Recipe = SOFT) -> list[Scores]:
+    """Score many (review, pseudo-references) pairs with ONE embedding pass over all sentences."""
+    return score_all(similarities(embedder, items, progress), tau, recipe)

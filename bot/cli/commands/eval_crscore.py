@@ -4,6 +4,9 @@ Reads the format of the bundled `crscore-dev` dataset (one line per diff × revi
 with `review`, `human` {con, comp, rel} and `pseudo_refs`), scores every review whose `system`
 is not `msg` and prints Spearman and Kendall of Rel, Con and Comp against the human
 ratings. `--calibrate` prints τ by the paper's recipe on the `msg` (human reference) rows.
+`--recipe` picks how similarities become scores (analyzers/crscore/recipe.py: rtcbot, soft,
+paper); `--cv K` fits the recipe on K − 1 folds of the diffs and reports Spearman / Kendall on
+each held-out fold with their spread (analyzers/crscore/cv.py), never the figure of the fit.
 """
 
 from __future__ import annotations
@@ -13,13 +16,17 @@ from pathlib import Path
 from typing import Any
 
 import click
+import numpy as np
 from rich.console import Console
 from rich.table import Table
 
+from analyzers.crscore import cv
 from analyzers.crscore import score as crs
+from analyzers.crscore.recipe import DEFAULT_RECIPE, RECIPES, SOFT, Recipe
 from analyzers.crscore.sts import DEFAULT_MODEL, POOLINGS, Embedder, EmbeddingError
 from analyzers.llm import LLMError, LLMSettings
 from bot.cli.commands._common import bar, plot_option, read_jsonl, save_plot
+from bot.cli.commands._crscore_cv import Fitted, fitted_label, folds_of, print_folds, rel_fitter
 from bot.cli.commands._datasets import DatasetArgument
 from bot.cli.progress import live
 from bot.core.commands import options
@@ -100,28 +107,39 @@ def correlations(pred: list[float], gold: list[float]) -> dict[str, float | int 
             "kendall": None if k != k else round(float(k), 4), "n": len(pred)}
 
 
-def _score_all(embedder: Embedder, items: list[tuple[str, list[str]]], tau: float | None,
-               label: str) -> list[crs.Scores]:
+def embed_all(embedder: Embedder, items: list[tuple[str, list[str]]], label: str) -> list[crs.Similarities]:
+    """Every pair's similarity matrix, one embedding pass, with a progress bar."""
     with bar(label) as progress_bar:
         task = progress_bar.add_task("sentences", total=None)
 
         def progress(done: int, total: int) -> None:
             progress_bar.update(task, completed=done, total=total)
 
-        return crs.score_reviews(embedder, items, tau, progress)
+        return crs.similarities(embedder, items, progress)
 
 
-def threshold(tau_opt: str, soft: bool | None) -> tuple[float | None, bool]:
-    """(the τ given, soft): a number implies --hard; neither said: soft."""
+def _score_all(embedder: Embedder, items: list[tuple[str, list[str]]], tau: float | None,
+               label: str, recipe: Recipe = SOFT) -> list[crs.Scores]:
+    return crs.score_all(embed_all(embedder, items, label), tau, recipe)
+
+
+def threshold(tau_opt: str, soft: bool | None, recipe: str | None = None) -> tuple[float | None, Recipe]:
+    """(the τ given, the recipe): a number or --hard means the paper's recipe; else --recipe
+    (default rtcbot)."""
+    if recipe == "paper" and soft:
+        raise click.UsageError("--soft and --recipe paper contradict each other (the paper's scores use τ)")
     if tau_opt == "auto":
-        return None, True if soft is None else soft
+        hard = soft is False or recipe == "paper"
+        if hard and recipe not in (None, "paper"):
+            raise click.UsageError(f"--hard is the paper's recipe, not {recipe!r}")
+        return None, RECIPES["paper" if hard else recipe or DEFAULT_RECIPE]
     try:
         explicit = float(tau_opt)
     except ValueError:
         raise click.BadParameter(f"expected 'auto' or a number, got {tau_opt!r}", param_hint="--tau") from None
-    if soft:
-        raise click.UsageError("--soft takes no threshold; drop --tau or use --hard")
-    return explicit, False
+    if soft or recipe not in (None, "paper"):
+        raise click.UsageError("a threshold (--tau) is the paper's recipe: drop --tau, or --soft / --recipe")
+    return explicit, RECIPES["paper"]
 
 
 def generated_or_none(rows: list[dict[str, Any]], source: str, llm_base_url: str | None,
@@ -157,6 +175,12 @@ def print_table(out: dict[str, Any], dataset: str) -> None:
     Console().print(table)
 
 
+def print_calibration(tau: float, embedder: Embedder, pooling: str, source: str, references: int) -> None:
+    entry = {crs.tau_key(embedder.model_name, pooling): {"tau": round(tau, 4)}}
+    click.echo(json.dumps({"tau": round(tau, 4), "model": embedder.model_name, "pooling": pooling,
+                           "pseudo_refs": source, "reference_reviews": references, "tau.json entry": entry}))
+
+
 crscore_options = options(
     click.option("--pseudo-refs", "source", type=click.Choice(SOURCES), default="magicoder", show_default=True,
                  help="Claims of the dataset (plus its smells), or generate them with the configured LLM."),
@@ -167,7 +191,8 @@ crscore_options = options(
     click.option("--tau", "tau_opt", default="auto", show_default=True,
                  help="Threshold: 'auto' (the model's calibrated τ) or a number; a number implies --hard."),
     click.option("--soft/--hard", default=None,
-                 help="Threshold-free scores (default) or the paper's thresholded ones."),
+                 help="Threshold-free scores (the default; --recipe says which) or the paper's thresholded ones "
+                      "(= --recipe paper)."),
     click.option("--calibrate", is_flag=True, help="Print τ by the paper's recipe on the msg rows and exit."),
     click.option("--json", "as_json", is_flag=True, help="One JSON object on one line."),
     click.option("--limit", type=click.IntRange(min=1), default=None, help="Only the first N rows."),
@@ -180,14 +205,20 @@ crscore_options = options(
 @click.command("crscore")
 @click.argument("data", type=DatasetArgument("crscore"), metavar="DATASET")
 @crscore_options
+@click.option("--recipe", "recipe_name", type=click.Choice(tuple(RECIPES)), default=None,
+              help=f"How similarities become scores (default {DEFAULT_RECIPE}; paper: the paper's, with τ).")
+@click.option("--cv", "cv_k", type=click.IntRange(min=2), default=None, metavar="K",
+              help="Fit the recipe on K−1 folds of the diffs, report each held-out fold and the spread.")
+@click.option("--seed", type=int, default=0, show_default=True, help="How --cv deals the diffs into folds.")
 @plot_option
 def command(data: Path, source: str, model: str, pooling: str, tau_opt: str, soft: bool | None,
             calibrate: bool, as_json: bool, limit: int | None, llm_base_url: str | None,
-            llm_model: str | None, plot: Path | None) -> None:
+            llm_model: str | None, recipe_name: str | None, cv_k: int | None, seed: int,
+            plot: Path | None) -> None:
     """Spearman / Kendall of CRScore against the human ratings in DATASET (rows with system != msg).
 
     DATASET: a JSON-lines file, or the bundled `crscore-dev` (see `rtcbot eval --list`)."""
-    explicit_tau, soft = threshold(tau_opt, soft)
+    explicit_tau, recipe = threshold(tau_opt, soft, recipe_name)
     rows = load_rows(data)[:limit] if limit else load_rows(data)
     generated = generated_or_none(rows, source, llm_base_url, llm_model)
     embedder = Embedder(model, pooling=pooling)  # type: ignore[arg-type]
@@ -197,37 +228,76 @@ def command(data: Path, source: str, model: str, pooling: str, tau_opt: str, sof
     def items(rs: list[dict[str, Any]]) -> list[tuple[str, list[str]]]:
         return [(str(r["review"]), pseudo_refs_of(r, source, generated)) for r in rs]
 
+    calibrating = calibrate or (recipe.thresholded and explicit_tau is None
+                                and (cv_k is not None or crs.tau_for(embedder.model_name, pooling) is None))
+    if calibrating and not msg:
+        raise click.ClickException(f"{data}: no msg rows to calibrate τ on")
+    if not scored and not calibrate:
+        raise click.ClickException(f"{data}: no rows with system other than msg")
+    if cv_k is not None:
+        folds_of(scored, cv_k, seed)  # too many folds for the diffs: say so before the embeddings
+    first = [] if calibrate else items(scored)
     try:
-        if calibrate or (not soft and explicit_tau is None
-                         and crs.tau_for(embedder.model_name, pooling) is None):
-            if not msg:
-                raise click.ClickException(f"{data}: no msg rows to calibrate τ on")
-            ref = _score_all(embedder, items(msg), None, "calibrating")
-            calibrated = crs.calibrate_tau([b for s in ref for b in s.sentence_best])
-            if calibrate:
-                entry = {crs.tau_key(embedder.model_name, pooling): {"tau": round(calibrated, 4)}}
-                click.echo(json.dumps({"tau": round(calibrated, 4), "model": embedder.model_name,
-                                       "pooling": pooling, "pseudo_refs": source,
-                                       "reference_reviews": len(msg), "tau.json entry": entry}))
-                return
-            tau: float | None = calibrated
-        else:
-            tau = explicit_tau if explicit_tau is not None else crs.tau_for(embedder.model_name, pooling)
-        if soft:
-            tau = None
-        if not scored:
-            raise click.ClickException(f"{data}: no rows with system other than msg")
-        results = _score_all(embedder, items(scored), tau, "scoring")
+        sims = embed_all(embedder, first + (items(msg) if calibrating else []),
+                         "calibrating" if calibrate else "scoring")
     except EmbeddingError as e:
         raise click.ClickException(str(e)) from None
+    ref, sims = crs.score_all(sims[len(first):], None), sims[:len(first)]
+    if calibrate:
+        print_calibration(crs.calibrate_tau([b for s in ref for b in s.sentence_best]), embedder, pooling,
+                          source, len(msg))
+        return
+    about = {"recipe": recipe.name, "soft": not recipe.thresholded, "model": embedder.model_name,
+             "pooling": pooling, "pseudo_refs": source}
+    if cv_k is not None:
+        cross_validated(sims, scored, recipe, explicit_tau, list(zip(msg, ref, strict=True)) if ref else [], cv_k, seed,
+                        about, data.name, as_json)
+        return
+    tau: float | None = None
+    if recipe.thresholded:
+        tau = explicit_tau if explicit_tau is not None else crs.tau_for(embedder.model_name, pooling)
+        if tau is None:
+            tau = crs.calibrate_tau([b for s in ref for b in s.sentence_best])
+    report(crs.score_all(sims, tau, recipe), scored, {"tau": None if tau is None else round(tau, 4), **about},
+           data.name, plot, as_json)
+
+
+def report(results: list[crs.Scores], scored: list[dict[str, Any]], about: dict[str, Any], name: str,
+           plot: Path | None, as_json: bool) -> None:
+    """The figures over all the rows (no --cv): JSON, or the table; the plot when asked."""
     out = figures(results, scored)
-    out.update({"tau": None if tau is None else round(tau, 4), "soft": soft, "model": embedder.model_name,
-                "pooling": pooling, "pseudo_refs": source})
+    out.update(about)
     save_plot(plot, lambda: crscore_chart([s.rel for s in results], [float(r["human"]["rel"]) for r in scored],
-                                          out["spearman"], out["kendall"], data.name))
+                                          out["spearman"], out["kendall"], name))
     if as_json:
         click.echo(json.dumps(out))
         return
-    print_table(out, data.name)
-    variant = "soft (threshold-free)" if soft else f"hard, τ = {tau:.4f}"
-    click.echo(f"model {embedder.model_name}, pooling {pooling}, {variant}, pseudo-refs {source}")
+    print_table(out, name)
+    variant = RECIPES[out["recipe"]].describe() if out["tau"] is None else f"paper, τ = {out['tau']:.4f}"
+    click.echo(f"model {out['model']}, pooling {out['pooling']}, {variant}, pseudo-refs {out['pseudo_refs']}")
+
+
+def cross_validated(sims: list[crs.Similarities], scored: list[dict[str, Any]], recipe: Recipe,
+                    tau: float | None, msg: list[tuple[dict[str, Any], crs.Scores]], k: int, seed: int,
+                    about: dict[str, Any], name: str, as_json: bool) -> None:
+    """--cv K: each fold's held-out Spearman / Kendall of Rel, fitted on the other folds."""
+    folds = folds_of(scored, k, seed)
+    fit, rel_of = rel_fitter(sims, scored, recipe, tau, msg)
+    gold = np.asarray([float(r["human"]["rel"]) for r in scored], dtype=np.float64)
+
+    def measure(fitted: Fitted, test: np.ndarray) -> dict[str, float]:
+        c = correlations([float(x) for x in rel_of(fitted)[test]], [float(x) for x in gold[test]])
+        return {f: float("nan") if c[f] is None else float(c[f] or 0.0) for f in ("spearman", "kendall")}
+
+    result = cv.cross_validate(folds, k, fit, measure)
+    summary = result.summary()
+    out = {"cv": k, "seed": seed, "n": len(scored), "spearman": summary["spearman"]["mean"],
+           "kendall": summary["kendall"]["mean"], "folds": summary,
+           "fitted": [fitted_label(f) for f in result.fitted], **about}
+    if as_json:
+        click.echo(json.dumps(out))
+        return
+    print_folds(f"CRScore vs human ratings on {name}: {k}-fold cross-validation by diff "
+                f"({len(scored)} reviews), held-out figures", result, ("spearman", "kendall"))
+    click.echo(f"recipe {recipe.name}, model {about['model']}, pooling {about['pooling']}, "
+               f"pseudo-refs {about['pseudo_refs']}; folds dealt with seed {seed}")

@@ -10,7 +10,10 @@ the mean human Rel / Con / Comp of the picked comments against the mean of all t
 comments (a random pick) and the best possible pick (the diff's highest human rating),
 `gain_captured` = (picked − all) / (best − all), and how often the pick is a human-best
 (`top1_is_best`; `top1_chance` is a random pick's rate), each with a bootstrap interval
-over diffs.
+over diffs. `--recipe` says how CRScore is computed and how the top-1 is picked
+(analyzers/crscore/recipe.py: rtcbot picks the longest candidate within a margin of the best
+Rel); `--cv K` fits the recipe (floor, β by Spearman, then the margin by gain) on K − 1 folds
+of the diffs and reports the held-out gain and top-1 rate of each fold with their spread.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -26,39 +30,46 @@ import numpy as np
 from rich.console import Console
 from rich.table import Table
 
+from analyzers.crscore import cv
+from analyzers.crscore import score as crs
+from analyzers.crscore.recipe import DEFAULT_RECIPE, MARGINS, RECIPES, Recipe, pick_top
 from analyzers.crscore.sts import DEFAULT_MODEL, Embedder, EmbeddingError
+from bot.cli.commands._crscore_cv import Fitted, diff_key, fitted_label, folds_of, print_folds, rel_fitter
 from bot.cli.commands._datasets import DatasetArgument
-from bot.cli.commands.eval_crscore import _score_all, load_rows, pseudo_refs_of
+from bot.cli.commands.eval_crscore import embed_all, load_rows, pseudo_refs_of
 
 DIMS = ("rel", "con", "comp")
 REF_SOURCES = ("magicoder", "gpt4o", "human_verified")
 
 
-def group_by_diff(rows: Sequence[dict[str, Any]],
-                  scores: Sequence[float]) -> list[list[tuple[float, dict[str, float]]]]:
-    """Per diff (in first-seen order): each generated review's (CRScore Rel, human ratings);
-    diffs with fewer than two reviews are left out (there is nothing to pick from)."""
-    groups: dict[tuple[str, str, str], list[tuple[float, dict[str, float]]]] = {}
+Candidate = tuple[float, dict[str, float], int]  # CRScore Rel, human ratings, length in words
+
+
+def group_by_diff(rows: Sequence[dict[str, Any]], scores: Sequence[float]) -> list[list[Candidate]]:
+    """Per diff (in first-seen order): each generated review's (CRScore Rel, human ratings,
+    words); diffs with fewer than two reviews are left out (there is nothing to pick from)."""
+    groups: dict[tuple[str, str, str], list[Candidate]] = {}
     for row, s in zip(rows, scores, strict=True):
-        key = (str(row.get("lang", "")), str(row.get("index", "")), str(row["diff"]))
-        groups.setdefault(key, []).append((float(s), {d: float(row["human"][d]) for d in DIMS}))
+        groups.setdefault(diff_key(row), []).append(
+            (float(s), {d: float(row["human"][d]) for d in DIMS}, len(str(row.get("review", "")).split())))
     return [g for g in groups.values() if len(g) >= 2]
 
 
-def per_diff(groups: Sequence[Sequence[tuple[float, dict[str, float]]]]) -> dict[str, np.ndarray]:
+def per_diff(groups: Sequence[Sequence[Candidate]], margin: float = 0.0) -> dict[str, np.ndarray]:
     """Per diff: picked / half / all / best for each dimension, and whether the pick is a
-    human-best on Rel (and a random pick's chance of that)."""
+    human-best on Rel (and a random pick's chance of that). The pick: `pick_top` (margin 0:
+    the best Rel, first on ties)."""
     cols: dict[str, list[float]] = {}
     for g in groups:
         order = sorted(range(len(g)), key=lambda i: -g[i][0])  # stable: ties keep dataset order
-        top, half = order[0], order[:math.ceil(len(g) / 2)]
+        top, half = pick_top([c[0] for c in g], [c[2] for c in g], margin), order[:math.ceil(len(g) / 2)]
         for d in DIMS:
-            human = [h[d] for _, h in g]
+            human = [h[d] for _, h, _ in g]
             cols.setdefault(f"picked_{d}", []).append(human[top])
             cols.setdefault(f"half_{d}", []).append(float(np.mean([human[i] for i in half])))
             cols.setdefault(f"all_{d}", []).append(float(np.mean(human)))
             cols.setdefault(f"best_{d}", []).append(max(human))
-        rel = [h["rel"] for _, h in g]
+        rel = [h["rel"] for _, h, _ in g]
         cols.setdefault("top1_is_best", []).append(1.0 if rel[top] == max(rel) else 0.0)
         cols.setdefault("top1_chance", []).append(rel.count(max(rel)) / len(rel))
     return {k: np.asarray(v, dtype=np.float64) for k, v in cols.items()}
@@ -92,16 +103,62 @@ def summarise(cols: dict[str, np.ndarray], samples: int, seed: int) -> dict[str,
     return out
 
 
+def filter_figures(rows: Sequence[dict[str, Any]], rels: np.ndarray, margin: float,
+                   mask: np.ndarray) -> dict[str, float]:
+    """Gain captured and top-1 rate of picking by `rels` (with `margin`) on the rows of `mask`."""
+    groups = group_by_diff([r for r, m in zip(rows, mask, strict=True) if m], [float(x) for x in rels[mask]])
+    if not groups:
+        return {"gain_captured": float("nan"), "top1_is_best": float("nan")}
+    cols = per_diff(groups, margin)
+    g = gain(np.array(cols["picked_rel"].mean()), np.array(cols["all_rel"].mean()), np.array(cols["best_rel"].mean()))
+    return {"gain_captured": float(g), "top1_is_best": float(cols["top1_is_best"].mean())}
+
+
+def cross_validated(sims: list[crs.Similarities], rows: list[dict[str, Any]], recipe: Recipe,
+                    tau: float | None, k: int, seed: int, table: bool) -> dict[str, Any]:
+    """--cv K: the score's floor and β by training Spearman, then (rtcbot) the pick's margin by
+    training gain; each held-out fold's gain captured and top-1 rate."""
+    folds = folds_of(rows, k, seed)
+    fit_rel, rel_of = rel_fitter(sims, rows, recipe, tau)
+
+    def fit(train: np.ndarray) -> Fitted:
+        fitted = fit_rel(train)
+        if not isinstance(fitted, Recipe) or recipe.name != "rtcbot":
+            return fitted
+        rels = rel_of(fitted)
+        return max((replace(fitted, pick_margin=m) for m in MARGINS),
+                   key=lambda r: np.nan_to_num(filter_figures(rows, rels, r.pick_margin, train)["gain_captured"],
+                                               nan=-np.inf))
+
+    def measure(fitted: Fitted, test: np.ndarray) -> dict[str, float]:
+        margin = fitted.pick_margin if isinstance(fitted, Recipe) else 0.0
+        return filter_figures(rows, rel_of(fitted), margin, test)
+
+    result = cv.cross_validate(folds, k, fit, measure)
+    summary = result.summary()
+    if table:
+        print_folds(f"Picking review comments by CRScore: {k}-fold cross-validation by diff, held-out figures",
+                    result, ("gain_captured", "top1_is_best"), margin=True)
+    return {"cv": k, "seed": seed, "gain_captured": summary["gain_captured"]["mean"],
+            "top1_is_best": summary["top1_is_best"]["mean"], "folds": summary,
+            "fitted": [fitted_label(f, margin=True) for f in result.fitted]}
+
+
 @click.command("review-filter")
 @click.argument("data", type=DatasetArgument("crscore"), metavar="DATASET")
 @click.option("--pseudo-refs", "source", type=click.Choice(REF_SOURCES), default="magicoder", show_default=True,
               help="The dataset's claims (plus its smells) that CRScore scores against.")
+@click.option("--recipe", "recipe_name", type=click.Choice(tuple(RECIPES)), default=DEFAULT_RECIPE,
+              show_default=True, help="How CRScore is computed and the top-1 picked (paper: thresholded, τ shipped).")
+@click.option("--cv", "cv_k", type=click.IntRange(min=2), default=None, metavar="K",
+              help="Fit the recipe on K−1 folds of the diffs, report each held-out fold and the spread.")
 @click.option("--bootstrap", "samples", type=click.IntRange(100, 100_000), default=2000, show_default=True,
               help="Bootstrap resamples of the diffs for the 95 % intervals.")
-@click.option("--seed", type=int, default=0, show_default=True, help="The bootstrap's seed.")
+@click.option("--seed", type=int, default=0, show_default=True, help="The bootstrap's seed (and --cv's folds').")
 @click.option("--limit", type=click.IntRange(min=1), default=None, help="Only the first N rows.")
 @click.option("--json", "as_json", is_flag=True, help="One JSON object on one line.")
-def command(data: Path, source: str, samples: int, seed: int, limit: int | None, as_json: bool) -> None:
+def command(data: Path, source: str, recipe_name: str, cv_k: int | None, samples: int, seed: int,
+            limit: int | None, as_json: bool) -> None:
     """How good the comments CRScore picks are, by the human ratings in DATASET.
 
     DATASET: a JSON-lines file, or the bundled `crscore-dev` (see `rtcbot eval --list`)."""
@@ -113,21 +170,34 @@ def command(data: Path, source: str, samples: int, seed: int, limit: int | None,
         bad = [d for d in DIMS if not isinstance(r["human"].get(d), int | float)]
         if bad:
             raise click.ClickException(f"{data}: row {r.get('index')}: 'human' needs numbers for {', '.join(bad)}")
+    if cv_k is not None:
+        folds_of(rows, cv_k, seed)  # too many folds for the diffs: say so before the embeddings
+    recipe = RECIPES[recipe_name]
+    tau = crs.tau_for(DEFAULT_MODEL, "tokens") if recipe.thresholded else None
     try:
-        results = _score_all(Embedder(DEFAULT_MODEL, pooling="tokens"),
-                             [(str(r["review"]), pseudo_refs_of(r, source, None)) for r in rows], None, "scoring")
+        sims = embed_all(Embedder(DEFAULT_MODEL, pooling="tokens"),
+                         [(str(r["review"]), pseudo_refs_of(r, source, None)) for r in rows], "scoring")
     except EmbeddingError as e:
         raise click.ClickException(str(e)) from None
-    groups = group_by_diff(rows, [s.rel for s in results])
+    about = {"pseudo_refs": source, "model": DEFAULT_MODEL, "recipe": recipe.name,
+             "pick_by": f"crscore {recipe.describe()}, margin {recipe.pick_margin:g}"}
+    if cv_k is not None:
+        out = {**cross_validated(sims, rows, recipe, tau, cv_k, seed, not as_json), **about}
+        click.echo(json.dumps(out) if as_json else f"recipe {recipe.name}; folds dealt with seed {seed}")
+        return
+    groups = group_by_diff(rows, [s.rel for s in crs.score_all(sims, tau, recipe)])
     if not groups:
         raise click.ClickException(f"{data}: no diff has two or more generated reviews to pick from")
-    out = summarise(per_diff(groups), samples, seed)
-    out.update({"n_reviews": sum(len(g) for g in groups), "pseudo_refs": source, "model": DEFAULT_MODEL,
-                "pick_by": "crscore soft rel"})
+    out = summarise(per_diff(groups, recipe.pick_margin), samples, seed)
+    out.update({"n_reviews": sum(len(g) for g in groups), **about})
     if as_json:
         click.echo(json.dumps(out))
         return
-    table = Table(title=f"Picking review comments by CRScore Rel on {data.name} "
+    print_summary(out, data.name)
+
+
+def print_summary(out: dict[str, Any], name: str) -> None:
+    table = Table(title=f"Picking review comments by CRScore Rel on {name} "
                         f"({out['n_diffs']} diffs, {out['n_reviews']} reviews; human ratings 1–5)")
     for col in ("human rating", "top-1 pick", "top half", "all (random pick)", "best possible"):
         table.add_column(col, justify="left" if col == "human rating" else "right")
@@ -139,4 +209,4 @@ def command(data: Path, source: str, samples: int, seed: int, limit: int | None,
     click.echo(f"gain captured (Rel): {out['gain_captured']} (95 % CI {ci['gain_captured'][0]}–"
                f"{ci['gain_captured'][1]}); top half: {out['half_gain_captured']}")
     click.echo(f"top-1 is a human-best: {out['top1_is_best']} (95 % CI {ci['top1_is_best'][0]}–"
-               f"{ci['top1_is_best'][1]}; a random pick: {out['top1_chance']})")
+               f"{ci['top1_is_best'][1]}; a random pick: {out['top1_chance']}); picked by {out['pick_by']}")

@@ -64,3 +64,26 @@ def test_bad_input_is_one_clear_line(tmp_path: Path) -> None:
     assert res.exit_code != 0 and "needs numbers for con, comp" in res.output and "Traceback" not in res.output
     res = CliRunner().invoke(command, [str(tmp_path / "missing.jsonl")])
     assert res.exit_code == 2 and "neither a file nor a bundled dataset" in res.output
+
+
+def test_a_margin_picks_the_longest_review_near_the_best() -> None:
+    rows = [{"diff": "a", "index": "a", "review": words, "human": {"rel": rel, "con": rel, "comp": rel}}
+            for words, rel in (("short one", 2), ("a much longer review that says more", 4), ("x", 1))]
+    groups = group_by_diff(rows, [0.50, 0.46, 0.1])
+    assert per_diff(groups)["picked_rel"].tolist() == [2.0]  # margin 0: the best Rel
+    assert per_diff(groups, 0.05)["picked_rel"].tolist() == [4.0]  # within 0.05: the longer one
+
+
+@pytest.mark.slow
+@pytest.mark.model
+def test_cv_reports_held_out_gain_and_top1_with_their_spread(small: Path) -> None:
+    res = CliRunner().invoke(command, [str(small), "--cv", "2", "--json"])
+    assert res.exit_code == 0, res.output
+    out = json.loads(res.output.strip().splitlines()[-1])
+    assert out["cv"] == 2 and out["recipe"] == "rtcbot" and len(out["fitted"]) == 2
+    for fig in ("gain_captured", "top1_is_best"):
+        s = out["folds"][fig]
+        assert len(s["folds"]) == 2 and s["min"] <= out[fig] == s["mean"] <= s["max"]
+    assert all("margin" in f for f in out["fitted"])  # the pick's margin is fitted per fold too
+    paper = CliRunner().invoke(command, [str(small), "--recipe", "paper", "--json", "--bootstrap", "200"])
+    assert json.loads(paper.output.strip().splitlines()[-1])["pick_by"].startswith("crscore paper")

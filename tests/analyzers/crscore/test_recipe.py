@@ -1,0 +1,43 @@
+"""The recipes' arithmetic: the floor, F-β and the filter's pick, on hand-made numbers."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from analyzers.crscore import score as crs
+from analyzers.crscore.recipe import RECIPES, f_beta, graded, pick_top
+
+
+def test_graded_counts_nothing_at_or_below_the_floor_and_rescales_above() -> None:
+    got = graded(np.array([-0.3, 0.1, 0.2, 0.6, 1.0]), 0.2)
+    assert got == pytest.approx([0.0, 0.0, 0.0, 0.5, 1.0])
+    assert graded(np.array([-0.3, 0.4]), 0.0) == pytest.approx([0.0, 0.4])  # soft: negatives 0
+
+
+def test_f_beta_weighs_comp_and_is_the_harmonic_mean_at_one() -> None:
+    assert f_beta(0.2, 0.6) == pytest.approx(crs.harmonic(0.2, 0.6))
+    assert f_beta(0.2, 0.6, 2.0) == pytest.approx(5 * 0.2 * 0.6 / (4 * 0.2 + 0.6))
+    assert f_beta(0.2, 0.6, 2.0) > f_beta(0.6, 0.2, 2.0)  # coverage counts more than precision
+    assert f_beta(0.0, 0.0, 2.0) == 0.0
+
+
+def test_the_recipes_on_one_matrix() -> None:
+    sim = np.array([[0.6, 0.1], [0.15, 0.3]])
+    soft = crs.score_matrix(sim, ["a", "b"], ["p", "q"], None, RECIPES["soft"])
+    assert (soft.con, soft.comp) == pytest.approx((0.45, 0.45))
+    ours = crs.score_matrix(sim, ["a", "b"], ["p", "q"], None, RECIPES["rtcbot"])
+    con = comp = (0.5 + 0.125) / 2  # (0.6 − 0.2) / 0.8 and (0.3 − 0.2) / 0.8
+    assert (ours.con, ours.comp, ours.rel) == pytest.approx((con, comp, f_beta(con, comp, 2.0)))
+    paper = crs.score_matrix(sim, ["a", "b"], ["p", "q"], 0.5, RECIPES["paper"])
+    assert (paper.con, paper.comp, paper.rel) == pytest.approx((0.5, 0.5, 0.5))
+    assert RECIPES["paper"].thresholded and not RECIPES["rtcbot"].thresholded
+
+
+def test_pick_top_takes_the_longest_near_the_best() -> None:
+    rels, words = [0.50, 0.45, 0.30, 0.50], [10, 40, 90, 10]
+    assert pick_top(rels, words, 0.0) == 0  # the best Rel, first on ties
+    assert pick_top(rels, words, 0.1) == 1  # 0.45 is near enough and says more
+    assert pick_top(rels, words, 0.3) == 2
+    with pytest.raises(ValueError):
+        pick_top([], [], 0.1)
