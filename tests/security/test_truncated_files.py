@@ -48,7 +48,8 @@ def test_the_unlisted_files_are_one_failed_item_that_blocks_a_gate_on_findings()
     assert unlisted_files(3000, lambda: 3000) is None
     unlisted = unlisted_files(3000, lambda: 4321)
     assert unlisted is not None and unlisted.item == Skipped(
-        UNLISTED_ITEM, "1,321 of the pull request's 4,321 changed files: GitHub lists at most 3,000", "failed", count=1321)
+        UNLISTED_ITEM, "1,321 of the pull request's 4,321 changed files: GitHub lists at most 3,000", "failed",
+        count=1321)
     unknown = unlisted_files(3000, lambda: None)  # the count could not be read: still fails closed
     assert unknown is not None and unknown.item.kind == "failed" and "could not be read" in unknown.item.reason
     report = AnalyzerReport("autofix", "AutoFix", skipped=[unlisted.item])
