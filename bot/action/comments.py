@@ -2,10 +2,11 @@
 conversation (`@rtcbot rerun`; the App's grammar, bot/core/pr_commands.py), answered with the
 workflow's GITHUB_TOKEN (docs/workflows/rtcbot-commands.yml).
 
-Who may ask, as on the App (bot/app/comment_commands.py): only a new comment by a person is a
-command (a bot's never is); `ignore` and `unignore` need write, maintain or admin permission
-(GitHub's collaborator permission, asked with the token); `rerun` and `explain` — which here
-analyses afresh, so it costs what a re-run of one hunk costs — are the pull request author's,
+The rules are the core's (bot/core/answer_command.py), the same as the App's; this module is the
+Action's ports. In short: only a new comment by a person is a command (a bot's never is);
+`ignore` and `unignore` need write, maintain or admin permission (GitHub's collaborator
+permission, asked with the token); `rerun` and `explain` — which here analyses afresh, so it
+costs what a re-run of one hunk costs — are the pull request author's,
 RTCBOT_AUTHOR_RERUNS_PER_DAY a day (counted by rtcbot's own replies, bot/action/charges.py: an
 author cannot edit or delete them away), and anyone's with write access.
 
@@ -23,8 +24,7 @@ from __future__ import annotations
 import dataclasses
 import re
 import sys
-import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import IO, Any
 
@@ -35,17 +35,20 @@ from bot.action.workflow import (
     COMMENT_EVENT,
     ActionError,
     Inputs,
-    PullRequest,
+    Planned,
     pull_request_of,
     read_event,
     read_inputs,
 )
-from bot.core import dismiss_target, dismissals, explain, pr_commands
+from bot.core import dismiss_target, explain, pr_commands
 from bot.core import review as review_core
+from bot.core.answer_command import Answer, Asked, Ports, Rules, respond
 from bot.core.config import CONFIG_PATH
 from bot.core.context import EXECUTING_ANALYZERS
+from bot.core.dismiss_target import Aim
+from bot.core.dismissals import Dismissal
 from bot.core.dismissals_file import DISMISSALS_PATH, entry_yaml, parse_dismissals
-from bot.core.pr_commands import Dismissals, Explain, Help, Ignore, Malformed, Rerun, Unignore
+from bot.core.pr_commands import Explain, Ignore, Unignore
 from bot.github import GitHubClient, GitHubError, token_client
 from bot.github.conversation import Conversation
 from reporters.untrusted import code, fenced, inert
@@ -96,17 +99,6 @@ def load_comment(path: str | None, name: str) -> Comment:
                    user["id"] if isinstance(user.get("id"), int) else 0)
 
 
-@dataclass(frozen=True)
-class Answer:
-    """What a command gets back: a reply (rtcbot's Markdown, untrusted parts inert), a reaction,
-    the step's exit status, and the job's result in a few words."""
-
-    result: str
-    reply: str | None = None
-    reaction: str | None = None
-    exit_code: int = 0
-
-
 def answer_comment(s: ActionSettings, *, log: IO[str] | None = None, stdout: IO[str] | None = None) -> ActionResult:
     """Answer the command in the event's comment (nothing, and no request, when it is none)."""
     out = log or sys.stderr
@@ -127,146 +119,136 @@ def answer_comment(s: ActionSettings, *, log: IO[str] | None = None, stdout: IO[
     gh = token_client(s.api_url, s.token, s.github)
     try:
         talk = Conversation(gh, c.repo, s.commands.permission_cache_s)
-        commands = _Commands(s, gh, talk, c, inputs, say, stdout or sys.stdout)
-        react = commands.react
-        react("eyes")
-        answer = commands.answer()
-        say(f"rtcbot: {pr_commands.parse(c.text).verb} by {c.author}: {answer.result}")
-        if answer.reply:
-            talk.reply("issue", c.number, c.comment_id, answer.reply)
-        if answer.reaction:
-            react(answer.reaction)
+        said = _Talk(s, gh, talk, c, say)
+        work = _Work(s, gh, c, inputs, say, stdout or sys.stdout)
+        asked = Asked(pr_commands.parse(c.text), c.author, c.author_id, c.state)
+        answer = respond(asked, Rules(s.command_name, s.commands.author_reruns_per_day),
+                         Ports(talk, said, said, work, work))
+        say(f"rtcbot: {asked.command.verb} by {c.author}: {answer.result}")
         return ActionResult(answer.exit_code, [], "command", [])
     finally:
         gh.close()
 
 
-class _Commands:
-    """One command answered (see the module's docstring)."""
+@dataclass
+class _Talk:
+    """The command's conversation, and the rerun ledger: rtcbot's own replies that charge the
+    author (bot/action/charges.py)."""
 
-    def __init__(self, s: ActionSettings, gh: GitHubClient, talk: Conversation, c: Comment, inputs: Inputs,
-                 say: Callable[[str], None], stdout: IO[str]) -> None:
-        self.s, self.gh, self.talk, self.c, self.inputs, self.say, self.stdout = s, gh, talk, c, inputs, say, stdout
-        self.charged: int | None = None  # the author's charged commands today (None: not charged: write access)
+    s: ActionSettings
+    gh: GitHubClient
+    talk: Conversation
+    c: Comment
+    say: Callable[[str], None]
+    uncountable: str = charges.UNCOUNTABLE
+
+    def pull(self) -> Mapping[str, Any]:
+        return self.talk.pull(self.c.number)
+
+    def reply(self, body: str) -> None:
+        self.talk.reply("issue", self.c.number, self.c.comment_id, body)
 
     def react(self, content: str) -> None:
-        """A reaction on the command's comment (best effort: the answer matters more)."""
         try:
             self.talk.react("issue", self.c.comment_id, content)
         except GitHubError as e:
             self.say(f"rtcbot: could not react {content} to comment {self.c.comment_id}: {e}")
 
-    def answer(self) -> Answer:
-        c, command = self.c, pr_commands.parse(self.c.text)
-        if c.state != "open":
-            return Answer("closed", pr_commands.closed_reply(c.state))
-        if isinstance(command, Malformed):
-            return Answer("malformed", f"rtcbot could not read that command: {inert(command.why)}.\n\n"
-                          + pr_commands.help_text(self.s.command_name), "confused")
-        if isinstance(command, Help):
-            return Answer("help", pr_commands.help_text(self.s.command_name))
-        if pr_commands.changes_state(command) and not self.talk.can_write(c.author):
-            return Answer("refused: no write access", pr_commands.no_write_reply(command.verb))
-        if isinstance(command, Dismissals):
-            return self._listed()
-        if isinstance(command, Ignore | Unignore):
-            return self._ignore(command) if isinstance(command, Ignore) else self._unignore(command)
-        pull = self.talk.pull(c.number)
-        if pull.get("state", "open") != "open":
-            return Answer("closed", pr_commands.closed_reply(str(pull.get("state"))))
-        refusal = self._refusal(pull)
-        if refusal:
-            return Answer("refused", refusal)
-        pr = pull_request_of(c.repo, pull, c.number)
-        return self._rerun(command, pr) if isinstance(command, Rerun) else self._explain(command, pr)
+    def charged_today(self, asked: Asked) -> int | None:
+        return charges.charged_today(self.gh, self.c.repo, self.c.number, self.c.author_id)
 
-    # -- rerun and explain: the author's budget, or write access ------------------------------
-    def _refusal(self, pull: dict[str, Any]) -> str | None:
-        """Why this person may not have the pull request analysed now (None: they may; the
-        author without write access with `charged` set: their day so far, bot/action/charges.py)."""
-        if self.talk.can_write(self.c.author):
-            return None
-        if self.c.author.lower() != str((pull.get("user") or {}).get("login") or "").lower():
-            return pr_commands.RERUN_REFUSED.replace("`rerun`", "`rerun` or `explain` here")
-        self.charged = charges.charged_today(self.gh, self.c.repo, self.c.number, self.c.author_id)
-        if self.charged is None:
-            return charges.UNCOUNTABLE
-        budget = self.s.commands.author_reruns_per_day
-        if self.charged >= budget:
-            return pr_commands.author_budget_reply(budget)
-        return None
-
-    def _charge(self, verb: str, pr: PullRequest) -> None:
+    def charge(self, asked: Asked, verb: str, head: str, n: int) -> None:
         """Before the author (without write access) spends: rtcbot's reply that counts it."""
-        if self.charged is not None:
-            self.talk.reply("issue", self.c.number, self.c.comment_id, charges.receipt(
-                self.c.author_id, verb, self.charged + 1, self.s.commands.author_reruns_per_day, pr.head_sha))
+        self.reply(charges.receipt(self.c.author_id, verb, n, self.s.commands.author_reruns_per_day, head))
 
-    def _run(self, pr: PullRequest) -> PullRequestRun:
-        return PullRequestRun(self.s, self.gh, pr, self.inputs, self.say, self.stdout)
 
-    def _rerun(self, command: Rerun, pr: PullRequest) -> Answer:
-        run = self._run(pr)
-        planned = run.planned()
-        enabled = planned.review.names
-        off = [n for n in command.analyzers if n not in enabled]
-        note = self._off_note(off) if off else None
-        names = [n for n in command.analyzers if n not in off] if command.analyzers else enabled
-        if not names:
-            return Answer("turned off", note)
-        review = planned.review
-        review = dataclasses.replace(review, selection=dataclasses.replace(review.selection, names=names))
-        self._charge("rerun", pr)
-        result = run.review(dataclasses.replace(planned, review=review))
-        return Answer(f"re-ran {', '.join(names)} at {pr.head_sha[:12]}", note, "+1", result.exit_code)
+@dataclass
+class _Work:
+    """The Action's dismissals (the committed file, on the default branch) and work (the review
+    run here, in this step; explain analyses the hunk again)."""
 
-    def _off_note(self, off: list[str]) -> str:
-        """Why the analyzers a `rerun` names are not run: the config turns them off, or they run
-        the pull request's code, which nothing on `issue_comment` does."""
+    s: ActionSettings
+    gh: GitHubClient
+    c: Comment
+    inputs: Inputs
+    say: Callable[[str], None]
+    stdout: IO[str]
+    where: str = f"`{DISMISSALS_PATH}` on the default branch"
+    explain_spends: bool = True
+    _planned: tuple[str, Planned] | None = None
+
+    def _run(self, pull: Mapping[str, Any]) -> PullRequestRun:
+        return PullRequestRun(self.s, self.gh, pull_request_of(self.c.repo, dict(pull), self.c.number), self.inputs,
+                              self.say, self.stdout)
+
+    def _plan(self, run: PullRequestRun) -> Planned:
+        """The run's plan, made once per head."""
+        if self._planned is None or self._planned[0] != run.pr.head_sha:
+            self._planned = (run.pr.head_sha, run.planned())
+        return self._planned[1]
+
+    # -- rerun ------------------------------------------------------------------------------
+    def turned_off(self, analyzers: Sequence[str], pull: Mapping[str, Any]) -> tuple[list[str], str | None]:
+        """The named analyzers the config turns off, or that run the pull request's code, which
+        nothing on `issue_comment` does — and why, in words."""
+        enabled = self._plan(self._run(pull)).review.names
+        off = [n for n in analyzers if n not in enabled]
         runs_code = [n for n in off if n in EXECUTING_ANALYZERS]
         turned_off = [n for n in off if n not in runs_code]
         said = [pr_commands.turned_off_reply(turned_off, self.inputs.config or CONFIG_PATH)] if turned_off else []
         if runs_code:
             said.append(f"{', '.join(code(n) for n in runs_code)} would run the pull request's code, which a "
                         "command never does.")
-        return " ".join(said)
+        return off, " ".join(said) or None
 
-    def _explain(self, command: Explain, pr: PullRequest) -> Answer:
+    def rerun(self, analyzers: Sequence[str], head: str, pull: Mapping[str, Any],
+              charge: Callable[[], None]) -> Answer:
+        run = self._run(pull)
+        planned = self._plan(run)
+        names = list(analyzers) or planned.review.names
+        if not names:
+            return Answer("turned off")
+        review = planned.review
+        review = dataclasses.replace(review, selection=dataclasses.replace(review.selection, names=names))
+        charge()
+        result = run.review(dataclasses.replace(planned, review=review))
+        return Answer(f"re-ran {', '.join(names)} at {run.pr.head_sha[:12]}", None, "+1", result.exit_code)
+
+    def explain(self, command: Explain, head: str, pull: Mapping[str, Any], charge: Callable[[], None]) -> Answer:
         if command.path is None or command.line is None:
             return Answer("no place", "`explain` needs `path:line` here (e.g. `src/app.py:12`).")
-        where, head = f"{command.path}:{command.line}", code(pr.head_sha[:12])
-        run = self._run(pr)
-        p = run.planned().review
+        run = self._run(pull)
+        where, at = f"{command.path}:{command.line}", code(run.pr.head_sha[:12])
+        p = self._plan(run).review
         change = run.change(p, None)
         hunk = explain.hunk_at(change.changes, command.path, command.line)
         if hunk is None:
-            return Answer("no hunk", f"This pull request changes no hunk at {code(where)} at the head {head}.")
-        self._charge("explain", pr)
+            return Answer("no hunk", f"This pull request changes no hunk at {code(where)} at the head {at}.")
+        charge()
         result = review_core.run(p, dataclasses.replace(change, changes=hunk), tools=self.s.tools)
         found = [f for r in result.reports for f in r.findings]
         hits = explain.at_line(found, command.path, command.line) or found
         if not hits:
-            return Answer("no finding", f"rtcbot has no score at {code(where)} at the head {head}.")
+            return Answer("no finding", f"rtcbot has no score at {code(where)} at the head {at}.")
         f = hits[0]
-        afresh = (f"rtcbot analysed the hunk at {code(where)} again at the head {head} (the Action keeps no "
+        afresh = (f"rtcbot analysed the hunk at {code(where)} again at the head {at} (the Action keeps no "
                   "results: the model's samples are new, so the figures may differ from the check run's).\n\n")
         return Answer(f"explained {f.analyzer} at {where}",
                       afresh + explain.explain_markdown(f, real=explain.real_edit(hunk, f)))
 
-    # -- dismissals: the committed file ---------------------------------------------------------
-    def _file(self) -> tuple[dismissals.Dismissal, ...]:
+    # -- dismissals: the committed file -------------------------------------------------------
+    def listed(self) -> Sequence[Dismissal]:
         return parse_dismissals(self.gh.config_text(self.c.repo, DISMISSALS_PATH, self.c.default_branch)).dismissals
 
-    def _ignore(self, command: Ignore) -> Answer:
-        if command.target == "this":
-            return Answer("no finding", "The Action reads the conversation only: name the rule, the analyzer or "
-                          "the finding's fingerprint (the last line of its annotation) instead of `this`.")
-        d = dismissals.Dismissal(target=command.target, kind=dismissals.kind_of(command.target),
-                                 path_glob=command.path_glob, by=self.c.author, at=time.time(), reason=command.reason)
-        problem = dismissals.problem(d)
-        if problem:
-            return Answer("invalid", f"rtcbot cannot dismiss that: {inert(problem)}.")
-        head, named = self._annotated(d)
+    def aim(self, command: Ignore | Unignore, head: str) -> Aim:
+        if command.target != "this":
+            return Aim(command.target)
+        mark = " (the last line of its annotation)" if isinstance(command, Ignore) else ""
+        return Aim(refusal="The Action reads the conversation only: name the rule, the analyzer or the finding's "
+                   f"fingerprint{mark} instead of `this`.")
+
+    def add(self, d: Dismissal, aim: Aim, head: str) -> Answer:
+        named = self._annotated(d, head)
         return Answer("entry proposed", "\n".join([
             f"The Action keeps no dismissals of its own: commit this entry to `{DISMISSALS_PATH}` on the default "
             "branch (add its `- ` item to the `dismissals:` list, or create the file with it). Runs read the "
@@ -274,33 +256,19 @@ class _Commands:
             "", *fenced(entry_yaml(d).rstrip("\n"), "yaml"), "",
             f"It dismisses {dismiss_target.what(d)}.", "", *dismiss_target.covered(named, head)]))
 
-    def _annotated(self, d: dismissals.Dismissal) -> tuple[str, tuple[dismiss_target.Named, ...]]:
-        """The head, and the findings rtcbot's check runs there annotate with the fingerprint `d` names."""
-        head = str((self.talk.pull(self.c.number).get("head") or {}).get("sha") or "")
+    def _annotated(self, d: Dismissal, head: str) -> tuple[dismiss_target.Named, ...]:
+        """The findings rtcbot's check runs at the head annotate with the fingerprint `d` names."""
         if d.kind != "finding" or not head:
-            return head, ()
+            return ()
         runs = [self.gh.find_check_run(self.c.repo, head, name) for name in dismiss_target.check_names()]
-        return head, dismiss_target.in_annotations(
+        return dismiss_target.in_annotations(
             (a for r in runs if r for a in self.gh.check_run_annotations(self.c.repo, int(r["id"]))), d.target)
 
-    def _unignore(self, command: Unignore) -> Answer:
-        if command.target == "this":
-            return Answer("no finding", "The Action reads the conversation only: name the rule, the analyzer or "
-                          "the finding's fingerprint instead of `this`.")
-        hits = [d for d in self._file() if d.target == command.target
-                and (command.path_glob is None or d.path_glob == command.path_glob)]
+    def remove(self, target: str, path_glob: str | None) -> Answer:
+        hits = [d for d in self.listed() if d.target == target and (path_glob is None or d.path_glob == path_glob)]
         if not hits:
-            return Answer("none", f"Nothing in `{DISMISSALS_PATH}` on the default branch matches "
-                          f"{code(command.target)}.")
+            return Answer("none", f"Nothing in `{DISMISSALS_PATH}` on the default branch matches {code(target)}.")
         lines = [f"Remove {'this entry' if len(hits) == 1 else 'these entries'} from `{DISMISSALS_PATH}` on the "
                  "default branch:", ""]
         lines += [f"- {code(d.target)} ({d.kind}): {inert(d.line())}" for d in hits[:100]]
         return Answer(f"{len(hits)} to remove", "\n".join(lines))
-
-    def _listed(self) -> Answer:
-        listed = self._file()
-        if not listed:
-            return Answer("none", f"Nothing is dismissed in `{DISMISSALS_PATH}` on the default branch.")
-        lines = [f"Dismissed in `{DISMISSALS_PATH}` on the default branch ({len(listed)}):", ""]
-        lines += [f"- {code(d.target)} ({d.kind}): {inert(d.line())}" for d in listed[:100]]
-        return Answer(f"{len(listed)} listed", "\n".join(lines))

@@ -228,6 +228,12 @@ def no_write_reply(verb: str) -> str:
 RERUN_REFUSED = "Only the pull request's author and people with write access to this repository can `rerun`."
 
 
+def spend_refused(*, explain: bool) -> str:
+    """Why someone who neither wrote the pull request nor has write access may not spend (a
+    `rerun`; an `explain` too, where it analyses again)."""
+    return RERUN_REFUSED.replace("`rerun`", "`rerun` or `explain` here") if explain else RERUN_REFUSED
+
+
 def author_budget_reply(budget: int) -> str:
     return (f"The pull request's author can ask for {budget} re-run(s) a day here, and has; "
             "someone with write access can ask for more.")

@@ -11,7 +11,8 @@ import time
 from typing import Any, Literal
 from urllib.parse import quote
 
-from bot.github.client import GitHubClient, GitHubError
+from bot.github.client import GitHubError
+from bot.github.protocol import GitHub
 
 CommentKind = Literal["issue", "review"]  # a comment in the conversation, or on a line (a review comment)
 PERMISSION_TTL_S = 60.0  # how long a user's permission is taken as known (RTCBOT_PERMISSION_CACHE_S)
@@ -25,7 +26,7 @@ _permissions_lock = threading.Lock()
 class Conversation:
     """One repository's conversation calls, through `client` (an installation's or a token's)."""
 
-    def __init__(self, client: GitHubClient, repo: str, permission_ttl_s: float = PERMISSION_TTL_S) -> None:
+    def __init__(self, client: GitHub, repo: str, permission_ttl_s: float = PERMISSION_TTL_S) -> None:
         self.client = client
         self.repo = repo
         self.permission_ttl_s = permission_ttl_s

@@ -6,8 +6,17 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Protocol
 
+import httpx
+
 
 class GitHub(Protocol):
+    api_url: str  # the REST API's root, without a trailing slash
+    throttle_key: object  # whose writes are spaced together (an installation, a token)
+
+    def request(self, method: str, url: str, *, params: dict[str, Any] | None = None, json: Any = None,
+                accept: str = "application/vnd.github+json", stream: bool = False) -> httpx.Response:
+        """One call under the client's policy (bot/github/conversation.py's calls are made with it)."""
+
     def pr_files(self, repo: str, number: int) -> list[dict[str, Any]]: ...
 
     def changed_files(self, repo: str, number: int) -> int | None: ...
