@@ -25,9 +25,9 @@ from bot.action.workflow import COMMENT_EVENT, ActionError
 from bot.core.commands import options
 from bot.core.llm import llm_factory
 from bot.core.qualification import model_name
-from bot.core.settings import SettingsError, llm_settings, load_tools
+from bot.core.settings import SettingsError, error_lines, llm_settings, load_tools
 from bot.core.settings_commands import CommandSettings, load_command_settings
-from bot.github import GitHubError, GitHubSettings, load_github_settings
+from bot.github import GitHubError, GitHubSettings, GitHubSettingsError, load_github_settings
 
 
 def _inp(name: str, *more: str) -> list[str]:
@@ -92,8 +92,8 @@ def _operator_settings() -> tuple[Tools, GitHubSettings, CommandSettings]:
         problems += e.lines
     try:
         github = load_github_settings(action=True)
-    except SettingsError as e:
-        problems += e.lines
+    except GitHubSettingsError as e:
+        problems += error_lines(e.error, GitHubSettings)
     try:
         commands = load_command_settings()
     except SettingsError as e:

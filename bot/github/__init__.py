@@ -14,15 +14,12 @@ import logging
 import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from bot.github.auth import AppJWT, InstallationAuth, TokenAuth, parse_expiry
 from bot.github.client import API_VERSION, MAX_CONFIG_BYTES, GitHubClient, GitHubError
 from bot.github.protocol import GitHub
-from bot.github.settings import GitHubSettings, load_github_settings
-
-if TYPE_CHECKING:
-    from bot.core.settings import ServiceSettings
+from bot.github.settings import AppSettings, GitHubSettings, GitHubSettingsError, load_github_settings
 
 __all__ = [
     "API_VERSION",
@@ -36,6 +33,8 @@ __all__ = [
     "GitHubClient",
     "GitHubError",
     "GitHubSettings",
+    "GitHubSettingsError",
+    "AppSettings",
     "installation_client",
     "load_github_settings",
     "token_client",
@@ -68,7 +67,7 @@ class AppIdentity:
         return via is None or (isinstance(via, Mapping) and via.get("id") == self.app_id)
 
 
-def app_identity(settings: ServiceSettings) -> AppIdentity:
+def app_identity(settings: AppSettings) -> AppIdentity:
     """This App's identity, asked of GitHub once per process (`GET /app`, with the App's JWT)."""
     app_id, key = settings.require_app()
     api_url = settings.github_api_url.rstrip("/")
@@ -120,13 +119,13 @@ def token_identity(client: GitHubClient) -> TokenIdentity | None:
     return TokenIdentity(login)
 
 
-def _github_settings(settings: ServiceSettings) -> GitHubSettings:
+def _github_settings(settings: AppSettings) -> GitHubSettings:
     return GitHubSettings.model_validate(
         {k: getattr(settings, k) for k in GitHubSettings.model_fields}
     )
 
 
-def installation_auth(settings: ServiceSettings, installation_id: int) -> InstallationAuth:
+def installation_auth(settings: AppSettings, installation_id: int) -> InstallationAuth:
     """The process's token of one installation (shared by every job, so it is reused)."""
     app_id, key = settings.require_app()
     api_url = settings.github_api_url.rstrip("/")
@@ -150,7 +149,7 @@ def installation_auth(settings: ServiceSettings, installation_id: int) -> Instal
         return auth
 
 
-def installation_client(settings: ServiceSettings, installation_id: int) -> GitHubClient:
+def installation_client(settings: AppSettings, installation_id: int) -> GitHubClient:
     """The App's client for one installation (its token, its writes spaced, its check runs)."""
     return GitHubClient(
         settings.github_api_url,

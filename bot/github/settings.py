@@ -7,7 +7,7 @@ from the environment with the `RTCBOT_` prefix (e.g. RTCBOT_MAX_RETRY_WAIT_S).
 from __future__ import annotations
 
 import os
-from typing import Any
+from typing import Any, Protocol
 
 from pydantic import Field, ValidationError
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -31,9 +31,31 @@ class GitHubSettings(BaseSettings):
     write_interval_s: float = Field(default=1.0, ge=0)
 
 
+class GitHubSettingsError(ValueError):
+    """GitHub settings that do not validate: pydantic's `error`, which the surface says in its
+    plain words (bot/core/settings_env.py `error_lines`), one line per bad value."""
+
+    def __init__(self, error: ValidationError) -> None:
+        super().__init__(str(error))
+        self.error = error
+
+
+class AppSettings(Protocol):
+    """What the App's client asks of its settings (bot/app/settings.py `ServiceSettings` has
+    it, and GitHubSettings' fields): the API's URL, the App's id, and its id and private key
+    where they are needed (`require_app`: a ValueError saying which is missing)."""
+
+    @property
+    def github_api_url(self) -> str: ...
+
+    @property
+    def app_id(self) -> int | None: ...
+
+    def require_app(self) -> tuple[int, str]: ...
+
+
 def load_github_settings(*, action: bool = False, **overrides: Any) -> GitHubSettings:
-    """The settings from the environment; SettingsError (a ValueError) with one line for each
-    bad value.
+    """The settings from the environment (GitHubSettingsError when a value is bad).
 
     `action`: the Action's few writes (one check run per analysis, then its output) are not
     spaced unless RTCBOT_WRITE_INTERVAL_S says so."""
@@ -42,6 +64,4 @@ def load_github_settings(*, action: bool = False, **overrides: Any) -> GitHubSet
     try:
         return GitHubSettings(**overrides)
     except ValidationError as e:
-        from bot.core.settings import SettingsError, error_lines  # bot.core.settings imports this module
-
-        raise SettingsError(*error_lines(e, GitHubSettings)) from None
+        raise GitHubSettingsError(e) from None
