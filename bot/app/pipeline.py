@@ -1,6 +1,6 @@
 """The work of one job, for a worker (bot/app/worker.py): typed jobs (bot/app/events.py) to the
 check-run lifecycle (bot/core/checks.py), the review core (bot/core/review.py), publishing
-(bot/app/results.py) and the LLM budgets (bot/core/budget.py).
+(bot/app/results.py) and the LLM budgets (bot/app/budget.py).
 
 `PRJob`: the repository's configuration (drafts, which analyzers), older heads cancelled, then
 one `AnalyzeJob` per enabled analyzer, recorded in the store and run right here, at once, on
@@ -32,11 +32,11 @@ from typing import Any
 from analyzers import registry
 from analyzers.context import AnalysisContext, ReviewComment, head_file_limit
 from analyzers.llm import LLMClient
-from bot.app import events, feedback
+from bot.app import budget, events, feedback
 from bot.app.command_events import CommandJob, ProposalJob
 from bot.app.events import AnalyzeJob, FeedbackJob, InstallationJob, Job, PRJob, RepositoryJob
 from bot.app.results import publish_results, record
-from bot.core import budget, qualification
+from bot.core import qualification
 from bot.core import review as review_core
 from bot.core.checks import CheckRuns
 from bot.core.config import CONFIG_PATH, LoadedConfig, parse_config
@@ -240,7 +240,7 @@ class Pipeline:
                                    "error": report.error}), dict(report.usage)
 
     def _settle(self, row: JobRow, job: AnalyzeJob, ctx: AnalysisContext) -> None:
-        """The analysis's usage counted against its daily budgets (bot/core/budget.py), and its LLM answers
+        """The analysis's usage counted against its daily budgets (bot/app/budget.py), and its LLM answers
         written to the cache, before its job ends."""
         budget.charge(self.store, payer_of(job), ctx)
         try:

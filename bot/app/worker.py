@@ -17,9 +17,9 @@ from contextlib import contextmanager
 from bot.app import events
 from bot.app.outage import Outage
 from bot.app.pipeline import Pipeline, PRInputs
+from bot.app.service_checks import database_place
 from bot.app.sweep import why
 from bot.core.logs import job_context
-from bot.core.service_checks import database_place
 from bot.core.settings import ServiceSettings
 from bot.store.db import database_away, error_reason
 from bot.store.schema import JobRow

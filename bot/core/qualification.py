@@ -18,7 +18,7 @@ ran, that it is not qualified, how to qualify it) is a note on every check run.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Protocol
 
 from analyzers.checkout_files import CheckoutFileError, MiB, read_text
 from analyzers.llm import LLMSettings
@@ -26,7 +26,6 @@ from analyzers.qualify import RecordError, qualified_in
 
 if TYPE_CHECKING:
     from bot.github import GitHub
-    from bot.store.store import Store
 
 RECORD_PATH = Path(".rtcbot") / "qualification.json"
 MAX_RECORD_BYTES = MiB  # a record of a dozen models is a few KiB
@@ -84,6 +83,25 @@ def refusal_from_commit(gh: GitHub, repo: str, sha: str, model: str) -> str | No
     except GitHubError as e:
         return not_qualified(model, repo, f"{where} could not be read ({e.status}: {e.message})")
     return refusal_from_text(model, text, where, repo)
+
+
+class Record(Protocol):
+    @property
+    def qualified(self) -> bool: ...
+
+    @property
+    def figures(self) -> Any: ...
+
+
+class Records(Protocol):
+    def latest(self, repo: str, model: str) -> Record | None: ...
+
+
+class Store(Protocol):
+    """Where the App keeps qualification records (bot/store/qualifications.py)."""
+
+    @property
+    def qualifications(self) -> Records: ...
 
 
 def refusal_from_store(store: Store, repo: str, model: str) -> str | None:

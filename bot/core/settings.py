@@ -10,7 +10,7 @@ every surface (`rtcbot serve`, `rtcbot worker`, `rtcbot config validate`, the Ac
 `RTCBOT_` variable rtcbot does not read is an error when it is a near miss of one it does
 (`RTCBOT_ANALYSERS`: did you mean RTCBOT_ANALYZERS?), else a warning in the log. DATABASE_URL
 is read at start (`database_problems`), and a server that does not answer is one line naming
-it (`start_problem`): those checks are bot/core/service_checks.py; the plain-words errors and
+it (`start_problem`): those checks are bot/app/service_checks.py; the plain-words errors and
 the every-problem-at-once loading are bot/core/settings_env.py.
 """
 

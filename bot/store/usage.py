@@ -1,5 +1,5 @@
 """The LLM requests and tokens each installation's jobs used per UTC day (its daily budget), and
-within it each pull request's and each author's (theirs: `spenders`, bot/core/budget.py), and
+within it each pull request's and each author's (theirs: `spenders`, bot/app/budget.py), and
 the cache hits (for /metrics only, never public)."""
 
 from __future__ import annotations

@@ -15,7 +15,7 @@ import pytest
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 
-from bot.core.service_checks import (
+from bot.app.service_checks import (
     check_service,
     database_problems,
     private_key_problem,

@@ -1,4 +1,4 @@
-"""LLM budgets per pull request and per author (bot/core/budget.py), end to end: signed
+"""LLM budgets per pull request and per author (bot/app/budget.py), end to end: signed
 deliveries over real HTTP → the real queue → jobs → check runs on the fake GitHub, LLM requests
 counted at the scripted LLM server and in the store.
 
@@ -19,9 +19,9 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
+from bot.app.budget import NOTES, Payer
 from bot.app.events import AnalyzeJob, PRJob, route
 from bot.app.pipeline import payer_of
-from bot.core.budget import NOTES, Payer
 from bot.core.settings import ServiceSettings
 from bot.store.store import Store
 from tests.bot.app_support import App, deliver, running_app

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 import click
 
 from bot.app.hardening import make_non_dumpable
-from bot.core.service_checks import service_settings, start_problem
+from bot.app.service_checks import service_settings, start_problem
 from bot.core.settings import SettingsError
 
 if TYPE_CHECKING:

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 from flask import Flask, Response, jsonify
 
-from bot.core.service_checks import dashboard_unset
+from bot.app.service_checks import dashboard_unset
 
 if TYPE_CHECKING:
     from bot.core.settings import ServiceSettings
