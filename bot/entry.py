@@ -14,9 +14,9 @@ from typing import Any
 import click
 
 from bot.core import logs
-from bot.core.commands import LazyGroup
-from bot.core.exits import settings_exit
 from bot.core.settings import LogSettings, SettingsError, load_log_settings
+from bot.shell.commands import LazyGroup
+from bot.shell.exits import settings_exit
 
 COMMANDS = {
     "review": "bot.cli.review:review",

@@ -22,12 +22,12 @@ from bot.action.comments import answer_comment
 from bot.action.run import run_action
 from bot.action.settings import ActionSettings
 from bot.action.workflow import COMMENT_EVENT, ActionError
-from bot.core.commands import options
 from bot.core.llm import llm_factory
 from bot.core.qualification import model_name
 from bot.core.settings import SettingsError, error_lines, llm_settings, load_tools
 from bot.core.settings_commands import CommandSettings, load_command_settings
 from bot.github import GitHubError, GitHubSettings, GitHubSettingsError, load_github_settings
+from bot.shell.commands import options
 
 
 def _inp(name: str, *more: str) -> list[str]:
@@ -82,7 +82,7 @@ def _operator_settings() -> tuple[Tools, GitHubSettings, CommandSettings]:
     """The workflow's environment: tools (RTCBOT_SEMGREP, RTCBOT_SANDBOX, …) and GitHub's retries
     (RTCBOT_MAX_RETRY_WAIT_S, …); every bad setting at once, one line each, as `rtcbot serve`
     says them (exit 2)."""
-    from bot.core.exits import settings_exit
+    from bot.shell.exits import settings_exit
 
     problems: list[str] = []
     tools, github, commands = None, None, None

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from bot.core.commands import LazyGroup
+from bot.shell.commands import LazyGroup
 
 EVALS = {
     "editing-rtc": "bot.cli.commands.eval_editing_rtc:command",

@@ -127,7 +127,7 @@ def command(host: str, port: int, workers: int, worker_class: str, connections: 
     Settings come from the environment: RTCBOT_WEBHOOK_SECRET (required), DATABASE_URL,
     REDIS_URL, RTCBOT_DATA_DIR; see docs/github-app.md."""
     make_non_dumpable()  # a same-user process cannot read our secrets from /proc
-    from bot.core.exits import settings_exit
+    from bot.shell.exits import settings_exit
 
     try:  # every setting checked before anything starts: one line each, exit 2
         settings = service_settings(webhooks=True)

@@ -76,7 +76,7 @@ def command(workers: int | None) -> None:
     A periodic sweep re-enqueues jobs whose worker died and routes deliveries that were
     recorded but never enqueued; see docs/github-app.md."""
     make_non_dumpable()  # a same-user process cannot read our secrets from /proc
-    from bot.core.exits import settings_exit
+    from bot.shell.exits import settings_exit
 
     try:  # every setting checked (the private key parsed) before anything starts: exit 2
         settings = service_settings(app=True)

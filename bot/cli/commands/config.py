@@ -43,7 +43,7 @@ def validate(file: Path) -> None:
     try:
         tools = load_tools()
     except SettingsError as e:
-        from bot.core.exits import settings_exit
+        from bot.shell.exits import settings_exit
 
         settings_exit(e)
     loaded = parse_config(_read(file), tools, name=str(file))

@@ -98,7 +98,7 @@ def command() -> None:
     try:
         settings = load_settings()
     except SettingsError as e:
-        from bot.core.exits import settings_exit
+        from bot.shell.exits import settings_exit
 
         settings_exit(e)
     found = findings(settings)

@@ -29,9 +29,9 @@ from bot.cli.commands._common import bar, plot_option, read_jsonl, save_plot
 from bot.cli.commands._crscore_cv import Fitted, fitted_label, folds_of, print_folds, rel_fitter
 from bot.cli.commands._datasets import DatasetArgument
 from bot.cli.progress import live
-from bot.core.commands import options
 from bot.core.llm import llm_factory
 from bot.core.settings import llm_settings
+from bot.shell.commands import options
 from reporters.eval_plots import crscore_chart
 
 SOURCES = ("magicoder", "gpt4o", "human_verified", "generate")

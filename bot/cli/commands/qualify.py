@@ -48,8 +48,8 @@ from analyzers.qualify import (
 )
 from bot.cli.commands._common import bar, plot_option, save_plot
 from bot.cli.commands._git import git as _git
-from bot.core.commands import options
 from bot.core.settings import llm_settings
+from bot.shell.commands import options
 from reporters.eval_plots import qualify_chart
 
 if TYPE_CHECKING:
