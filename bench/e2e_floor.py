@@ -422,8 +422,8 @@ def bot_measure(diffs: Sequence[Path], delay_s: float = LATENCY_S, worker_thread
     from bench.llm_process import LLMProcess
     from bot.app.commands.worker import consumer
     from bot.app.jobs import Runtime
+    from bot.app.settings import ServiceSettings
     from bot.app.web import create_app
-    from bot.core.settings import ServiceSettings
     from tests.bot.app_support import deliver, serve
     from tests.fakes.github_server import FakeGitHub
 

@@ -344,7 +344,7 @@ class Counts:
 def count(settings_env: dict[str, str], delivery_ids: list[str]) -> Counts:
     """Deliveries and jobs in the store; queue messages drained and counted per job id."""
     from bot.app.queue import make_huey
-    from bot.core.settings import load_settings
+    from bot.app.settings import load_settings
     from bot.store.store import Store
 
     saved = {k: os.environ.get(k) for k in settings_env}

@@ -1,6 +1,7 @@
-"""`rtcbot`: the one entry point over the three surfaces. `review`, `eval …`, `qualify`,
-`config` and `stats` are the CLI's (bot/cli), `serve` and `worker` the App's (bot/app),
-`action` the Action's (bot/action); each is imported only when it is called.
+"""`rtcbot`: the one entry point over the three surfaces. `review`, `eval …`, `qualify` and
+`config` are the CLI's (bot/cli); `serve`, `worker`, `doctor` and `stats` the App's (bot/app:
+its settings, its store); `action` the Action's (bot/action); each is imported only when it is
+called.
 
 Bad input is one clear line on stderr and a non-zero exit, never a traceback.
 """
@@ -23,8 +24,8 @@ COMMANDS = {
     "eval": "bot.cli.evaluate:eval_group",
     "qualify": "bot.cli.commands.qualify:command",
     "config": "bot.cli.commands.config:command",
-    "stats": "bot.cli.commands.stats:command",
-    "doctor": "bot.cli.commands.doctor:command",
+    "stats": "bot.app.commands.stats:command",
+    "doctor": "bot.app.commands.doctor:command",
     "serve": "bot.app.commands.serve:command",
     "worker": "bot.app.commands.worker:command",
     "action": "bot.action.command:command",

@@ -17,8 +17,8 @@ from dataclasses import dataclass
 
 from analyzers.context import AnalysisContext
 from analyzers.llm import LLMClient, LLMSettings
+from bot.app.settings import ServiceSettings
 from bot.core.llm import llm_factory as make_factory
-from bot.core.settings import ServiceSettings
 from bot.store.cache import StoreCache
 from bot.store.store import Store
 

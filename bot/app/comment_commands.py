@@ -28,6 +28,7 @@ from typing import Any
 from analyzers.report import Finding
 from bot.app import events
 from bot.app.command_events import CommandJob, ProposalJob
+from bot.app.settings import ServiceSettings
 from bot.core import dismiss_target, explain, pr_commands
 from bot.core.answer_command import Answer, Asked, Ports, Rules, respond
 from bot.core.config import CONFIG_PATH, LoadedConfig, parse_config
@@ -36,7 +37,6 @@ from bot.core.dismiss_target import Aim
 from bot.core.dismissals import Dismissal
 from bot.core.feedback import keys_in
 from bot.core.pr_commands import Explain, Ignore, Unignore
-from bot.core.settings import ServiceSettings
 from bot.github import GitHub, GitHubError
 from bot.github.conversation import Conversation
 from bot.ids import positive_int

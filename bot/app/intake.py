@@ -16,8 +16,8 @@ from typing import Any
 
 from analyzers import registry
 from bot.app import command_events, events, feedback
+from bot.app.settings import ServiceSettings
 from bot.app.sweep import why
-from bot.core.settings import ServiceSettings
 from bot.github import app_identity
 from bot.store.store import Store
 

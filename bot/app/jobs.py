@@ -19,10 +19,10 @@ from bot.app.comment_commands import CommentCommands
 from bot.app.intake import Accepted, Intake
 from bot.app.pipeline import GithubFactory, Pipeline, PRInputs
 from bot.app.queue import make_huey
+from bot.app.settings import ServiceSettings
 from bot.app.sweep import Resender, Sweeper, why
 from bot.app.worker import Worker, freeze_start_up
 from bot.core.checks import CheckRuns
-from bot.core.settings import ServiceSettings
 from bot.github import installation_client
 from bot.store.store import Store
 

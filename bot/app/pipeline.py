@@ -36,6 +36,7 @@ from bot.app import budget, events, feedback
 from bot.app.command_events import CommandJob, ProposalJob
 from bot.app.events import AnalyzeJob, FeedbackJob, InstallationJob, Job, PRJob, RepositoryJob
 from bot.app.results import publish_results, record
+from bot.app.settings import ServiceSettings
 from bot.core import qualification
 from bot.core import review as review_core
 from bot.core.checks import CheckRuns
@@ -48,7 +49,6 @@ from bot.core.context import (
     select,
     unlisted_files,
 )
-from bot.core.settings import ServiceSettings
 from bot.github import GitHub, GitHubError, app_identity
 from bot.store.schema import JobRow
 from bot.store.store import Store

@@ -26,8 +26,8 @@ from huey.storage import SqliteStorage
 from analyzers.paths import private_file
 from analyzers.urls import redact_url
 from bot.app.outage import Outage
+from bot.app.settings import ServiceSettings
 from bot.app.sweep import why
-from bot.core.settings import ServiceSettings
 
 QUEUE_NAME = "rtcbot"
 

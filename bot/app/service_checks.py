@@ -8,7 +8,8 @@ from __future__ import annotations
 from urllib.parse import urlsplit
 
 from analyzers.urls import redact_url
-from bot.core.settings import ServiceSettings, variable_problems
+from bot.app.settings import ServiceSettings
+from bot.core.settings import variable_problems
 from bot.core.settings_env import SettingsError, load, set_name
 
 

@@ -21,8 +21,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from bot.app.settings import ServiceSettings
 from bot.core.logs import job_context
-from bot.core.settings import ServiceSettings
 from bot.store.schema import UNSENT, JobRow
 from bot.store.store import Store
 

@@ -37,9 +37,10 @@ from bot.app.health import check as check_health
 from bot.app.health import worker_figures
 from bot.app.jobs import Accepted, Runtime
 from bot.app.refusals import log_refusal
+from bot.app.settings import ServiceSettings, load_settings
 from bot.core.feedback import acceptance
 from bot.core.logs import delivery_context
-from bot.core.settings import ServiceSettings, SettingsError, load_settings
+from bot.core.settings import SettingsError
 
 log = logging.getLogger(__name__)
 MULTIPROC_ENV = "PROMETHEUS_MULTIPROC_DIR"

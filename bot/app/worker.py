@@ -18,9 +18,9 @@ from bot.app import events
 from bot.app.outage import Outage
 from bot.app.pipeline import Pipeline, PRInputs
 from bot.app.service_checks import database_place
+from bot.app.settings import ServiceSettings
 from bot.app.sweep import why
 from bot.core.logs import job_context
-from bot.core.settings import ServiceSettings
 from bot.store.db import database_away, error_reason
 from bot.store.schema import JobRow
 from bot.store.store import Store

@@ -24,13 +24,14 @@ from analyzers.llm import LLMSettings
 from analyzers.report import AnalyzerReport
 from bot.cli.commands._git import git as _git
 from bot.cli.commands._git import run as git_run
+from bot.cli.llm_options import llm_options, pop_llm_settings
 from bot.cli.progress import live
 from bot.core import review as review_core
 from bot.core.config import CONFIG_PATH, ConfigError, LoadedConfig, parse_config, read_file
 from bot.core.context import changes_from_diff, comments_from_github, marked_by, select
 from bot.core.dismissals import Dismissal
 from bot.core.dismissals_file import parse_dismissals
-from bot.core.llm import llm_factory, llm_options, pop_llm_settings
+from bot.core.llm import llm_factory
 from bot.core.qualification import model_name, refusal_from_file
 from bot.core.settings import SettingsError, load_tools
 from bot.github import TokenIdentity

@@ -203,7 +203,5 @@ def say_error(line: str) -> None:
     if json_lines():
         logging.getLogger("rtcbot").error(line)
     else:
-        import click
-
-        click.echo(f"Error: {line}", err=True)
+        print(f"Error: {line}", file=sys.stderr, flush=True)
 

@@ -19,8 +19,8 @@ from flask import Flask
 from werkzeug.serving import make_server
 
 from bot.app.jobs import Runtime
+from bot.app.settings import ServiceSettings
 from bot.app.web import create_app
-from bot.core.settings import ServiceSettings
 from bot.github import installation_client
 from tests.fakes import STOP_POLL_S
 from tests.fakes.github_server import FakeGitHub, sign

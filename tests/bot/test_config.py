@@ -22,9 +22,10 @@ from analyzers.crscore.analyzer import CRScoreOptions
 from analyzers.editing_rtc import EditingRTCConfig
 from analyzers.options import OptionsError
 from analyzers.synthesis_rtc import SynthesisOptions
+from bot.app.settings import load_settings
 from bot.core.config import CONFIG_PATH, RepoConfig, effective, parse_config
 from bot.core.context import app_runs_no_code
-from bot.core.settings import SettingsError, load_settings, load_tools
+from bot.core.settings import SettingsError, load_tools
 from bot.entry import main
 from tests.bot.test_action import EVENT, pr_github, run_action  # noqa: F401  (fixture)
 from tests.fakes.github_server import FakeGitHub

@@ -17,9 +17,9 @@ import pytest
 from analyzers.context import AnalysisContext, ReviewComment
 from analyzers.crscore.analyzer import CRScoreAnalyzer, locate
 from analyzers.diff import ChangeSet
+from bot.app.settings import ServiceSettings
 from bot.core.config import LoadedConfig
 from bot.core.context import changes_from_github, comments_from_github, head_files
-from bot.core.settings import ServiceSettings
 from bot.github import GitHubClient, GitHubSettings, installation_client, token_client
 from tests.fakes.github_server import FakeGitHub
 

@@ -22,7 +22,7 @@ from typing import Any
 
 import pytest
 
-from bot.core.settings import ServiceSettings
+from bot.app.settings import ServiceSettings
 from bot.github import (
     API_VERSION,
     GitHubClient,

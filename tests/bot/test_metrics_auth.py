@@ -10,8 +10,9 @@ import httpx
 import pytest
 
 from bot.app.jobs import Runtime
+from bot.app.settings import load_settings
 from bot.app.web import create_app
-from bot.core.settings import SettingsError, load_settings
+from bot.core.settings import SettingsError
 from tests.bot.app_support import METRICS_TOKEN, make_settings, scrape, serve
 
 FIGURES = "rtcbot_webhook_seconds"

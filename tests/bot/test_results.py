@@ -20,11 +20,11 @@ from sqlalchemy.exc import OperationalError
 from analyzers.report import AnalyzerReport, Finding
 from bot.app.events import AnalyzeJob
 from bot.app.results import publish_results, record
+from bot.app.settings import ServiceSettings
 from bot.core.checks import CheckRuns
 from bot.core.config import LoadedConfig
 from bot.core.context import changes_from_github
 from bot.core.gate import FailOn, judge
-from bot.core.settings import ServiceSettings
 from bot.github import GitHubClient, installation_client
 from bot.store.store import Store
 from reporters.check_run import CheckOutput, annotation_of, check_name

@@ -22,7 +22,8 @@ from bot.app.service_checks import (
     service_settings,
     start_problem,
 )
-from bot.core.settings import ServiceSettings, SettingsError, known_variables, load_settings, unknown_variables
+from bot.app.settings import ServiceSettings, load_settings
+from bot.core.settings import SettingsError, known_variables, unknown_variables
 from bot.core.settings_env import env_name
 from tests.fakes.github_server import app_key
 from tests.support import ROOT
@@ -338,6 +339,19 @@ def test_every_rtcbot_variable_rtcbot_reads_or_documents_is_known() -> None:
     named = {m for p in places if p.is_file() for m in re.findall(r"\bRTCBOT_[A-Z0-9_]*[A-Z0-9]\b", p.read_text())}
     assert len(named) > 40
     assert sorted(named - known - MISSPELT_ON_PURPOSE) == []
+
+
+def test_the_core_knows_the_apps_variables_without_importing_the_app() -> None:
+    """bot/core/variables.py lists the App's own variables (the CLI and the Action check names
+    against them too); it is exactly what ServiceSettings reads beyond the core's settings."""
+    from bot.core.settings import LLMEnvSettings, LogSettings, ToolSettings, model_variables
+    from bot.core.settings_commands import CommandSettings
+    from bot.core.variables import SERVICE_VARIABLES
+    from bot.github.settings import GitHubSettings
+
+    core = model_variables(LogSettings, LLMEnvSettings, ToolSettings, GitHubSettings, CommandSettings)
+    assert sorted(SERVICE_VARIABLES) == sorted(model_variables(ServiceSettings) - core)
+    assert "RTCBOT_WEBHOOK_SECRET" in known_variables() and "RTCBOT_DATABASE_URL" in known_variables()
 
 
 MISSPELT_ON_PURPOSE = {"RTCBOT_ANALYSERS", "RTCBOT_COLOUR"}  # the docs' examples of a near miss and of a stranger

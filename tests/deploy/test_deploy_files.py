@@ -19,7 +19,8 @@ import yaml
 from pydantic import AliasChoices
 from pydantic_settings import BaseSettings
 
-from bot.core.settings import OTHER_VARIABLES, LLMEnvSettings, ServiceSettings, known_variables
+from bot.app.settings import ServiceSettings
+from bot.core.settings import OTHER_VARIABLES, LLMEnvSettings, known_variables
 from bot.core.settings_env import env_name
 from bot.entry import main
 from tests.deploy.stack import DEPLOY, ENV_FILE, UNITS, exec_args, parse_env, parse_unit, read_env_file, read_unit

@@ -34,8 +34,8 @@ from typing import Any
 import httpx
 
 from bot.app.jobs import Runtime
+from bot.app.settings import ServiceSettings
 from bot.app.web import create_app
-from bot.core.settings import ServiceSettings
 from tests.bot.app_support import deliver, make_settings, serve
 from tests.fakes.github_server import FakeGitHub
 from tests.fakes.llm_server import Responder, ScriptedLLM, varied

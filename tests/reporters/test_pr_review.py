@@ -19,7 +19,7 @@ import pytest
 from analyzers.diff import parse_github_files
 from analyzers.report import AnalyzerReport, Finding, Fix
 from analyzers.semgrep.scan import find_semgrep
-from bot.core.settings import ServiceSettings
+from bot.app.settings import ServiceSettings
 from bot.github import GitHubClient, token_client
 from reporters.base import REPORTERS, ReporterError, Sinks, Target, reporters_named, run_reporter
 from reporters.diff_filter import DiffFilter

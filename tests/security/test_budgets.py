@@ -22,7 +22,7 @@ from pydantic import ValidationError
 from bot.app.budget import NOTES, Payer
 from bot.app.events import AnalyzeJob, PRJob, route
 from bot.app.pipeline import payer_of
-from bot.core.settings import ServiceSettings
+from bot.app.settings import ServiceSettings
 from bot.store.store import Store
 from tests.bot.app_support import App, deliver, running_app
 from tests.fakes.github_server import FakeGitHub, many_hunks_diff, user_id

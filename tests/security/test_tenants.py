@@ -30,7 +30,7 @@ import httpx
 import pytest
 from pydantic import ValidationError
 
-from bot.core.settings import ServiceSettings
+from bot.app.settings import ServiceSettings
 from tests.bot.app_support import App, deliver, scrape
 from tests.fakes.github_server import FakeGitHub, many_hunks_diff
 

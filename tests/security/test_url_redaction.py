@@ -25,8 +25,9 @@ from click.testing import CliRunner
 from analyzers.llm import LLMError
 from analyzers.urls import UNREADABLE, redact_data, redact_url, redact_urls
 from bot.app.service_checks import dashboard_problems
+from bot.app.settings import ServiceSettings
 from bot.core import logs
-from bot.core.settings import LogSettings, ServiceSettings
+from bot.core.settings import LogSettings
 from bot.entry import main
 from bot.store.db import safe_url
 from tests.bot.app_support import App

@@ -29,7 +29,8 @@ import click
 
 from bot.app.hardening import make_non_dumpable
 from bot.app.service_checks import service_settings, start_problem
-from bot.core.settings import ServiceSettings, SettingsError
+from bot.app.settings import ServiceSettings
+from bot.core.settings import SettingsError
 
 SHM = "/dev/shm"
 WORKER_CLASSES = ("gevent", "gthread")
@@ -151,7 +152,7 @@ def command(host: str, port: int, workers: int, worker_class: str, connections: 
         create_app(settings).extensions["rtcbot"].store.close()
     except SettingsError as e:
         raise click.ClickException(str(e)) from None
-    except Exception as e:  # one line; a database error names DATABASE_URL (bot/core/settings.py)
+    except Exception as e:  # one line; a database error names DATABASE_URL (bot/store/settings.py)
         raise click.ClickException(start_problem(e, settings)) from None
     _say_started(settings, host, port)
     if worker_class == "gevent":

@@ -87,7 +87,7 @@ def command(workers: int | None) -> None:
     # logging: configured once by the command line (bot/core/logs.py), at info for the worker
     try:
         runtime = Runtime(settings)
-    except Exception as e:  # one line; a database error names DATABASE_URL (bot/core/settings.py)
+    except Exception as e:  # one line; a database error names DATABASE_URL (bot/store/settings.py)
         raise click.ClickException(start_problem(e, settings)) from None
     from bot.app.queue import QueueUnavailable, check
 

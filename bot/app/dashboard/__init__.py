@@ -13,7 +13,7 @@ from flask import Flask, Response, jsonify
 from bot.app.service_checks import dashboard_unset
 
 if TYPE_CHECKING:
-    from bot.core.settings import ServiceSettings
+    from bot.app.settings import ServiceSettings
     from bot.store.store import Store
 
 

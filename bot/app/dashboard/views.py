@@ -23,7 +23,7 @@ from bot.app.dashboard import charts as charts_
 from bot.app.dashboard.data import dismissals, load, repos_with_data, tenant
 from bot.app.dashboard.oauth import GitHubSignIn, SignInError, authorize_url
 from bot.app.dashboard.sessions import StoreSessionInterface, renew
-from bot.core.settings import ServiceSettings
+from bot.app.settings import ServiceSettings
 from bot.store.store import Store
 
 log = logging.getLogger(__name__)

@@ -27,8 +27,9 @@ from analyzers.diff import language_of
 from analyzers.llm import LLMClient, LLMError, LLMSettings
 from analyzers.semgrep.scan import ScanResult, SemgrepFailed, SemgrepFinding, SemgrepUnavailable, scan
 from bot.cli.commands._common import figure_table, plot_option, save_plot
+from bot.cli.llm_options import llm_options, pop_llm_settings
 from bot.cli.progress import live
-from bot.core.llm import llm_factory, llm_options, pop_llm_settings
+from bot.core.llm import llm_factory
 from bot.core.settings import load_tools
 from reporters.eval_plots import autofix_chart
 

@@ -30,8 +30,9 @@ from analyzers.local_llm import ALIAS
 from analyzers.rtc import aggregate
 from bot.cli.commands._common import figure_table, plot_option, read_jsonl, save_plot
 from bot.cli.commands._datasets import DatasetArgument
+from bot.cli.llm_options import llm_options, pop_llm_settings
 from bot.cli.progress import live
-from bot.core.llm import llm_factory, llm_options, pop_llm_settings
+from bot.core.llm import llm_factory
 from reporters.eval_plots import rtc_lift_chart
 
 

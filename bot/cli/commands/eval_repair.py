@@ -25,7 +25,8 @@ from analyzers.repair import (
 )
 from bot.cli.commands._common import bar, parse_ks, plot_option, read_jsonl, save_plot
 from bot.cli.commands._datasets import DatasetArgument
-from bot.core.llm import llm_factory, llm_options, pop_llm_settings
+from bot.cli.llm_options import llm_options, pop_llm_settings
+from bot.core.llm import llm_factory
 from bot.shell.commands import options
 from reporters.eval_plots import repair_chart
 

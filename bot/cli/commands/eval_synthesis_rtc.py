@@ -16,7 +16,8 @@ from analyzers.execution import Executor, Limits
 from analyzers.llm import BudgetExceeded
 from analyzers.synthesis_rtc import SynthesisConfig, humaneval_round_trips, load_humaneval, overall
 from bot.cli.commands._common import bar, plot_option, save_plot
-from bot.core.llm import llm_factory, llm_options, pop_llm_settings
+from bot.cli.llm_options import llm_options, pop_llm_settings
+from bot.core.llm import llm_factory
 from reporters.eval_plots import rtc_lift_chart
 
 

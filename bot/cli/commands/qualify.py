@@ -118,17 +118,18 @@ def github_name(url: str) -> str | None:
 
 # -- the App's database ------------------------------------------------------------------------
 def app_database(url: str) -> str:
-    """`app`: the App's database URL from its settings; else `url` itself."""
+    """`app`: the App's database URL from its settings (bot/store/settings.py); else `url` itself."""
     if url != "app":
         return url
     from pydantic import ValidationError
 
-    from bot.core.settings import ServiceSettings, error_lines
+    from bot.core.settings_env import error_lines
+    from bot.store.settings import StoreSettings
 
     try:
-        return ServiceSettings().database()
+        return StoreSettings().database()
     except ValidationError as e:
-        raise click.ClickException("the App's settings: " + "; ".join(error_lines(e, ServiceSettings))) from None
+        raise click.ClickException("the App's settings: " + "; ".join(error_lines(e, StoreSettings))) from None
 
 
 def open_store(url: str) -> Store:

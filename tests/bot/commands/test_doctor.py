@@ -1,5 +1,5 @@
 """`rtcbot doctor` says which LLM, embedding model, Semgrep, smell tools and sandbox the service
-would use, and what is missing (bot/cli/commands/doctor.py); scripts/place_node_tools.sh puts
+would use, and what is missing (bot/app/commands/doctor.py); scripts/place_node_tools.sh puts
 PMD and JSHint where an installed (non-editable) rtcbot finds them, as the Dockerfile's install
 does (docs/deploy.md, "With systemd")."""
 

@@ -13,7 +13,7 @@ from urllib.parse import urlsplit
 import httpx
 from flask.testing import FlaskClient
 
-from bot.core.settings import ServiceSettings
+from bot.app.settings import ServiceSettings
 from bot.store.schema import CheckRunRow, FindingRow, JobRow, PublishedRow
 from bot.store.store import Store
 from tests.bot.app_support import make_settings

@@ -20,9 +20,10 @@ import click
 from rich.console import Console
 from rich.table import Table
 
+from bot.app.settings import load_settings
 from bot.core import feedback
 from bot.core.dismissals import Dismissal
-from bot.core.settings import SettingsError, load_settings
+from bot.core.settings import SettingsError
 from bot.store.db import safe_url
 from bot.store.store import Store
 

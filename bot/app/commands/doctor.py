@@ -13,7 +13,8 @@ from dataclasses import dataclass
 
 import click
 
-from bot.core.settings import ServiceSettings, SettingsError, load_settings
+from bot.app.settings import ServiceSettings, load_settings
+from bot.core.settings import SettingsError
 
 
 @dataclass(frozen=True)
