@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 import time
 
-from bot.github import GitHubClient, token_identity
+from bot.github import GitHub, token_identity
 
 DAY_S = 24 * 3600.0
 MARKER = "<!-- rtcbot:charged author:{author_id} -->"
@@ -27,7 +27,7 @@ def iso(ts: float) -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(ts))
 
 
-def charged_today(gh: GitHubClient, repo: str, number: int, author_id: int, now: float | None = None) -> int | None:
+def charged_today(gh: GitHub, repo: str, number: int, author_id: int, now: float | None = None) -> int | None:
     """How many of rtcbot's replies on pull request `number` over the last day charge the author
     `author_id`; None when GitHub does not say who this token is."""
     me = token_identity(gh)

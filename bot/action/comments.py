@@ -49,7 +49,7 @@ from bot.core.dismiss_target import Aim
 from bot.core.dismissals import Dismissal
 from bot.core.dismissals_file import DISMISSALS_PATH, entry_yaml, parse_dismissals
 from bot.core.pr_commands import Explain, Ignore, Unignore
-from bot.github import GitHubClient, GitHubError, token_client
+from bot.github import GitHub, GitHubError, token_client
 from bot.github.conversation import Conversation
 from reporters.untrusted import code, fenced, inert
 
@@ -136,7 +136,7 @@ class _Talk:
     author (bot/action/charges.py)."""
 
     s: ActionSettings
-    gh: GitHubClient
+    gh: GitHub
     talk: Conversation
     c: Comment
     say: Callable[[str], None]
@@ -168,7 +168,7 @@ class _Work:
     run here, in this step; explain analyses the hunk again)."""
 
     s: ActionSettings
-    gh: GitHubClient
+    gh: GitHub
     c: Comment
     inputs: Inputs
     say: Callable[[str], None]

@@ -102,7 +102,7 @@ def graphql_url(api_url: str) -> str:
     return base.removesuffix("/v3") + "/graphql" if base.endswith("/api/v3") else base + "/graphql"
 
 
-def token_identity(client: GitHubClient) -> TokenIdentity | None:
+def token_identity(client: GitHub) -> TokenIdentity | None:
     """Who `client`'s token acts as, asked of GraphQL's `viewer` (REST's `GET /user` refuses an
     installation token such as GITHUB_TOKEN, and `GET /app` needs the App's key); None when
     GitHub does not say, and then nothing counts as written by this token."""
