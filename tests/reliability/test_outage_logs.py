@@ -83,7 +83,7 @@ def test_a_database_outage_is_two_lines_then_the_worker_runs_the_next_job(
         time.sleep(DOWN_S)
         assert worker.poll() is None
         pg.start()
-        _two_lines(log_path, ready, f"the database at DATABASE_URL=postgresql+psycopg://postgres@127.0.0.1:{pg.port}"
+        _two_lines(log_path, ready, f"the database at DATABASE_URL=postgresql+psycopg://***@127.0.0.1:{pg.port}"
                                     "/outage is away (Connection refused); ")  # the server's reason, not SQLAlchemy's
         _runs_a_job(gh, rt, log_path)
 
