@@ -32,9 +32,11 @@ from tests.bot.test_action import EVENT, TOKEN, read_outputs
 from tests.bot.test_jobs import finished, world  # noqa: F401  (fixture)
 from tests.fakes.github_server import FakeGitHub, fake_github  # noqa: F401  (fixture)
 from tests.fakes.llm_server import ScriptedLLM
+from tests.security.markdown_audit import audit
 from tests.security.test_action import action
 from tests.security.test_fail_closed import pr_files, review
 from tests.security.test_semgrep_gates import _semgrep
+from tests.security.test_untrusted_text import HOST
 from tests.support import require
 
 GATE = "autofix.findings>0"
@@ -206,3 +208,18 @@ def test_crscore_a_detector_suppression_at_the_base_still_counts(tmp_path: Path)
     head = base.replace("    return eval(x);\n", "    var y = x;\n    return eval(y);\n")
     smells, notes = _smells("run.js", base, head, tmp_path)
     assert not any("eval" in s for s in smells) and notes == []
+
+
+@pytest.mark.slow
+def test_cli_the_added_suppression_line_quotes_a_hostile_path_inert(
+        scripted_llm: Callable[..., ScriptedLLM], tmp_path: Path) -> None:
+    """The one line that says the pull request added a suppression names the file, a name the
+    author chose: a mention and a link in it stay text in the Markdown a reviewer reads."""
+    _semgrep()
+    path = f"@admin[x](https:{HOST}).py"
+    r = review(tmp_path, [(path, MARKED["nosemgrep"])], GATE, "--analyzers", "autofix", *_llm(scripted_llm),
+               "--format", "markdown", limit=None)
+    assert r.exit_code == 1, r.output
+    assert "suppressions count from the base branch" in r.stdout
+    found = audit(r.stdout, HOST)
+    assert found.clean, found
