@@ -208,11 +208,6 @@ def covered(description: str, new: str, old: str = "") -> tuple[int, int]:
     return _covered(read_description(description, code), code)
 
 
-def new_identifiers(new: str, old: str = "") -> set[str]:
-    """Code-shaped identifiers (snake_case, camelCase, with digits) that only the new code has."""
-    return {d[0] for d in read_code(new, old).distinctive if len(d) == 1 and code_shaped(d[0])}
-
-
 def _named(desc: Sequence[str], code: Code) -> tuple[int, int]:
     have = set(desc)
     named = sum(1 for d in code.distinctive if (d[0] in have if len(d) == 1 else _contains(desc, d)))

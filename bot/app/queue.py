@@ -66,15 +66,10 @@ class QueueUnavailable(RuntimeError):
     """The queue does not answer; the message names the setting to check."""
 
 
-def safe_url(url: str) -> str:
-    """`url` without its userinfo or query values (analyzers/urls.py)."""
-    return redact_url(url)
-
-
 def place(settings: ServiceSettings) -> str:
     """The queue in words, naming its setting (and never a password)."""
     if settings.redis_url:
-        return f"the Redis queue at REDIS_URL={safe_url(settings.redis_url)}"
+        return f"the Redis queue at REDIS_URL={redact_url(settings.redis_url)}"
     return f"the SQLite queue in RTCBOT_DATA_DIR={settings.data_dir}"
 
 

@@ -22,7 +22,7 @@ from rich.table import Table
 
 from analyzers.crscore import cv
 from analyzers.crscore import score as crs
-from analyzers.crscore.recipe import DEFAULT_RECIPE, RECIPES, SOFT, Recipe
+from analyzers.crscore.recipe import DEFAULT_RECIPE, RECIPES, Recipe
 from analyzers.crscore.sts import DEFAULT_MODEL, POOLINGS, Embedder, EmbeddingError
 from analyzers.llm import LLMError, LLMSettings
 from bot.cli.commands._common import bar, plot_option, read_jsonl, save_plot
@@ -116,11 +116,6 @@ def embed_all(embedder: Embedder, items: list[tuple[str, list[str]]], label: str
             progress_bar.update(task, completed=done, total=total)
 
         return crs.similarities(embedder, items, progress)
-
-
-def _score_all(embedder: Embedder, items: list[tuple[str, list[str]]], tau: float | None,
-               label: str, recipe: Recipe = SOFT) -> list[crs.Scores]:
-    return crs.score_all(embed_all(embedder, items, label), tau, recipe)
 
 
 def threshold(tau_opt: str, soft: bool | None, recipe: str | None = None) -> tuple[float | None, Recipe]:
