@@ -30,11 +30,9 @@ from analyzers.llm import LLMClient, LLMError, LLMSettings
 from analyzers.tooling import BoundProcess, popen_bound, tool_env, workdir
 
 ALIAS = "smollm2-135m-instruct"
-NOTICE = (
-    "rtcbot: using the embedded SmolLM2-135M model (no LLM endpoint configured). "
-    "Scores from a 135M model only show the pipeline working; point --llm-base-url at a "
-    "capable model for meaningful scores."
-)
+# what was chosen, said once as the run starts; what it means for the scores is said once, in
+# the report (SMALL_MODEL_NOTE), not here again
+NOTICE = "rtcbot: using the embedded SmolLM2-135M model (no LLM endpoint configured; --llm-base-url names one)."
 # said in every report whose scores came from the embedded model
 SMALL_MODEL_NOTE = ("These scores come from the embedded 135M model, which only shows the pipeline working: "
                     "point rtcbot at a larger model (llm-base-url) before trusting them.")
