@@ -148,10 +148,24 @@ class ScriptedLLM(LoopbackServer):
                 self.injected[kind] += 1
             self.in_flight += 1
             self.max_in_flight = max(self.max_in_flight, self.in_flight)
+        left = False
+
+        def leave() -> None:
+            # A request stops counting as in flight before its answer goes out: once the client
+            # has read the answer it may send its next request, which must not find this one
+            # still counted (that overlap is the fake's, not the client's).
+            nonlocal left
+            with self._lock:
+                if not left:
+                    left = True
+                    self.in_flight -= 1
+                    self.served.append((index, arrived, time.perf_counter()))
+
         try:
             if failure is not None:
                 status, retry_after = failure
                 headers = {"Retry-After": str(retry_after)} if retry_after is not None else {}
+                leave()
                 h._send(status, {"error": {"message": f"scripted failure {status}", "type": "scripted"}}, headers)
                 return
             if kind is not None:
@@ -173,6 +187,7 @@ class ScriptedLLM(LoopbackServer):
             with self._lock:
                 self.completion_tokens += completion
                 self.prompt_tokens += prompt
+            leave()
             h._send(200, {
                 "id": f"chatcmpl-{len(self.requests)}",
                 "object": "chat.completion",
@@ -186,9 +201,7 @@ class ScriptedLLM(LoopbackServer):
                           "total_tokens": prompt + completion},
             })
         finally:
-            with self._lock:
-                self.in_flight -= 1
-                self.served.append((index, arrived, time.perf_counter()))
+            leave()
 
 
     def _misbehave(self, h: Any, kind: str) -> None:
