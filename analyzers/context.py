@@ -17,8 +17,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from analyzers.diff import DiffLine, Hunk
-from analyzers.llm import LLMClient
+from analyzers.code.diff import DiffLine, Hunk
+from analyzers.llm.client import LLMClient
 from analyzers.options import OptionsT, validate
 from analyzers.semgrep.scan import MAX_TARGET_BYTES
 
@@ -100,7 +100,7 @@ class Tools:
     extra_rules: tuple[str, ...] = ()  # extra Semgrep rule files, on the operator's disk
     semgrep_max_target_bytes: int | None = None  # Semgrep skips larger files (None: its 1 MB)
     embedding_models: tuple[str, ...] = ()  # models a repository may pick (the default always)
-    sandbox: str = "auto"  # auto | bwrap | userns | none (see analyzers/sandbox.py)
+    sandbox: str = "auto"  # auto | bwrap | userns | none (see analyzers/sandbox/box.py)
     semgrep_engine: str = "auto"  # auto (native, else classic) | python (classic only)
     pmd_server: str = "auto"  # auto | on | off: PMD as a long-lived server (analyzers/crscore/smells/pmd.py)
 

@@ -15,14 +15,14 @@ from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 
 from analyzers import registry
+from analyzers.code.diff import ChangeSet, FileChange, language_of
+from analyzers.code.place import head_text, place_findings
 from analyzers.context import AnalysisContext
-from analyzers.diff import ChangeSet, FileChange, language_of
-from analyzers.llm import LLMClient, LLMError
-from analyzers.llm_answer import cut_note
-from analyzers.local_llm import ALIAS as EMBEDDED_ALIAS
-from analyzers.local_llm import SMALL_MODEL_NOTE
+from analyzers.llm.answer import cut_note
+from analyzers.llm.client import LLMClient, LLMError
+from analyzers.llm.local import ALIAS as EMBEDDED_ALIAS
+from analyzers.llm.local import SMALL_MODEL_NOTE
 from analyzers.options import OptionsError
-from analyzers.place import head_text, place_findings
 from analyzers.report import AnalyzerReport, SkipKind, Skipped
 
 log = logging.getLogger(__name__)

@@ -8,8 +8,8 @@ import importlib
 from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
+from analyzers.code.diff import ChangeSet
 from analyzers.context import AnalysisContext, Tools
-from analyzers.diff import ChangeSet
 from analyzers.options import AnalyzerOptions, OptionsError, validate
 from analyzers.presentation import DashboardData, Panel
 from analyzers.report import AnalyzerReport, Finding
@@ -36,11 +36,11 @@ class Analyzer(Protocol):
 
 
 ANALYZERS: dict[str, str] = {
-    "editing_rtc": "analyzers.editing_rtc:EditingRTC",
+    "editing_rtc": "analyzers.editing_rtc.analyzer:EditingRTC",
     "crscore": "analyzers.crscore.analyzer:CRScoreAnalyzer",
-    "autofix": "analyzers.autofix:AutoFix",
-    "synthesis_rtc": "analyzers.synthesis_rtc:SynthesisRTCAnalyzer",
-    "review": "analyzers.review:ReviewAnalyzer",
+    "autofix": "analyzers.autofix.analyzer:AutoFix",
+    "synthesis_rtc": "analyzers.synthesis_rtc.analyzer:SynthesisRTCAnalyzer",
+    "review": "analyzers.review.analyzer:ReviewAnalyzer",
 }
 DEFAULT_ANALYZERS: tuple[str, ...] = ("editing_rtc", "crscore", "autofix")
 

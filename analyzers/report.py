@@ -63,7 +63,7 @@ class Fix:
 
 @dataclass(frozen=True)
 class Place:
-    """Where a finding sits in the code's structure, without a line number (analyzers/place.py
+    """Where a finding sits in the code's structure, without a line number (analyzers/code/place.py
     finds it): the innermost definition around its first line, in words ("function cleanup",
     "method Cart.total"; "" at module level or in a file that cannot be read as its language),
     and how many identical runs of lines (normalised) come before it from that definition's

@@ -1,6 +1,6 @@
 """Where a run's time goes: spans (a stage, its start and end) recorded where the work happens.
 
-The places that start a local tool (`analyzers.tooling.run`) or run a group of them (the
+The places that start a local tool (`analyzers.tools.programs.run`) or run a group of them (the
 smell detectors of one language) open a `span`; it costs nothing when no recorder is
 installed, which is always the case in the service. A benchmark installs one with
 `recording()` around a run and builds the run's timeline from what it got (bench/timeline.py).

@@ -1,7 +1,7 @@
 """One way to show a URL: without its userinfo and without its query's values, so that an
 endpoint's credentials (`http://user:PASSWORD@host/v1?api-key=SECRET`) never reach a check run,
 an output, a log line or a health answer. Every place rtcbot shows or logs a URL goes through
-here: LLM errors (analyzers/llm.py), the log formatters (bot/core/logs.py), the database's and the
+here: LLM errors (analyzers/llm/client.py), the log formatters (bot/core/logs.py), the database's and the
 queue's places (bot/store/db.py, bot/app/queue.py), /healthz (bot/app/web.py). Pure; in the
 lowest layer, so that every other may import it.
 

@@ -49,9 +49,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from analyzers import pipeline
+from analyzers.code.diff import CODE_LANGUAGES, ChangeSet, parse_diff
 from analyzers.context import AnalysisContext, ReviewComment
-from analyzers.diff import CODE_LANGUAGES, ChangeSet, parse_diff
-from analyzers.llm import LLMClient, LLMSettings
+from analyzers.llm.client import LLMClient, LLMSettings
 from analyzers.report import AnalyzerReport
 from bench import LATENCY_S, PRS, Row, bench_responder, row
 from bench.llm_process import LatencyServer, LLMProcess
@@ -222,8 +222,8 @@ def tool_times(pr: PR, names: Sequence[str]) -> dict[str, float]:
 def _time_semgrep(changes: ChangeSet) -> float:
     import tempfile
 
-    from analyzers.autofix import SCANNED_LANGUAGES
-    from analyzers.autofix_text import pseudo_file
+    from analyzers.autofix.analyzer import SCANNED_LANGUAGES
+    from analyzers.autofix.text import pseudo_file
     from analyzers.semgrep.scan import SemgrepUnavailable, scan
 
     texts = {fc.path: pseudo_file(fc) for fc in changes.analysed if fc.language in SCANNED_LANGUAGES}

@@ -28,7 +28,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from analyzers import pipeline, spans
-from analyzers.diff import parse_diff
+from analyzers.code.diff import parse_diff
 from bench import LATENCY_S, Row, row, timeline, wide_set
 from bench.e2e_floor import (
     ANALYZERS,

@@ -18,8 +18,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from analyzers import pipeline
+from analyzers.code.diff import ChangeSet, parse_diff
 from analyzers.context import AnalysisContext, ReviewComment
-from analyzers.diff import ChangeSet, parse_diff
 from bench import Row, bench_responder, row
 from bench.e2e_floor import ANALYZERS, client
 from tests.fakes.llm_server import ScriptedLLM

@@ -14,7 +14,7 @@ the modes so that the machine's noise falls on both alike:
   rises when it gets faster: the launcher's start-up, paid in both modes, went from ~15 to
   ~8 ms of CPU when it stopped importing json and signal).
 
-bwrap runs in warm runners (analyzers/sandbox_runner.py): bubblewrap and the launcher's
+bwrap runs in warm runners (analyzers/sandbox/runner.py): bubblewrap and the launcher's
 Python start once per worker and executor, inside the timing, and each case then pays a
 fork and its own namespaces and mounts, not the launcher's start-up, so a case can take less
 than with none. The last row times bubblewrap started afresh for every case (`reuse=False`,
@@ -28,8 +28,8 @@ import os
 import statistics
 import time
 
-from analyzers.execution import Case, Executor, Limits, Program
-from analyzers.sandbox import Sandbox, SandboxUnavailable
+from analyzers.execution.oracle import Case, Executor, Limits, Program
+from analyzers.sandbox.box import Sandbox, SandboxUnavailable
 from bench import Row, not_measured, row
 
 LIMITS = Limits(wall_s=10, cpu_s=10, memory_mb=512, nproc=32)

@@ -4,7 +4,7 @@ A timeline is built from what was recorded while the PR ran, never estimated: th
 server's log (each request's arrival and answer, `ScriptedLLM.served`) grouped into rounds
 by what the request asks (EditingRTC forward / backward, CRScore claims, AutoFix fix /
 description / regeneration), and the spans of the local tools (`analyzers.spans`: every
-tool started through `analyzers.tooling.run` — Semgrep, pylint, JSHint, PMD's CLI — and each
+tool started through `analyzers.tools.programs.run` — Semgrep, pylint, JSHint, PMD's CLI — and each
 language's smell detectors, PMD's server included).
 
 The stage that made a PR slow: the wall beyond its floor is time in which no LLM request is

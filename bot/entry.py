@@ -35,7 +35,7 @@ SERVICES = ("serve", "worker")  # long-running: log at info by default
 
 def _user_error(e: BaseException) -> bool:
     """An LLM endpoint or sandbox the user must fix (their modules are loaded if they raised)."""
-    llm, sandbox = sys.modules.get("analyzers.llm"), sys.modules.get("analyzers.sandbox")
+    llm, sandbox = sys.modules.get("analyzers.llm.client"), sys.modules.get("analyzers.sandbox.box")
     return bool((llm and isinstance(e, llm.LLMError)) or (sandbox and isinstance(e, sandbox.SandboxUnavailable)))
 
 

@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Literal
 
-from analyzers.diff import ChangeSet
+from analyzers.code.diff import ChangeSet
 
 Side = Literal["LEFT", "RIGHT"]
 Span = tuple[int, int]  # first and last line of one hunk on one side, inclusive

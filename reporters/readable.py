@@ -14,7 +14,7 @@ from typing import Any
 from urllib.parse import quote
 
 from analyzers import registry
-from analyzers.local_llm import SMALL_MODEL_NOTE
+from analyzers.llm.local import SMALL_MODEL_NOTE
 from analyzers.report import AnalyzerReport, Finding
 from reporters.untrusted import fenced, inert, plain
 

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from analyzers import registry
-from analyzers.checkout_files import split, write_text
+from analyzers.code.checkout_files import split, write_text
 from analyzers.report import AnalyzerReport, Finding, Fix, Skipped
 from reporters import readable
 from reporters.base import Collecting, Sinks, need
@@ -235,7 +235,7 @@ class SarifReporter(Collecting):
         self.path, self.root = path, root
 
     def flush(self) -> Path:
-        """Written as every fixed-name file in a checkout is (analyzers/checkout_files.py): a
+        """Written as every fixed-name file in a checkout is (analyzers/code/checkout_files.py): a
         temporary file renamed into place, never through a symbolic link; CheckoutFileError."""
         root, rel = (self.root, self.path.as_posix()) if self.root is not None else split(self.path)
         return write_text(root, rel, render_sarif(self.reports), name=str(self.path))

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from analyzers.llm import LLMClient, LLMSettings
+from analyzers.llm.client import LLMClient, LLMSettings
 from tests.fakes.llm_server import ScriptedLLM
 
 # tests/markers.py: the markers that say what a slower test needs, checked; pytester for its test
@@ -69,7 +69,7 @@ def embedded_llm(tmp_path_factory: pytest.TempPathFactory) -> LLMClient:
     """rtcbot's own client on the embedded llama.cpp server (SmolLM2-135M): the one that a
     command with no LLM endpoint gets (the same server, started once per process, and stopped
     at exit; the same request slots), with its own answer cache."""
-    from analyzers import local_llm
+    from analyzers.llm import local as local_llm
     from tests.support import require
 
     require(local_llm.available(), local_llm.unavailable_reason())

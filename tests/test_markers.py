@@ -176,7 +176,8 @@ def test_a_chaos_test_outside_tests_reliability_fails(pytester: pytest.Pytester)
     (["/usr/lib/postgresql/15/bin/pg_ctl", "-D", "x", "start"], None, "services"),
     (["redis-server", "--port", "1234"], None, "services"),
     (["/usr/bin/chromium", "--headless"], None, "browser"),
-    ([sys.executable, "-m", "analyzers.lifeline", "3", "-m", "llama_cpp.server", "--model", "m.gguf"], None, "model"),
+    ([sys.executable, "-m", "analyzers.tools.lifeline", "3", "-m", "llama_cpp.server", "--model", "m.gguf"], None,
+     "model"),
     ([sys.executable, "-m", "bot", "worker"], {"REDIS_URL": "redis://127.0.0.1:6379/15"}, "services"),
     ("redis-server --port 1", None, None),  # a shell string is one word: no program named by it
     (["semgrep", "scan"], None, None),

@@ -22,8 +22,8 @@ import pytest
 from click.testing import CliRunner
 
 from analyzers import registry
+from analyzers.code.diff import ChangeSet
 from analyzers.context import AnalysisContext
-from analyzers.diff import ChangeSet
 from analyzers.options import AnalyzerOptions
 from analyzers.presentation import Chart, DashboardData, Panel, Run, Total
 from analyzers.report import AnalyzerReport, Finding, Fix

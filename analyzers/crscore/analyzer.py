@@ -32,7 +32,8 @@ from typing import Any
 
 from pydantic import Field, ValidationInfo, field_validator
 
-from analyzers import suppressions
+from analyzers.code import suppressions
+from analyzers.code.diff import CODE_LANGUAGES, ChangeSet, FileChange, Hunk
 from analyzers.context import AnalysisContext, ReviewComment
 from analyzers.crscore import score as crs
 from analyzers.crscore import view
@@ -53,8 +54,7 @@ from analyzers.crscore.sts import (
     canonical_name,
     shared_embedder,
 )
-from analyzers.diff import CODE_LANGUAGES, ChangeSet, FileChange, Hunk
-from analyzers.llm import LLMError
+from analyzers.llm.client import LLMError
 from analyzers.options import AnalyzerOptions, allowed
 from analyzers.pipeline import files_at_head
 from analyzers.report import AnalyzerReport, Finding, Skipped
@@ -304,7 +304,7 @@ class CRScoreAnalyzer:
                           claims: bool = True) -> None:
         """Set each unit's claims and smells (the smells are detected while the claims
         requests are out); what could not be looked at goes to `report.notes`. For other
-        analyzers that score text against a change (analyzers/review.py)."""
+        analyzers that score text against a change (analyzers/review/analyzer.py)."""
         with ThreadPoolExecutor(max_workers=1, thread_name_prefix="crscore-local") as ex:
             local = ex.submit(self._smells, units, ctx)
             self._claims(units, ctx, report, claims)

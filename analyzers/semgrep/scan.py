@@ -2,11 +2,11 @@
 
 The command is always `semgrep scan --metrics=off --disable-version-check --json --verbose
 --disable-nosem --max-target-bytes N --config <local rule files or folders> -- TARGETS`, run through
-`analyzers.tooling` (a clean environment with SEMGREP_ENABLE_VERSION_CHECK=0, a private HOME,
+`analyzers.tools.programs` (a clean environment with SEMGREP_ENABLE_VERSION_CHECK=0, a private HOME,
 `root` as the working directory): no registry configs, no metrics, no version check, so a
 scan never waits on the network. Inline suppressions (`# nosemgrep`) are not honoured by Semgrep:
 the one scan reports every finding, and the caller keeps the base branch's suppressions only
-(analyzers/suppressions.py). Only the targets given are scanned (a pull request's changed
+(analyzers/code/suppressions.py). Only the targets given are scanned (a pull request's changed
 files), with paths relative to `root` so that findings come back under the same names.
 
 Semgrep's native command line (osemgrep, `--experimental`) runs the same engine on the same
@@ -34,11 +34,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from analyzers.tooling import run, tool_path
+from analyzers.tools.programs import run, tool_path
 
 RULES_DIR = Path(__file__).resolve().parent / "rules"
 # --verbose: the JSON lists skipped targets; --disable-nosem: a `# nosemgrep` hides nothing here
-# (the analyzer honours only the base branch's: analyzers/suppressions.py)
+# (the analyzer honours only the base branch's: analyzers/code/suppressions.py)
 BASE_FLAGS: tuple[str, ...] = ("scan", "--metrics=off", "--disable-version-check", "--json",
                                "--verbose", "--disable-nosem")
 # Semgrep's own default: a larger file is skipped (and reported as skipped, never silently).

@@ -8,8 +8,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from analyzers.context import Tools
-from analyzers.llm import LLMClient
-from analyzers.local_llm import ALIAS
+from analyzers.llm.client import LLMClient
+from analyzers.llm.local import ALIAS
 from analyzers.report import AnalyzerReport
 from bot.core.settings_commands import CommandSettings
 from bot.github import GitHubSettings

@@ -16,7 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from analyzers.context import AnalysisContext
-from analyzers.llm import LLMClient, LLMSettings
+from analyzers.llm.client import LLMClient, LLMSettings
 from bot.app.settings import ServiceSettings
 from bot.core.llm import llm_factory as make_factory
 from bot.store.cache import StoreCache

@@ -5,7 +5,7 @@ in memory and in their environment. A process marked non-dumpable (Linux `prctl
 PR_SET_DUMPABLE 0`) has its /proc/<pid>/ files owned by root, so another process of the same
 user — a tool that got out of its sandbox, say — can neither read its /proc/<pid>/environ nor
 its memory, nor attach a debugger; and it writes no core dump. Children that exec a program
-are dumpable again, which is why every tool also gets a clean environment (analyzers/tooling.py).
+are dumpable again, which is why every tool also gets a clean environment (analyzers/tools/programs.py).
 """
 
 from __future__ import annotations

@@ -13,7 +13,7 @@ from typing import Any
 
 from huey import Huey
 
-from analyzers.llm import LLMClient
+from analyzers.llm.client import LLMClient
 from bot.app import events
 from bot.app.comment_commands import CommentCommands
 from bot.app.intake import Accepted, Intake

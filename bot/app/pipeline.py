@@ -31,7 +31,7 @@ from typing import Any
 
 from analyzers import registry
 from analyzers.context import AnalysisContext, ReviewComment, head_file_limit
-from analyzers.llm import LLMClient
+from analyzers.llm.client import LLMClient
 from bot.app import budget, events, feedback
 from bot.app.command_events import CommandJob, ProposalJob
 from bot.app.events import AnalyzeJob, FeedbackJob, InstallationJob, Job, PRJob, RepositoryJob

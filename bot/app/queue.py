@@ -23,7 +23,7 @@ from huey import Huey, RedisHuey, SqliteHuey
 from huey.consumer import Consumer, Scheduler, Worker
 from huey.storage import SqliteStorage
 
-from analyzers.paths import private_file
+from analyzers.code.paths import private_file
 from analyzers.urls import redact_url
 from bot.app.outage import Outage
 from bot.app.settings import ServiceSettings

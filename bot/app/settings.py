@@ -25,7 +25,7 @@ from typing import Annotated, Any
 from pydantic import AliasChoices, Field, field_validator
 from pydantic_settings import NoDecode, SettingsConfigDict
 
-from analyzers.llm import LLMSettings
+from analyzers.llm.client import LLMSettings
 from analyzers.registry import ANALYZERS, DEFAULT_ANALYZERS, normalise
 from bot.core.settings import LogSettings, SettingsError, ToolSettings, variable_problems
 from bot.core.settings_commands import CommandSettings

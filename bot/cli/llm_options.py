@@ -9,7 +9,7 @@ from typing import Any, TypeVar
 
 import click
 
-from analyzers.llm import LLMSettings
+from analyzers.llm.client import LLMSettings
 from bot.core.settings import llm_settings
 
 F = TypeVar("F", bound=Callable[..., Any])

@@ -25,7 +25,7 @@ from rich.progress import (
     TimeElapsedColumn,
 )
 
-from analyzers.llm import Usage
+from analyzers.llm.client import Usage
 
 UsageFn = Callable[[], Usage | None]  # the run's LLM usage so far (None: no LLM yet)
 REFRESH_S = 0.25

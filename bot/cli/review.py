@@ -18,9 +18,9 @@ from typing import Any
 import click
 
 from analyzers import registry
+from analyzers.code.diff import ChangeSet, DiffError
 from analyzers.context import AnalysisContext, HeadFileTooLarge, ReviewComment, Tools, head_file_limit
-from analyzers.diff import ChangeSet, DiffError
-from analyzers.llm import LLMSettings
+from analyzers.llm.client import LLMSettings
 from analyzers.report import AnalyzerReport
 from bot.cli.commands._git import git as _git
 from bot.cli.commands._git import run as git_run

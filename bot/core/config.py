@@ -57,7 +57,7 @@ from pydantic import (
 )
 
 from analyzers import registry
-from analyzers.checkout_files import CheckoutFileError, read_bytes, split
+from analyzers.code.checkout_files import CheckoutFileError, read_bytes, split
 from analyzers.context import Tools
 from bot.core.gate import FailOn, FailOnError, from_thresholds, parse_fail_on
 
@@ -292,7 +292,7 @@ def load_yaml(text: str | bytes, name: str = CONFIG_PATH) -> Any:
 
 def read_file(path: Path) -> bytes:
     """A configuration file's bytes, read as every fixed-name file in a checkout is
-    (analyzers/checkout_files.py: no symbolic link followed, a regular file, at most
+    (analyzers/code/checkout_files.py: no symbolic link followed, a regular file, at most
     MAX_CONFIG_BYTES); ConfigError with one line when it cannot be read."""
     root, rel = split(path)
     try:

@@ -27,9 +27,9 @@ from pathlib import Path
 from typing import Any
 
 from analyzers import registry
+from analyzers.code.diff import DEFAULT_IGNORES, ChangeSet, parse_diff, parse_github_files
 from analyzers.context import AnalysisContext, HeadFileTooLarge, ReviewComment, Side, Tools, capped, read_inside
-from analyzers.diff import DEFAULT_IGNORES, ChangeSet, parse_diff, parse_github_files
-from analyzers.llm import LLMClient
+from analyzers.llm.client import LLMClient
 from analyzers.report import Skipped
 from bot.core.config import CONFIG_PATH, SYNTHESIS, LoadedConfig
 from bot.core.feedback import MARKER_RE

@@ -33,7 +33,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from analyzers.diff import is_ignored
+from analyzers.code.diff import is_ignored
 from analyzers.report import FINGERPRINT_CHARS, AnalyzerReport, Finding
 
 Kind = Literal["rule", "finding"]

@@ -19,7 +19,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from analyzers import registry
-from analyzers.diff import ChangeSet
+from analyzers.code.diff import ChangeSet
 from analyzers.report import Finding
 from reporters import readable
 from reporters.pr_review import key_of

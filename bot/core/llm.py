@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from analyzers.llm import LLMClient, LLMError, LLMSettings
+from analyzers.llm.client import LLMClient, LLMError, LLMSettings
 
 
 def llm_factory(settings: LLMSettings, *, cache: Any = None,
@@ -16,7 +16,7 @@ def llm_factory(settings: LLMSettings, *, cache: Any = None,
     App's daily budget, read when the analysis starts); `cache`: the client's answer cache in
     place of the file cache (the App's store, in the installation's namespace)."""
     def make() -> LLMClient:
-        from analyzers.local_llm import client_from_settings
+        from analyzers.llm.local import client_from_settings
 
         client = client_from_settings(limit(settings) if limit is not None else settings)
         if cache is not None:

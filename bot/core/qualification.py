@@ -20,8 +20,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from analyzers.checkout_files import CheckoutFileError, MiB, read_text
-from analyzers.llm import LLMSettings
+from analyzers.code.checkout_files import CheckoutFileError, MiB, read_text
+from analyzers.llm.client import LLMSettings
 from analyzers.qualify import RecordError, qualified_in
 
 if TYPE_CHECKING:
@@ -34,7 +34,7 @@ HOW = "to qualify it, run `rtcbot qualify` (docs/qualify.md)"
 
 def model_name(settings: LLMSettings) -> str:
     """The name of the model `settings` reach (the embedded model's alias when none is named)."""
-    from analyzers.local_llm import ALIAS
+    from analyzers.llm.local import ALIAS
 
     return settings.model or (ALIAS if not settings.base_url else "(the endpoint's default model)")
 
@@ -62,7 +62,7 @@ def refusal_from_text(model: str, text: str | None, where: str, repo: str = "thi
 
 def refusal_from_file(model: str, checkout: Path | None) -> str | None:
     """`rtcbot review`: the record in the checkout (.rtcbot/qualification.json), read as every
-    fixed-name file in a checkout is (analyzers/checkout_files.py: no link followed, a regular
+    fixed-name file in a checkout is (analyzers/code/checkout_files.py: no link followed, a regular
     file of at most MAX_RECORD_BYTES)."""
     root = checkout or Path.cwd()
     try:

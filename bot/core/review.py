@@ -27,9 +27,9 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
+from analyzers.code.diff import ChangeSet
 from analyzers.context import AnalysisContext, Tools
-from analyzers.diff import ChangeSet
-from analyzers.llm import LLMClient
+from analyzers.llm.client import LLMClient
 from analyzers.pipeline import run_all
 from analyzers.report import AnalyzerReport, Skipped
 from bot.core.config import LoadedConfig

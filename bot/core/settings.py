@@ -24,7 +24,7 @@ from pydantic import AliasChoices, Field, ValidationError, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 from analyzers.context import Tools
-from analyzers.llm import LLMSettings
+from analyzers.llm.client import LLMSettings
 from bot.core.settings_commands import CommandSettings
 from bot.core.settings_env import SettingsError as SettingsError
 from bot.core.settings_env import env_name as env_name

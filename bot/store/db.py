@@ -26,7 +26,7 @@ from sqlalchemy.exc import (
 )
 from sqlalchemy.orm import Session, sessionmaker
 
-from analyzers.paths import private_file
+from analyzers.code.paths import private_file
 from analyzers.urls import redact_url
 from bot.store.backfill import backfill
 from bot.store.migrations import add_missing_columns

@@ -10,7 +10,7 @@ from tests.support import ROOT
 # The only places in analyzers/ that may name the environment, and why:
 ALLOWED = {
     # builds a tool's clean environment: PATH, locale, HOME, and PASSABLE names the caller asks for
-    "analyzers/tooling.py",
+    "analyzers/tools/programs.py",
     # sets the embedding library's offline switches before importing it (a write; it reads nothing)
     "analyzers/crscore/sts.py",
 }
@@ -32,7 +32,7 @@ def test_no_analyzer_reads_the_environment() -> None:
 def test_the_allowed_places_only_build_or_set_an_environment() -> None:
     """The clean-environment builder reads only the PASSABLE names it is asked for; sts.py
     only sets defaults."""
-    tooling = (ROOT / "analyzers/tooling.py").read_text(encoding="utf-8")
+    tooling = (ROOT / "analyzers/tools/programs.py").read_text(encoding="utf-8")
     assert [ln.strip() for ln in tooling.splitlines() if READS.search(ln)] == [
         "if name in os.environ:", "env[name] = os.environ[name]"]
     sts = (ROOT / "analyzers/crscore/sts.py").read_text(encoding="utf-8")

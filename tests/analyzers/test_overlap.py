@@ -18,9 +18,9 @@ from typing import Any
 import pytest
 
 from analyzers import pipeline
+from analyzers.code.diff import parse_diff
 from analyzers.context import AnalysisContext, ReviewComment, Tools
 from analyzers.crscore.smells import pmd
-from analyzers.diff import parse_diff
 from analyzers.semgrep.scan import find_semgrep
 from tests.conftest import client_for
 from tests.fakes.llm_server import ScriptedLLM, last_user_text

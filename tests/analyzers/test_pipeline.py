@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 
 from analyzers import pipeline, registry
+from analyzers.code.diff import ChangeSet, parse_diff
 from analyzers.context import AnalysisContext, ReviewComment
-from analyzers.diff import ChangeSet, parse_diff
 from analyzers.report import AnalyzerReport
 from tests.conftest import client_for
 from tests.fakes.llm_server import ScriptedLLM, last_user_text

@@ -76,7 +76,7 @@ def test_summarise_judge_and_cheapest() -> None:
     d = verdict_of(summarise("d", None, good, seed=1, tokens=10), Thresholds())  # unpriced: after the priced
     assert cheapest([a, b, c, d]) is c
     assert cheapest([b]) is None
-    # the format rule a review applies while it runs (analyzers/format_watch.py)
+    # the format rule a review applies while it runs (analyzers/llm/format_watch.py)
     sloppy = verdict_of(summarise("s", None, good, seed=1, format_share=0.2), Thresholds())
     assert not sloppy.qualified and sloppy.reasons == ["20% of its answers in the expected format, under 25%"]
     assert verdict_of(summarise("t", None, good, seed=1, format_share=0.25), Thresholds()).qualified

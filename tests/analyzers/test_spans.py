@@ -5,7 +5,8 @@ from __future__ import annotations
 import sys
 import threading
 
-from analyzers import spans, tooling
+from analyzers import spans
+from analyzers.tools import programs as tooling
 
 
 def test_spans_are_recorded_only_while_a_recorder_is_installed() -> None:

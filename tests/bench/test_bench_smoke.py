@@ -38,7 +38,7 @@ def test_e2e_counts_five_requests_per_hunk_and_reports_ratios() -> None:
 
 
 def test_the_llm_process_serves_the_bench_responder_and_reports_its_requests() -> None:
-    from analyzers.llm import LLMClient, LLMSettings
+    from analyzers.llm.client import LLMClient, LLMSettings
     from bench.llm_process import LLMProcess
 
     server = LLMProcess(0.0)

@@ -82,7 +82,7 @@ def test_binary_patch_is_a_listed_skip(scripted_llm: Callable[..., ScriptedLLM],
 @pytest.mark.slow
 def test_large_and_wide_diffs_complete(scripted_llm: Callable[..., ScriptedLLM], tmp_path: Path) -> None:
     # answers in the expected formats (a description without code; code in a fence), or the
-    # format watch would rightly stop the run after a handful (analyzers/format_watch.py)
+    # format watch would rightly stop the run after a handful (analyzers/llm/format_watch.py)
     srv = scripted_llm(lambda req: "```\nx\n```" if "[edit description]" in last_user_text(req) else "x",
                        honour_n=True)
     wide = tmp_path / "wide.diff"
@@ -105,7 +105,7 @@ def test_large_and_wide_diffs_complete(scripted_llm: Callable[..., ScriptedLLM],
 @pytest.mark.parametrize("fixture", ["more-itertools-069b30002a.diff", "jsoup-b035b623d3.diff",
                                      "underscore-0061801a43.diff"])
 def test_review_json_has_every_hunk(fixture: str, scripted_llm: Callable[..., ScriptedLLM]) -> None:
-    from analyzers.diff import CODE_LANGUAGES, parse_diff
+    from analyzers.code.diff import CODE_LANGUAGES, parse_diff
 
     srv = scripted_llm(varied, honour_n=True)
     path = FIXTURES / "prs" / fixture
@@ -181,8 +181,8 @@ def test_review_config_gate_and_ignore(scripted_llm: Callable[..., ScriptedLLM],
 def test_review_runs_synthesis_with_the_configs_test_command(
         scripted_llm: Callable[..., ScriptedLLM], tmp_path: Path) -> None:
     """The file's `test_command` turns SynthesisRTC on at --repo (a flag would win over it)."""
-    from analyzers.sandbox import Sandbox, SandboxUnavailable
-    from tests.analyzers.test_synthesis_rtc import DIFF, MODULE_NEW, TESTS
+    from analyzers.sandbox.box import Sandbox, SandboxUnavailable
+    from tests.analyzers.synthesis_rtc.test_analyzer import DIFF, MODULE_NEW, TESTS
     from tests.fakes.llm_server import last_user_text
 
     try:

@@ -16,12 +16,12 @@ import pytest
 from click.testing import CliRunner
 
 from analyzers import registry
-from analyzers.autofix import Options as AutoFixOptions
+from analyzers.autofix.analyzer import Options as AutoFixOptions
 from analyzers.context import AnalysisContext, Tools
 from analyzers.crscore.analyzer import CRScoreOptions
-from analyzers.editing_rtc import EditingRTCConfig
+from analyzers.editing_rtc.analyzer import EditingRTCConfig
 from analyzers.options import OptionsError
-from analyzers.synthesis_rtc import SynthesisOptions
+from analyzers.synthesis_rtc.analyzer import SynthesisOptions
 from bot.app.settings import load_settings
 from bot.core.config import CONFIG_PATH, RepoConfig, effective, parse_config
 from bot.core.context import app_runs_no_code

@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
+from analyzers.code.diff import ChangeSet
 from analyzers.context import AnalysisContext, ReviewComment
 from analyzers.crscore.analyzer import CRScoreAnalyzer, locate
-from analyzers.diff import ChangeSet
 from bot.app.settings import ServiceSettings
 from bot.core.config import LoadedConfig
 from bot.core.context import changes_from_github, comments_from_github, head_files

@@ -12,7 +12,7 @@ from collections.abc import Callable
 
 import pytest
 
-from analyzers.llm import Usage
+from analyzers.llm.client import Usage
 from bot.cli.progress import shown, usage_line
 from tests.fakes.llm_server import ScriptedLLM, varied
 from tests.support import ROOT

@@ -18,9 +18,9 @@ from typing import Any
 
 import pytest
 
-from analyzers.autofix import AutoFix
+from analyzers.autofix.analyzer import AutoFix
+from analyzers.code.diff import parse_diff
 from analyzers.context import AnalysisContext
-from analyzers.diff import parse_diff
 from analyzers.semgrep import find_semgrep
 from bot.core.config import CONFIG_PATH
 from bot.core.llm import refusing_factory

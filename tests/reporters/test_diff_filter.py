@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from analyzers.diff import parse_diff, parse_github_files
+from analyzers.code.diff import parse_diff, parse_github_files
 from reporters.diff_filter import DiffFilter
 
 DIFF = ("--- a/m.py\n+++ b/m.py\n"

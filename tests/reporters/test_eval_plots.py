@@ -12,7 +12,7 @@ import pytest
 from click.testing import CliRunner
 
 from analyzers.semgrep.scan import find_semgrep
-from analyzers.synthesis_rtc import load_humaneval
+from analyzers.synthesis_rtc.analyzer import load_humaneval
 from bot.cli.commands.eval_autofix import command as autofix
 from bot.cli.commands.eval_crscore import command as crscore
 from bot.cli.commands.eval_editing_rtc import command as editing_rtc
@@ -26,9 +26,9 @@ from reporters.eval_plots import (
     rtc_lift_chart,
 )
 from reporters.plots import save, spec
-from tests.analyzers.test_autofix import APP
-from tests.analyzers.test_autofix import responder as autofix_responder
-from tests.analyzers.test_synthesis_rtc import scripted_round_trip
+from tests.analyzers.autofix.test_analyzer import APP
+from tests.analyzers.autofix.test_analyzer import responder as autofix_responder
+from tests.analyzers.synthesis_rtc.test_analyzer import scripted_round_trip
 from tests.fakes.llm_server import ScriptedLLM, last_user_text
 from tests.support import DATA, require
 

@@ -19,7 +19,7 @@ from typing import Any
 import httpx
 import pytest
 
-from analyzers.diff import parse_diff
+from analyzers.code.diff import parse_diff
 from analyzers.report import AnalyzerReport, Finding, Skipped
 from bot.core.context import unlisted_files
 from reporters import check_run

@@ -16,7 +16,7 @@ import pytest
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
-from analyzers.diff import CODE_LANGUAGES, parse_diff
+from analyzers.code.diff import CODE_LANGUAGES, parse_diff
 from analyzers.report import AnalyzerReport, Finding, Fix, Skipped
 from reporters import check_run
 from reporters.base import Target

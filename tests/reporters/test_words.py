@@ -3,7 +3,7 @@ titles are plain text cut at a word."""
 
 from __future__ import annotations
 
-from analyzers.autofix_view import proposed
+from analyzers.autofix.view import proposed
 from analyzers.report import AnalyzerReport, Finding, Skipped
 from reporters import check_run, readable
 from reporters.markdown import render_markdown_report

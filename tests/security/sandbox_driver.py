@@ -21,7 +21,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from analyzers.execution import Case, Executor, Limits, Program, SandboxUnavailable  # noqa: E402
+from analyzers.execution.oracle import Case, Executor, Limits, Program, SandboxUnavailable  # noqa: E402
 
 
 def main() -> int:

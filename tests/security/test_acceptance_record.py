@@ -277,7 +277,7 @@ def test_another_bots_copy_of_the_marker_does_not_hide_the_suggestion(
         fake_github: Callable[..., FakeGitHub], tmp_path: Path) -> None:
     """The App's reporter takes a suggestion as already posted only when its own bot wrote
     the marker; another bot that copies it cannot keep rtcbot's fix off the pull request."""
-    from analyzers.diff import parse_github_files
+    from analyzers.code.diff import parse_github_files
     from analyzers.report import Fix
     from reporters.base import Target
     from reporters.base import run_reporter as drive

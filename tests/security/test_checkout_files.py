@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner, Result
 
-from analyzers.checkout_files import (
+from analyzers.code.checkout_files import (
     CheckoutFileError,
     MiB,
     append_text,

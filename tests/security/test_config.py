@@ -31,8 +31,8 @@ import pytest
 from click.testing import CliRunner
 
 import bot.action.workflow
+from analyzers.code.diff import parse_diff
 from analyzers.context import AnalysisContext, Tools
-from analyzers.diff import parse_diff
 from analyzers.pipeline import run_one
 from bot.cli.commands.config import command as config_command
 from bot.core.config import MAX_CONFIG_BYTES, MAX_DEPTH, parse_config

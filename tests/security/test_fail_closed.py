@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from analyzers.diff import parse_github_files
+from analyzers.code.diff import parse_github_files
 from analyzers.semgrep.scan import parse_output
 from bot.entry import main
 from tests.bot.app_support import App

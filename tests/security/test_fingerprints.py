@@ -127,7 +127,7 @@ def test_an_old_fingerprint_dismisses_the_one_finding_it_names_and_nothing_when_
 
 def test_places_in_brace_languages_tell_twins_apart_and_survive_a_move() -> None:
     """The same rule for Java, JavaScript and TypeScript (a scan of braces)."""
-    from analyzers.place import places
+    from analyzers.code.place import places
 
     a = "function cleanup() {\n  exec(cmd);\n}\n"
     b = "function runUser(req) {\n  exec(cmd);\n  exec(cmd);\n}\n"

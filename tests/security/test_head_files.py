@@ -23,8 +23,8 @@ import httpx
 import pytest
 from click.testing import CliRunner
 
+from analyzers.code.diff import parse_diff
 from analyzers.context import AnalysisContext, HeadFileTooLarge, Tools, head_file_limit
-from analyzers.diff import parse_diff
 from analyzers.pipeline import run_one
 from analyzers.semgrep.scan import MAX_TARGET_BYTES
 from bot.core.context import head_files

@@ -4,7 +4,7 @@ PR author names a function, or writes a line git takes for one, to publish throu
 mention, a link, an image or HTML in the check run, terminal escapes or a bidirectional
 override, or a name of megabytes that crowds every other finding out of the check run's text.
 
-Every label is one line of at most LABEL_CHARS characters (analyzers/diff.py `one_line`), and
+Every label is one line of at most LABEL_CHARS characters (analyzers/code/diff.py `one_line`), and
 every surface renders it inert (reporters/untrusted.py)."""
 
 from __future__ import annotations
@@ -12,9 +12,9 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
+from analyzers.code.diff import SECTION_CHARS, parse_diff
+from analyzers.code.enclosing import LABEL_CHARS
 from analyzers.context import AnalysisContext
-from analyzers.diff import SECTION_CHARS, parse_diff
-from analyzers.enclosing import LABEL_CHARS
 from analyzers.pipeline import run_one
 from analyzers.report import AnalyzerReport
 from reporters.check_run import MAX_ANNOTATION_TITLE, render

@@ -8,7 +8,7 @@ the line to the backward step, which re-creates the edit from it; compared chara
 character it was no quote, so on b3e8eed each scored RTC 1.00 (leaks 0) and an
 `editing_rtc.rtc<0.5` gate passed. The same for a one-line bypass `return True` quoted as it
 is: under the old 5-token minimum, it was exempt. Now each description is read as a reader sees
-it (analyzers/visible_text.py): every one is a leak, the hunk scores RTC 0 and the gate fails on
+it (analyzers/rtc/visible_text.py): every one is a leak, the hunk scores RTC 0 and the gate fails on
 the CLI (the other surfaces share the analyzer: tests/security/test_rtc_leak.py).
 """
 
@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 
-from analyzers.diff import parse_diff
+from analyzers.code.diff import parse_diff
 from tests.fakes.llm_server import ScriptedLLM, last_user_text
 from tests.security.test_rtc_leak import DIFF, GATE, PLANTED, cli_review
 

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from analyzers.diff import parse_github_files
+from analyzers.code.diff import parse_github_files
 from analyzers.report import AnalyzerReport, Finding, Fix
 from bot.core.context import comments_from_github, marked_by
 from bot.entry import main

@@ -22,12 +22,12 @@ from pathlib import Path
 
 import pytest
 
-from analyzers.autofix import AutoFix, Options
-from analyzers.autofix_oracle import FixOutcome, FixTarget, oracle
-from analyzers.autofix_text import FixAnswer, pseudo_file
+from analyzers.autofix.analyzer import AutoFix, Options
+from analyzers.autofix.oracle import FixOutcome, FixTarget, oracle
+from analyzers.autofix.text import FixAnswer, pseudo_file
+from analyzers.code.diff import ChangeSet, DiffLine, FileChange, Hunk, parse_diff, parse_github_files
+from analyzers.code.paths import path_problem, safe_join, unquote_git, write_inside
 from analyzers.context import AnalysisContext
-from analyzers.diff import ChangeSet, DiffLine, FileChange, Hunk, parse_diff, parse_github_files
-from analyzers.paths import path_problem, safe_join, unquote_git, write_inside
 from analyzers.semgrep.scan import SemgrepFinding, find_semgrep
 from tests.bot.test_action import pr_github, run_action  # noqa: F401  (fixture)
 from tests.fakes.github_server import FakeGitHub, fake_github  # noqa: F401  (fixture)

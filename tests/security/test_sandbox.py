@@ -28,7 +28,7 @@ from typing import Any
 
 import pytest
 
-from analyzers.execution import (
+from analyzers.execution.oracle import (
     Case,
     Executor,
     Limits,
@@ -36,7 +36,7 @@ from analyzers.execution import (
     ResultCache,
     Sandbox,
 )
-from analyzers.sandbox import NOT_ISOLATED, WORK
+from analyzers.sandbox.box import NOT_ISOLATED, WORK
 from tests.support import ROOT, require
 
 DRIVER = ROOT / "tests" / "security" / "sandbox_driver.py"
@@ -512,7 +512,7 @@ def test_refusal_is_one_clear_error() -> None:
     if not IS_ROOT:
         pytest.skip("needs root, to map an unprivileged uid in a test user namespace")
     code = (f"import sys; sys.path.insert(0, {str(ROOT)!r})\n"
-            "from analyzers.sandbox import Sandbox, SandboxUnavailable\n"
+            "from analyzers.sandbox.box import Sandbox, SandboxUnavailable\n"
             "try:\n    Sandbox(mode='auto')\n    print('ran')\n"
             "except SandboxUnavailable as e:\n    print('refused: ' + str(e))\n")
     python = _python_for(Who("unprivileged", "auto"))
@@ -557,7 +557,7 @@ def test_a_run_started_by_root_has_its_own_user_no_groups_and_no_capabilities(mo
     """As root the sandbox gives each run a uid of its own (set by setpriv before the first
     program, so that Popen can start it without forking this process)."""
     require(os.geteuid() == 0, "this checks what root hands down; it runs as root in CI's container")
-    from analyzers.sandbox import Sandbox, SandboxUnavailable
+    from analyzers.sandbox.box import Sandbox, SandboxUnavailable
 
     try:
         box = Sandbox(slots=1, mode=mode)

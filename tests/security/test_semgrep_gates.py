@@ -19,9 +19,9 @@ from typing import Any
 
 import pytest
 
-from analyzers.autofix import AutoFix
+from analyzers.autofix.analyzer import AutoFix
+from analyzers.code.diff import parse_diff
 from analyzers.context import AnalysisContext, Tools
-from analyzers.diff import parse_diff
 from analyzers.report import Finding
 from analyzers.semgrep.scan import (
     MAX_BATCH_ARG_BYTES,

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import httpx
 
-from analyzers.diff import parse_github_files
+from analyzers.code.diff import parse_github_files
 from analyzers.report import AnalyzerReport, Finding, Fix
 from bot.app import feedback
 from bot.app.jobs import Runtime

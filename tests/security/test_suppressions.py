@@ -20,11 +20,11 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
+from analyzers.code.diff import parse_diff
 from analyzers.crscore.analyzer import SmellPlan, Unit
 from analyzers.crscore.smells import detect_many
 from analyzers.crscore.smells.jshint import unavailable_reason as jshint_missing
 from analyzers.crscore.smells.pmd import unavailable_reason as pmd_missing
-from analyzers.diff import parse_diff
 from bot.entry import main
 from reporters.untrusted import inert
 from tests.bot.app_support import App

@@ -22,7 +22,7 @@ import httpx
 import pytest
 from click.testing import CliRunner
 
-from analyzers.llm import LLMError
+from analyzers.llm.client import LLMError
 from analyzers.urls import UNREADABLE, redact_data, redact_url, redact_urls
 from bot.app.service_checks import dashboard_problems
 from bot.app.settings import ServiceSettings

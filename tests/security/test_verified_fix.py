@@ -21,11 +21,11 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from analyzers.autofix import AutoFix
+from analyzers.autofix.analyzer import AutoFix
+from analyzers.code.diff import parse_diff
 from analyzers.context import AnalysisContext
-from analyzers.diff import parse_diff
 from analyzers.report import Finding
-from analyzers.sandbox import Sandbox
+from analyzers.sandbox.box import Sandbox
 from bot.entry import main
 from tests.bot.app_support import App
 from tests.bot.test_action import EVENT, TOKEN

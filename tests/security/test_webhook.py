@@ -28,7 +28,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from analyzers.tooling import BoundProcess, popen_bound, tool_env
+from analyzers.tools.programs import BoundProcess, popen_bound, tool_env
 from tests.fakes.github_server import sign
 
 SECRET = "webhook-secret-for-tests"

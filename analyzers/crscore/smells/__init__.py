@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from analyzers import spans
-from analyzers.diff import Hunk
+from analyzers.code.diff import Hunk
 
 ROOT = Path(__file__).resolve().parents[3]  # the project root (node_modules/ lives there)
 LANGUAGE_ALIASES = {"py": "python", "python": "python", "java": "java", "js": "javascript",

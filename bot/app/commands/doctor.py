@@ -30,7 +30,7 @@ class Finding:
 def llm(settings: ServiceSettings) -> Finding:
     if settings.llm_base_url:
         return Finding("LLM", f"the endpoint {settings.llm_base_url} (model {settings.llm_model or 'its default'})")
-    from analyzers.local_llm import gguf_path, unavailable_reason
+    from analyzers.llm.local import gguf_path, unavailable_reason
 
     why = unavailable_reason(settings.embedded_gguf)
     if why:
@@ -73,7 +73,7 @@ def smell_tools(settings: ServiceSettings) -> list[Finding]:
 
 
 def sandbox(settings: ServiceSettings) -> Finding:
-    from analyzers.sandbox import Sandbox, SandboxUnavailable
+    from analyzers.sandbox.box import Sandbox, SandboxUnavailable
 
     try:
         box = Sandbox(slots=1, mode=settings.sandbox, reuse=False)

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import click
 
-from analyzers.tooling import tool_env, workdir
+from analyzers.tools.programs import tool_env, workdir
 
 GIT_SAFE = ["--no-pager", "-c", "core.fsmonitor=false", "-c", "core.hooksPath=/dev/null",
             "-c", "diff.external=", "-c", "core.pager=cat"]

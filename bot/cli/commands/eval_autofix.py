@@ -20,11 +20,11 @@ from typing import Any
 import click
 from rich.console import Console
 
-from analyzers.autofix import Options, apply_all, fix_all, rtc_split, table
-from analyzers.autofix_oracle import FixOutcome, FixTarget
+from analyzers.autofix.analyzer import Options, apply_all, fix_all, rtc_split, table
+from analyzers.autofix.oracle import FixOutcome, FixTarget
+from analyzers.code.diff import language_of
 from analyzers.context import Tools
-from analyzers.diff import language_of
-from analyzers.llm import LLMClient, LLMError, LLMSettings
+from analyzers.llm.client import LLMClient, LLMError, LLMSettings
 from analyzers.semgrep.scan import ScanResult, SemgrepFailed, SemgrepFinding, SemgrepUnavailable, scan
 from bot.cli.commands._common import figure_table, plot_option, save_plot
 from bot.cli.llm_options import llm_options, pop_llm_settings

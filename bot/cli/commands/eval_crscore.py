@@ -24,7 +24,7 @@ from analyzers.crscore import cv
 from analyzers.crscore import score as crs
 from analyzers.crscore.recipe import DEFAULT_RECIPE, RECIPES, Recipe
 from analyzers.crscore.sts import DEFAULT_MODEL, POOLINGS, Embedder, EmbeddingError
-from analyzers.llm import LLMError, LLMSettings
+from analyzers.llm.client import LLMError, LLMSettings
 from bot.cli.commands._common import bar, plot_option, read_jsonl, save_plot
 from bot.cli.commands._crscore_cv import Fitted, fitted_label, folds_of, print_folds, rel_fitter
 from bot.cli.commands._datasets import DatasetArgument
@@ -55,9 +55,9 @@ def load_rows(data: Path) -> list[dict[str, Any]]:
 
 def generated_refs(rows: list[dict[str, Any]], settings: LLMSettings) -> dict[str, list[str]]:
     """diff → claims from the configured LLM + smells found on the hunk's changed lines."""
+    from analyzers.code.diff import DiffError, parse_github_files
     from analyzers.crscore.claims import generate_claims
     from analyzers.crscore.smells import detect_in_hunk
-    from analyzers.diff import DiffError, parse_github_files
 
     diffs = {str(r["diff"]): LANGS.get(str(r.get("lang", "")), str(r.get("lang", ""))) for r in rows}
     llm = llm_factory(settings)()

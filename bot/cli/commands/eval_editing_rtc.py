@@ -14,7 +14,7 @@ from typing import Any
 import click
 from rich.console import Console
 
-from analyzers.checkout_files import (
+from analyzers.code.checkout_files import (
     CheckoutFileError,
     MiB,
     append_text,
@@ -22,12 +22,12 @@ from analyzers.checkout_files import (
     read_text,
     split,
 )
-from analyzers.diff import DiffError, parse_github_files
-from analyzers.editing_rtc import EditingRTC
-from analyzers.leak import leak_rate
-from analyzers.llm import BudgetExceeded, LLMClient, Usage
-from analyzers.local_llm import ALIAS
-from analyzers.rtc import aggregate
+from analyzers.code.diff import DiffError, parse_github_files
+from analyzers.editing_rtc.analyzer import EditingRTC
+from analyzers.llm.client import BudgetExceeded, LLMClient, Usage
+from analyzers.llm.local import ALIAS
+from analyzers.rtc.leak import leak_rate
+from analyzers.rtc.round_trip import aggregate
 from bot.cli.commands._common import figure_table, plot_option, read_jsonl, save_plot
 from bot.cli.commands._datasets import DatasetArgument
 from bot.cli.llm_options import llm_options, pop_llm_settings
@@ -66,7 +66,7 @@ MAX_RESULTS_BYTES = 256 * MiB  # the bundled 500 items take a few MiB
 
 def load_done(out: Path) -> dict[str, dict[str, Any]]:
     """The items a results file holds already (a file in a checkout by a fixed name: no link
-    followed, a regular file, capped; analyzers/checkout_files.py)."""
+    followed, a regular file, capped; analyzers/code/checkout_files.py)."""
     done: dict[str, dict[str, Any]] = {}
     try:
         text = read_text(*split(out), limit=MAX_RESULTS_BYTES, name=str(out))

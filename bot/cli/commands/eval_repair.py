@@ -11,10 +11,9 @@ import click
 from rich.console import Console
 from rich.table import Table
 
-from analyzers.execution import Executor, Limits
-from analyzers.llm import BudgetExceeded, LLMSettings
-from analyzers.passk import histogram, summarize, task_pass_at_k, tca_at_k
-from analyzers.repair import (
+from analyzers.execution.oracle import Executor, Limits
+from analyzers.execution.passk import histogram, summarize, task_pass_at_k, tca_at_k
+from analyzers.execution.repair import (
     RepairConfig,
     RepairTask,
     TaskError,
@@ -23,6 +22,7 @@ from analyzers.repair import (
     sample_fixes,
     task_from_json,
 )
+from analyzers.llm.client import BudgetExceeded, LLMSettings
 from bot.cli.commands._common import bar, parse_ks, plot_option, read_jsonl, save_plot
 from bot.cli.commands._datasets import DatasetArgument
 from bot.cli.llm_options import llm_options, pop_llm_settings

@@ -12,9 +12,9 @@ import click
 from rich.console import Console
 from rich.table import Table
 
-from analyzers.execution import Executor, Limits
-from analyzers.llm import BudgetExceeded
-from analyzers.synthesis_rtc import SynthesisConfig, humaneval_round_trips, load_humaneval, overall
+from analyzers.execution.oracle import Executor, Limits
+from analyzers.llm.client import BudgetExceeded
+from analyzers.synthesis_rtc.analyzer import SynthesisConfig, humaneval_round_trips, load_humaneval, overall
 from bot.cli.commands._common import bar, plot_option, save_plot
 from bot.cli.llm_options import llm_options, pop_llm_settings
 from bot.core.llm import llm_factory

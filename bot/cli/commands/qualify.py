@@ -9,7 +9,7 @@ record (`--output`, default `.rtcbot/qualification.json` in the checkout), which
 review` reads under `require_qualified: true`. Re-runs draw the same hunks and send the same
 requests, so they are served from the LLM cache.
 
-Git runs with a clean environment and a private HOME (analyzers/tooling.py), never through a
+Git runs with a clean environment and a private HOME (analyzers/tools/programs.py), never through a
 shell, with the checkout's path as its working directory (never an argument) and the range
 after `--end-of-options`; the checkout's config cannot start a program (see bot/cli/commands/_git.py).
 """
@@ -33,10 +33,10 @@ from rich.console import Console
 from rich.progress import Progress
 from rich.table import Table
 
-from analyzers.checkout_files import CheckoutFileError, check_writable, split, write_text
-from analyzers.diff import CODE_LANGUAGES, DEFAULT_IGNORES, DiffError, parse_diff
-from analyzers.editing_rtc import EditingRTC, EditingRTCConfig
-from analyzers.llm import BudgetExceeded, LLMClient, LLMError, LLMSettings
+from analyzers.code.checkout_files import CheckoutFileError, check_writable, split, write_text
+from analyzers.code.diff import CODE_LANGUAGES, DEFAULT_IGNORES, DiffError, parse_diff
+from analyzers.editing_rtc.analyzer import EditingRTC, EditingRTCConfig
+from analyzers.llm.client import BudgetExceeded, LLMClient, LLMError, LLMSettings
 from analyzers.qualify import (
     Candidate,
     ModelResult,
@@ -282,7 +282,7 @@ def record_file(repo: Path, output: Path | None) -> tuple[Path, str, str]:
 
 
 def write_record(root: Path, rel: str, hint: str, rec: dict[str, Any]) -> Path:
-    """The record written, never through a link the repository committed (analyzers/checkout_files.py)."""
+    """The record written, never through a link the repository committed (analyzers/code/checkout_files.py)."""
     try:
         return write_text(root, rel, json.dumps(rec, indent=2, ensure_ascii=False) + "\n")
     except CheckoutFileError as e:
@@ -346,7 +346,7 @@ def qualify_one(trial: Trial, url: str | None, name: str | None, bar_: Progress)
     task = bar_.add_task(label, total=len(trial.sample))
     t0 = time.monotonic()
     try:
-        from analyzers.local_llm import client_from_settings
+        from analyzers.llm.local import client_from_settings
 
         llm = client_from_settings(settings)
         label = name or llm.model

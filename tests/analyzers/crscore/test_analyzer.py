@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from analyzers.code.diff import parse_diff
 from analyzers.context import AnalysisContext, ReviewComment
 from analyzers.crscore.analyzer import CRScoreAnalyzer
-from analyzers.diff import parse_diff
 from analyzers.registry import get
 from tests.conftest import client_for
 from tests.fakes.llm_server import ScriptedLLM

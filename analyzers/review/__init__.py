@@ -1,0 +1,1 @@
+"""Review: rtcbot as a reviewer whose comments are filtered by CRScore."""

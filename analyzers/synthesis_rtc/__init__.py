@@ -1,0 +1,1 @@
+"""SynthesisRTC: describe a code region, regenerate it, run the repository's tests."""

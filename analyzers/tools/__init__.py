@@ -1,0 +1,1 @@
+"""Starting the programs rtcbot uses, bounded, with a lifeline."""

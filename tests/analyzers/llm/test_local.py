@@ -1,0 +1,34 @@
+"""The real embedded server through the openai client: structure, not wording."""
+
+from __future__ import annotations
+
+import pytest
+
+from analyzers.code.diff import parse_diff
+from analyzers.context import AnalysisContext
+from analyzers.editing_rtc.analyzer import EditingRTC, EditingRTCConfig
+from analyzers.llm.client import LLMClient
+from tests.support import ROOT
+
+pytestmark = [pytest.mark.slow, pytest.mark.model]
+
+
+def test_embedded_server_answers_chat(embedded_llm: LLMClient) -> None:
+    out = embedded_llm.sample([{"role": "user", "content": "Name a colour."}], n=2, temperature=1.0, max_tokens=16)
+    assert len(out) == 2 and all(isinstance(t, str) for t in out)
+    assert embedded_llm.honours_n is not None
+
+
+def test_editing_rtc_end_to_end_on_embedded_model(embedded_llm: LLMClient) -> None:
+    changes = parse_diff((ROOT / "samples" / "demo.diff").read_text())
+    before = embedded_llm.usage.copy()
+    cfg = EditingRTCConfig(forward_max_tokens=48, backward_max_tokens=96)
+    report = EditingRTC(cfg).run(changes, AnalysisContext(llm_factory=lambda: embedded_llm))
+    assert report.error is None and len(report.findings) == 2
+    spent = embedded_llm.usage.minus(before)
+    per_hunk = 5 if embedded_llm.honours_n else 7
+    assert spent.requests == 2 * per_hunk
+    for f in report.findings:
+        assert 0.0 <= f.scores["rtc"] <= 1.0 and -1.0 <= f.scores["lift"] <= 1.0
+        assert len(f.evidence["descriptions"]) == 3
+        assert all(isinstance(d, str) and d for d in f.evidence["descriptions"])
