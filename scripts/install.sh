@@ -86,7 +86,7 @@ apt_or_warn() {  # apt_or_warn COMMAND PACKAGE "what happens without it"
   fi
 }
 
-# bubblewrap: the sandbox for untrusted code (analyzers/execution.py)
+# bubblewrap: the sandbox for untrusted code (analyzers/execution/oracle.py)
 apt_or_warn bwrap bubblewrap "the sandbox will use user namespaces, or refuse to run"
 # Chromium: only for the tests (RTCBOT_BROWSER=1, which `make test` sets): the dashboard's
 # browser test drives Debian's build through Playwright (whose own download is not reachable)
