@@ -23,7 +23,7 @@ import xml.etree.ElementTree as ET
 from collections.abc import Mapping
 from pathlib import Path
 
-from analyzers.crscore.smells import ROOT, TOOL_TIMEOUT_S, Smell, SmellReport, node_bin, which
+from analyzers.crscore.smells.found import ROOT, TOOL_TIMEOUT_S, Smell, SmellReport, node_bin, which
 from analyzers.crscore.smells.line_server import LineServer, ServerUnavailable
 from analyzers.tools.programs import run, workdir
 

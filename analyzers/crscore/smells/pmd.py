@@ -27,7 +27,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from analyzers.crscore.smells import ROOT, TOOL_TIMEOUT_S, Smell, SmellReport, which
+from analyzers.crscore.smells.found import ROOT, TOOL_TIMEOUT_S, Smell, SmellReport, which
 from analyzers.crscore.smells.line_server import LineServer, ServerStopped, ServerUnavailable
 from analyzers.tools.programs import run, workdir
 

@@ -27,8 +27,8 @@ import textwrap
 from collections.abc import Mapping
 
 from analyzers.code import pyparse
-from analyzers.crscore.smells import Smell, SmellReport
 from analyzers.crscore.smells.design import Message, design_messages
+from analyzers.crscore.smells.found import Smell, SmellReport
 
 MIN_CC_RANK = "C"  # radon: C = 11–20
 MIN_COHESION = 0.30
