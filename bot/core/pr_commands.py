@@ -20,88 +20,35 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
 
-from analyzers import registry
-
-MAX_LINE = 500  # characters of the addressed line that are read
-MAX_PATH = 300
-MAX_TARGET = 200
-MAX_REASON = 300
-MAX_LINE_NUMBER = 10_000_000
-STATEFUL = frozenset({"ignore", "unignore"})  # need write access (rerun too, past the author's budget)
+from bot.core.verbs.base import (
+    MAX_LINE,
+    MAX_REASON,
+    Command,
+    Dismissals,
+    Explain,
+    Help,
+    Ignore,
+    Malformed,
+    Rerun,
+    Unignore,
+    safe_path,
+)
+from bot.core.verbs.table import VERBS
 
 _FENCE = re.compile(r"^\s*(`{3,}|~{3,})")
 _ADDRESS = re.compile(r"^@(?P<slug>[A-Za-z0-9][A-Za-z0-9-]*)(?:\[bot\])?(?=\s|$)(?P<rest>.*)$", re.I)
-_PATH_CHARS = re.compile(r"^[A-Za-z0-9._/@+=,~ -]+$")  # a path: no glob, no control character
-_GLOB_CHARS = re.compile(r"^[A-Za-z0-9._/@+=,~*?\[\]{}!-]+$")  # a glob: the same and its wildcards
-_TARGET = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:/@+-]*$")  # a rule id, an analyzer's key, a fingerprint
-_IGNORE = re.compile(r"^(?P<target>\S+)(?:\s+in\s+(?P<glob>\S+))?(?:\s+because\s+(?P<reason>.+))?$", re.I | re.S)
-_UNIGNORE = re.compile(r"^(?P<target>\S+)(?:\s+in\s+(?P<glob>\S+))?$", re.I)
 
-
-@dataclass(frozen=True)
-class Help:
-    verb = "help"
-
-
-@dataclass(frozen=True)
-class Rerun:
-    analyzers: tuple[str, ...] = ()  # () : every analysis the repository enables
-    verb = "rerun"
-
-
-@dataclass(frozen=True)
-class Explain:
-    path: str | None = None  # None: the finding of the thread the command is in
-    line: int | None = None
-    verb = "explain"
-
-
-@dataclass(frozen=True)
-class Ignore:
-    target: str  # a rule id, an analyzer's key or a finding's fingerprint; "this": the thread's
-    path_glob: str | None = None
-    reason: str = ""
-    verb = "ignore"
-
-
-@dataclass(frozen=True)
-class Unignore:
-    target: str
-    path_glob: str | None = None
-    verb = "unignore"
-
-
-@dataclass(frozen=True)
-class Dismissals:
-    verb = "dismissals"
-
-
-@dataclass(frozen=True)
-class Malformed:
-    why: str
-    verb = "malformed"
-
-
-Command = Help | Rerun | Explain | Ignore | Unignore | Dismissals | Malformed
+__all__ = ["MAX_LINE", "Command", "Dismissals", "Explain", "Help", "Ignore", "Malformed", "Rerun", "Unignore",
+           "addressed", "author_budget_reply", "closed_reply", "help_text", "is_bot", "no_write_reply", "parse",
+           "proposed_ignore", "safe_path", "spend_refused", "turned_off_reply", "wont_fix"]
 
 
 def help_text(slug: str) -> str:
-    """The commands, in one short reply (rtcbot's own Markdown)."""
+    """The commands, in one short reply (rtcbot's Markdown): each command's line, then help's."""
     at = f"@{slug}"
-    return "\n".join([
-        f"Commands for `{at}` (in this conversation or in a review thread):",
-        "",
-        f"- `{at} rerun [analyzer …]`: analyse the head again (all analyses, or those named: "
-        + ", ".join(n.replace("_", "-") for n in registry.ANALYZERS) + ")",
-        f"- `{at} explain [path:line]`: the evidence behind a score (in a thread on one of rtcbot's "
-        "comments, that one)",
-        f"- `{at} ignore <rule|this> [in <glob>] [because <reason>]`, `{at} unignore <rule|this> [in <glob>]`: "
-        "dismiss a rule or a finding (write access)",
-        f"- `{at} dismissals`: what is dismissed in this repository",
-        f"- `{at} help`: this list",
-    ])
+    return "\n".join([f"Commands for `{at}` (in this conversation or in a review thread):", "",
+                      *(f"- {verb.usage(at)}" for verb in VERBS.values()), f"- `{at} help`: this list"])
 
 
 def _outside_code(body: str | None) -> Iterator[str]:
@@ -129,83 +76,14 @@ def addressed(body: str | None, slug: str) -> str | None:
     return None
 
 
-def safe_path(text: str, *, glob: bool = False) -> str | None:
-    """`text` as a path (or glob) inside the repository, or None: relative, no `..` or `.`
-    part, no empty part, no backslash, no control character, at most MAX_PATH characters."""
-    if not text or len(text) > MAX_PATH or not (_GLOB_CHARS if glob else _PATH_CHARS).match(text):
-        return None
-    parts = text.split("/")
-    if text.startswith(("/", "~")) or any(p in ("", ".", "..") for p in parts):
-        return None
-    return text
-
-
-def _explain(rest: str) -> Command:
-    if not rest:
-        return Explain()
-    path, sep, line = rest.rpartition(":")
-    if not sep or not line.isdigit() or not 1 <= int(line) <= MAX_LINE_NUMBER:
-        return Malformed("explain takes path:line (e.g. src/app.py:12)")
-    if safe_path(path) is None:
-        return Malformed("explain: the path must be relative and inside the repository")
-    return Explain(path, int(line))
-
-
-def _target(text: str) -> str | None:
-    return text if text.lower() == "this" or (len(text) <= MAX_TARGET and _TARGET.match(text)) else None
-
-
-def _glob(text: str | None) -> tuple[bool, str | None]:
-    """(valid, the glob or None)."""
-    if text is None:
-        return True, None
-    found = safe_path(text, glob=True)
-    return found is not None, found
-
-
-def _ignore(verb: str, rest: str) -> Command:
-    m = (_IGNORE if verb == "ignore" else _UNIGNORE).match(rest)
-    if not m:
-        return Malformed(f"{verb} takes <rule|this> [in <glob>]" + (" [because <reason>]" if verb == "ignore" else ""))
-    target = _target(m.group("target"))
-    if target is None:
-        return Malformed(f"{verb}: a rule id, an analyzer's name, a finding's fingerprint, or `this`")
-    ok, glob = _glob(m.group("glob"))
-    if not ok:
-        return Malformed(f"{verb}: the glob after `in` must be relative and inside the repository")
-    target = "this" if target.lower() == "this" else target
-    if verb == "unignore":
-        return Unignore(target, glob)
-    reason = " ".join((m.group("reason") or "").split())
-    if len(reason) > MAX_REASON:
-        return Malformed(f"ignore: the reason is longer than {MAX_REASON} characters")
-    return Ignore(target, glob, reason)
-
-
 def parse(text: str) -> Command:
-    """The command in the text after the address (`addressed`)."""
-    verb, _, rest = text.strip().partition(" ")
-    verb, rest = verb.lower(), rest.strip()
-    if verb in ("", "help"):
+    """The command in the text after the address (`addressed`): its verb's, from the table."""
+    word, _, rest = text.strip().partition(" ")
+    word, rest = word.lower(), rest.strip()
+    if word in ("", "help"):
         return Help() if not rest else Malformed("help takes nothing after it")
-    if verb == "rerun":
-        try:
-            names = registry.parse_names(",".join(rest.replace(",", " ").split()))
-        except registry.UnknownAnalyzer as e:
-            return Malformed(f"rerun: {e}")
-        return Rerun(tuple(dict.fromkeys(names)))
-    if verb == "explain":
-        return _explain(rest)
-    if verb in ("ignore", "unignore"):
-        return _ignore(verb, rest)
-    if verb == "dismissals":
-        return Dismissals() if not rest else Malformed("dismissals takes nothing after it")
-    return Malformed(f"unknown command {verb[:40]!r}")
-
-
-def changes_state(command: Command) -> bool:
-    """Whether the command changes what rtcbot keeps (only people with write access may)."""
-    return command.verb in STATEFUL
+    verb = VERBS.get(word)
+    return verb.parse(rest) if verb is not None else Malformed(f"unknown command {word[:40]!r}")
 
 
 def is_bot(user: object) -> bool:

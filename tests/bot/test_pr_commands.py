@@ -12,6 +12,7 @@ from bot.app import events
 from bot.app.command_events import CommandJob, may_address
 from bot.core import pr_commands
 from bot.core.pr_commands import Dismissals, Explain, Help, Ignore, Malformed, Rerun, Unignore, addressed, parse
+from bot.core.verbs.table import VERBS
 from tests.support import FIXTURES
 
 HOOKS = FIXTURES / "github" / "webhooks"
@@ -71,8 +72,7 @@ def test_help_lists_every_command_and_only_ignore_and_unignore_change_state() ->
     text = pr_commands.help_text("rtcbot")
     for verb in ("rerun", "explain", "ignore", "unignore", "dismissals", "help"):
         assert f"@rtcbot {verb}" in text
-    assert [v for v in ("help", "rerun", "explain", "ignore this", "unignore x", "dismissals")
-            if pr_commands.changes_state(parse(v))] == ["ignore this", "unignore x"]
+    assert [name for name, verb in VERBS.items() if verb.needs_write] == ["ignore", "unignore"]
 
 
 # -- routing ----------------------------------------------------------------------------------
