@@ -54,7 +54,7 @@ def test_the_toy_surface_gets_the_review_the_gate_and_its_status_from_the_core()
 @pytest.mark.usefixtures("toy")
 def test_the_toy_surface_is_given_the_teams_dismissals() -> None:
     published: list[str] = []
-    ignored = Dismissal(target="toy", kind="analyzer", path_glob=None, by="maintainer", at=0.0, reason="a toy")
+    ignored = Dismissal(target="toy", kind="rule", path_glob=None, by="maintainer", at=0.0, reason="a toy")
     assert toy_surface(PATCH, 'fail_on: "toy.findings>0"\n', published, (ignored,)) == 0
     [report] = json.loads(published[0])["reports"]
     assert report["findings"] == []
