@@ -4,7 +4,8 @@
     token_client(api_url, token, settings)           the Action: GITHUB_TOKEN
 
 Both are `GitHubClient` (bot/github/client.py) with the same headers, retry and rate-limit
-policy (bot/github/policy.py), errors (`GitHubError`) and calls (`GitHub`, the protocol).
+policy (bot/github/transport.py, bot/github/policy.py), errors (`GitHubError`,
+bot/github/errors.py) and calls (`GitHub`, the protocol).
 """
 
 from __future__ import annotations
@@ -17,9 +18,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from bot.github.auth import AppJWT, InstallationAuth, TokenAuth, parse_expiry
-from bot.github.client import API_VERSION, MAX_CONFIG_BYTES, GitHubClient, GitHubError
+from bot.github.client import GitHubClient
+from bot.github.contents import MAX_CONFIG_BYTES
+from bot.github.errors import GitHubError
 from bot.github.protocol import GitHub
 from bot.github.settings import AppSettings, GitHubSettings, GitHubSettingsError, load_github_settings
+from bot.github.transport import API_VERSION
 
 __all__ = [
     "API_VERSION",
