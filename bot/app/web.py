@@ -11,31 +11,26 @@ redelivery a no-op), enqueue the job ids and answer 202. A delivery that asks fo
 event or action not handled, one without an `installation`: a repository webhook's) is
 recorded and answered 200 with the reason, and queues nothing. The work happens in `rtcbot
 worker`. No static files are served.
+
+The body's checks are bot/app/delivery_body.py's; the figures /metrics serves,
+bot/app/metrics.py's.
 """
 
 from __future__ import annotations
 
 import hmac
-import json
 import logging
-import os
-import re
 import time
-import urllib.parse
-from collections.abc import Callable
 from typing import Any
 
 from flask import Flask, Response, g, jsonify, request
-from gidgethub import ValidationFailure
-from gidgethub.sansio import validate_event
-from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
-from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
-from prometheus_client.registry import Collector
+from prometheus_client import generate_latest
 
 from analyzers.urls import redact_data
+from bot.app.delivery_body import TooLarge, UnsupportedType, decode_payload, read_bounded, verify_signature
 from bot.app.health import check as check_health
-from bot.app.health import worker_figures
 from bot.app.jobs import Accepted, Runtime
+from bot.app.metrics import Meters
 from bot.app.refusals import log_refusal
 from bot.app.settings import ServiceSettings, load_settings
 from bot.core.feedback import acceptance
@@ -43,173 +38,6 @@ from bot.core.logs import delivery_context
 from bot.core.settings import SettingsError
 
 log = logging.getLogger(__name__)
-MULTIPROC_ENV = "PROMETHEUS_MULTIPROC_DIR"
-
-
-def verify_signature(body: bytes, signature: str | None, secret: str) -> bool:
-    """True when `signature` (the X-Hub-Signature-256 header) signs `body` with `secret`."""
-    if not signature:
-        return False
-    try:
-        validate_event(body, signature=signature, secret=secret)
-    except ValidationFailure:
-        return False
-    return signature.startswith("sha256=")
-
-
-JSON_TYPES = ("application/json", "application/x-www-form-urlencoded")
-MAX_JSON_DEPTH = 256  # GitHub's payloads nest about 10 deep; Python's json recurses per level
-READ_CHUNK = 64 * 1024
-_JSON_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
-_JSON_BRACKETS = re.compile(r"[\[{]+|[\]}]+")
-
-
-class UnsupportedType(ValueError):
-    pass
-
-
-class TooLarge(ValueError):
-    pass
-
-
-def read_bounded(read: Callable[[int], bytes], limit: int) -> bytes:
-    """The whole body from `read` (a stream's read), refusing it (TooLarge) as soon as it has
-    more than `limit` bytes: a chunked body has no Content-Length to check beforehand."""
-    parts: list[bytes] = []
-    size = 0
-    while True:
-        chunk = read(min(READ_CHUNK, limit + 1 - size))
-        if not chunk:
-            return b"".join(parts)
-        size += len(chunk)
-        if size > limit:
-            raise TooLarge(f"body over {limit} bytes")
-        parts.append(chunk)
-
-
-def json_depth(text: str) -> int:
-    """How deep arrays and objects nest in `text` (JSON), found without recursion: strings are
-    blanked out, then runs of opening and closing brackets are counted."""
-    depth = deepest = 0
-    for m in _JSON_BRACKETS.finditer(_JSON_STRING.sub('""', text)):
-        run = m.group()
-        if run[0] in "[{":
-            depth += len(run)
-            deepest = max(deepest, depth)
-        else:
-            depth -= len(run)
-    return deepest
-
-
-def loads_bounded(text: str, max_depth: int = MAX_JSON_DEPTH) -> Any:
-    """json.loads, refusing (ValueError) a document nested deeper than `max_depth`, which would
-    otherwise exhaust the interpreter's recursion limit."""
-    depth = json_depth(text) if text.count("[") + text.count("{") > max_depth else 0
-    if depth > max_depth:
-        raise ValueError(f"JSON nested {depth} deep (at most {max_depth})")
-    try:
-        return json.loads(text)
-    except RecursionError:  # not expected after the check; never a 500
-        raise ValueError("JSON nested too deeply") from None
-
-
-def decode_payload(content_type: str, body: bytes) -> tuple[Any, str]:
-    """(the parsed JSON document of a delivery, its text): the body itself (application/json),
-    or its `payload` field (application/x-www-form-urlencoded, GitHub's other content type),
-    parsed once. Raises UnsupportedType for any other content type, ValueError for a body
-    that is not JSON in its charset."""
-    kind, _, params = content_type.partition(";")
-    kind = kind.strip().lower()
-    if kind not in JSON_TYPES:
-        raise UnsupportedType(kind)
-    charset = "utf-8"
-    for param in params.split(";"):
-        name, _, value = param.partition("=")
-        if name.strip().lower() == "charset" and value.strip():
-            charset = value.strip().strip('"')
-    try:
-        text = body.decode(charset)
-    except LookupError as e:
-        raise ValueError(f"unknown charset {charset!r}") from e
-    if kind == "application/x-www-form-urlencoded":
-        fields = urllib.parse.parse_qs(text)
-        if "payload" not in fields:
-            raise ValueError("no payload field in the form")
-        text = fields["payload"][0]
-    return loads_bounded(text), text
-
-
-class StoreCollector(Collector):
-    """Figures kept in the database, read at scrape time (the worker is another process)."""
-
-    def __init__(self, runtime: Runtime) -> None:
-        self.runtime = runtime
-
-    def collect(self) -> Any:
-        try:
-            m = self.runtime.store.metrics()
-        except Exception:
-            log.warning("metrics: the database did not answer", exc_info=True)
-            return
-        d = CounterMetricFamily("rtcbot_deliveries", "Webhook deliveries recorded", labels=["event", "status"])
-        for event, status, n in m["deliveries"]:
-            d.add_metric([event, status], n)
-        yield d
-        jobs = GaugeMetricFamily("rtcbot_jobs", "Jobs by kind and status", labels=["kind", "status"])
-        dur = CounterMetricFamily("rtcbot_job_duration_seconds", "Time spent in jobs", labels=["kind"])
-        req = CounterMetricFamily("rtcbot_llm_requests", "LLM requests made by jobs", labels=["kind"])
-        tok = CounterMetricFamily("rtcbot_llm_tokens", "LLM tokens used by jobs", labels=["kind"])
-        per_kind: dict[str, list[float]] = {}
-        for kind, status, n, seconds, requests_, tokens in m["jobs"]:
-            jobs.add_metric([kind, status], n)
-            acc = per_kind.setdefault(kind, [0.0, 0.0, 0.0])
-            acc[0] += float(seconds)
-            acc[1] += float(requests_)
-            acc[2] += float(tokens)
-        for kind, (seconds, requests_, tokens) in per_kind.items():
-            dur.add_metric([kind], seconds)
-            req.add_metric([kind], requests_)
-            tok.add_metric([kind], tokens)
-        yield from (jobs, dur, req, tok)
-        # cache figures live here, for the operator, and in no check run: a tenant who saw them
-        # could test whether an answer was cached, i.e. whether some code was seen before
-        hits = CounterMetricFamily("rtcbot_llm_cache_hits", "LLM samples served from the cache (all installations)")
-        hits.add_metric([], float(m.get("llm_cache_hits", 0)))
-        yield hits
-        yield from self.health()
-
-    def health(self) -> Any:
-        """The live workers (heartbeat within RTCBOT_WORKER_STALE_S), those warmed up, and the
-        oldest queued job's age (0 when none waits), as /healthz sees them."""
-        try:
-            workers, oldest_age = worker_figures(self.runtime)
-        except Exception:
-            log.warning("metrics: the database did not answer", exc_info=True)
-            return
-        for name, text, value in (
-                ("rtcbot_workers_live", "Workers whose heartbeat is recent", len(workers)),
-                ("rtcbot_workers_ready", "Live workers whose warm-up is over", sum(w["ready"] for w in workers)),
-                ("rtcbot_oldest_queued_job_age_seconds", "Age of the oldest queued job (0: none)", oldest_age or 0.0)):
-            gauge = GaugeMetricFamily(name, text)
-            gauge.add_metric([], float(value))
-            yield gauge
-
-
-def scrape_registry(own: CollectorRegistry, rt: Runtime) -> CollectorRegistry:
-    """What /metrics serves. Under `rtcbot serve` (gunicorn, several worker processes) each
-    worker's counters live in files of PROMETHEUS_MULTIPROC_DIR (set before prometheus_client
-    is imported, bot/app/commands/serve.py): every scrape, whichever worker answers, sums all of
-    them, so successive scrapes agree. In one process (tests, a WSGI server of your own): this
-    process's registry."""
-    path = os.environ.get(MULTIPROC_ENV)
-    if not path:
-        return own
-    from prometheus_client import multiprocess
-
-    merged = CollectorRegistry()
-    multiprocess.MultiProcessCollector(merged, path=path)
-    merged.register(StoreCollector(rt))
-    return merged
 
 
 def create_app(settings: ServiceSettings | None = None, *, runtime: Runtime | None = None) -> Flask:
@@ -221,7 +49,7 @@ def create_app(settings: ServiceSettings | None = None, *, runtime: Runtime | No
     app = Flask("rtcbot", static_folder=None)  # no /static: Flask's default serves the cwd's static/
     app.config["MAX_CONTENT_LENGTH"] = settings.max_body_bytes
     app.extensions["rtcbot"] = rt
-    meters = _Meters(rt)
+    meters = Meters(rt)
     _webhook_route(app, settings, rt, meters)
     _health_route(app, rt)
     _stats_route(app, settings, rt, meters)
@@ -231,30 +59,6 @@ def create_app(settings: ServiceSettings | None = None, *, runtime: Runtime | No
 
     register_dashboard(app, settings, rt.store)  # /dashboard, sign-in with GitHub (docs/dashboard.md)
     return app
-
-
-class _Meters:
-    """The app's own figures (webhook answers by event and status, time to answer one) and the
-    registry /metrics serves; `answer` is every JSON answer of the app, counted."""
-
-    def __init__(self, rt: Runtime) -> None:
-        registry = CollectorRegistry()
-        self.webhooks = Counter("rtcbot_webhook_requests", "Webhook requests by answer", ["event", "status"],
-                                registry=registry)
-        self.latency = Histogram("rtcbot_webhook_seconds", "Time to answer a webhook", registry=registry,
-                                 buckets=(0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10))
-        registry.register(StoreCollector(rt))
-        self.scraped = scrape_registry(registry, rt)
-
-    def answer(self, status: int, message: str, event: str = "", **extra: Any) -> Response:
-        if request.path == "/webhook":  # /metrics', /stats' and the error pages' answers are not webhooks
-            self.webhooks.labels(event or "-", str(status)).inc()
-        jobs = extra.get("jobs")
-        # the answer in words, for the request's log line: "202: accepted (jobs 12, 13)"
-        g.said = f"{status}: {message}" + (f" (jobs {', '.join(map(str, jobs))})" if jobs else "")
-        resp = jsonify({"message": message, **extra})
-        resp.status_code = status
-        return resp
 
 
 def _too_large_message(settings: ServiceSettings) -> str:
@@ -274,7 +78,7 @@ def _read_body(limit: int) -> bytes:
     return read_bounded(stream.read, limit)
 
 
-def _refused(meters: _Meters, status: int, reason: str, event: str) -> Response:
+def _refused(meters: Meters, status: int, reason: str, event: str) -> Response:
     """The answer to a delivery refused before it is recorded, and its one log line
     (bot/app/refusals.py)."""
     log_refusal(status, reason, event=event, delivery=request.headers.get("X-GitHub-Delivery", ""))
@@ -282,7 +86,7 @@ def _refused(meters: _Meters, status: int, reason: str, event: str) -> Response:
 
 
 def _verified_delivery(settings: ServiceSettings, secret: str, event: str,
-                       meters: _Meters) -> Response | tuple[str, dict[str, Any], str]:
+                       meters: Meters) -> Response | tuple[str, dict[str, Any], str]:
     """(delivery id, payload, its text) of a signed, well-formed delivery; else the answer that
     refuses it (413, 401, 400 or 415)."""
     length = request.content_length
@@ -309,7 +113,7 @@ def _verified_delivery(settings: ServiceSettings, secret: str, event: str,
     return delivery, payload, text
 
 
-def _accepted_answer(meters: _Meters, event: str, delivery: str, accepted: Accepted) -> Response:
+def _accepted_answer(meters: Meters, event: str, delivery: str, accepted: Accepted) -> Response:
     """200 for a ping or a delivery that asks for nothing (with the reason), else 202 with the jobs."""
     if event == "ping":
         return meters.answer(200, "pong", event, delivery=delivery)
@@ -323,7 +127,7 @@ def _accepted_answer(meters: _Meters, event: str, delivery: str, accepted: Accep
     return meters.answer(202, "accepted", event, delivery=delivery, jobs=accepted.jobs)
 
 
-def _webhook_route(app: Flask, settings: ServiceSettings, rt: Runtime, meters: _Meters) -> None:
+def _webhook_route(app: Flask, settings: ServiceSettings, rt: Runtime, meters: Meters) -> None:
     """POST /webhook: verify, record with its jobs, enqueue, answer (the module's docstring)."""
     secret: str = settings.webhook_secret or ""
 
@@ -341,7 +145,7 @@ def _webhook_route(app: Flask, settings: ServiceSettings, rt: Runtime, meters: _
         return resp
 
 
-def _record_delivery(rt: Runtime, meters: _Meters, event: str, delivery: str, payload: dict[str, Any],
+def _record_delivery(rt: Runtime, meters: Meters, event: str, delivery: str, payload: dict[str, Any],
                      text: str, t0: float) -> Response:
     """Record a verified delivery with its jobs and enqueue them; the answer (503 when the
     store refused it, 200 for a duplicate). `t0`: when the request came, for the latency."""
@@ -377,7 +181,7 @@ def _health_route(app: Flask, rt: Runtime) -> None:
         return jsonify({"status": "alive"})
 
 
-def _stats_route(app: Flask, settings: ServiceSettings, rt: Runtime, meters: _Meters) -> None:
+def _stats_route(app: Flask, settings: ServiceSettings, rt: Runtime, meters: Meters) -> None:
     @app.get("/stats")
     def stats() -> Response:
         """Acceptance of rtcbot's suggestions (bot/core/feedback.py), for `?repo=owner/name` (the
@@ -393,7 +197,7 @@ def _stats_route(app: Flask, settings: ServiceSettings, rt: Runtime, meters: _Me
         return jsonify({**data, "repo": repo})
 
 
-def _bearer_refusal(meters: _Meters, token: str | None, path: str, variable: str) -> Response | None:
+def _bearer_refusal(meters: Meters, token: str | None, path: str, variable: str) -> Response | None:
     """None when the request carries `Authorization: Bearer <token>` (compared in constant
     time); else the answer: 404 when no token is set (the endpoint is off), 401 otherwise."""
     if not token:
@@ -406,7 +210,7 @@ def _bearer_refusal(meters: _Meters, token: str | None, path: str, variable: str
     return None
 
 
-def _metrics_route(app: Flask, settings: ServiceSettings, meters: _Meters) -> None:
+def _metrics_route(app: Flask, settings: ServiceSettings, meters: Meters) -> None:
     @app.get("/metrics")
     def metrics() -> Response:
         """Prometheus' figures, only with the operator's RTCBOT_METRICS_TOKEN: they count every
@@ -418,7 +222,7 @@ def _metrics_route(app: Flask, settings: ServiceSettings, meters: _Meters) -> No
         return Response(generate_latest(meters.scraped), mimetype="text/plain; version=0.0.4")
 
 
-def _error_handlers(app: Flask, settings: ServiceSettings, meters: _Meters) -> None:
+def _error_handlers(app: Flask, settings: ServiceSettings, meters: Meters) -> None:
     """Flask's own 413 (over MAX_CONTENT_LENGTH) and 400 as the app's JSON answers."""
 
     def answer(status: int, message: str) -> Response:

@@ -18,8 +18,9 @@ from pathlib import Path
 import httpx
 import pytest
 
+from bot.app.delivery_body import verify_signature
 from bot.app.jobs import Runtime
-from bot.app.web import create_app, verify_signature
+from bot.app.web import create_app
 from bot.core.settings import SettingsError
 from tests.bot.app_support import SECRET, deliver, make_settings, scrape, serve
 from tests.bot.conftest import Backend
