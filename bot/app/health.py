@@ -57,7 +57,7 @@ def worker_figures(rt: Runtime, now: float | None = None) -> tuple[list[dict[str
     """(the live workers on this service's queue, the oldest queued job's age in seconds or None)
     from the store."""
     workers, _ = _live_workers(rt, now)
-    oldest = rt.store.jobs.oldest_queued_at()
+    oldest = rt.store.job_queries.oldest_queued_at()
     now = time.time() if now is None else now
     return workers, None if oldest is None else max(0.0, now - oldest)
 

@@ -108,7 +108,7 @@ class Intake:
         """Send again the queued jobs (but `skip`) doing the work of `specs` whose message never
         went out; their ids."""
         try:
-            unsent = [i for i in self.store.jobs.unsent_like(specs) if i not in skip]
+            unsent = [i for i in self.store.job_queries.unsent_like(specs) if i not in skip]
         except Exception as e:
             log.warning("could not look for unsent jobs (%s)", why(e))
             return []

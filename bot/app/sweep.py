@@ -73,7 +73,7 @@ class Resender:
             with self._lock:
                 self._woken = False
             try:
-                ids = self.store.jobs.unsent()
+                ids = self.store.job_queries.unsent()
                 if not ids:
                     with self._lock:
                         if not self._woken:  # else a job was marked after the read: read again
@@ -120,7 +120,7 @@ class Sweeper:
                 done.add("deliveries", f"routed delivery {d.id} ({d.event}, recorded {_ago(d.received_at)} ago)")
             except Exception:
                 log.exception("could not route delivery %s", d.id)
-        for job in store.jobs.stale_running(s.stale_after_s):
+        for job in store.job_queries.stale_running(s.stale_after_s):
             silent = f"no heartbeat for {_ago(job.heartbeat_at)}"
             if job.attempts >= s.max_attempts:
                 store.jobs.finish(job.id, "failed", f"abandoned after {job.attempts} attempts")
@@ -131,7 +131,7 @@ class Sweeper:
                 sent = self._send(job)
                 done.add("requeued", f"requeued job {job.id} of delivery {job.delivery_id} ({silent}"
                                      + ("" if sent else "; the queue refused its message: sent again later") + ")")
-        for job in store.jobs.stale_queued(s.requeue_after_s):
+        for job in store.job_queries.stale_queued(s.requeue_after_s):
             why_again = ("the queue had refused its message" if job.updated_at == UNSENT
                          else f"queued {_ago(job.updated_at)} without a worker taking it")
             # refreshes updated_at (and the unsent mark); said only when the queue took it

@@ -5,6 +5,9 @@ same work is already queued or running is not made again; a forced one (a re-run
 comment) is made unless the same work is still queued or was forced within the debounce window.
 A queued job whose queue message could not be sent is marked unsent (updated_at = UNSENT).
 A job whose spec has a `once` key (a command: its comment) is made at most once, ever.
+
+`Jobs` is one job's life and its lookups; the reads across jobs (unsent, stale, the oldest
+queued, the LLM use) are bot/store/job_queries.py's `JobQueries`.
 """
 
 from __future__ import annotations
@@ -14,7 +17,7 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-from sqlalchemy import and_, bindparam, func, insert, or_, select, update
+from sqlalchemy import and_, bindparam, insert, or_, select, update
 from sqlalchemy.engine import Connection
 
 from bot.store.db import Database
@@ -24,7 +27,9 @@ INSERT_JOB = insert(Base.metadata.tables[JobRow.__tablename__])
 _NULLABLE_KEYS = ("head_sha", "analyzer", "pr_number")
 
 
-def _job_conditions(null_keys: tuple[str, ...]) -> list[Any]:
+def job_conditions(null_keys: tuple[str, ...]) -> list[Any]:
+    """The conditions that pick the jobs doing one piece of work: each key of `null_keys` IS
+    NULL, the others equal their bound parameters (see `job_keys`)."""
     cols = {"kind": JobRow.kind, "repo": JobRow.repo, "head_sha": JobRow.head_sha,
             "analyzer": JobRow.analyzer, "pr_number": JobRow.pr_number}
     return [col.is_(None) if name in null_keys else col == bindparam(name) for name, col in cols.items()]
@@ -36,15 +41,8 @@ def _debounce_statement(null_keys: tuple[str, ...]) -> Any:
     unnecessary: one still queued (it reads the PR when it runs), or a forced one created
     since :since (the debounce window)."""
     forced = JobRow.spec["force"].as_boolean().is_(True)
-    return select(JobRow.id).where(*_job_conditions(null_keys), or_(
+    return select(JobRow.id).where(*job_conditions(null_keys), or_(
         JobRow.status == "queued", and_(JobRow.created_at >= bindparam("since"), forced))).limit(1)
-
-
-@functools.cache
-def _unsent_statement(null_keys: tuple[str, ...]) -> Any:
-    """SELECT a queued job doing the same work whose queue message could not be sent."""
-    return select(JobRow.id).where(*_job_conditions(null_keys), JobRow.status == "queued",
-                                   JobRow.updated_at == UNSENT).limit(1)
 
 
 _ONCE = select(JobRow.id).where(JobRow.kind == bindparam("kind"), JobRow.repo == bindparam("repo"),
@@ -55,7 +53,7 @@ _ONCE = select(JobRow.id).where(JobRow.kind == bindparam("kind"), JobRow.repo ==
 def _same_job_statement(null_keys: tuple[str, ...]) -> Any:
     """SELECT a queued or running job doing the same work, with bound parameters (built once
     per shape: a key that is None compares with IS NULL, so that an index can still serve)."""
-    return select(JobRow.id).where(*_job_conditions(null_keys), JobRow.status.in_(ACTIVE)).limit(1)
+    return select(JobRow.id).where(*job_conditions(null_keys), JobRow.status.in_(ACTIVE)).limit(1)
 
 
 def job_keys(spec: dict[str, Any]) -> tuple[tuple[str, ...], dict[str, Any]]:
@@ -100,7 +98,8 @@ def insert_job(c: Connection, spec: dict[str, Any], delivery_id: str | None, now
 
 
 class Jobs:
-    """The jobs table: made, sent, started, kept alive, finished, requeued, cancelled."""
+    """A job's life in the jobs table: made, marked unsent, started, kept alive, finished,
+    requeued, cancelled; and a job looked up by its id or columns."""
 
     def __init__(self, db: Database) -> None:
         self.db = db
@@ -128,24 +127,6 @@ class Jobs:
             with self.db.writing() as c:
                 c.execute(update(JobRow).where(JobRow.id.in_(list(job_ids)), JobRow.status == "queued",
                                                JobRow.updated_at == UNSENT).values(updated_at=time.time()))
-
-    def unsent(self, limit: int = 500) -> list[int]:
-        """Ids of queued jobs marked unsent, oldest first."""
-        with self.db.reading() as c:
-            return [int(i) for i in c.scalars(select(JobRow.id).where(
-                JobRow.status == "queued", JobRow.updated_at == UNSENT).order_by(JobRow.id).limit(limit))]
-
-    def unsent_like(self, specs: Sequence[dict[str, Any]]) -> list[int]:
-        """Ids of the queued, unsent jobs doing the work of `specs` (a delivery merged into
-        them: it sends them again)."""
-        out: list[int] = []
-        with self.db.reading() as c:
-            for spec in specs:
-                shape, params = job_keys(spec)
-                found = c.scalar(_unsent_statement(shape), params)
-                if found is not None and int(found) not in out:
-                    out.append(int(found))
-        return out
 
     def get(self, job_id: int) -> JobRow | None:
         with self.db.session() as s:
@@ -217,24 +198,6 @@ class Jobs:
                 JobRow.repo == repo, JobRow.pr_number == pr_number, JobRow.kind == "pr",
                 JobRow.head_sha != head_sha, JobRow.id > job_id).order_by(JobRow.id.desc()).limit(1))
 
-    def stale_running(self, stale_after_s: float) -> list[JobRow]:
-        cutoff = time.time() - stale_after_s
-        with self.db.session() as s:
-            return list(s.scalars(select(JobRow).where(JobRow.status == "running",
-                                                       JobRow.heartbeat_at < cutoff)))
-
-    def oldest_queued_at(self) -> float | None:
-        """When the oldest job still queued was made (None: none is queued)."""
-        with self.db.reading() as c:
-            at = c.scalar(select(func.min(JobRow.created_at)).where(JobRow.status == "queued"))
-        return None if at is None else float(at)
-
-    def stale_queued(self, older_than_s: float) -> list[JobRow]:
-        cutoff = time.time() - older_than_s
-        with self.db.session() as s:
-            return list(s.scalars(select(JobRow).where(JobRow.status == "queued",
-                                                       JobRow.updated_at < cutoff)))
-
     def requeue(self, job_id: int, expect: str, attempts: int | None = None) -> bool:
         """Put a job back to queued (from `expect`), atomically. `attempts`: only while it is
         still the attempt the caller saw (a sweep that saw attempt N stale must not requeue
@@ -245,13 +208,3 @@ class Jobs:
         with self.db.session() as s:
             res = s.execute(update(JobRow).where(*where).values(status="queued", updated_at=time.time()))
             return res.rowcount == 1  # type: ignore[attr-defined,no-any-return]
-
-    def usage_since(self, repository_id: int, installation_id: int,
-                    since: float) -> list[tuple[int | None, int, int, float]]:
-        """(pr_number, LLM requests, LLM tokens, created_at) of the repository's jobs (by GitHub's
-        ids) made since `since` (the dashboard's cost figures)."""
-        with self.db.session() as s:
-            return [(p, r or 0, t or 0, c) for p, r, t, c in s.execute(
-                select(JobRow.pr_number, JobRow.llm_requests, JobRow.llm_tokens, JobRow.created_at)
-                .where(JobRow.repository_id == repository_id, JobRow.installation_id == installation_id,
-                       JobRow.created_at >= since))]

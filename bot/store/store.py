@@ -2,7 +2,8 @@
 through DATABASE_URL (bot/store/db.py).
 
 `Store` holds the database and one repository per aggregate, each a small class in a module
-of its own: `store.deliveries` (webhooks and the jobs they ask for), `store.jobs`,
+of its own: `store.deliveries` (webhooks and the jobs they ask for), `store.jobs` (a job's
+life) and `store.job_queries` (reads across jobs: unsent, stale, the LLM use),
 `store.checks` (check runs and findings), `store.published` (what people did with a
 suggestion), `store.usage` (LLM use per installation and day), `store.installations`, `store.repositories`,
 `store.qualifications`, `store.cache` (the LLM cache, written behind), `store.workers`
@@ -23,6 +24,7 @@ from bot.store.checks import Checks
 from bot.store.db import Database
 from bot.store.deliveries import Deliveries
 from bot.store.dismissals import Dismissals
+from bot.store.job_queries import JobQueries
 from bot.store.jobs import Jobs
 from bot.store.published import Published
 from bot.store.qualifications import Qualifications
@@ -44,6 +46,7 @@ class Store:
         self.engine = self.db.engine
         self.deliveries = Deliveries(self.db)
         self.jobs = Jobs(self.db)
+        self.job_queries = JobQueries(self.db)
         self.checks = Checks(self.db)
         self.published = Published(self.db)
         self.usage = Usage(self.db)

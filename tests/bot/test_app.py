@@ -309,10 +309,10 @@ def test_the_sending_process_retries_a_refused_message_within_seconds(tmp_path: 
         with redis_server(port):  # Redis is back: no sweep runs here, no delivery comes
             # the resender sends, then marks the job sent: wait for both, not just the first
             deadline = time.monotonic() + 15
-            while (rt.huey.pending_count() == 0 or rt.store.jobs.unsent()) and time.monotonic() < deadline:
+            while (rt.huey.pending_count() == 0 or rt.store.job_queries.unsent()) and time.monotonic() < deadline:
                 time.sleep(0.1)
             assert rt.huey.pending_count() == 1
-            assert rt.store.jobs.unsent() == []
+            assert rt.store.job_queries.unsent() == []
     finally:
         rt.resender.stop()
         rt.store.close()

@@ -367,7 +367,7 @@ def test_a_removed_repository_is_not_served_and_its_data_goes_after_the_retentio
     time.sleep(max(0.0, removed.removed_at + 3.1 - time.time()))
     assert a.rt.sweep()["forgotten"] == 1
     assert not a.rt.store.checks.completed_since(gh.repository_id, gh.installation_id, 0)
-    assert a.rt.store.jobs.usage_since(gh.repository_id, gh.installation_id, 0) == []
+    assert a.rt.store.job_queries.usage_since(gh.repository_id, gh.installation_id, 0) == []
     assert a.rt.store.repositories.get(gh.repository_id) is None
 
 
