@@ -139,21 +139,8 @@ def command(host: str, port: int, workers: int, worker_class: str, connections: 
         # fork; gevent patches `select` only in each worker): its C wait would hold a worker's
         # every greenlet while PostgreSQL answers one. select() is patched, so greenlets go on.
         os.environ.setdefault("PSYCOPG_WAIT_FUNC", "wait_select")
-    try:  # before prometheus_client is imported: it picks its storage on import
-        metrics = metrics_dir(settings.data_dir, port)
-    except OSError as e:
-        raise click.ClickException(f"cannot make the metrics folder: {e}") from None
-    os.environ[MULTIPROC_ENV] = str(metrics)
-    from bot.app.web import create_app
-
-    try:
-        # fail here, once, on a bad database or queue URL; each gunicorn worker makes its own
-        # app after the fork, so this one's connections are closed before any fork
-        create_app(settings).extensions["rtcbot"].store.close()
-    except SettingsError as e:
-        raise click.ClickException(str(e)) from None
-    except Exception as e:  # one line; a database error names DATABASE_URL (bot/store/settings.py)
-        raise click.ClickException(start_problem(e, settings)) from None
+    _use_metrics_dir(settings, port)
+    _open_once(settings)
     _say_started(settings, host, port)
     if worker_class == "gevent":
         # gevent patches the standard library in each worker, after this process imported ssl
@@ -161,7 +148,38 @@ def command(host: str, port: int, workers: int, worker_class: str, connections: 
         # blocking; the webhook service makes none: its one outbound client, GitHub's, runs
         # in `rtcbot worker`, and PostgreSQL's TLS is libpq's own.
         warnings.filterwarnings("ignore", message="Monkey-patching ssl after ssl has already been imported")
-    _gunicorn(lambda: create_app(settings), {
+    from bot.app.web import create_app
+
+    _gunicorn(lambda: create_app(settings), _gunicorn_options(host, port, workers, worker_class, connections, threads))
+
+
+def _use_metrics_dir(settings: ServiceSettings, port: int) -> None:
+    """Make the metrics folder and name it in PROMETHEUS_MULTIPROC_DIR, before prometheus_client
+    is imported: it picks its storage on import."""
+    try:
+        metrics = metrics_dir(settings.data_dir, port)
+    except OSError as e:
+        raise click.ClickException(f"cannot make the metrics folder: {e}") from None
+    os.environ[MULTIPROC_ENV] = str(metrics)
+
+
+def _open_once(settings: ServiceSettings) -> None:
+    """Fail here, once, on a bad database or queue URL; each gunicorn worker makes its own app
+    after the fork, so this one's connections are closed before any fork."""
+    from bot.app.web import create_app
+
+    try:
+        create_app(settings).extensions["rtcbot"].store.close()
+    except SettingsError as e:
+        raise click.ClickException(str(e)) from None
+    except Exception as e:  # one line; a database error names DATABASE_URL (bot/store/settings.py)
+        raise click.ClickException(start_problem(e, settings)) from None
+
+
+def _gunicorn_options(host: str, port: int, workers: int, worker_class: str, connections: int,
+                      threads: int) -> dict[str, Any]:
+    """gunicorn's settings: its lines through the root logger, a dead worker's gauges dropped."""
+    return {
         "bind": f"{host}:{port}", "workers": workers, "threads": threads, "worker_class": worker_class,
         "worker_connections": connections,
         "timeout": 30, "accesslog": "-", "errorlog": "-", "logger_class": _root_logger(),
@@ -170,4 +188,4 @@ def command(host: str, port: int, workers: int, worker_class: str, connections: 
         # folder that can stall behind other processes' fsyncs (gunicorn's docs say so)
         "worker_tmp_dir": SHM if os.path.isdir(SHM) and os.access(SHM, os.W_OK) else None,
         "child_exit": _worker_exited,
-    })
+    }
