@@ -118,6 +118,14 @@ def _sign_in_routes(bp: Blueprint, settings: ServiceSettings, store: Store) -> N
     assert settings.oauth_client_id and settings.oauth_client_secret
     github = GitHubSignIn(settings.github_url, settings.github_api_url, settings.oauth_client_id,
                           settings.oauth_client_secret)
+    _login_route(bp, settings, github)
+    _callback_route(bp, settings, store, github)
+    _logout_route(bp)
+
+
+def _login_route(bp: Blueprint, settings: ServiceSettings, github: GitHubSignIn) -> None:
+    """GET /login?next=PATH: to GitHub's authorization page, with a new state in the session
+    (signed in already: straight to PATH)."""
 
     @bp.get("/login")
     def login() -> Any:
@@ -132,6 +140,11 @@ def _sign_in_routes(bp: Blueprint, settings: ServiceSettings, store: Store) -> N
         session["state"] = state
         session["next"] = go
         return redirect(authorize_url(settings.github_url, github.client_id, _redirect_uri(settings), state))
+
+
+def _callback_route(bp: Blueprint, settings: ServiceSettings, store: Store, github: GitHubSignIn) -> None:
+    """GET /oauth/callback: GitHub's answer, its state checked; the code exchanged for a token
+    that asks who the user is and which repositories they see, then dropped; a new session."""
 
     @bp.get("/oauth/callback")
     def callback() -> Any:
@@ -160,6 +173,10 @@ def _sign_in_routes(bp: Blueprint, settings: ServiceSettings, store: Store) -> N
         log.info("dashboard: %s signed in (%d repositories with data; %d expired sessions dropped)",
                  user.login, len(visible), pruned)
         return redirect(go if _safe_next(go) else "/dashboard")
+
+
+def _logout_route(bp: Blueprint) -> None:
+    """POST /logout with the session's CSRF token: the session ends."""
 
     @bp.post("/logout")
     def logout() -> Any:
