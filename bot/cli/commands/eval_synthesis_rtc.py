@@ -14,7 +14,13 @@ from rich.table import Table
 
 from analyzers.execution.oracle import Executor, Limits
 from analyzers.llm.client import BudgetExceeded
-from analyzers.synthesis_rtc.analyzer import SynthesisConfig, humaneval_round_trips, load_humaneval, overall
+from analyzers.synthesis_rtc.analyzer import (
+    ProblemResult,
+    SynthesisConfig,
+    humaneval_round_trips,
+    load_humaneval,
+    overall,
+)
 from bot.cli.commands._common import bar, plot_option, save_plot
 from bot.cli.llm_options import llm_options, pop_llm_settings
 from bot.core.llm import llm_factory
@@ -62,13 +68,28 @@ def command(humaneval: bool, limit: int | None, forward_samples: int, wall_s: fl
     items = [(r.problem.task_id, r.scores["rtc"], r.scores["baseline"]) for r in results]
     save_plot(plot, lambda: rtc_lift_chart(items, f"HumanEval with {llm.model}", "RTC_pass", "problem"))
     if as_json:
-        click.echo(json.dumps({"n_problems": len(results),
-                               **({"pass@1": fig["pass@1"]} if "pass@1" in fig else {}),
-                               "rtc_pass": fig.get("rtc", 0.0), f"rtc@{k}": fig.get(f"rtc@{k}", 0.0),
-                               "baseline": fig.get("baseline", 0.0), "lift": fig.get("lift", 0.0),
-                               "leak_rate": fig["leak_rate"]}))
+        click.echo(json.dumps(_overall_json(results, fig, k)))
         return
-    table = Table(title=f"SynthesisRTC on HumanEval with {llm.model}")
+    Console().print(_table(results, fig, k, llm.model))
+    n = sum(len(r.trip.forward) for r in results)
+    click.echo(f"leak rate (descriptions carrying the code, counted as failed round trips): "
+               f"{fig['leak_rate']:.3f} of {n}")
+    u = llm.usage
+    click.echo(f"requests={u.requests} tokens={u.tokens} cache_hits={u.cache_hits}")
+
+
+def _overall_json(results: list[ProblemResult], fig: dict[str, float], k: int) -> dict[str, Any]:
+    """The overall figures as `--json` prints them (pass@1 only where it is defined)."""
+    return {"n_problems": len(results),
+            **({"pass@1": fig["pass@1"]} if "pass@1" in fig else {}),
+            "rtc_pass": fig.get("rtc", 0.0), f"rtc@{k}": fig.get(f"rtc@{k}", 0.0),
+            "baseline": fig.get("baseline", 0.0), "lift": fig.get("lift", 0.0),
+            "leak_rate": fig["leak_rate"]}
+
+
+def _table(results: list[ProblemResult], fig: dict[str, float], k: int, model: str) -> Table:
+    """One row per problem, then the overall figures."""
+    table = Table(title=f"SynthesisRTC on HumanEval with {model}")
     for col in ("problem", "pass@1", "RTC_pass", f"RTC@{k}", "baseline", "lift"):
         table.add_column(col, justify="left" if col == "problem" else "right", no_wrap=col == "problem")
     for r in results:
@@ -78,9 +99,4 @@ def command(humaneval: bool, limit: int | None, forward_samples: int, wall_s: fl
     table.add_section()
     table.add_row(f"all ({len(results)})", _fmt(fig.get("pass@1")), f"{fig.get('rtc', 0):.3f}",
                   f"{fig.get(f'rtc@{k}', 0):.3f}", f"{fig.get('baseline', 0):.3f}", f"{fig.get('lift', 0):+.3f}")
-    Console().print(table)
-    n = sum(len(r.trip.forward) for r in results)
-    click.echo(f"leak rate (descriptions carrying the code, counted as failed round trips): "
-               f"{fig['leak_rate']:.3f} of {n}")
-    u = llm.usage
-    click.echo(f"requests={u.requests} tokens={u.tokens} cache_hits={u.cache_hits}")
+    return table
