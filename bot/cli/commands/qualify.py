@@ -9,15 +9,14 @@ record (`--output`, default `.rtcbot/qualification.json` in the checkout), which
 review` reads under `require_qualified: true`. Re-runs draw the same hunks and send the same
 requests, so they are served from the LLM cache.
 
-Git runs with a clean environment and a private HOME (analyzers/tools/programs.py), never through a
-shell, with the checkout's path as its working directory (never an argument) and the range
-after `--end-of-options`; the checkout's config cannot start a program (see bot/cli/commands/_git.py).
+Its parts: the hunks sampled from git (bot/cli/commands/_qualify_history.py), what is printed
+(_qualify_output.py), and the verdicts stored in the App's database with `--database`
+(_qualify_store.py).
 """
 
 from __future__ import annotations
 
 import json
-import re
 import sys
 import threading
 import time
@@ -26,139 +25,25 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import click
 from rich.console import Console
 from rich.progress import Progress
-from rich.table import Table
 
 from analyzers.code.checkout_files import CheckoutFileError, check_writable, split, write_text
-from analyzers.code.diff import CODE_LANGUAGES, DEFAULT_IGNORES, DiffError, parse_diff
 from analyzers.editing_rtc.analyzer import EditingRTC, EditingRTCConfig
 from analyzers.llm.client import BudgetExceeded, LLMClient, LLMError, LLMSettings
-from analyzers.qualify import (
-    Candidate,
-    ModelResult,
-    Thresholds,
-    record,
-    stratified_sample,
-    summarise,
-    verdict_of,
-)
+from analyzers.qualify import Candidate, ModelResult, Thresholds, record, summarise, verdict_of
 from bot.cli.commands._common import bar, plot_option, save_plot
-from bot.cli.commands._git import git as _git
+from bot.cli.commands._qualify_history import repository_name, sample_history
+from bot.cli.commands._qualify_output import print_results
+from bot.cli.commands._qualify_store import app_store, store_results
 from bot.core.settings import llm_settings
 from bot.shell.commands import options
 from reporters.eval_plots import qualify_chart
 
-if TYPE_CHECKING:
-    from bot.store.store import Store
-
 RECORD_PATH = Path(".rtcbot") / "qualification.json"  # bot/core/qualification.py reads it
-DIFF_FLAGS = ["--no-color", "--no-ext-diff", "--no-textconv"]
-
-
-# -- git -------------------------------------------------------------------------------------
-def git(args: list[str], repo: Path) -> str:
-    return _git(args, repo).decode("utf-8", errors="replace")
-
-
-def commits(repo: Path, git_range: str | None, last: int) -> list[list[str]]:
-    """[commit, parents…] of each first-parent commit, newest first."""
-    if git_range is not None:
-        if ".." not in git_range or git_range.startswith("-"):
-            raise click.BadParameter("expected BASE..HEAD", param_hint="--git")
-        args = ["rev-list", "--first-parent", "--parents", "--end-of-options", git_range]
-    else:
-        args = ["rev-list", "--first-parent", "--parents", "-n", str(last), "--end-of-options", "HEAD"]
-    return [line.split() for line in git(args, repo).splitlines() if line.strip()]
-
-
-def candidates(repo: Path, history: list[list[str]], max_hunk_chars: int) -> list[Candidate]:
-    """Every hunk of the history that EditingRTC would score (code, changed, not too long)."""
-    out: list[Candidate] = []
-    for commit, *parents in reversed(history):  # oldest first
-        if parents:
-            data = git(["diff", *DIFF_FLAGS, parents[0], commit, "--"], repo)
-        else:
-            data = git(["diff-tree", "-p", "--root", "--no-commit-id", *DIFF_FLAGS, commit, "--"], repo)
-        if not data.strip():
-            continue
-        try:
-            changes = parse_diff(data, ignore=DEFAULT_IGNORES)
-        except DiffError:
-            continue
-        for fc, h in changes.hunks():
-            changed = len(h.added_lines) + len(h.removed_lines)
-            if (fc.language not in CODE_LANGUAGES or not changed
-                    or len(h.old_code) + len(h.new_code) > max_hunk_chars):
-                continue
-            out.append(Candidate(commit[:12], fc.path, fc.language or "", changed, h.old_code, h.new_code, h.header))
-    return out
-
-
-def repository_name(repo: Path) -> str:
-    """The origin's URL without credentials, else the folder's name (never a local path)."""
-    try:
-        url = git(["config", "--get", "remote.origin.url"], repo).strip()
-    except click.ClickException:
-        url = ""
-    return re.sub(r"//[^/@]*@", "//", url) if url else repo.resolve().name
-
-
-OWNER_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9-]{0,38}/(?!\.\.?$)[A-Za-z0-9_.-]{1,100}")  # GitHub's rules
-
-
-def github_name(url: str) -> str | None:
-    """OWNER/NAME of a GitHub remote URL (https, ssh or scp-like), None when it is not one."""
-    m = re.search(r"github\.com[:/]+([A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+?)(?:\.git)?/?$", url)
-    return m.group(1) if m else None
-
-
-# -- the App's database ------------------------------------------------------------------------
-def app_database(url: str) -> str:
-    """`app`: the App's database URL from its settings (bot/store/settings.py); else `url` itself."""
-    if url != "app":
-        return url
-    from pydantic import ValidationError
-
-    from bot.core.settings_env import error_lines
-    from bot.store.settings import StoreSettings
-
-    try:
-        return StoreSettings().database()
-    except ValidationError as e:
-        raise click.ClickException("the App's settings: " + "; ".join(error_lines(e, StoreSettings))) from None
-
-
-def open_store(url: str) -> Store:
-    """The App's store, opened before any model runs (a bad URL fails first, not last)."""
-    from bot.store.db import BadDatabaseURL, DatabaseError
-    from bot.store.store import Store
-
-    try:
-        return Store(url)
-    except (BadDatabaseURL, ValueError) as e:  # the URL itself may hold a password: never echoed
-        raise click.ClickException(f"--database: not a database URL ({type(e).__name__})") from None
-    except (DatabaseError, OSError) as e:
-        raise click.ClickException(f"--database: cannot open it: {type(e).__name__}: "
-                                   f"{str(e).splitlines()[0]}") from None
-
-
-def store_results(store: Store, repo: str, results: list[ModelResult], rec: dict[str, Any]) -> None:
-    """One row per model in the App's `qualifications` table."""
-    from bot.store.db import DatabaseError
-
-    try:
-        for r in results:
-            figures = {**r.to_dict(), "revisions": rec["revisions"], "date": rec["date"],
-                       "thresholds": rec["thresholds"], "seed": rec["seed"]}
-            store.qualifications.save(repo, r.model, r.qualified, figures, base_url=r.base_url)
-    except DatabaseError as e:
-        raise click.ClickException(f"--database: cannot store the record: {str(e).splitlines()[0]}") from None
-    finally:
-        store.close()
 
 
 # -- models ------------------------------------------------------------------------------------
@@ -218,56 +103,6 @@ def qualify_model(llm: LLMClient, sample: list[Candidate], analyzer: EditingRTC,
     return [r for r in res if r is not None], sum(r is None for r in res), tally[True] / total if total else None
 
 
-# -- output --------------------------------------------------------------------------------------
-def _ci(r: ModelResult) -> str:
-    return f"[{r.lift_low:+.3f}, {r.lift_high:+.3f}]"
-
-
-def _fmt_share(r: ModelResult) -> str:
-    return "n/a" if r.format_share is None else f"{r.format_share:.0%}"
-
-
-def _verdict(r: ModelResult) -> str:
-    return "qualified" if r.qualified else "not qualified: " + "; ".join(r.reasons)
-
-
-COLUMNS = ("model", "hunks", "RTC", "RTC@3", "baseline", "lift", "lift 95% CI", "format", "requests",
-           "tokens", "wall s", "cost", "qualified")
-
-
-def _row(r: ModelResult) -> list[str]:
-    return [r.model, str(r.hunks), f"{r.rtc:.3f}", f"{r.rtc_at_3:.3f}", f"{r.baseline:.3f}", f"{r.lift:+.3f}", _ci(r),
-            _fmt_share(r), str(r.requests), str(r.tokens), f"{r.wall_s:.1f}",
-            "" if r.cost is None else f"{r.cost:.4f}", "yes" if r.qualified else "no"]
-
-
-def _summary(rec: dict[str, Any]) -> str:
-    best = rec["cheapest_qualified"]
-    return f"cheapest qualified model: {best}" if best else "no model qualified"
-
-
-def markdown(rec: dict[str, Any], results: list[ModelResult]) -> str:
-    lines = [f"### rtcbot qualify: {rec['repository']} ({rec['revisions']}, "
-             f"{results[0].hunks + results[0].not_scored if results else 0} of {rec['hunks_available']} hunks)", "",
-             "| " + " | ".join(COLUMNS) + " |", "|" + "---|" * len(COLUMNS)]
-    lines += ["| " + " | ".join(c.replace("|", "\\|") for c in _row(r)) + " |" for r in results]
-    lines += [""] + [f"- {r.model}: {_verdict(r)}" for r in results]
-    lines += ["", f"**{_summary(rec)}**",
-              "", "format: the share of the model's answers in the expected format (a description without code; "
-                  "code in a fenced block)."]
-    return "\n".join(lines)
-
-
-def table(rec: dict[str, Any], results: list[ModelResult]) -> Table:
-    t = Table(title=f"rtcbot qualify: {rec['repository']} ({rec['revisions']})",
-              caption=_summary(rec) + " · format: answers in the expected format")
-    for col in COLUMNS:
-        t.add_column(col, justify="left" if col == "model" else "right", no_wrap=col != "model")
-    for r in results:
-        t.add_row(*_row(r))
-    return t
-
-
 # -- the run -----------------------------------------------------------------------------------------
 def record_file(repo: Path, output: Path | None) -> tuple[Path, str, str]:
     """(root, path under it, the option to name in an error) of the record; refused now, when
@@ -289,30 +124,6 @@ def write_record(root: Path, rel: str, hint: str, rec: dict[str, Any]) -> Path:
         raise click.BadParameter(str(e), param_hint=hint) from None
     except OSError as e:
         raise click.ClickException(f"cannot write {root / rel}: {e.strerror}") from None
-
-
-def app_store(database_url: str | None, repo_name: str | None, repo: Path) -> tuple[str, Store] | None:
-    """With --database: (the repository's OWNER/NAME, the App's store), checked before any model runs."""
-    if database_url is None:
-        return None
-    owner_name = repo_name or github_name(repository_name(repo))
-    if owner_name is None or not OWNER_NAME.fullmatch(owner_name):
-        raise click.BadParameter(f"{owner_name or repository_name(repo)!r} is not a GitHub OWNER/NAME "
-                                 "(give --repo-name)", param_hint="--repo-name")
-    return owner_name, open_store(app_database(database_url))
-
-
-def sample_history(repo: Path, git_range: str | None, last: int, max_hunks: int, seed: int,
-                   max_hunk_chars: int) -> tuple[str, int, list[Candidate]]:
-    """(the revisions in words, the hunks available, the stratified sample of them)."""
-    history = commits(repo, git_range, last)
-    if not history:
-        raise click.ClickException(f"no commits in {git_range or 'HEAD'}")
-    pool = candidates(repo, history, max_hunk_chars)
-    if not pool:
-        raise click.ClickException(f"no code hunks to score in {len(history)} commit(s)")
-    revisions = git_range or f"last {len(history)} first-parent commits of {history[0][0][:12]}"
-    return revisions, len(pool), stratified_sample(pool, max_hunks, seed)
 
 
 @dataclass(frozen=True)
@@ -367,24 +178,6 @@ def qualify_all(trial: Trial, specs: list[tuple[str | None, str | None]]) -> lis
     err = Console(stderr=True)
     with bar("{task.description}", err, disable=not err.is_terminal) as progress:
         return [qualify_one(trial, url, name, progress) for url, name in specs]
-
-
-def print_results(fmt: str, rec: dict[str, Any], results: list[ModelResult]) -> None:
-    """The record as JSON, Markdown or a table with each verdict; notes of budgets spent on stderr."""
-    if fmt == "json":
-        click.echo(json.dumps(rec, ensure_ascii=False))
-    elif fmt == "markdown":
-        click.echo(markdown(rec, results))
-    else:
-        out = Console()
-        if not out.is_terminal:  # a pipe or a log: the whole table, not squeezed to 80 columns
-            out = Console(width=200)
-        out.print(table(rec, results))
-        for r in results:
-            out.print(f"{r.model}: {_verdict(r)}", markup=False, highlight=False)
-    for r in results:
-        if r.not_scored:
-            click.echo(f"note: {r.model}: {r.not_scored} sampled hunk(s) not scored (budget spent)", err=True)
 
 
 # -- the command -------------------------------------------------------------------------------------
