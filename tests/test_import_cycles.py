@@ -15,14 +15,6 @@ import networkx as nx
 from tests.support import ROOT
 
 PACKAGES = ("analyzers", "reporters", "bot")
-# the one circle left, in the CRScore work's area (#42's other items regroup analyzers/): the smells
-# package imports its tools inside a function, and they import the package's shared types.
-# Remove the entry when that package is split; the test fails on any other circle, and on this
-# one's end (so the entry cannot outlive it).
-KNOWN = [["analyzers.crscore.smells", "analyzers.crscore.smells.jshint", "analyzers.crscore.smells.pmd",
-          "analyzers.crscore.smells.python"]]
-
-
 def modules() -> dict[str, Path]:
     """Every module of the packages by its dotted name (a package by its own name)."""
     found: dict[str, Path] = {}
@@ -70,12 +62,12 @@ def cycles(g: nx.DiGraph) -> list[list[str]]:
             if len(c) > 1 or any(g.has_edge(n, n) for n in c)]
 
 
-def test_no_module_of_analyzers_reporters_or_bot_is_in_an_import_cycle_but_the_known_one() -> None:
+def test_no_module_of_analyzers_reporters_or_bot_is_in_an_import_cycle() -> None:
     g = graph()
     assert len(g) > 150  # every module is read
     assert g.has_edge("bot.app.comment_commands", "bot.core.answer_command")  # imports at the top
     assert g.has_edge("bot.cli.commands._qualify_store", "bot.store.db")  # and inside functions
-    assert cycles(g) == KNOWN
+    assert cycles(g) == []
 
 
 def test_the_finder_sees_a_circle_held_by_an_import_inside_a_function(tmp_path: Path) -> None:
