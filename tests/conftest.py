@@ -69,7 +69,7 @@ def embedded_llm(tmp_path_factory: pytest.TempPathFactory) -> LLMClient:
     """rtcbot's own client on the embedded llama.cpp server (SmolLM2-135M): the one that a
     command with no LLM endpoint gets (the same server, started once per process, and stopped
     at exit; the same request slots), with its own answer cache."""
-    from analyzers.llm.client import local as local_llm
+    from analyzers.llm import local as local_llm
     from tests.support import require
 
     require(local_llm.available(), local_llm.unavailable_reason())

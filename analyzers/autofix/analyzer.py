@@ -34,7 +34,7 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import Field
 
-from analyzers.autofix.analyzer import view as autofix_view
+from analyzers.autofix import view as autofix_view
 from analyzers.autofix.checks import Checks
 from analyzers.autofix.oracle import (  # noqa: F401  (verify_fix, Verdict: part of this module's API)
     FixOutcome,
@@ -61,7 +61,7 @@ from analyzers.code import suppressions
 from analyzers.code.diff import ChangeSet, FileChange
 from analyzers.code.paths import write_inside
 from analyzers.context import AnalysisContext, Tools
-from analyzers.llm.client import answer as llm_answer
+from analyzers.llm import answer as llm_answer
 from analyzers.llm.client import LLMClient, LLMError
 from analyzers.options import AnalyzerOptions, validate
 from analyzers.pipeline import files_at_head

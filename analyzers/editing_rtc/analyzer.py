@@ -25,7 +25,7 @@ from pydantic import Field
 from analyzers.code.diff import CODE_LANGUAGES, ChangeSet, FileChange, Hunk
 from analyzers.code.enclosing import hunk_labels
 from analyzers.context import AnalysisContext
-from analyzers.editing_rtc.analyzer import view as editing_rtc_view
+from analyzers.editing_rtc import view as editing_rtc_view
 from analyzers.llm.answer import cut_note
 from analyzers.llm.client import BudgetExceeded, Halted, LLMClient, Message
 from analyzers.llm.format_watch import FormatWatch

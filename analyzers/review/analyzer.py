@@ -35,7 +35,7 @@ from analyzers.llm.client import Halted, LLMClient, LLMError, Message
 from analyzers.llm.format_watch import FormatWatch
 from analyzers.options import AnalyzerOptions
 from analyzers.report import AnalyzerReport, Finding, Skipped
-from analyzers.review.analyzer import view as review_view
+from analyzers.review import view as review_view
 
 MAX_HUNK_CHARS = 6000
 

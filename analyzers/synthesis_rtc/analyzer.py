@@ -42,7 +42,7 @@ from analyzers.rtc.leak import check_descriptions, leak_note, leak_rate
 from analyzers.rtc.round_trip import RoundTrip, aggregate
 from analyzers.sandbox.box import NOT_ISOLATED, Sandbox, SandboxUnavailable
 from analyzers.sandbox.suite import Suite
-from analyzers.synthesis_rtc.analyzer import view as synthesis_view
+from analyzers.synthesis_rtc import view as synthesis_view
 from analyzers.synthesis_rtc.prompts import (  # noqa: F401  (BASELINE and the prompts: part of this module's API)
     BASELINE,
     backward_messages,

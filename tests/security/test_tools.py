@@ -251,7 +251,7 @@ def test_pmd_gets_a_clean_environment_a_private_folder_and_dies_with_us(
 def test_the_model_server_is_isolated_and_dies_with_rtcbot(
         sig: signal.Signals, tmp_path: Path, checkout: Path,
         started: Callable[..., Driver]) -> None:
-    from analyzers.llm.client import local as local_llm
+    from analyzers.llm import local as local_llm
 
     require(local_llm.available(), local_llm.unavailable_reason())
     script = driver(tmp_path, """

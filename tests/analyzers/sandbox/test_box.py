@@ -7,7 +7,7 @@ import os
 import subprocess
 from pathlib import Path
 
-from analyzers.sandbox.box import box as sandbox
+from analyzers.sandbox import box as sandbox
 
 HEAVY = {"json", "signal", "enum", "re", "ast", "subprocess", "typing"}
 LAUNCHER = Path(sandbox.__file__).with_name("launcher.py")

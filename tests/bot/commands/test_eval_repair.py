@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from analyzers.llm.client import local as local_llm
+from analyzers.llm import local as local_llm
 from bot.entry import main
 from tests.fakes.llm_server import ScriptedLLM, last_user_text
 from tests.support import DATA, require

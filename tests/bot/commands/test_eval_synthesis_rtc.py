@@ -6,7 +6,7 @@ from collections.abc import Callable
 import pytest
 from click.testing import CliRunner
 
-from analyzers.llm.client import local as local_llm
+from analyzers.llm import local as local_llm
 from analyzers.synthesis_rtc.analyzer import load_humaneval
 from bot.entry import main
 from tests.analyzers.synthesis_rtc.analyzer.test_analyzer import scripted_round_trip

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from analyzers.autofix.analyzer import view as autofix_view
+from analyzers.autofix import view as autofix_view
 from analyzers.crscore import view as crscore_view
-from analyzers.editing_rtc.analyzer import view as editing_rtc_view
+from analyzers.editing_rtc import view as editing_rtc_view
 from analyzers.presentation import DashboardData, Panel, Table
 from bot.app.dashboard import charts, figures
 from bot.app.dashboard.data import load, repos_with_data
