@@ -26,7 +26,7 @@ from pathlib import Path
 from statistics import fmean
 from typing import Any
 
-from analyzers.llm.client import format_watch
+from analyzers.llm import format_watch
 from analyzers.urls import redact_url
 
 RECORD_VERSION = 1

@@ -66,7 +66,7 @@ from analyzers.llm.client import LLMClient, LLMError
 from analyzers.options import AnalyzerOptions, validate
 from analyzers.pipeline import files_at_head
 from analyzers.report import AnalyzerReport, Finding, Fix, Skipped
-from analyzers.rtc.round_trip import similarity
+from analyzers.rtc import similarity
 from analyzers.semgrep.scan import (
     SIZE_LIMIT,
     ScanResult,

@@ -32,7 +32,7 @@ from analyzers.llm.format_watch import FormatWatch
 from analyzers.options import AnalyzerOptions
 from analyzers.pipeline import files_at_head
 from analyzers.report import AnalyzerReport, Finding, SkipKind, Skipped, fence_for
-from analyzers.rtc.round_trip import similarity
+from analyzers.rtc import similarity
 from analyzers.rtc.leak import (
     DATA_NOTE,
     leak_note,

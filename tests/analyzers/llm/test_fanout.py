@@ -10,7 +10,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from analyzers.llm.client import fanout
+from analyzers.llm import fanout
 from analyzers.llm.fanout import fan_out
 
 
