@@ -14,9 +14,12 @@ best match per sentence and per pseudo-reference, Rel from Con and Comp):
   chosen by 5-fold cross-validation by diff on crscore-dev (docs/crscore.md): every held-out
   fold's training folds chose floor 0.2 and β 2 from `GRID`.
 
-``pick_margin``: the review filter's top-1 is the longest (in words) of the candidates whose
-Rel is within this margin of the best Rel (0 = the best Rel, first on ties). People rate a
-review that says more higher when CRScore cannot tell two apart (docs/crscore.md).
+``Pick``: how the review filter chooses among candidates. It scores them with its own floor
+and β (the figure it is judged by is the top-1's human rating, not a correlation over all
+reviews), then takes the longest (in words) of those whose pick score is within ``margin`` of
+the best (margin 0: the best, first on ties): people rate a review that says more higher when
+CRScore cannot tell two apart. The rtcbot pick (floor 0, β 1.5, margin 0.05) is what every
+fold's training diffs chose from `GRID` × `MARGINS` by training gain (docs/crscore.md).
 """
 
 from __future__ import annotations
@@ -29,15 +32,39 @@ import numpy as np
 
 
 @dataclass(frozen=True)
+class Pick:
+    """The review filter's choice: candidates scored with this floor and β (as a soft recipe),
+    then the longest within `margin` of the best."""
+
+    floor: float = 0.0
+    beta: float = 1.0
+    margin: float = 0.0
+
+    def describe(self) -> str:
+        return f"floor {self.floor:g}, β {self.beta:g}, margin {self.margin:g}"
+
+
+BY_REL = Pick()  # the recipe's own Rel, best first (the soft and paper recipes)
+
+
+@dataclass(frozen=True)
 class Recipe:
     name: str
     thresholded: bool = False  # paper: shares of similarities above τ
     floor: float = 0.0  # soft: similarities ≤ floor count 0, above it rescaled to [0, 1]
     beta: float = 1.0  # Rel = F-β of Con and Comp (1: harmonic mean)
-    pick_margin: float = 0.0  # the filter's top-1: the longest within this much of the best Rel
+    pick: Pick | None = None  # the filter's own scores and margin; None: by this recipe's Rel, best first
 
     def with_params(self, floor: float, beta: float) -> Recipe:
         return replace(self, floor=floor, beta=beta)
+
+    def picking(self) -> Recipe:
+        """The recipe whose Rel the filter picks by (itself when it has no `pick`)."""
+        return self if self.pick is None else replace(self, floor=self.pick.floor, beta=self.pick.beta)
+
+    @property
+    def margin(self) -> float:
+        return 0.0 if self.pick is None else self.pick.margin
 
     def describe(self) -> str:
         if self.thresholded:
@@ -46,18 +73,20 @@ class Recipe:
 
 
 RECIPES: dict[str, Recipe] = {
-    "rtcbot": Recipe("rtcbot", floor=0.2, beta=2.0, pick_margin=0.1),
+    "rtcbot": Recipe("rtcbot", floor=0.2, beta=2.0, pick=Pick(0.0, 1.5, 0.05)),
     "soft": Recipe("soft"),
     "paper": Recipe("paper", thresholded=True),
 }
 DEFAULT_RECIPE = "rtcbot"
 SOFT = RECIPES["soft"]
 
-# What cross-validation may choose among for the rtcbot recipe (16 variants) and its margin.
+# What cross-validation may choose among for the rtcbot recipe (16 variants) and its pick
+# (the 16 × the margins).
 FLOORS: tuple[float, ...] = (0.0, 0.1, 0.2, 0.3)
 BETAS: tuple[float, ...] = (1.0, 1.5, 2.0, 3.0)
 GRID: tuple[tuple[float, float], ...] = tuple(itertools.product(FLOORS, BETAS))
 MARGINS: tuple[float, ...] = (0.0, 0.02, 0.05, 0.1, 0.15, 0.2)
+PICKS: tuple[Pick, ...] = tuple(Pick(f, b, m) for f, b in GRID for m in MARGINS)
 
 
 def f_beta(con: float, comp: float, beta: float = 1.0) -> float:
@@ -81,3 +110,14 @@ def pick_top(rels: Sequence[float], lengths: Sequence[int], margin: float) -> in
     best = max(rels)
     near = [i for i, r in enumerate(rels) if r >= best - margin - 1e-12]
     return max(near, key=lambda i: (lengths[i], -i))
+
+
+def pick_order(values: Sequence[float], lengths: Sequence[int], margin: float) -> list[int]:
+    """Every index in the filter's order: `pick_top` of the candidates left, again and again."""
+    left = list(range(len(values)))
+    out: list[int] = []
+    while left:
+        i = left[pick_top([values[j] for j in left], [lengths[j] for j in left], margin)]
+        out.append(i)
+        left.remove(i)
+    return out

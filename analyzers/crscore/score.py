@@ -190,6 +190,20 @@ def score_all(sims: Sequence[Similarities], tau: float | None, recipe: Recipe = 
     return [score_matrix(sim, sents, refs, tau, recipe) for sents, refs, sim in sims]
 
 
+def pick_value(scores: Scores, recipe: Recipe) -> float:
+    """The Rel the review filter picks by (`recipe.pick`'s floor and β), from what `scores`
+    keeps of the matrix: each sentence's and each pseudo-reference's best similarity. A
+    recipe with no `pick` picks by its own Rel."""
+    if recipe.pick is None:
+        return scores.rel
+    cols = [m.similarity for m in (*scores.matched, *scores.missed)]
+    if not scores.sentences or not cols:
+        return 0.0
+    con = float(graded(np.asarray(scores.sentence_best, dtype=np.float64), recipe.pick.floor).mean())
+    comp = float(graded(np.asarray(cols, dtype=np.float64), recipe.pick.floor).mean())
+    return f_beta(con, comp, recipe.pick.beta)
+
+
 def score_reviews(embedder: SupportsEmbed, items: Sequence[tuple[str, Sequence[str]]],
                   tau: float | None, progress: Callable[[int, int], None] | None = None,
                   recipe: Recipe = SOFT) -> list[Scores]:

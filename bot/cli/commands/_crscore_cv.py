@@ -5,7 +5,6 @@ per-fold table. The arithmetic is analyzers/crscore/cv.py."""
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import replace
 from typing import Any
 
 import click
@@ -15,7 +14,7 @@ from rich.table import Table
 
 from analyzers.crscore import cv
 from analyzers.crscore import score as crs
-from analyzers.crscore.recipe import Recipe
+from analyzers.crscore.recipe import Pick, Recipe
 
 Fitted = Recipe | float  # a recipe with its floor and β, or the paper's τ
 
@@ -58,27 +57,29 @@ def rel_fitter(sims: Sequence[crs.Similarities], rows: Sequence[dict[str, Any]],
     def fit(train: np.ndarray) -> Fitted:
         return cv.best_of(candidates, gold, train)
 
-    def rel_at(fitted: Fitted) -> np.ndarray:  # the same scores, whatever pick margin was fitted
+    def rel_at(fitted: Fitted) -> np.ndarray:
         assert isinstance(fitted, Recipe)
-        return candidates[replace(fitted, pick_margin=recipe.pick_margin)]
+        return candidates[fitted]
 
     return fit, rel_at
 
 
-def fitted_label(fitted: Any, margin: bool = False) -> str:
-    """What a fold fitted, in words (`margin`: the filter's pick margin too)."""
+def fitted_label(fitted: Any) -> str:
+    """What a fold fitted, in words: a recipe's floor and β, a pick's (with its margin), or τ."""
+    if isinstance(fitted, Pick):
+        return f"pick: {fitted.describe()}"
     if isinstance(fitted, Recipe):
-        return f"floor {fitted.floor:g}, β {fitted.beta:g}" + (f", margin {fitted.pick_margin:g}" if margin else "")
+        return f"floor {fitted.floor:g}, β {fitted.beta:g}"
     return f"τ {fitted:.4f}"
 
 
-def print_folds(title: str, result: cv.CVResult[Any], figures: Sequence[str], margin: bool = False) -> None:
+def print_folds(title: str, result: cv.CVResult[Any], figures: Sequence[str]) -> None:
     """One row per held-out fold (what its training folds chose, its figures), then mean ± sd."""
     table = Table(title=title)
     for col in ("held-out fold", "fitted on the other folds", *figures):
         table.add_column(col, justify="left" if col.startswith(("held", "fitted")) else "right")
     for i, fitted in enumerate(result.fitted):
-        table.add_row(str(i + 1), fitted_label(fitted, margin), *(f"{result.per_fold[f][i]:.4f}" for f in figures))
+        table.add_row(str(i + 1), fitted_label(fitted), *(f"{result.per_fold[f][i]:.4f}" for f in figures))
     summary = result.summary()
     table.add_row("mean ± sd", "", *(f"{summary[f]['mean']} ± {summary[f]['sd']}" for f in figures))
     table.add_row("min – max", "", *(f"{summary[f]['min']} – {summary[f]['max']}" for f in figures))

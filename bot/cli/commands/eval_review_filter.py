@@ -4,24 +4,24 @@ people rate best?
 The `review` analyzer drafts several comments per hunk and keeps the best by CRScore. This
 measures that filter on the CRScore human ratings (the format of the bundled `crscore-dev`):
 the generated reviews of each diff (every `system` but `msg`) stand in for the candidates.
-Per diff, the top-1 by CRScore Rel (the scores `rtcbot eval crscore` computes: soft, MiniLM,
-tokens pooling, the dataset's claims + smells) and the top half are picked; the report gives
+Per diff, the top-1 by CRScore (MiniLM, tokens pooling, the dataset's claims + smells; the
+recipe's pick) and the top half by the same score are picked; the report gives
 the mean human Rel / Con / Comp of the picked comments against the mean of all the diff's
 comments (a random pick) and the best possible pick (the diff's highest human rating),
 `gain_captured` = (picked − all) / (best − all), and how often the pick is a human-best
 (`top1_is_best`; `top1_chance` is a random pick's rate), each with a bootstrap interval
 over diffs. `--recipe` says how CRScore is computed and how the top-1 is picked
-(analyzers/crscore/recipe.py: rtcbot picks the longest candidate within a margin of the best
-Rel); `--cv K` fits the recipe (floor, β by Spearman, then the margin by gain) on K − 1 folds
-of the diffs and reports the held-out gain and top-1 rate of each fold with their spread.
+(analyzers/crscore/recipe.py: rtcbot's pick scores with its own floor and β and takes the longest
+candidate within a margin of the best); `--cv K` fits the pick (floor × β × margin, by gain) on
+K − 1 folds of the diffs and reports the held-out gain and top-1 rate of each fold with their
+spread.
 """
 
 from __future__ import annotations
 
 import json
 import math
-from collections.abc import Sequence
-from dataclasses import replace
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -32,9 +32,9 @@ from rich.table import Table
 
 from analyzers.crscore import cv
 from analyzers.crscore import score as crs
-from analyzers.crscore.recipe import DEFAULT_RECIPE, MARGINS, RECIPES, Recipe, pick_top
+from analyzers.crscore.recipe import DEFAULT_RECIPE, PICKS, RECIPES, Pick, Recipe, pick_top
 from analyzers.crscore.sts import DEFAULT_MODEL, Embedder, EmbeddingError
-from bot.cli.commands._crscore_cv import Fitted, diff_key, fitted_label, folds_of, print_folds, rel_fitter
+from bot.cli.commands._crscore_cv import diff_key, fitted_label, folds_of, print_folds, rel_fitter
 from bot.cli.commands._datasets import DatasetArgument
 from bot.cli.commands.eval_crscore import embed_all, load_rows, pseudo_refs_of
 
@@ -114,34 +114,40 @@ def filter_figures(rows: Sequence[dict[str, Any]], rels: np.ndarray, margin: flo
     return {"gain_captured": float(g), "top1_is_best": float(cols["top1_is_best"].mean())}
 
 
+def pick_fitter(sims: list[crs.Similarities], rows: list[dict[str, Any]], recipe: Recipe
+                ) -> tuple[Callable[[np.ndarray], Pick], Callable[[Pick, np.ndarray], dict[str, float]]]:
+    """(fit, measure) of the filter's pick: the `PICKS` (floor × β × margin) with the best
+    training gain (the first listed on ties), and its gain and top-1 rate on held-out rows."""
+    rels = cv.variants(sims, recipe)
+
+    def figures(p: Pick, mask: np.ndarray) -> dict[str, float]:
+        return filter_figures(rows, rels[recipe.with_params(p.floor, p.beta)], p.margin, mask)
+
+    def fit(train: np.ndarray) -> Pick:
+        return max(PICKS, key=lambda p: np.nan_to_num(figures(p, train)["gain_captured"], nan=-np.inf))
+
+    return fit, figures
+
+
 def cross_validated(sims: list[crs.Similarities], rows: list[dict[str, Any]], recipe: Recipe,
                     tau: float | None, k: int, seed: int, table: bool) -> dict[str, Any]:
-    """--cv K: the score's floor and β by training Spearman, then (rtcbot) the pick's margin by
-    training gain; each held-out fold's gain captured and top-1 rate."""
+    """--cv K: the filter's pick (rtcbot: floor, β and margin by training gain; soft: nothing to
+    fit; paper: τ as shipped) and each held-out fold's gain captured and top-1 rate."""
     folds = folds_of(rows, k, seed)
-    fit_rel, rel_of = rel_fitter(sims, rows, recipe, tau)
-
-    def fit(train: np.ndarray) -> Fitted:
-        fitted = fit_rel(train)
-        if not isinstance(fitted, Recipe) or recipe.name != "rtcbot":
-            return fitted
-        rels = rel_of(fitted)
-        return max((replace(fitted, pick_margin=m) for m in MARGINS),
-                   key=lambda r: np.nan_to_num(filter_figures(rows, rels, r.pick_margin, train)["gain_captured"],
-                                               nan=-np.inf))
-
-    def measure(fitted: Fitted, test: np.ndarray) -> dict[str, float]:
-        margin = fitted.pick_margin if isinstance(fitted, Recipe) else 0.0
-        return filter_figures(rows, rel_of(fitted), margin, test)
-
-    result = cv.cross_validate(folds, k, fit, measure)
+    if recipe.pick is not None:
+        fit_pick, measure_pick = pick_fitter(sims, rows, recipe)
+        result: cv.CVResult[Any] = cv.cross_validate(folds, k, fit_pick, measure_pick)
+    else:
+        fit_rel, rel_of = rel_fitter(sims, rows, recipe, tau)
+        result = cv.cross_validate(folds, k, fit_rel,
+                                   lambda fitted, test: filter_figures(rows, rel_of(fitted), 0.0, test))
     summary = result.summary()
     if table:
         print_folds(f"Picking review comments by CRScore: {k}-fold cross-validation by diff, held-out figures",
-                    result, ("gain_captured", "top1_is_best"), margin=True)
+                    result, ("gain_captured", "top1_is_best"))
     return {"cv": k, "seed": seed, "gain_captured": summary["gain_captured"]["mean"],
             "top1_is_best": summary["top1_is_best"]["mean"], "folds": summary,
-            "fitted": [fitted_label(f, margin=True) for f in result.fitted]}
+            "fitted": [fitted_label(f) for f in result.fitted]}
 
 
 @click.command("review-filter")
@@ -180,20 +186,27 @@ def command(data: Path, source: str, recipe_name: str, cv_k: int | None, samples
     except EmbeddingError as e:
         raise click.ClickException(str(e)) from None
     about = {"pseudo_refs": source, "model": DEFAULT_MODEL, "recipe": recipe.name,
-             "pick_by": f"crscore {recipe.describe()}, margin {recipe.pick_margin:g}"}
+             "pick_by": pick_words(recipe)}
     if cv_k is not None:
         out = {**cross_validated(sims, rows, recipe, tau, cv_k, seed, not as_json), **about}
         click.echo(json.dumps(out) if as_json else f"recipe {recipe.name}; folds dealt with seed {seed}")
         return
-    groups = group_by_diff(rows, [s.rel for s in crs.score_all(sims, tau, recipe)])
+    groups = group_by_diff(rows, [s.rel for s in crs.score_all(sims, tau, recipe.picking())])
     if not groups:
         raise click.ClickException(f"{data}: no diff has two or more generated reviews to pick from")
-    out = summarise(per_diff(groups, recipe.pick_margin), samples, seed)
+    out = summarise(per_diff(groups, recipe.margin), samples, seed)
     out.update({"n_reviews": sum(len(g) for g in groups), **about})
     if as_json:
         click.echo(json.dumps(out))
         return
     print_summary(out, data.name)
+
+
+def pick_words(recipe: Recipe) -> str:
+    """How the top-1 is picked, in words."""
+    if recipe.pick is None:
+        return f"crscore {recipe.describe()}, best Rel"
+    return f"crscore rtcbot pick ({recipe.pick.describe()}: the longest within the margin of the best)"
 
 
 def print_summary(out: dict[str, Any], name: str) -> None:

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from analyzers.crscore import score as crs
-from analyzers.crscore.recipe import RECIPES, f_beta, graded, pick_top
+from analyzers.crscore.recipe import GRID, MARGINS, PICKS, RECIPES, Pick, f_beta, graded, pick_order, pick_top
 
 
 def test_graded_counts_nothing_at_or_below_the_floor_and_rescales_above() -> None:
@@ -41,3 +41,31 @@ def test_pick_top_takes_the_longest_near_the_best() -> None:
     assert pick_top(rels, words, 0.3) == 2
     with pytest.raises(ValueError):
         pick_top([], [], 0.1)
+
+
+def test_pick_order_takes_pick_top_again_and_again() -> None:
+    rels, words = [0.50, 0.45, 0.30, 0.50], [10, 40, 90, 10]
+    assert pick_order(rels, words, 0.0) == [0, 3, 1, 2]
+    assert pick_order(rels, words, 0.1) == [1, 0, 3, 2]  # then 0.5 / 0.5 (first on ties), then 0.30
+    assert pick_order([], [], 0.1) == []
+
+
+def test_the_rtcbot_pick_scores_with_its_own_floor_and_beta() -> None:
+    rtcbot, soft = RECIPES["rtcbot"], RECIPES["soft"]
+    assert rtcbot.pick == Pick(0.0, 1.5, 0.05) and rtcbot.margin == 0.05
+    assert soft.pick is None and soft.picking() is soft and soft.margin == 0.0
+    picking = rtcbot.picking()
+    assert (picking.floor, picking.beta, picking.pick) == (0.0, 1.5, rtcbot.pick)
+    assert len(PICKS) == len(GRID) * len(MARGINS) and rtcbot.pick in PICKS
+
+
+def test_pick_value_is_the_picking_recipes_rel_from_what_scores_keep() -> None:
+    sim = np.array([[0.6, 0.1, 0.05], [0.15, 0.3, -0.2]])
+    rtcbot = RECIPES["rtcbot"]
+    shown = crs.score_matrix(sim, ["a", "b"], ["p", "q", "r"], None, rtcbot)
+    by = crs.score_matrix(sim, ["a", "b"], ["p", "q", "r"], None, rtcbot.picking())
+    assert crs.pick_value(shown, rtcbot) == pytest.approx(by.rel)
+    assert crs.pick_value(shown, rtcbot) != pytest.approx(shown.rel)  # another floor and β than shown
+    assert crs.pick_value(shown, RECIPES["soft"]) == shown.rel  # no pick: the recipe's own Rel
+    empty = crs.score_matrix(np.zeros((0, 2)), [], ["p", "q"], None, rtcbot)
+    assert crs.pick_value(empty, rtcbot) == 0.0

@@ -6,10 +6,12 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from bot.cli.commands.eval_review_filter import command, group_by_diff, per_diff, summarise
+from analyzers.crscore.recipe import PICKS, RECIPES, Pick
+from bot.cli.commands.eval_review_filter import command, group_by_diff, per_diff, pick_fitter, summarise
 from tests.support import DATA, require
 
 DEV = DATA / "crscore-human" / "dev.jsonl"
@@ -84,6 +86,22 @@ def test_cv_reports_held_out_gain_and_top1_with_their_spread(small: Path) -> Non
     for fig in ("gain_captured", "top1_is_best"):
         s = out["folds"][fig]
         assert len(s["folds"]) == 2 and s["min"] <= out[fig] == s["mean"] <= s["max"]
-    assert all("margin" in f for f in out["fitted"])  # the pick's margin is fitted per fold too
+    assert all(f.startswith("pick: floor ") and "margin" in f for f in out["fitted"])  # the whole pick, per fold
     paper = CliRunner().invoke(command, [str(small), "--recipe", "paper", "--json", "--bootstrap", "200"])
     assert json.loads(paper.output.strip().splitlines()[-1])["pick_by"].startswith("crscore paper")
+
+
+def test_the_pick_is_fitted_by_training_gain_and_measured_on_the_held_out_rows() -> None:
+    # two diffs; in each the longer review is people's best but CRScore puts it a little lower
+    rows, sims = [], []
+    for diff in ("a", "b"):
+        for review, sim, rel in (("short", 0.60, 2), ("a longer review that says more", 0.58, 5)):
+            rows.append({"diff": diff, "index": diff, "review": review,
+                         "human": {"rel": rel, "con": rel, "comp": rel}})
+            sims.append(([review], ["claim"], np.array([[sim]])))
+    fit, figures = pick_fitter(sims, rows, RECIPES["rtcbot"])
+    train = np.array([True, True, False, False])
+    pick = fit(train)
+    assert pick in PICKS and pick.margin > 0  # margin 0 takes the short one: worse than a random pick
+    assert figures(pick, ~train) == {"gain_captured": 1.0, "top1_is_best": 1.0}
+    assert figures(Pick(0.0, 1.5, 0.0), ~train) == {"gain_captured": -1.0, "top1_is_best": 0.0}
