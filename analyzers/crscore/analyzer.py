@@ -17,7 +17,8 @@ smells, so that only the claims are left to embed when they come.
 
 Options (`CRScoreOptions`, `options: {crscore: ...}`): `model` (embedding model: the default
 or one in the operator's allow-list, RTCBOT_EMBEDDING_MODELS), `pooling` ("tokens" | "model"),
-`soft` (default True: threshold-free scores), `tau` (0–1; implies the thresholded scores;
+`soft` (default True: threshold-free scores, the rtcbot recipe of recipe.py: a floor of 0.2,
+Rel the F-2 of Con and Comp), `tau` (0–1; implies the thresholded scores;
 default: the model's calibrated τ from tau.json), `claims` (default True).
 """
 
@@ -38,6 +39,7 @@ from analyzers.context import AnalysisContext, ReviewComment
 from analyzers.crscore import score as crs
 from analyzers.crscore import view
 from analyzers.crscore.claims import Claims, generate_claims
+from analyzers.crscore.recipe import RECIPES
 from analyzers.crscore.smells import (
     SmellReport,
     Source,
@@ -285,7 +287,8 @@ class CRScoreAnalyzer:
             if not soft and tau is None:
                 report.error = f"no calibrated τ for {embedder.model_name} ({pooling}); give one or use soft scores"
                 return report
-            results = crs.score_reviews(embedder, [(c.body, u.pseudo_refs) for c, u in placed], tau)
+            results = crs.score_reviews(embedder, [(c.body, u.pseudo_refs) for c, u in placed], tau,
+                                        recipe=RECIPES["rtcbot" if soft else "paper"])
         except EmbeddingError as e:
             report.error = str(e)
             return report
@@ -294,8 +297,8 @@ class CRScoreAnalyzer:
         if results:
             report.scores = {k: round(sum(getattr(s, k) for s in results) / len(results), 4)
                              for k in ("con", "comp", "rel")}
-        variant = "threshold-free (soft)" if soft else f"thresholded at τ = {tau}"
-        report.notes.append(f"{variant} scores with {embedder.model_name} ({pooling} pooling)")
+        variant = f"threshold-free, recipe {RECIPES['rtcbot'].describe()}" if soft else f"thresholded at τ = {tau}"
+        report.notes.append(f"scores {variant}, with {embedder.model_name} ({pooling} pooling)")
         report.notes += unreviewed(changes, placed, results)
         return report
 

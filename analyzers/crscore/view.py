@@ -29,7 +29,7 @@ def headline(report: AnalyzerReport) -> str | None:
             f"over {n} review comment{'s' if n != 1 else ''}{apart}")
 
 
-LOW = 0.3  # a comment whose relevance is under this rates low (the Review analyzer's default min_rel)
+LOW = 0.13  # a comment whose relevance is under this rates low (the Review analyzer's default min_rel)
 
 
 def advice(f: Finding) -> str | None:

@@ -6,12 +6,15 @@ every LLM answer; each answer is "Line <n>: <comment>", one specific issue, on a
 shows). The parser keeps every entry that parses and counts the answers that had none, and
 the entries on a line the hunk does not show.
 
-Every candidate is scored by CRScore (analyzers/crscore/: soft Con / Comp / Rel with the
-default embedding model) against that hunk's pseudo-references — LLM claims and code smells,
-built once per hunk by the CRScore analyzer's own code, so they are cached as its are. A
-candidate is kept when Rel ≥ `min_rel` and Con ≥ `min_con`; the kept go best Rel first, at
-most `max_per_hunk` per hunk, and one whose embedding is within `duplicate` cosine similarity
-of a comment already kept (on any hunk) is dropped as a near-duplicate.
+Every candidate is scored by CRScore (analyzers/crscore/: the rtcbot recipe's Con / Comp / Rel
+with the default embedding model) against that hunk's pseudo-references — LLM claims and code
+smells, built once per hunk by the CRScore analyzer's own code, so they are cached as its are.
+A candidate is kept when Rel ≥ `min_rel` and Con ≥ `min_con`; each hunk's candidates go in the
+recipe's pick order (its own floor and β, then the longest within its margin of the best:
+analyzers/crscore/recipe.py), at most `max_per_hunk` per hunk, and one whose embedding is within
+`duplicate` cosine similarity of a comment already kept (on any hunk) is dropped as a
+near-duplicate. The defaults of `min_rel` / `min_con` (0.13 / 0.14) keep the share of the
+crscore-dev reviews that soft scores kept at 0.3 / 0.3 (53.0 % against 53.4 %; docs/crscore.md).
 
 Each kept comment is a Finding: path, line, message = the comment, scores = its CRScore,
 evidence = the claims and smells it matched. reporters/pr_review.py posts them as one review.
@@ -28,6 +31,7 @@ from pydantic import Field
 
 from analyzers.code.diff import CODE_LANGUAGES, ChangeSet, FileChange, Hunk
 from analyzers.context import AnalysisContext
+from analyzers.crscore import recipe
 from analyzers.crscore import score as crs
 from analyzers.crscore.analyzer import CRScoreAnalyzer, Unit
 from analyzers.crscore.sts import EmbeddingError, shared_embedder
@@ -38,6 +42,7 @@ from analyzers.report import AnalyzerReport, Finding, Skipped
 from analyzers.review import view as review_view
 
 MAX_HUNK_CHARS = 6000
+RECIPE = recipe.RECIPES["rtcbot"]  # how candidates are scored and picked
 
 SYSTEM = ("You are a meticulous senior software engineer reviewing a pull request. You point out "
           "concrete problems in the changed code, never praise, never a summary.")
@@ -55,8 +60,8 @@ class ReviewOptions(AnalyzerOptions):
 
     candidates: int = Field(default=4, ge=1, le=8)  # K comments asked per hunk
     max_per_hunk: int = Field(default=1, ge=1, le=5)  # comments kept per hunk
-    min_rel: float = Field(default=0.3, ge=0.0, le=1.0)  # soft CRScore Rel a kept comment reaches
-    min_con: float = Field(default=0.3, ge=0.0, le=1.0)  # soft CRScore Con a kept comment reaches
+    min_rel: float = Field(default=0.13, ge=0.0, le=1.0)  # CRScore Rel (rtcbot recipe) a kept comment reaches
+    min_con: float = Field(default=0.14, ge=0.0, le=1.0)  # CRScore Con (rtcbot recipe) a kept comment reaches
     duplicate: float = Field(default=0.85, ge=0.5, le=1.0)  # cosine at which two comments are one
     temperature: float = Field(default=0.8, gt=0.0, le=1.5)
     comment_tokens: int = Field(default=160, ge=16, le=512)
@@ -167,10 +172,25 @@ class Scored:
     scores: crs.Scores
 
 
+def pick_order(scored: list[Scored]) -> list[int]:
+    """Every candidate's index: each hunk's in the recipe's pick order, the hunks' firsts
+    before their seconds, and so on (the higher pick score first among equals)."""
+    value = [crs.pick_value(s.scores, RECIPE) for s in scored]
+    hunks: dict[str, list[int]] = {}
+    for i, s in enumerate(scored):
+        hunks.setdefault(s.work.unit.key, []).append(i)
+    rank: dict[int, int] = {}
+    for members in hunks.values():
+        order = recipe.pick_order([value[i] for i in members], [len(scored[i].candidate.text.split())
+                                                                for i in members], RECIPE.margin)
+        rank.update({members[j]: r for r, j in enumerate(order)})
+    return sorted(range(len(scored)), key=lambda i: (rank[i], -value[i], i))
+
+
 def select(scored: list[Scored], vectors: np.ndarray, opts: ReviewOptions) -> tuple[list[Scored], int]:
-    """The kept candidates (best Rel first; thresholds, at most max_per_hunk per hunk, no
+    """The kept candidates (in `pick_order`; thresholds, at most max_per_hunk per hunk, no
     near-duplicate of one kept before) and how many were dropped as near-duplicates."""
-    order = sorted(range(len(scored)), key=lambda i: (-scored[i].scores.rel, -scored[i].scores.con, i))
+    order = pick_order(scored)
     kept: list[int] = []
     per_hunk: dict[str, int] = {}
     duplicates = 0
@@ -282,12 +302,13 @@ class ReviewAnalyzer:
         return report
 
     def _score(self, live: list[HunkWork], report: AnalyzerReport) -> tuple[list[Scored], np.ndarray] | None:
-        """Every candidate's soft CRScore against its hunk's pseudo-references, and each
+        """Every candidate's CRScore (rtcbot recipe) against its hunk's pseudo-references, and each
         candidate's embedding (for the near-duplicates); None when the model cannot load."""
         pairs = [(w, c) for w in live for c in w.candidates]
         try:
             embedder = shared_embedder()
-            results = crs.score_reviews(embedder, [(c.text, w.unit.pseudo_refs) for w, c in pairs], None)
+            results = crs.score_reviews(embedder, [(c.text, w.unit.pseudo_refs) for w, c in pairs], None,
+                                        recipe=RECIPE)
             vectors = embedder.embed([c.text for _, c in pairs])
         except EmbeddingError as e:
             report.error = str(e)

@@ -9,7 +9,10 @@ import pytest
 
 from analyzers.code.diff import parse_diff
 from analyzers.context import AnalysisContext, ReviewComment
+from analyzers.crscore import score as crs
 from analyzers.crscore.analyzer import CRScoreAnalyzer
+from analyzers.crscore.recipe import RECIPES
+from analyzers.crscore.sts import shared_embedder
 from analyzers.registry import get
 from tests.conftest import client_for
 from tests.fakes.llm_server import ScriptedLLM
@@ -60,6 +63,11 @@ def test_scores_each_comment_with_matched_and_missed(scripted_llm: Callable[...,
     assert set(good.scores) == {"con", "comp", "rel"}
     assert good.scores["rel"] > nit.scores["rel"]
     refs = good.evidence["pseudo_references"]
+    # the default scores are the rtcbot recipe's (floor 0.2, F-2), not the plain soft ones
+    (ours,) = crs.score_reviews(shared_embedder(), [(comments[0].body, refs)], None, recipe=RECIPES["rtcbot"])
+    (plain,) = crs.score_reviews(shared_embedder(), [(comments[0].body, refs)], None)
+    assert good.scores == pytest.approx(ours.as_dict()) and good.scores != pytest.approx(plain.as_dict())
+    assert any("threshold-free, recipe rtcbot (floor 0.2, β 2)" in n for n in report.notes)
     assert refs[:3] == ["The running minimum and maximum now keep the first of equal items, which makes them stable.",
                         "Tests for stability were added.",
                         "Callers that relied on the last equal item get a different object."]

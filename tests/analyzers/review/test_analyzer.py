@@ -7,6 +7,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 
 from analyzers import registry
@@ -75,7 +76,7 @@ def test_k_candidates_per_hunk_one_kept_per_hunk_near_duplicates_dropped(
     assert by_path["io/c.py"].message == GOOD_C and by_path["io/c.py"].start_line == 2
     for f in report.findings:
         assert f.analyzer == "review" and set(f.scores) == {"con", "comp", "rel"}
-        assert f.scores["rel"] >= 0.3 and f.scores["con"] >= 0.3
+        assert f.scores["rel"] >= ReviewOptions().min_rel and f.scores["con"] >= ReviewOptions().min_con
         assert f.evidence["candidates_on_hunk"] in (2, 3) and f.evidence["matched"]  # the claims it covers
     matched = {m["pseudo_ref"] for m in by_path["io/c.py"].evidence["matched"]}
     assert any("never closed" in m for m in matched)
@@ -94,7 +95,7 @@ def test_thresholds_and_max_per_hunk_are_options(scripted_llm: Callable[..., Scr
     more = run(server, tmp_path, max_per_hunk=3, min_rel=0.0, min_con=0.0, duplicate=1.0)
     per_path = [f.path for f in more.findings]
     assert per_path.count("io/c.py") == 3 and len(more.findings) == 8  # a.py 3, b.py 2, c.py 3
-    # best Rel first within a hunk: the specific comment beats "Good." and "fine"
+    # the pick order within a hunk: the specific comment beats "Good." and "fine"
     assert next(f for f in more.findings if f.path == "io/c.py").message == GOOD_C
 
 
@@ -161,6 +162,26 @@ def test_crscore_lists_what_no_comment_covered_smells_first_with_lines() -> None
         "not covered by any review comment: stats/a.py:2-3 — An empty list raises ZeroDivisionError.",
         "1 changed hunk(s) have no review comment: io/c.py:2-3",
     ]
+
+
+def test_each_hunk_keeps_its_candidates_in_the_recipes_pick_order() -> None:
+    from analyzers.crscore.analyzer import Unit
+    from analyzers.crscore.score import Match, Scores
+    from analyzers.review.analyzer import RECIPE, Candidate, HunkWork, Scored, pick_order, select
+
+    (fa, ha), (fb, hb), _ = list(parse_diff(DIFF).hunks())
+    a, b = HunkWork(fa, ha, Unit(fa, [ha], ha.key)), HunkWork(fb, hb, Unit(fb, [hb], hb.key))
+
+    def scored(work: HunkWork, text: str, best: float) -> Scored:  # one sentence, one claim at `best`
+        return Scored(work, Candidate(2, text), Scores(0.5, 0.5, 0.5, None, [text], [best],
+                                                       [Match("claim", text, best)]))
+
+    items = [scored(a, "Short.", 0.60), scored(a, "A longer comment that names the empty list case.", 0.58),
+             scored(a, "Off topic.", 0.10), scored(b, "Only one on b.", 0.40)]
+    assert RECIPE.margin >= 0.02  # 0.58 is within the margin of 0.60: the longer comment goes first
+    assert pick_order(items) == [1, 3, 0, 2]  # a's first, b's first, then a's second and third
+    kept, duplicates = select(items, np.eye(4), ReviewOptions(max_per_hunk=1, min_rel=0.0, min_con=0.0))
+    assert [k.candidate.text for k in kept] == [items[1].candidate.text, "Only one on b."] and duplicates == 0
 
 
 NOT_CODE = ("--- a/deploy/values.yaml\n+++ b/deploy/values.yaml\n@@ -1,2 +1,3 @@\n replicas: 2\n"
