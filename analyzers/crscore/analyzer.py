@@ -173,6 +173,7 @@ OWN_COMMENT = view.OWN_COMMENT
 TITLE_CHARS = 120  # a finding's title: "comment by <login>: <its first line>", cut at a word
 MAX_UNREVIEWED = 10  # pseudo-references listed as unreviewed per report; more are counted
 _SMELL_LINE = re.compile(r"\bline (\d+)\b")
+RECIPE = RECIPES["rtcbot"]  # the soft scores; with a τ (`tau`, `soft: false`) the paper's thresholds apply
 
 
 def unreviewed(changes: ChangeSet, placed: list[tuple[ReviewComment, Unit]], results: list[crs.Scores]
@@ -287,8 +288,7 @@ class CRScoreAnalyzer:
             if not soft and tau is None:
                 report.error = f"no calibrated τ for {embedder.model_name} ({pooling}); give one or use soft scores"
                 return report
-            results = crs.score_reviews(embedder, [(c.body, u.pseudo_refs) for c, u in placed], tau,
-                                        recipe=RECIPES["rtcbot" if soft else "paper"])
+            results = crs.score_reviews(embedder, [(c.body, u.pseudo_refs) for c, u in placed], tau, recipe=RECIPE)
         except EmbeddingError as e:
             report.error = str(e)
             return report
@@ -297,7 +297,7 @@ class CRScoreAnalyzer:
         if results:
             report.scores = {k: round(sum(getattr(s, k) for s in results) / len(results), 4)
                              for k in ("con", "comp", "rel")}
-        variant = f"threshold-free, recipe {RECIPES['rtcbot'].describe()}" if soft else f"thresholded at τ = {tau}"
+        variant = f"threshold-free, recipe {RECIPE.describe()}" if soft else f"thresholded at τ = {tau}"
         report.notes.append(f"scores {variant}, with {embedder.model_name} ({pooling} pooling)")
         report.notes += unreviewed(changes, placed, results)
         return report

@@ -12,6 +12,7 @@ each held-out fold with their spread (analyzers/crscore/cv.py), never the figure
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -219,25 +220,11 @@ def command(data: Path, source: str, model: str, pooling: str, tau_opt: str, sof
     embedder = Embedder(model, pooling=pooling)  # type: ignore[arg-type]
     msg = [r for r in rows if r["system"] == "msg"]
     scored = [r for r in rows if r["system"] != "msg"]
-
-    def items(rs: list[dict[str, Any]]) -> list[tuple[str, list[str]]]:
-        return [(str(r["review"]), pseudo_refs_of(r, source, generated)) for r in rs]
-
     calibrating = calibrate or (recipe.thresholded and explicit_tau is None
                                 and (cv_k is not None or crs.tau_for(embedder.model_name, pooling) is None))
-    if calibrating and not msg:
-        raise click.ClickException(f"{data}: no msg rows to calibrate τ on")
-    if not scored and not calibrate:
-        raise click.ClickException(f"{data}: no rows with system other than msg")
-    if cv_k is not None:
-        folds_of(scored, cv_k, seed)  # too many folds for the diffs: say so before the embeddings
-    first = [] if calibrate else items(scored)
-    try:
-        sims = embed_all(embedder, first + (items(msg) if calibrating else []),
-                         "calibrating" if calibrate else "scoring")
-    except EmbeddingError as e:
-        raise click.ClickException(str(e)) from None
-    ref, sims = crs.score_all(sims[len(first):], None), sims[:len(first)]
+    check_rows(data.name, msg, scored, calibrating, calibrate, cv_k, seed)
+    sims, ref = embed_rows(embedder, [] if calibrate else scored, msg if calibrating else [],
+                           lambda r: pseudo_refs_of(r, source, generated), "calibrating" if calibrate else "scoring")
     if calibrate:
         print_calibration(crs.calibrate_tau([b for s in ref for b in s.sentence_best]), embedder, pooling,
                           source, len(msg))
@@ -248,13 +235,43 @@ def command(data: Path, source: str, model: str, pooling: str, tau_opt: str, sof
         cross_validated(sims, scored, recipe, explicit_tau, list(zip(msg, ref, strict=True)) if ref else [], cv_k, seed,
                         about, data.name, as_json)
         return
-    tau: float | None = None
-    if recipe.thresholded:
-        tau = explicit_tau if explicit_tau is not None else crs.tau_for(embedder.model_name, pooling)
-        if tau is None:
-            tau = crs.calibrate_tau([b for s in ref for b in s.sentence_best])
+    tau = tau_of(recipe, explicit_tau, embedder.model_name, pooling, ref)
     report(crs.score_all(sims, tau, recipe), scored, {"tau": None if tau is None else round(tau, 4), **about},
            data.name, plot, as_json)
+
+
+def check_rows(name: str, msg: list[dict[str, Any]], scored: list[dict[str, Any]], calibrating: bool,
+               calibrate: bool, cv_k: int | None, seed: int) -> None:
+    """One clear message, before any embedding, when the rows cannot give what was asked."""
+    if calibrating and not msg:
+        raise click.ClickException(f"{name}: no msg rows to calibrate τ on")
+    if not scored and not calibrate:
+        raise click.ClickException(f"{name}: no rows with system other than msg")
+    if cv_k is not None:
+        folds_of(scored, cv_k, seed)  # too many folds for the diffs: say so before the embeddings
+
+
+def embed_rows(embedder: Embedder, scored: list[dict[str, Any]], msg: list[dict[str, Any]],
+               refs: Callable[[dict[str, Any]], list[str]], label: str
+               ) -> tuple[list[crs.Similarities], list[crs.Scores]]:
+    """(the similarity matrices of `scored`, the paper's scores of `msg` for τ), one pass."""
+    items = [(str(r["review"]), refs(r)) for r in (*scored, *msg)]
+    try:
+        sims = embed_all(embedder, items, label)
+    except EmbeddingError as e:
+        raise click.ClickException(str(e)) from None
+    return sims[:len(scored)], crs.score_all(sims[len(scored):], None)
+
+
+def tau_of(recipe: Recipe, explicit: float | None, model: str, pooling: str, ref: list[crs.Scores]) -> float | None:
+    """The paper's τ: given, else shipped for the model and pooling, else calibrated on the msg
+    rows; None for the soft recipes."""
+    if not recipe.thresholded:
+        return None
+    if explicit is not None:
+        return explicit
+    shipped = crs.tau_for(model, pooling)
+    return shipped if shipped is not None else crs.calibrate_tau([b for s in ref for b in s.sentence_best])
 
 
 def report(results: list[crs.Scores], scored: list[dict[str, Any]], about: dict[str, Any], name: str,
