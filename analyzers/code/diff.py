@@ -3,6 +3,8 @@
 Accepts `git diff`, `git show -p`, `git format-patch` output and GitHub's per-file `patch`
 strings (which have no file header). Binary files, files without a patch and ignored files
 are kept as skipped, with the reason, so "no findings" is never mistaken for full coverage.
+The text is first cut into one section per file and checked against its hunk headers
+(sections.py); each section is then parsed on its own.
 """
 
 from __future__ import annotations
@@ -18,7 +20,8 @@ from typing import Any, Literal
 from unidiff.errors import UnidiffParseError
 from unidiff.patch import PatchSet
 
-from analyzers.code.paths import path_problem, printable, unquote_git
+from analyzers.code.paths import path_problem, printable
+from analyzers.code.sections import file_sections, hunk_counts, hunk_problem, repo_path, section_name
 
 Status = Literal["added", "deleted", "modified", "renamed"]
 
@@ -208,138 +211,6 @@ def _decode(data: str | bytes) -> str:
 
 _DIFF_START = re.compile(r"^(diff --git |--- |Binary files |GIT binary patch)", re.M)
 _FORMAT_PATCH_TRAILER = re.compile(r"^-- \n[^\n]*\n*\Z", re.M)
-_HUNK_HEADER = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
-_GIT_HEADER = re.compile(r'^diff --git (?:"(?:[^"\\]|\\.)*"|\S+) ("(?:[^"\\]|\\.)*"|.+?)\s*$')
-
-# No file has more lines than this: a hunk header beyond it is refused, never allocated for.
-MAX_LINE_NUMBER = 1_000_000
-
-
-def _strip_prefix(p: str) -> str:
-    return p[2:] if p[:2] in ("a/", "b/") else p
-
-
-def _repo_path(raw: str | None) -> tuple[str | None, str | None]:
-    """A file name from a diff header → (the repository path, why it is unsafe or None).
-    Git's C-quoted names are unquoted; `a/`/`b/` prefixes dropped; /dev/null is no file."""
-    if raw is None or raw == "/dev/null":
-        return None, None
-    try:
-        name = unquote_git(raw)
-    except ValueError as e:
-        return printable(raw), str(e)
-    if name == "/dev/null":
-        return None, None
-    path = _strip_prefix(name)
-    problem = path_problem(path)
-    return (printable(path), problem) if problem else (path, None)
-
-
-def _bounded(num: str | None, default: int = 1) -> int:
-    """A hunk header number; one of more than 9 digits is never converted (Python refuses
-    very long ones, and it is beyond MAX_LINE_NUMBER anyway)."""
-    if num is None:
-        return default
-    return int(num) if len(num) <= 9 else MAX_LINE_NUMBER + 1
-
-
-def _counts(header: str) -> tuple[int, int, int, int] | None:
-    m = _HUNK_HEADER.match(header)
-    if m is None:
-        return None
-    return (_bounded(m.group(1)), _bounded(m.group(2)), _bounded(m.group(3)),
-            _bounded(m.group(4)))
-
-
-def _hunk_problem(lines: Sequence[str]) -> str | None:
-    """Why one file's section cannot be trusted: a hunk header out of bounds, or a body whose
-    line counts disagree with its header (the extra lines would be silently dropped, the
-    missing ones read from the next file). None when every hunk agrees."""
-    old = new = 0
-    header = ""
-    after = False  # right after a complete hunk: a body line here would be dropped
-    for ln in lines:
-        counts = _counts(ln)
-        if counts is not None:
-            if old or new:
-                return f"hunk {header!r} has fewer lines than its header says"
-            header = ln.split(" @@", 1)[0][:60] + " @@"
-            old_start, old, new_start, new = counts
-            if max(old_start + old, new_start + new) > MAX_LINE_NUMBER + 1:
-                return f"hunk header {header!r} is beyond line {MAX_LINE_NUMBER:,}"
-            after = not (old or new)
-            continue
-        if not header:
-            continue  # file header lines
-        kind = ln[:1]
-        if not (old or new):
-            if not after or ln.strip() == "" or kind == "\\":
-                continue  # a separating blank line; "\ No newline at end of file"
-            if kind in ("+", "-", " ") and ln.rstrip("\n") not in ("-- ", "---"):
-                return f"hunk {header!r} has more lines than its header says"
-            after = False  # text after the diff (a signature, the next mail): not a hunk's
-            continue
-        if kind in (" ", "\n", ""):
-            old, new = old - 1, new - 1
-        elif kind == "-":
-            old -= 1
-        elif kind == "+":
-            new -= 1
-        elif kind != "\\":
-            return f"hunk {header!r} has fewer lines than its header says"
-        if old < 0 or new < 0:
-            return f"hunk {header!r} has more lines than its header says"
-        after = not (old or new)
-    if old or new:
-        return f"hunk {header!r} has fewer lines than its header says"
-    return None
-
-
-def _sections(lines: Sequence[str]) -> list[list[str]]:
-    """The diff cut into one section per file: at each `diff --git` line when there are any,
-    else at each `---`/`+++` pair outside a hunk (hunk bodies counted by their headers)."""
-    git = any(ln.startswith("diff --git ") for ln in lines)
-    out: list[list[str]] = []
-    cur: list[str] = []
-    old = new = 0
-    for i, ln in enumerate(lines):
-        if git:
-            starts = ln.startswith("diff --git ")
-        else:
-            starts = (old <= 0 and new <= 0 and ln.startswith("--- ")
-                      and i + 1 < len(lines) and lines[i + 1].startswith("+++ "))
-        if starts and cur:
-            out.append(cur)
-            cur = []
-        cur.append(ln)
-        if git:
-            continue
-        counts = _counts(ln)
-        if counts is not None:
-            old, new = counts[1], counts[3]
-            if max(counts[0] + old, counts[2] + new) > MAX_LINE_NUMBER + 1:
-                old = new = 0  # refused later; never let it swallow the files after it
-        elif old > 0 or new > 0:
-            kind = ln[:1]
-            old -= kind in (" ", "-", "\n")
-            new -= kind in (" ", "+", "\n")
-    if cur:
-        out.append(cur)
-    return out
-
-
-def _section_name(lines: Sequence[str]) -> str | None:
-    """The file a section is about, for a report (best effort, before parsing)."""
-    for prefix in ("+++ ", "--- "):
-        for ln in lines:
-            if ln.startswith(prefix):
-                name = ln[len(prefix):].rstrip("\n").split("\t", 1)[0]
-                if name != "/dev/null":
-                    return _repo_path(name)[0]
-            if _counts(ln) is not None:
-                break
-    m = _GIT_HEADER.match(lines[0]) if lines else None
-    return _repo_path(m.group(1))[0] if m else None
 
 
 def _hunks_of(path: str, patched_file: Any) -> list[Hunk]:
@@ -367,8 +238,8 @@ def _hunks_of(path: str, patched_file: Any) -> list[Hunk]:
 
 
 def _file_change(pf: Any, ignore: Sequence[str], max_file_lines: int) -> FileChange:
-    old, old_problem = _repo_path(pf.source_file)
-    new, new_problem = _repo_path(pf.target_file)
+    old, old_problem = repo_path(pf.source_file)
+    new, new_problem = repo_path(pf.target_file)
     if pf.is_added_file:
         status: Status = "added"
     elif pf.is_removed_file:
@@ -408,15 +279,15 @@ def _section_changes(lines: Sequence[str], ignore: Sequence[str],
                      max_file_lines: int) -> list[FileChange]:
     """One file's section → its FileChange(s); a section that cannot be read is one skipped
     FileChange with the reason, so one bad file never stops the others."""
-    problem = _hunk_problem(lines)
+    problem = hunk_problem(lines)
     if problem is None:
         try:
             return [_file_change(pf, ignore, max_file_lines) for pf in PatchSet("".join(lines))]
         except Exception as e:  # whatever one file's section does, the others are read
             kind = "" if isinstance(e, UnidiffParseError | ValueError) else f"{type(e).__name__}: "
             problem = f"unreadable diff: {kind}{' '.join(str(e).split())[:200]}"
-    name = _section_name(lines)
-    if name is None and not any(_counts(ln) for ln in lines):
+    name = section_name(lines)
+    if name is None and not any(hunk_counts(ln) for ln in lines):
         return []  # no file and no hunk: text around the diff
     return [FileChange(path=name or "(unnamed file)", skipped=problem, skip_kind="failed")]
 
@@ -436,7 +307,7 @@ def parse_diff(
     if not m:
         raise DiffError("the input is not a unified diff (no 'diff --git' or '---/+++' header found)")
     body = _FORMAT_PATCH_TRAILER.sub("", text[m.start():])
-    files = [fc for section in _sections(body.splitlines(keepends=True))
+    files = [fc for section in file_sections(body.splitlines(keepends=True))
              for fc in _section_changes(section, ignore, max_file_lines)]
     if not files:
         raise DiffError("the input is not a unified diff (no file sections found)")
