@@ -1,7 +1,8 @@
 """Run untrusted programs against test cases in a sandbox and give a verdict per case.
 
 Verdicts (FixEval's): AC accepted, WA wrong answer, TLE time limit, MLE memory limit,
-RE runtime error (a non-zero exit, a signal, a file or output limit), CE compile error.
+RE runtime error (a non-zero exit, a signal, a file or output limit), CE compile error;
+how a run's output and ending become one is verdicts.py's (pure) logic.
 
 Test styles:
 - stdin/stdout (`Case(stdin=…, expected_output=…)`): the program reads stdin, its stdout is
@@ -17,28 +18,33 @@ that prints a random token only after the script's last statement, so an exit 0 
 checks end (`sys.exit(0)`, `os._exit(0)`) is RE, never AC.
 
 The sandbox (bubblewrap, unprivileged namespaces as a fallback, whole-run limits) lives in
-analyzers/sandbox/box.py; this module is the verdict logic, the harnesses and the executor: runs
+analyzers/sandbox/box.py; this module is the harnesses and the executor: runs
 go in parallel across cores (one worker per core by default); results are cached by
-(program, case, limits) in memory and optionally in a SQLite file (0600, its folder 0700).
+(program, case, limits) in memory and optionally in a SQLite file (cache.py).
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-import math
-import os
 import re
 import secrets
-import signal
-import sqlite3
 import threading
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
+from analyzers.execution.cache import ResultCache
+from analyzers.execution.verdicts import (
+    OUTPUT_TOLERANCE,
+    CaseResult,
+    Tolerance,
+    failure_verdict,
+    tokens_match,
+    values_match,
+)
 from analyzers.sandbox.box import (
     MODES,
     NOT_ISOLATED,
@@ -50,10 +56,8 @@ from analyzers.sandbox.box import (
 from analyzers.sandbox.watch import user_processes as _user_processes
 
 __all__ = ["MODES", "NOT_ISOLATED", "NO_NETNS", "Limits", "RawRun", "Sandbox", "SandboxUnavailable",
-           "_user_processes", "Case", "CaseResult", "Executor", "Program", "Tolerance", "failure_verdict"]
+           "_user_processes", "Case", "Executor", "Program"]
 
-Verdict = Literal["AC", "WA", "TLE", "MLE", "RE", "CE"]
-VERDICTS: tuple[Verdict, ...] = ("AC", "WA", "TLE", "MLE", "RE", "CE")
 Language = Literal["python", "java"]
 NO_NETNS = "network isolation unavailable"
 
@@ -61,26 +65,6 @@ NO_NETNS = "network isolation unavailable"
 
 DEFAULT_LIMITS = Limits()
 COMPILE_LIMITS = Limits(wall_s=60.0, cpu_s=60.0, memory_mb=2048, nproc=256, fsize_mb=64)
-
-
-@dataclass(frozen=True)
-class Tolerance:
-    abs: float = 0.0
-    rel: float = 0.0
-
-    @classmethod
-    def parse(cls, value: Any) -> Tolerance | None:
-        """None, a number (absolute) or {"abs": …, "rel": …}."""
-        if value is None:
-            return None
-        if isinstance(value, int | float) and not isinstance(value, bool):
-            return cls(abs=float(value))
-        if isinstance(value, Mapping):
-            return cls(abs=float(value.get("abs", 0.0) or 0.0), rel=float(value.get("rel", 0.0) or 0.0))
-        raise ValueError(f"bad tolerance {value!r}")
-
-
-OUTPUT_TOLERANCE = Tolerance(abs=1e-6, rel=1e-6)  # FixEval's 1e-6, relative as well
 
 
 @dataclass(frozen=True)
@@ -105,121 +89,8 @@ class Case:
         return d
 
 
-@dataclass
-class CaseResult:
-    verdict: Verdict
-    detail: str = ""
-    wall_s: float = 0.0
-    cpu_s: float = 0.0
-    max_rss_kb: int = 0
-    exit_code: int | None = None
-    signal: int | None = None
-    stdout: str = ""  # first 2,000 characters
-    stderr: str = ""  # last 2,000 characters
-    notes: list[str] = field(default_factory=list)
-    cached: bool = False
-
-    @property
-    def passed(self) -> bool:
-        return self.verdict == "AC"
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
-
-# -- output comparison (pure) -----------------------------------------------------------------
-
-_INT = re.compile(r"[+-]?\d+\Z")
-_NUM = re.compile(r"[+-]?(?:(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?|inf(?:inity)?|nan)\Z", re.I)
-
-
-def _number(tok: str) -> float | None:
-    return float(tok) if _NUM.match(tok) else None
-
-
-def numbers_close(a: float, b: float, tol: Tolerance) -> bool:
-    if math.isnan(a) or math.isnan(b):
-        return math.isnan(a) and math.isnan(b)
-    if math.isinf(a) or math.isinf(b):
-        return a == b
-    return abs(a - b) <= max(tol.abs, tol.rel * max(abs(a), abs(b)))
-
-
-def tokens_match(actual: str, expected: str, tol: Tolerance = OUTPUT_TOLERANCE) -> bool:
-    """Same number of whitespace tokens; each pair equal as text, or both numbers within tol
-    (two integers compare exactly, so big integers are not rounded through floats)."""
-    a, e = actual.split(), expected.split()
-    if len(a) != len(e):
-        return False
-    for x, y in zip(a, e, strict=True):
-        if x == y:
-            continue
-        if _INT.match(x) and _INT.match(y):
-            if int(x) != int(y):
-                return False
-            continue
-        fx, fy = _number(x), _number(y)
-        if fx is None or fy is None or not numbers_close(fx, fy, tol):
-            return False
-    return True
-
-
-def values_match(actual: Any, expected: Any, tol: Tolerance | None = None) -> bool:
-    """Python equality, numbers within tol where one is given (recursively in lists/dicts)."""
-    if tol is not None:
-        num = (int, float)
-        if isinstance(actual, num) and isinstance(expected, num) and not isinstance(actual, bool) \
-                and not isinstance(expected, bool):
-            return numbers_close(float(actual), float(expected), tol)
-        if isinstance(actual, list | tuple) and isinstance(expected, list | tuple):
-            return len(actual) == len(expected) and all(
-                values_match(x, y, tol) for x, y in zip(actual, expected, strict=True))
-        if isinstance(actual, dict) and isinstance(expected, dict):
-            return actual.keys() == expected.keys() and all(values_match(actual[k], expected[k], tol) for k in actual)
-    if isinstance(actual, float) and isinstance(expected, float) and math.isnan(actual) and math.isnan(expected):
-        return True
-    try:
-        return bool(actual == expected)
-    except Exception:
-        return False
-
-
-# -- verdicts (pure) --------------------------------------------------------------------------
-
-_MEMORY_MARKERS = ("MemoryError", "java.lang.OutOfMemoryError", "std::bad_alloc", "Cannot allocate memory")
-
-
 def _tail(data: bytes, n: int = 2000) -> str:
     return data[-n:].decode("utf-8", "replace")
-
-
-def failure_verdict(run: RawRun, limits: Limits) -> tuple[Verdict, str] | None:
-    """TLE / MLE / RE from how the run ended, or None when it exited 0 within its limits."""
-    err = run.stderr.decode("utf-8", "replace")
-    if run.timed_out:
-        return "TLE", f"killed after {limits.wall_s:g} s wall time"
-    if run.memory_exceeded:
-        return "MLE", (f"memory limit of {limits.memory_mb} MB across the run's processes "
-                       f"(killed at {run.peak_memory_kb >> 10} MB)")
-    if run.disk_exceeded:
-        return "RE", f"disk limit of {limits.disk_mb} MB"
-    if run.signal == signal.SIGXCPU or (run.signal == signal.SIGKILL and run.cpu_s >= math.ceil(limits.cpu_s)):
-        return "TLE", f"CPU time limit of {limits.cpu_s:g} s"
-    failed = run.signal is not None or run.exit_code != 0
-    if failed and any(m in err for m in _MEMORY_MARKERS):
-        return "MLE", f"memory limit of {limits.memory_mb} MB"
-    if failed and run.max_rss_kb >= 0.9 * (limits.memory_mb << 10):
-        return "MLE", f"memory limit of {limits.memory_mb} MB (peak {run.max_rss_kb >> 10} MB)"
-    if run.signal == signal.SIGXFSZ or (failed and "File too large" in err):
-        return "RE", f"file size limit of {limits.fsize_mb} MB"
-    if run.output_truncated:
-        return "RE", f"output limit of {limits.output_kb} KB"
-    if run.signal is not None:
-        return "RE", f"killed by signal {signal.Signals(run.signal).name}"
-    if run.exit_code != 0:
-        last = err.strip().splitlines()[-1:] or [""]
-        return "RE", f"exit code {run.exit_code}: {last[0][:200]}"
-    return None
 
 
 # -- the function-case harness --------------------------------------------------------------
@@ -290,37 +161,30 @@ class Compiled:
     files: dict[str, bytes] = field(default_factory=dict)  # what each case run needs
 
 
-class ResultCache:
-    """(program, case, limits) → CaseResult, in memory and optionally in a SQLite file."""
-
-    def __init__(self, path: Path | None = None):
-        self._mem: dict[str, CaseResult] = {}
-        self._lock = threading.Lock()
-        self._db: sqlite3.Connection | None = None
-        if path is not None:
-            path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-            os.close(os.open(path, os.O_RDWR | os.O_CREAT, 0o600))  # SQLite's own files follow its mode
-            self._db = sqlite3.connect(path, check_same_thread=False, timeout=30)
-            self._db.execute("CREATE TABLE IF NOT EXISTS runs (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
-            self._db.commit()
-
-    def get(self, key: str) -> CaseResult | None:
-        with self._lock:
-            hit = self._mem.get(key)
-            if hit is None and self._db is not None:
-                row = self._db.execute("SELECT value FROM runs WHERE key = ?", (key,)).fetchone()
-                if row:
-                    hit = CaseResult(**json.loads(row[0]))
-                    self._mem[key] = hit
-        return replace(hit, cached=True, notes=list(hit.notes)) if hit else None
-
-    def put(self, key: str, result: CaseResult) -> None:
-        with self._lock:
-            self._mem[key] = result
-            if self._db is not None:
-                self._db.execute("INSERT OR REPLACE INTO runs (key, value) VALUES (?, ?)",
-                                 (key, json.dumps(result.to_dict())))
-                self._db.commit()
+def _judge_output(res: CaseResult, case: Case, out: str, marker: str, token: str) -> CaseResult:
+    """The verdict of a run that ended well, from its output `out`: a script's completion token,
+    a stdin/stdout case's output, a function case's returned value (after the harness's marker)."""
+    if case.kind == "script":
+        if token and token not in out.splitlines():
+            res.verdict, res.detail = "RE", "the script ended before its checks completed (no completion token)"
+        return res
+    if case.kind == "stdio":
+        if not tokens_match(out, case.expected_output, case.tolerance or OUTPUT_TOLERANCE):
+            res.verdict, res.detail = "WA", "output differs from the expected output"
+        return res
+    lines = [ln for ln in out.splitlines() if ln.startswith(marker)]
+    if not lines:
+        res.verdict, res.detail = "RE", "the harness returned no result"
+        return res
+    try:
+        actual = json.loads(lines[-1][len(marker):])
+    except ValueError:
+        res.verdict, res.detail = "RE", "the harness returned an unreadable result"
+        return res
+    if not values_match(actual, case.expected, case.tolerance):
+        res.verdict = "WA"
+        res.detail = f"expected {json.dumps(case.expected)[:120]}, got {json.dumps(actual)[:120]}"
+    return res
 
 
 class Executor:
@@ -420,28 +284,7 @@ class Executor:
             if case.kind == "script" and res.verdict == "RE" and "AssertionError" in res.stderr:
                 res.verdict, res.detail = "WA", "a test assertion failed"
             return res
-        out = raw.stdout.decode("utf-8", "replace")
-        if case.kind == "script":
-            if token and token not in out.splitlines():
-                res.verdict, res.detail = "RE", "the script ended before its checks completed (no completion token)"
-            return res
-        if case.kind == "stdio":
-            if not tokens_match(out, case.expected_output, case.tolerance or OUTPUT_TOLERANCE):
-                res.verdict, res.detail = "WA", "output differs from the expected output"
-            return res
-        lines = [ln for ln in out.splitlines() if ln.startswith(marker)]
-        if not lines:
-            res.verdict, res.detail = "RE", "the harness returned no result"
-            return res
-        try:
-            actual = json.loads(lines[-1][len(marker):])
-        except ValueError:
-            res.verdict, res.detail = "RE", "the harness returned an unreadable result"
-            return res
-        if not values_match(actual, case.expected, case.tolerance):
-            res.verdict = "WA"
-            res.detail = f"expected {json.dumps(case.expected)[:120]}, got {json.dumps(actual)[:120]}"
-        return res
+        return _judge_output(res, case, raw.stdout.decode("utf-8", "replace"), marker, token)
 
     def run_cases(self, program: Program, cases: Sequence[Case]) -> list[CaseResult]:
         return self.run_many([(program, list(cases))])[0]

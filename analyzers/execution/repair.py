@@ -14,7 +14,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from analyzers.code import pyparse
-from analyzers.execution.oracle import Case, CaseResult, Executor, Program, Tolerance
+from analyzers.execution.oracle import Case, Executor, Program
+from analyzers.execution.verdicts import CaseResult, Tolerance
 from analyzers.llm.client import LLMClient, Message
 
 LANGUAGES = ("python", "java")

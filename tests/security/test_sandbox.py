@@ -28,12 +28,12 @@ from typing import Any
 
 import pytest
 
+from analyzers.execution.cache import ResultCache
 from analyzers.execution.oracle import (
     Case,
     Executor,
     Limits,
     Program,
-    ResultCache,
     Sandbox,
 )
 from analyzers.sandbox.box import NOT_ISOLATED, WORK
