@@ -6,20 +6,19 @@ retried with backoff on 429 / 5xx / timeouts, counted against a per-run budget (
 included) and cached persistently, keyed by the endpoint, the request and the sample's index,
 so a re-run costs zero requests and reproduces the same samples. Answers are read with a
 byte cap derived from max_tokens (analyzers/llm/answer.py): one over it is cut, and says so;
-one the server stopped at max_tokens (finish_reason "length") says that.
+one the server stopped at max_tokens (finish_reason "length") says that. Beside it: the
+answers' cache (cache.py), a body read as a chat completion (completion.py), what is retried
+and how a failure reads (retry.py).
 """
 
 from __future__ import annotations
 
 import copy
-import hashlib
-import json
-import sqlite3
 import threading
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol, TypeVar
+from typing import Any, TypeVar
 
 import httpx
 import openai
@@ -27,10 +26,8 @@ from tenacity import (
     RetryCallState,
     Retrying,
     retry_if_exception,
-    wait_exponential_jitter,
 )
 
-from analyzers.code.paths import private_file
 from analyzers.llm.answer import (
     answer_cap,
     body_cap,
@@ -41,11 +38,14 @@ from analyzers.llm.answer import (
     transport_error,
     unmark,
 )
+from analyzers.llm.cache import Cache, SqliteCache, request_key
+from analyzers.llm.completion import Completion, Malformed, completion_from
 from analyzers.llm.errors import BudgetExceeded as BudgetExceeded  # the client's errors, re-exported
 from analyzers.llm.errors import Halted as Halted
 from analyzers.llm.errors import LLMError as LLMError
 from analyzers.llm.fanout import fan_out
 from analyzers.llm.http import shared_openai
+from analyzers.llm.retry import RetryPolicy, describe, retryable
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -110,105 +110,6 @@ class Usage:
 
     def copy(self) -> Usage:
         return Usage(**self.__dict__)
-
-
-class Cache(Protocol):
-    def get(self, key: str) -> str | None: ...
-
-    def put(self, key: str, value: str) -> None: ...
-
-
-class SqliteCache:
-    """A persistent key → completion store in one SQLite file, safe across threads."""
-
-    def __init__(self, path: Path):
-        # 0600 in a folder made 0700: the answers quote the code that was sent (-wal and -shm
-        # files take the database file's mode)
-        private_file(path)
-        self._path = path
-        self._local = threading.local()
-        with self._conn() as c:
-            c.execute("CREATE TABLE IF NOT EXISTS llm_cache (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
-
-    def _conn(self) -> sqlite3.Connection:
-        conn = getattr(self._local, "conn", None)
-        if conn is None:
-            conn = sqlite3.connect(self._path, timeout=30)
-            conn.execute("PRAGMA journal_mode=WAL")
-            self._local.conn = conn
-        return conn
-
-    def get(self, key: str) -> str | None:
-        row = self._conn().execute("SELECT value FROM llm_cache WHERE key = ?", (key,)).fetchone()
-        return row[0] if row else None
-
-    def put(self, key: str, value: str) -> None:
-        with self._conn() as c:
-            c.execute("INSERT OR REPLACE INTO llm_cache (key, value) VALUES (?, ?)", (key, value))
-
-
-def request_key(base_url: str, model: str, messages: Sequence[Message], temperature: float, max_tokens: int,
-                stop: Sequence[str] | None, seed: int) -> str:
-    """The cache key of a request: the endpoint too, so two endpoints serving one model name
-    never share answers (`rtcbot qualify URL#NAME` compares them). Keys made before the
-    endpoint was in them (no base URL first) simply stop matching: those answers are asked
-    again, nothing to migrate."""
-    payload = json.dumps(
-        [base_url.rstrip("/"), model, list(messages), round(temperature, 4), max_tokens, list(stop or []), seed],
-        sort_keys=True, ensure_ascii=False,
-    )
-    return hashlib.sha256(payload.encode()).hexdigest()
-
-
-class _Malformed(Exception):
-    """A 200 whose body is not a chat completion (a gateway's HTML page, an empty body)."""
-
-
-@dataclass(frozen=True)
-class Completion:
-    """What rtcbot reads of a chat completion: each choice's text in index order, and usage;
-    `at_limit`: the positions of the texts the server stopped at max_tokens."""
-
-    texts: list[str]
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    at_limit: frozenset[int] = frozenset()
-
-
-def _count_of(usage: dict[str, Any], key: str) -> int:
-    value = usage.get(key)
-    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0
-
-
-def completion_from(data: object) -> Completion:
-    """The chat completion in a parsed JSON body (raises _Malformed when it is not one). Read
-    by hand rather than through openai's typed models: building those costs a quarter of a
-    request's CPU, for three fields."""
-    choices = data.get("choices") if isinstance(data, dict) else None
-    if not isinstance(choices, list) or not choices:
-        raise _Malformed("no choices in the answer")
-    indexed: list[tuple[int, str, bool]] = []  # (index, text, stopped at max_tokens)
-    for position, choice in enumerate(choices):
-        message = choice.get("message") if isinstance(choice, dict) else None
-        content = message.get("content") if isinstance(message, dict) else None
-        if not isinstance(message, dict) or not isinstance(content, str | None):
-            raise _Malformed(f"choice {position} has no message text")
-        index = choice.get("index")
-        indexed.append((index if isinstance(index, int) else position, content or "",
-                        choice.get("finish_reason") == "length"))
-    usage = data.get("usage") if isinstance(data, dict) else None
-    usage = usage if isinstance(usage, dict) else {}
-    ordered = sorted(indexed, key=lambda x: x[0])
-    return Completion([t for _, t, _ in ordered], _count_of(usage, "prompt_tokens"),
-                      _count_of(usage, "completion_tokens"), frozenset(i for i, c in enumerate(ordered) if c[2]))
-
-
-def _retryable(exc: BaseException) -> bool:
-    if isinstance(exc, _Malformed):
-        return True
-    if isinstance(exc, openai.APIStatusError):
-        return exc.status_code == 429 or exc.status_code >= 500
-    return isinstance(exc, openai.APIConnectionError | openai.APITimeoutError)
 
 
 class LLMClient:
@@ -287,44 +188,6 @@ class LLMClient:
                 raise BudgetExceeded(why)
             self._count(requests=1)
 
-    def _describe(self, exc: BaseException) -> LLMError:
-        where = f"{self.base_url} (model {self.model!r})"
-        if isinstance(exc, openai.NotFoundError):
-            return LLMError(f"model {self.model!r} not found at {self.base_url}, "
-                            "or the endpoint is not OpenAI-compatible")
-        if isinstance(exc, openai.AuthenticationError | openai.PermissionDeniedError):
-            return LLMError(f"the LLM endpoint {where} refused the API key ({exc.status_code})")
-        if isinstance(exc, openai.APITimeoutError):
-            return LLMError(f"the LLM endpoint {where} timed out")
-        if isinstance(exc, openai.APIConnectionError):
-            return LLMError(f"cannot reach the LLM endpoint {where}: connection failed")
-        if isinstance(exc, openai.APIStatusError):
-            return LLMError(f"the LLM endpoint {where} answered HTTP {exc.status_code}")
-        return LLMError(f"LLM request to {where} failed: {exc}")
-
-    def _stop(self, state: RetryCallState) -> bool:
-        """Give up after max_retries; after 2 tries when nothing listens (no point waiting). A
-        connection that was made and then dropped (a gateway restarting) gets every retry."""
-        if state.attempt_number > self.settings.max_retries:
-            return True
-        exc = state.outcome.exception() if state.outcome else None
-        refused = (isinstance(exc, openai.APIConnectionError) and not isinstance(exc, openai.APITimeoutError)
-                   and isinstance(exc.__cause__, httpx.ConnectError))
-        return refused and state.attempt_number >= 2
-
-    def _wait(self, state: RetryCallState) -> float:
-        """Exponential backoff with jitter, or the server's Retry-After when it says more."""
-        backoff = wait_exponential_jitter(multiplier=self.settings.retry_wait_initial,
-                                          max=self.settings.retry_wait_max)(state)
-        exc = state.outcome.exception() if state.outcome else None
-        if isinstance(exc, openai.APIStatusError):
-            try:
-                after = float(exc.response.headers.get("retry-after", "0"))
-            except ValueError:
-                after = 0.0
-            return max(backoff, min(after, 120.0))
-        return backoff
-
     # -- one HTTP request ---------------------------------------------------------------
     def _create(self, messages: Sequence[Message], n: int, temperature: float, max_tokens: int,
                 stop: Sequence[str] | None, seed: int) -> list[str]:
@@ -332,10 +195,12 @@ class LLMClient:
             with self._lock:
                 self._count(retries=1)
 
+        s = self.settings
+        policy = RetryPolicy(s.max_retries, s.retry_wait_initial, s.retry_wait_max)
         retrying = Retrying(
-            retry=retry_if_exception(_retryable),
-            stop=self._stop,
-            wait=self._wait,
+            retry=retry_if_exception(retryable),
+            stop=policy.stop,
+            wait=policy.wait,
             before_sleep=before_retry,
             reraise=True,
         )
@@ -365,11 +230,11 @@ class LLMClient:
                         got, whole = self._post(kwargs, n, max_tokens)
         except (BudgetExceeded, Halted):
             raise
-        except _Malformed as e:
+        except Malformed as e:
             raise LLMError(f"the LLM endpoint {self.base_url} (model {self.model!r}) answered something that "
                            f"is not a chat completion, {self.settings.max_retries} times ({e})") from None
         except openai.OpenAIError as e:
-            raise self._describe(e) from None
+            raise describe(e, self.base_url, self.model) from None
         with self._lock:
             self._count(prompt_tokens=got.prompt_tokens, completion_tokens=got.completion_tokens)
         cap = answer_cap(max_tokens)
@@ -394,11 +259,11 @@ class LLMClient:
         try:
             data = parse_body(body, truncated)
         except ValueError as e:  # not JSON: a gateway's page, an empty body
-            raise _Malformed(f"{type(e).__name__}: {str(e)[:200]}") from None
+            raise Malformed(f"{type(e).__name__}: {str(e)[:200]}") from None
         if truncated:  # the usage came after the cut: max_tokens charged per answer
             texts = texts_reached(data, n)
             if not texts:
-                raise _Malformed("no choices in the answer")
+                raise Malformed("no choices in the answer")
             return Completion(texts + [""] * (n - len(texts)), 0, n * max_tokens), len(texts) - 1
         got = completion_from(data)
         return got, len(got.texts)
@@ -459,7 +324,7 @@ class LLMClient:
         except openai.NotFoundError:
             return  # some servers have no /models; the first request will tell
         except openai.OpenAIError as e:
-            raise self._describe(e) from None
+            raise describe(e, self.base_url, self.model) from None
         if models and self.model not in models and not any(self.model in m for m in models):
             raise LLMError(
                 f"model {self.model!r} not found at {self.base_url} (it serves: {', '.join(models[:5])})"

@@ -9,12 +9,9 @@ import pytest
 
 from analyzers.llm.client import (
     BudgetExceeded,
-    Completion,
     LLMClient,
     LLMError,
     LLMSettings,
-    _Malformed,
-    completion_from,
 )
 from analyzers.llm.http import SHARDS
 from tests.conftest import client_for
@@ -187,27 +184,3 @@ def test_an_endpoints_requests_take_its_pools_in_turn(scripted_llm: Callable[...
     for seed in range(2 * SHARDS):
         assert llm.sample([{"role": "user", "content": "hi"}], seed=seed) == ["ok"]
     assert [len(c._client._transport._pool.connections) for c in clients] == [1] * SHARDS  # type: ignore[attr-defined]
-
-
-def test_a_completion_is_read_in_choice_order_with_its_usage() -> None:
-    got = completion_from({
-        "choices": [{"index": 1, "message": {"content": "second"}},
-                    {"index": 0, "message": {"content": "first"}},
-                    {"index": 2, "message": {"content": None}}],
-        "usage": {"prompt_tokens": 12, "completion_tokens": 7}})
-    assert got == Completion(["first", "second", ""], 12, 7)
-
-
-@pytest.mark.parametrize("usage", [None, "12", {"prompt_tokens": -3, "completion_tokens": True},
-                                   {"prompt_tokens": "12"}])
-def test_a_usage_that_is_not_counts_reads_as_none(usage: object) -> None:
-    got = completion_from({"choices": [{"message": {"content": "x"}}], "usage": usage})
-    assert got == Completion(["x"], 0, 0)
-
-
-@pytest.mark.parametrize("body", [None, [], "ok", {}, {"choices": []}, {"choices": "x"},
-                                  {"choices": [None]}, {"choices": [{"message": "hi"}]},
-                                  {"choices": [{"message": {"content": 3}}]}])
-def test_a_body_that_is_not_a_completion_is_malformed(body: object) -> None:
-    with pytest.raises(_Malformed):
-        completion_from(body)

@@ -1,0 +1,71 @@
+"""How the LLM client meets a failed request: which failures are tried again (`retryable`: 429,
+5xx, timeouts, lost connections, a body that is not a chat completion), when it gives up and how
+long it waits in between (`RetryPolicy`), and the one line a failure becomes (`describe`)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import httpx
+import openai
+from tenacity import RetryCallState, wait_exponential_jitter
+
+from analyzers.llm.completion import Malformed
+from analyzers.llm.errors import LLMError
+
+
+def retryable(exc: BaseException) -> bool:
+    if isinstance(exc, Malformed):
+        return True
+    if isinstance(exc, openai.APIStatusError):
+        return exc.status_code == 429 or exc.status_code >= 500
+    return isinstance(exc, openai.APIConnectionError | openai.APITimeoutError)
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    """When the client tries a failed request again, and after how long (LLMSettings' numbers)."""
+
+    max_retries: int
+    wait_initial: float
+    wait_max: float
+
+    def stop(self, state: RetryCallState) -> bool:
+        """Give up after max_retries; after 2 tries when nothing listens (no point waiting). A
+        connection that was made and then dropped (a gateway restarting) gets every retry."""
+        if state.attempt_number > self.max_retries:
+            return True
+        exc = state.outcome.exception() if state.outcome else None
+        refused = (isinstance(exc, openai.APIConnectionError) and not isinstance(exc, openai.APITimeoutError)
+                   and isinstance(exc.__cause__, httpx.ConnectError))
+        return refused and state.attempt_number >= 2
+
+    def wait(self, state: RetryCallState) -> float:
+        """Exponential backoff with jitter, or the server's Retry-After when it says more."""
+        backoff = wait_exponential_jitter(multiplier=self.wait_initial,
+                                          max=self.wait_max)(state)
+        exc = state.outcome.exception() if state.outcome else None
+        if isinstance(exc, openai.APIStatusError):
+            try:
+                after = float(exc.response.headers.get("retry-after", "0"))
+            except ValueError:
+                after = 0.0
+            return max(backoff, min(after, 120.0))
+        return backoff
+
+
+def describe(exc: BaseException, base_url: str, model: str) -> LLMError:
+    """The one line a failed request becomes, naming the endpoint and the model."""
+    where = f"{base_url} (model {model!r})"
+    if isinstance(exc, openai.NotFoundError):
+        return LLMError(f"model {model!r} not found at {base_url}, "
+                        "or the endpoint is not OpenAI-compatible")
+    if isinstance(exc, openai.AuthenticationError | openai.PermissionDeniedError):
+        return LLMError(f"the LLM endpoint {where} refused the API key ({exc.status_code})")
+    if isinstance(exc, openai.APITimeoutError):
+        return LLMError(f"the LLM endpoint {where} timed out")
+    if isinstance(exc, openai.APIConnectionError):
+        return LLMError(f"cannot reach the LLM endpoint {where}: connection failed")
+    if isinstance(exc, openai.APIStatusError):
+        return LLMError(f"the LLM endpoint {where} answered HTTP {exc.status_code}")
+    return LLMError(f"LLM request to {where} failed: {exc}")
