@@ -31,21 +31,20 @@ per slot, started once and reused, each run in PID, mount, IPC, UTS and user nam
 own inside it, with its own work folder, /tmp, /dev/shm and /proc; a runner gets one fresh uid
 (as root) for all its runs. Where no runner can start, every run starts its own bubblewrap.
 
-This module chooses the mode, prepares a run's folder and starts it; the launcher, the first
-program of every run, is analyzers/sandbox/launcher.py, the watchdog analyzers/sandbox/watch.py,
-and a run's limits, result and files analyzers/sandbox/run.py.
+This module chooses the mode and starts runs, in a warm runner or one-shot; the command lines
+they start with are analyzers/sandbox/commands.py's, the launcher, the first program of every
+run, is analyzers/sandbox/launcher.py, the watchdog analyzers/sandbox/watch.py, and a run's
+limits, folder, result and files analyzers/sandbox/run.py.
 """
 
 from __future__ import annotations
 
 import marshal
-import math
 import os
 import resource
 import shutil
 import signal
 import subprocess
-import sys
 import tempfile
 import threading
 import time
@@ -53,7 +52,7 @@ import weakref
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
-from analyzers.code.paths import safe_join
+from analyzers.sandbox.commands import SANDBOX_PATH, WORK, Commands
 from analyzers.sandbox.run import (
     JVM_OVERHEAD_MB,
     Limits,
@@ -61,30 +60,20 @@ from analyzers.sandbox.run import (
     SandboxUnavailable,
     collect_files,
     find_python,
-    launcher_config,
+    prepare_folder,
     read_outputs,
     read_status,
     tail_line,
     write_private,
 )
-from analyzers.sandbox.runner import RUNS, Runner, RunnerFailed
-from analyzers.sandbox.watch import CaseWatch, Watch, count_user_processes, kill_uid, tree_bytes
+from analyzers.sandbox.runner import Runner, RunnerFailed
+from analyzers.sandbox.watch import CaseWatch, Watch, kill_uid, tree_bytes
 
-__all__ = ["JVM_OVERHEAD_MB", "LAUNCHER_SOURCE", "MODES", "NOT_ISOLATED", "Limits", "RawRun", "Sandbox",
-           "SandboxUnavailable", "find_python", "launcher_config"]
+__all__ = ["JVM_OVERHEAD_MB", "MODES", "NOT_ISOLATED", "Limits", "RawRun", "Sandbox", "SandboxUnavailable"]
 
 MODES = ("auto", "bwrap", "userns", "none")
 NOT_ISOLATED = "not isolated (sandbox: none)"
-SANDBOX_PATH = "/usr/local/bin:/usr/bin:/bin"
-WORK = "/work"  # the work folder's path inside the sandbox
-# analyzers/sandbox/launcher.py, run as `python -I -S -c SOURCE`: no file to copy or bind, and it
-# runs wherever this package is installed (a folder the run's uid may not read)
-LAUNCHER_SOURCE = (Path(__file__).with_name("launcher.py")).read_text(encoding="utf-8")
-# What of /etc a program needs: the loader's cache, the time zone, the JVM's configuration
-# (/usr/bin/java links through /etc/alternatives; the JDK's conf/ links into /etc/java-N).
 _DEFAULT_LIMITS = Limits()
-_ETC = ("alternatives", "ld.so.cache", "localtime", "java-11-openjdk", "java-17-openjdk", "java-21-openjdk")
-_DEVICES = ("null", "zero", "full", "random", "urandom")
 
 
 _PROBES: dict[tuple[str, int], str | None] = {}
@@ -110,6 +99,7 @@ class Sandbox:
         self.tmp_root = Path(tempfile.gettempdir())
         self.bwrap = shutil.which("bwrap", path=SANDBOX_PATH)
         self.setpriv = shutil.which("setpriv", path=SANDBOX_PATH)  # util-linux
+        self.commands = Commands(self.python, isolate_network, self.bwrap, self.setpriv)
         self.reuse = reuse  # bwrap: warm runners (analyzers/sandbox/runner.py), while they start
         self._idle: list[Runner] = []  # runners not serving a run now
         self._closer = weakref.finalize(self, _close_runners, self._idle)
@@ -187,7 +177,8 @@ class Sandbox:
             os.chown(folder, uid, uid)
         runner = Runner(folder, uid)
         try:
-            runner.start(lambda sock_fd, info_fd: self._as_uid(self._runner_command(folder, sock_fd, info_fd), uid))
+            commands = self.commands
+            runner.start(lambda sock_fd, info_fd: commands.as_uid(commands.runner(folder, sock_fd, info_fd), uid))
         except RunnerFailed:
             self.reuse = False
             return None
@@ -204,9 +195,9 @@ class Sandbox:
             root = runner.folder_for_run()
             keep = False
             try:
-                work = self._prepare(runner.uid, root, files, stdin, setup, runner=True)
-                request = {"argv": self._program(argv), "cwd": WORK, "tmp_bytes": limits.disk_mb << 20,
-                           "rlimits": self._rlimits(limits, runner.uid, address_space, others=1),
+                work = prepare_folder(root, files, stdin, setup, runner.uid, self.mode, runner=True)
+                request = {"argv": self.commands.program(argv), "cwd": WORK, "tmp_bytes": limits.disk_mb << 20,
+                           "rlimits": self.commands.rlimits(self.mode, limits, runner.uid, address_space, others=1),
                            "env": {"PATH": SANDBOX_PATH, "LANG": "C.UTF-8", "HOME": WORK}}
                 write_private(root / "request", marshal.dumps(request, 4))
                 if runner.uid is not None:
@@ -245,152 +236,18 @@ class Sandbox:
             self._uid_next = (self._uid_next + 1) % 1_000_000
             return self._uid_base + self._uid_next
 
-    def _rlimits(self, limits: Limits, uid: int | None, address_space: bool,
-                 others: int = 2) -> list[tuple[str, int, int]]:
-        cpu = max(1, math.ceil(limits.cpu_s))
-        out = [("RLIMIT_CPU", cpu, cpu + 1), ("RLIMIT_FSIZE", limits.fsize_mb << 20, limits.fsize_mb << 20),
-               ("RLIMIT_CORE", 0, 0)]
-        # In a user namespace of its own, RLIMIT_NPROC counts the run's processes only (the
-        # namespace's PID 1 and the launcher among them: `others`; in a runner, the run's PID 1
-        # only). Without one, it counts all of the user's processes: as root that is the run's
-        # fresh uid, else ours (allow what runs now).
-        nproc = limits.nproc + others
-        if self.mode == "none" and uid is None:
-            nproc = limits.nproc + count_user_processes(os.geteuid())
-        out.append(("RLIMIT_NPROC", nproc, nproc))
-        if address_space:
-            out.append(("RLIMIT_AS", limits.memory_mb << 20, limits.memory_mb << 20))
-        return out
-
-    def _binds(self) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
-        """(read-only binds, symlinks) of the sandbox's file system."""
-        ro = [("/usr", "/usr")]
-        links: list[tuple[str, str]] = []
-        for top in ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"):
-            if os.path.islink(top):
-                links.append((os.readlink(top), top))
-            elif os.path.isdir(top):
-                ro.append((top, top))
-        for name in _ETC:
-            p = f"/etc/{name}"
-            if os.path.exists(p):
-                ro.append((p, p))
-        prefix = os.path.realpath(sys.base_prefix)
-        if self.python.startswith(prefix + "/") and not prefix.startswith("/usr"):
-            ro.append((prefix, prefix))
-        return ro, links
-
-    def _command(self, root: Path, work: Path, cfg: dict[str, object], argv: list[str],
-                 limits: Limits) -> list[str]:
-        """The launcher's command line (its source as `-c`), inside bwrap in that mode."""
-        launcher = [self.python, "-I", "-S", "-c", LAUNCHER_SOURCE, launcher_config(cfg), *argv]
-        if self.mode != "bwrap":
-            return launcher
-        size = str(limits.disk_mb << 20)
-        return [*self._bwrap(), "--cap-drop", "ALL", "--size", size, "--tmpfs", "/tmp", "--size", size, "--tmpfs",
-                "/dev/shm", "--bind", str(work), WORK, "--chdir", WORK, "--remount-ro", "/",
-                "--info-fd", str(cfg["info_fd"]), "--", *launcher]
-
-    def _runner_command(self, folder: Path, sock_fd: int, info_fd: int) -> list[str]:
-        """A warm runner's command line: bwrap as for one run, but with the capabilities to
-        give each run its own namespaces and mounts (in the sandbox's user namespace only),
-        its folder of runs at RUNS, and no work folder of its own."""
-        cfg = launcher_config({"serve": True, "sock_fd": sock_fd, "runs": RUNS})
-        return [*self._bwrap(runner=True), "--cap-add", "CAP_SYS_ADMIN", "--cap-add", "CAP_SETPCAP", "--size", "65536",
-                "--tmpfs", "/tmp", "--size", "65536", "--tmpfs", "/dev/shm", "--dir", WORK, "--bind", str(folder),
-                RUNS, "--chdir", "/", "--remount-ro", "/", "--info-fd", str(info_fd), "--",
-                self.python, "-I", "-S", "-c", LAUNCHER_SOURCE, cfg]
-
-    def _bwrap(self, runner: bool = False) -> list[str]:
-        """What every bwrap run shares: all namespaces, the system's folders read-only, a
-        fresh /proc and a minimal /dev; no user namespace inside but a runner's (each of its
-        runs gets one, where it then allows no further one)."""
-        cmd = [self.bwrap or "bwrap", "--unshare-all", "--unshare-user", *([] if runner else ["--disable-userns"]),
-               "--die-with-parent", "--new-session", "--clearenv"]
-        if not self.isolate_network:
-            cmd.append("--share-net")
-        ro, links = self._binds()
-        for src, dst in ro:
-            cmd += ["--ro-bind", src, dst]
-        for target, link in links:
-            cmd += ["--symlink", target, link]
-        return [*cmd, "--proc", "/proc", "--dev", "/dev"]
-
-    def _as_uid(self, cmd: list[str], uid: int | None) -> tuple[list[str], dict[str, object]]:
-        """`cmd` run as the run's own uid and gid with no extra groups (as root), and Popen's
-        arguments for that: setpriv sets them before the first program, so Popen starts it
-        with vfork. Popen's own user=/group= forks this process, and a fork copies its page
-        tables: ~55 ms a run in a process holding 3 GiB."""
-        if uid is None:
-            return cmd, {}
-        if self.setpriv:
-            return [self.setpriv, f"--reuid={uid}", f"--regid={uid}", "--clear-groups", "--", *cmd], {}
-        return cmd, {"user": uid, "group": uid, "extra_groups": []}
-
-    def _prepare(self, uid: int | None, root: Path, files: Mapping[str, bytes], stdin: bytes,
-                 setup: Callable[[Path], None] | None, runner: bool = False) -> Path:
-        """The run's folder: work/ with `files` (and what `setup` puts there), stdin, and
-        (userns) the new root's mount point; as root, owned by the run's uid. In a runner,
-        the run's PID 1 opens the run's files itself: they are the run's uid's too."""
-        work = root / "work"
-        work.mkdir(mode=0o700)
-        for name, data in files.items():
-            p = safe_join(work, name)  # raises ValueError for a name that leads outside
-            p.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-            write_private(p, data)
-        if setup is not None:
-            setup(work)
-        newroot = root / "newroot"
-        if self.mode == "userns":
-            newroot.mkdir(mode=0o700)
-        if uid is not None:
-            os.chmod(root, 0o711)  # the run's uid passes through to its own folders only
-            for dirpath, dirnames, filenames in os.walk(work):
-                for n in [dirpath, *(os.path.join(dirpath, f) for f in dirnames + filenames)]:
-                    os.lchown(n, uid, uid)
-            if self.mode == "userns":
-                os.lchown(newroot, uid, uid)
-        os.chmod(work, 0o700)
-        write_private(root / "stdin", stdin)
-        for k in ("stdout", "stderr", "status"):
-            write_private(root / k, b"")
-            if runner and uid is not None:
-                os.lchown(root / k, uid, uid)
-        if runner and uid is not None:
-            os.lchown(root / "stdin", uid, uid)
-        return work
-
-    def _config(self, uid: int | None, root: Path, work: Path, limits: Limits, address_space: bool,
-                status_w: int, info_w: int) -> dict[str, object]:
-        """The launcher's settings: pipes, rlimits, the program's clean environment, the view."""
-        inside = WORK if self.mode != "none" else str(work)
-        env = {"PATH": SANDBOX_PATH, "LANG": "C.UTF-8", "HOME": inside}
-        if self.mode == "none":  # no private /tmp: at least point the program at its folder
-            env["TMPDIR"] = inside
-        ro, links = self._binds()
-        return {"status_fd": status_w, "info_fd": info_w, "rlimits": self._rlimits(limits, uid, address_space),
-                "env": env, "cwd": inside, "userns": self.mode == "userns", "net": self.isolate_network,
-                "newroot": str(root / "newroot"), "work": str(work), "ro": ro, "symlinks": links,
-                "devices": _DEVICES, "tmp_bytes": limits.disk_mb << 20}
-
-    def _program(self, argv: Sequence[str]) -> list[str]:
-        prog = list(argv)
-        if prog and prog[0] == "{python}":
-            prog[0] = self.python
-        prog[0] = shutil.which(prog[0], path=SANDBOX_PATH) or prog[0]
-        return prog
-
     def _run(self, uid: int | None, root: Path, argv: Sequence[str], files: Mapping[str, bytes],
              stdin: bytes, limits: Limits, address_space: bool, setup: Callable[[Path], None] | None,
              collect: Sequence[str]) -> tuple[RawRun, dict[str, bytes]]:
-        work = self._prepare(uid, root, files, stdin, setup)
+        work = prepare_folder(root, files, stdin, setup, uid, self.mode)
         disk_cap = tree_bytes(work) + (limits.disk_mb << 20)
         memory_cap_kb = (limits.memory_mb + (0 if address_space else JVM_OVERHEAD_MB)) << 10
         status_r, status_w = os.pipe()
         info_r, info_w = os.pipe()
         try:
-            cfg = self._config(uid, root, work, limits, address_space, status_w, info_w)
-            cmd, ids = self._as_uid(self._command(root, work, cfg, self._program(argv), limits), uid)
+            cfg = self.commands.config(self.mode, uid, root, work, limits, address_space, status_w, info_w)
+            launcher = self.commands.launcher(self.mode, work, cfg, self.commands.program(argv), limits)
+            cmd, ids = self.commands.as_uid(launcher, uid)
         except BaseException:
             for fd in (status_r, status_w, info_r, info_w):
                 os.close(fd)

@@ -1,7 +1,8 @@
 """One sandboxed run's settings and what it gives back: its Limits, its RawRun, the
-launcher's settings, the interpreter the sandbox runs, and the run's files (written private,
-read back: stdout, stderr, the launcher's status, collected outputs). analyzers/sandbox/box.py
-starts runs, one-shot or in a warm runner (analyzers/sandbox/runner.py)."""
+launcher's settings, the interpreter the sandbox runs, and the run's files (its folder
+prepared, written private, read back: stdout, stderr, the launcher's status, collected
+outputs). analyzers/sandbox/box.py starts runs, one-shot or in a warm runner
+(analyzers/sandbox/runner.py)."""
 
 from __future__ import annotations
 
@@ -10,9 +11,11 @@ import marshal
 import os
 import stat
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+
+from analyzers.code.paths import safe_join
 
 JVM_OVERHEAD_MB = 256  # a JVM's memory beyond its -Xmx heap (metaspace, code cache, threads)
 
@@ -95,6 +98,40 @@ def write_private(path: Path, data: bytes) -> None:
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
     with os.fdopen(fd, "wb") as f:
         f.write(data)
+
+
+def prepare_folder(root: Path, files: Mapping[str, bytes], stdin: bytes, setup: Callable[[Path], None] | None,
+                   uid: int | None, mode: str, runner: bool = False) -> Path:
+    """The run's folder: work/ with `files` (and what `setup` puts there), stdin, and
+    (userns) the new root's mount point; as root, owned by the run's uid. In a runner,
+    the run's PID 1 opens the run's files itself: they are the run's uid's too."""
+    work = root / "work"
+    work.mkdir(mode=0o700)
+    for name, data in files.items():
+        p = safe_join(work, name)  # raises ValueError for a name that leads outside
+        p.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        write_private(p, data)
+    if setup is not None:
+        setup(work)
+    newroot = root / "newroot"
+    if mode == "userns":
+        newroot.mkdir(mode=0o700)
+    if uid is not None:
+        os.chmod(root, 0o711)  # the run's uid passes through to its own folders only
+        for dirpath, dirnames, filenames in os.walk(work):
+            for n in [dirpath, *(os.path.join(dirpath, f) for f in dirnames + filenames)]:
+                os.lchown(n, uid, uid)
+        if mode == "userns":
+            os.lchown(newroot, uid, uid)
+    os.chmod(work, 0o700)
+    write_private(root / "stdin", stdin)
+    for k in ("stdout", "stderr", "status"):
+        write_private(root / k, b"")
+        if runner and uid is not None:
+            os.lchown(root / k, uid, uid)
+    if runner and uid is not None:
+        os.lchown(root / "stdin", uid, uid)
+    return work
 
 
 def read_status(text: bytes, fallback: tuple[int, float, int]) -> tuple[int, float, int]:

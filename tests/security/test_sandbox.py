@@ -36,7 +36,8 @@ from analyzers.execution.oracle import (
     Program,
     Sandbox,
 )
-from analyzers.sandbox.box import NOT_ISOLATED, WORK
+from analyzers.sandbox.box import NOT_ISOLATED
+from analyzers.sandbox.commands import WORK
 from tests.support import ROOT, require
 
 DRIVER = ROOT / "tests" / "security" / "sandbox_driver.py"
