@@ -239,6 +239,25 @@ def _hunks_to_review(changes: ChangeSet, opts: ReviewOptions, report: AnalyzerRe
     return todo
 
 
+def _after_asking(todo: list[HunkWork], watch: FormatWatch, report: AnalyzerReport) -> list[HunkWork]:
+    """The hunks that got candidates; those not asked or without any skipped in `report`, with
+    why, and a note (or, where no answer was usable, `not_run`) when the answers were out of format."""
+    for w in todo:
+        if w.not_asked:
+            report.skipped.append(Skipped(f"{w.file.path}:{w.hunk.span[0]}", f"not asked: {w.error}",
+                                          path=w.file.path))
+        elif w.error:
+            report.skipped.append(Skipped(f"{w.file.path}:{w.hunk.span[0]}", f"no candidates: {w.error}",
+                                          path=w.file.path))
+    format_note = watch.note(sum(w.not_asked for w in todo))
+    if format_note and watch.bad:
+        report.notes.append(format_note)
+    live = [w for w in todo if w.candidates]
+    if not live and watch.bad and not watch.good:
+        report.not_run = f"the model's answers were not usable: {watch.good} of {watch.seen} in format"
+    return live
+
+
 class ReviewAnalyzer:
     name = "review"
     title = "Review"
@@ -266,19 +285,7 @@ class ReviewAnalyzer:
         watch = FormatWatch('"Line <n>: <comment>"')
         watched = llm.halting(watch.why)
         llm.map(lambda w: ask(watched, w, opts, watch), todo)
-        for w in todo:
-            if w.not_asked:
-                report.skipped.append(Skipped(f"{w.file.path}:{w.hunk.span[0]}", f"not asked: {w.error}",
-                                              path=w.file.path))
-            elif w.error:
-                report.skipped.append(Skipped(f"{w.file.path}:{w.hunk.span[0]}", f"no candidates: {w.error}",
-                                              path=w.file.path))
-        format_note = watch.note(sum(w.not_asked for w in todo))
-        if format_note and watch.bad:
-            report.notes.append(format_note)
-        live = [w for w in todo if w.candidates]
-        if not live and watch.bad and not watch.good:
-            report.not_run = f"the model's answers were not usable: {watch.good} of {watch.seen} in format"
+        live = _after_asking(todo, watch, report)
         CRScoreAnalyzer().pseudo_references([w.unit for w in live], ctx, report)
         scored = self._score(live, report)
         report.usage = llm.usage.minus(before).as_dict()
