@@ -9,7 +9,8 @@ RTC_pass, RTC@k, baseline and lift per problem; plain pass@1 from the original p
 
 Review mode (§4.2): with a test command configured, regions (runs of consecutive statements,
 32–384 characters) are sampled from functions that the change adds or modifies, kept only if
-deleting them changes the suite's outcome, and round-tripped the same way inside the file.
+deleting them changes the suite's outcome (regions.py), and round-tripped the same way inside
+the file.
 A description that carries the code (analyzers/rtc/leak.py) counts as a failed round trip.
 """
 
@@ -20,7 +21,6 @@ import gzip
 import hashlib
 import importlib.util
 import json
-import random
 import re
 import textwrap
 from collections.abc import Callable, Sequence
@@ -52,6 +52,7 @@ from analyzers.synthesis_rtc.prompts import (  # noqa: F401  (BASELINE and the p
     region_backward_messages,
     region_forward_messages,
 )
+from analyzers.synthesis_rtc.regions import Region, candidate_regions, context_around, replace_region, sample_regions
 
 
 @dataclass(frozen=True)
@@ -212,111 +213,7 @@ def overall(results: Sequence[ProblemResult]) -> dict[str, float]:
         [r.scores.get("leaks", 0.0) for r in results], [float(len(r.trip.forward)) for r in results])}
 
 
-# -- review mode: regions of changed functions ---------------------------------------------
-
-@dataclass(frozen=True)
-class Region:
-    path: str
-    start_line: int  # 1-based, inclusive
-    end_line: int
-    function: str
-    weight: float
-
-
-def _bodies(node: ast.AST) -> list[list[ast.stmt]]:
-    out = []
-    for name in ("body", "orelse", "finalbody"):
-        b = getattr(node, name, None)
-        if isinstance(b, list) and b and isinstance(b[0], ast.stmt):
-            out.append(b)
-    for h in getattr(node, "handlers", []) or []:
-        out.append(h.body)
-    return out
-
-
-def candidate_regions(source: str, path: str, changed: set[int], min_chars: int = 32,
-                      max_chars: int = 384) -> list[Region]:
-    """Runs of consecutive statements inside functions that touch a changed line, sized
-    min..max characters; weight = characters / (1 + enclosing candidate statements), so a
-    region counts in proportion to its size and inversely to how many others contain it."""
-    try:
-        tree = pyparse.parse(source)
-    except SyntaxError:
-        return []
-    lines = source.splitlines(keepends=True)
-    out: list[Region] = []
-
-    def visit_block(stmts: list[ast.stmt], fn: str, depth: int) -> None:
-        for i in range(len(stmts)):
-            for j in range(i, len(stmts)):
-                a, b = stmts[i].lineno, stmts[j].end_lineno or stmts[j].lineno
-                if not changed & set(range(a, b + 1)):
-                    continue
-                size = len("".join(lines[a - 1:b]).strip())
-                if size > max_chars:
-                    break
-                if size >= min_chars:
-                    out.append(Region(path, a, b, fn, size / (1 + depth)))
-        for s in stmts:
-            if not isinstance(s, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-                for body in _bodies(s):
-                    visit_block(body, fn, depth + 1)
-
-    for node in ast.walk(tree):
-        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
-            end = node.end_lineno or node.lineno
-            if changed & set(range(node.lineno, end + 1)):
-                visit_block(node.body, node.name, 0)
-    return out
-
-
-def sample_regions(regions: Sequence[Region], k: int, seed: str) -> list[Region]:
-    """Up to k non-overlapping regions, drawn with probability proportional to weight."""
-    rng = random.Random(hashlib.sha256(seed.encode()).hexdigest())
-    pool, picked = list(regions), list[Region]()
-    while pool and len(picked) < k:
-        r = rng.choices(pool, weights=[x.weight for x in pool])[0]
-        picked.append(r)
-        pool = [x for x in pool if x.end_line < r.start_line or x.start_line > r.end_line]
-    return sorted(picked, key=lambda r: (r.path, r.start_line))
-
-
-def replace_region(source: str, region: Region, code: str) -> str:
-    """source with lines start..end replaced by code, re-indented to the region's indent."""
-    lines = source.splitlines(keepends=True)
-    first = lines[region.start_line - 1]
-    indent = first[: len(first) - len(first.lstrip())]
-    body = textwrap.indent(textwrap.dedent(code.strip("\n")), indent, lambda _l: True) + "\n"
-    return "".join(lines[: region.start_line - 1]) + body + "".join(lines[region.end_line:])
-
-
-def context_around(source: str, region: Region, budget: int = 1024) -> tuple[str, str]:
-    """Whole lines before and after the region, at most `budget` characters in all."""
-    lines = source.splitlines(keepends=True)
-    before, after = region.start_line - 2, region.end_line
-    pre: list[str] = []
-    post: list[str] = []
-    used = 0
-    while before >= 0 or after < len(lines):
-        grew = False
-        for side in ("pre", "post"):
-            idx = before if side == "pre" else after
-            if 0 <= idx < len(lines) and used + len(lines[idx]) <= budget:
-                used += len(lines[idx])
-                if side == "pre":
-                    pre.insert(0, lines[idx])
-                    before -= 1
-                else:
-                    post.append(lines[idx])
-                    after += 1
-                grew = True
-        if not grew:
-            break
-    return "".join(pre), "".join(post)
-
-
 _TEST_FILE = re.compile(r"(^|/)(tests?/|test_[^/]*\.py$|[^/]*_test\.py$|conftest\.py$)")
-
 
 
 
@@ -382,6 +279,31 @@ def _round_trip(region: Region, src: str, llm: LLMClient, cfg: SynthesisConfig,
         key=hashlib.sha256(f"{region.path}\0{code}".encode()).hexdigest()[:32])
 
 
+def _scored_regions(regions: Sequence[Region], files: dict[str, str], ctx: AnalysisContext, cfg: SynthesisConfig,
+                    suite: Suite, report: AnalyzerReport) -> list[dict[str, float]]:
+    """Each region whose deletion changes the suite's outcome, round-tripped: its scores (returned)
+    and its finding (in `report`); the others skipped. A spent budget stops early, with a note;
+    an LLM failure is the report's error."""
+    per_region: list[dict[str, float]] = []
+    try:
+        llm = ctx.llm
+        for region in regions:
+            src = files[region.path]
+            if suite.passes(region.path, replace_region(src, region, "pass"))[0]:
+                report.skipped.append(Skipped(f"{region.path}:{region.start_line}-{region.end_line}",
+                                              "deleting it does not change the test outcome", "policy"))
+                continue
+            scores, finding = _round_trip(region, src, llm, cfg, suite)
+            per_region.append(scores)
+            report.findings.append(finding)
+    except BudgetExceeded as e:
+        report.notes.append(f"stopped early: {e}")
+        report.skipped.append(Skipped("the regions after the budget cut", f"not scored: {e}"))
+    except LLMError as e:
+        report.error = str(e)
+    return per_region
+
+
 def _summary(per_region: Sequence[dict[str, float]], n_forward: int) -> dict[str, float]:
     agg = aggregate(per_region)
     return {"rtc_pass": agg["rtc"], "baseline": agg["baseline"], "lift": agg["lift"],
@@ -427,23 +349,7 @@ class SynthesisRTCAnalyzer:
                                 f"use it: {tail.strip().splitlines()[-1] if tail.strip() else 'no output'}")
             return report
         seed = "|".join(sorted(h.key for _, h in changes.hunks()))
-        per_region: list[dict[str, float]] = []
-        try:
-            llm = ctx.llm
-            for region in sample_regions(regions, opts.max_regions, seed):
-                src = files[region.path]
-                if suite.passes(region.path, replace_region(src, region, "pass"))[0]:
-                    report.skipped.append(Skipped(f"{region.path}:{region.start_line}-{region.end_line}",
-                                                  "deleting it does not change the test outcome", "policy"))
-                    continue
-                scores, finding = _round_trip(region, src, llm, cfg, suite)
-                per_region.append(scores)
-                report.findings.append(finding)
-        except BudgetExceeded as e:
-            report.notes.append(f"stopped early: {e}")
-            report.skipped.append(Skipped("the regions after the budget cut", f"not scored: {e}"))
-        except LLMError as e:
-            report.error = str(e)
+        per_region = _scored_regions(sample_regions(regions, opts.max_regions, seed), files, ctx, cfg, suite, report)
         if per_region:
             report.scores = _summary(per_region, cfg.n_forward)
         if ctx.has_llm:

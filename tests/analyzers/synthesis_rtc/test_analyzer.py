@@ -14,17 +14,14 @@ from analyzers.synthesis_rtc.analyzer import (
     SynthesisConfig,
     SynthesisRTCAnalyzer,
     assemble,
-    candidate_regions,
-    context_around,
     humaneval_round_trips,
     load_humaneval,
     overall,
-    replace_region,
-    sample_regions,
     strip_docstring,
     with_tests,
 )
 from analyzers.synthesis_rtc.prompts import BASELINE
+from analyzers.synthesis_rtc.regions import candidate_regions, sample_regions
 from tests.conftest import client_for
 from tests.fakes.llm_server import ScriptedLLM, last_user_text
 
@@ -138,21 +135,6 @@ DIFF = (
     "-    return 0\n+    result = 0\n+    for x in xs:\n+        if x > 0:\n+            result += x * 2\n"
     "+    return result\n"
 )
-
-
-def test_candidate_regions_touch_changed_lines_and_respect_sizes() -> None:
-    regions = candidate_regions(MODULE_NEW, "calc.py", {2, 3, 4, 5, 6})
-    assert regions and all(32 <= len("".join(MODULE_NEW.splitlines(True)[r.start_line - 1:r.end_line]).strip()) <= 384
-                           for r in regions)
-    assert {(r.start_line, r.end_line) for r in regions} >= {(3, 5), (2, 6), (4, 5)}
-    assert candidate_regions(MODULE_NEW, "calc.py", {99}) == []
-    picked = sample_regions(regions, 2, "seed")
-    assert picked == sample_regions(regions, 2, "seed")  # deterministic
-    assert all(a.end_line < b.start_line for a, b in zip(picked, picked[1:], strict=False))
-    r = next(x for x in regions if (x.start_line, x.end_line) == (3, 5))
-    assert replace_region(MODULE_NEW, r, "pass") == "def total(xs):\n    result = 0\n    pass\n    return result\n"
-    pre, post = context_around(MODULE_NEW, r, budget=40)
-    assert pre.endswith("    result = 0\n") and len(pre) + len(post) <= 40
 
 
 def test_analyzer_without_a_test_command_only_notes() -> None:
