@@ -12,7 +12,7 @@ It runs before every sandboxed program, so its start-up is paid per test case: i
 only modules built into the interpreter (`_signal`, `marshal`, `os`, `resource`, `sys`;
 `ctypes` in userns mode), never `json` or `signal` (re, enum, ...), and no module of ours:
 inside the sandbox it sees only the system's folders. CONFIG is a marshal dict in hex
-(analyzers/sandbox/box.py's `launcher_config`). With `serve` in CONFIG it is a warm runner
+(analyzers/sandbox/run.py's `launcher_config`). With `serve` in CONFIG it is a warm runner
 instead (`serve`, analyzers/sandbox/runner.py): its imports are then paid once, not per case.
 """
 
