@@ -28,6 +28,7 @@ from typing import Any
 from analyzers.report import Finding
 from bot.app import events
 from bot.app.command_events import CommandJob, ProposalJob
+from bot.app.pipeline import JobEnd, JobError
 from bot.app.settings import ServiceSettings
 from bot.core import dismiss_target, explain, pr_commands
 from bot.core.answer_command import Answer, Asked, Ports, Rules, respond
@@ -62,19 +63,21 @@ class CommentCommands:
         self.slug = slug
         self.owns = owns
 
-    def __call__(self, row: JobRow, job: CommandJob | ProposalJob) -> tuple[str, str]:
+    def __call__(self, row: JobRow, job: events.Job) -> JobEnd:
+        if not isinstance(job, CommandJob | ProposalJob):
+            raise JobError(f"a {job.kind} job is not a command")
         if not job.installation_id:
-            return "failed", "the delivery names no installation"
+            return "failed", "the delivery names no installation", {}
         gh = self._github(job.installation_id)
         talk = Conversation(gh, job.repo, self.settings.permission_cache_s)
         if isinstance(job, ProposalJob):
-            return self._propose(talk, job)
+            return (*self._propose(talk, job), {})
         said = _Talk(self, row, job, talk)
         asked = Asked(job.command, job.author, job.author_id or 0, job.state, job.head_sha or "")
         work = _Work(self, row, job, gh)
         answer = respond(asked, Rules(self.slug(), self.settings.author_reruns_per_day),
                          Ports(talk, said, said, work, work))
-        return "done", f"{job.verb}: {answer.result}"
+        return "done", f"{job.verb}: {answer.result}", {}
 
     def _propose(self, talk: Conversation, job: ProposalJob) -> tuple[str, str]:
         """The `ignore this` command that would dismiss the thread's finding, proposed in the

@@ -20,7 +20,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, get_args
 
 from pydantic import Field, TypeAdapter, ValidationError
 
@@ -39,7 +39,8 @@ from reporters.check_run import CHECK_PREFIX, RERUN_ACTION
 
 PR_ACTIONS = frozenset({"opened", "synchronize", "reopened", "ready_for_review"})
 COMMENT_ACTIONS = frozenset({"created", "edited"})
-__all__ = ["AnalyzeJob", "BadJob", "CommandJob", "FeedbackJob", "InstallationJob", "Job", "PRJob", "ProposalJob",
+__all__ = ["JOB_KINDS", "AnalyzeJob", "BadJob",
+           "CommandJob", "FeedbackJob", "InstallationJob", "Job", "PRJob", "ProposalJob",
            "RepositoryJob", "Routed",
            "from_spec", "parse_external_id", "route", "to_spec"]
 
@@ -133,6 +134,8 @@ class RepositoryJob:
 
 
 Job = PRJob | AnalyzeJob | InstallationJob | FeedbackJob | RepositoryJob | CommandJob | ProposalJob
+
+JOB_KINDS: tuple[str, ...] = tuple(t.__dataclass_fields__["kind"].default for t in get_args(Job))
 
 _JOB: TypeAdapter[Job] = TypeAdapter(Annotated[Job, Field(discriminator="kind")])
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 import sqlite3
 import urllib.parse
 import uuid
+from collections.abc import Callable
 from typing import Any
 
 from huey import Huey, RedisHuey, SqliteHuey
@@ -30,6 +31,22 @@ from bot.app.settings import ServiceSettings
 from bot.app.sweep import why
 
 QUEUE_NAME = "rtcbot"
+RUN_JOB = "rtcbot.run_job"  # the one task: its message carries a stored job's id
+
+
+def serve_jobs(huey: Huey, run: Callable[[int], str]) -> None:
+    """Register `run` as what a message runs, in a process built to run jobs (the App's runtime,
+    last, once the parts `run` reads are built). huey names the task `<run's module>.rtcbot.run_job`."""
+    huey.task(name=RUN_JOB)(run)
+
+
+def enqueue(huey: Huey, job_id: int, module: str = "bot.app.jobs") -> None:
+    """Send a message to run stored job `job_id`. It names the task (`<module>.rtcbot.run_job`,
+    registered by `serve_jobs`) and carries only the id: the sender needs nothing of what runs
+    it, so the parts that send (intake, commands, the sweep) are built before the worker, and a
+    job that makes jobs sends them through the queue like a delivery does."""
+    task = huey._registry.string_to_task(f"{module}.{RUN_JOB}")  # huey offers no public lookup by name
+    huey.enqueue(task((job_id,), {}))
 
 
 class WalNormalSqliteStorage(SqliteStorage):  # type: ignore[misc]  # huey is untyped

@@ -1,6 +1,7 @@
 """A worker's side of a job: started in the store (one attempt at a time), a heartbeat while it
-runs, its work in the pipeline (bot/app/pipeline.py), its end recorded; every line it logs
-names the job. Durability: the store is the truth, the queue only carries job ids; the sweep
+runs, its work (the pipeline's, bot/app/pipeline.py, for a job from the queue; the analysis's
+for one a `pr` job runs, bot/app/fan_out.py), its end recorded; every line it logs names the
+job. Durability: the store is the truth, the queue only carries job ids; the sweep
 (bot/app/sweep.py) recovers what a dead worker or a lost message left."""
 
 from __future__ import annotations
@@ -14,9 +15,9 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
-from bot.app import events
+from bot.app import budget, events
 from bot.app.outage import Outage
-from bot.app.pipeline import Pipeline, PRInputs
+from bot.app.pipeline import Handler
 from bot.app.service_checks import database_place
 from bot.app.settings import ServiceSettings
 from bot.app.sweep import why
@@ -130,12 +131,13 @@ def warm_up_words(settings: ServiceSettings, pmd_ready: bool) -> str:
 
 
 class Worker:
-    """Runs stored jobs by id (from the queue, or a `pr` job's analyses in its own thread)."""
+    """Runs stored jobs by id (from the queue, or a `pr` job's analyses in its own thread). `fail`:
+    what a job that raised leaves on GitHub (an analysis's check run completed, saying why)."""
 
-    def __init__(self, settings: ServiceSettings, store: Store, pipeline: Pipeline) -> None:
+    def __init__(self, settings: ServiceSettings, store: Store, fail: Callable[[JobRow, str], None]) -> None:
         self.settings = settings
         self.store = store
-        self.pipeline = pipeline
+        self.fail = fail
         self.database = Outage(database_place(settings), reason=database_reason)  # shared by its threads
 
     def warm_up(self) -> None:
@@ -151,14 +153,13 @@ class Worker:
             log.warning("warm-up of CRScore failed; it starts on first use", exc_info=True)
         if self.settings.llm_base_url:  # the embedded model starts on first use, not here
             try:
-                self.pipeline.llm_factory(None)().check()
+                budget.llm_factory(self.settings, self.store, None, None)().check()
             except Exception as e:
                 log.warning("the LLM endpoint did not answer at start (%s); jobs will try again", e)
         freeze_start_up()
 
-    def run_job(self, job_id: int, inputs: PRInputs | None = None) -> str:
-        """Run one job if it is still queued; its final status. `inputs`: an analysis's reads
-        already made by the `pr` job that runs it."""
+    def run(self, job_id: int, work: Handler) -> str:
+        """Run one job with `work` if it is still queued; its final status."""
         row = self.store.jobs.start(job_id)
         if row is None:
             return self.store.jobs.status(job_id) or "missing"
@@ -166,22 +167,22 @@ class Worker:
         with job_context(job_id, repo=row.repo, pr=row.pr_number, head=row.head_sha, analyzer=row.analyzer,
                          delivery=row.delivery_id):
             log.info("%s job started (attempt %s)", row.kind, row.attempts)
-            status = self._run_started(row, inputs)
+            status = self._run_started(row, work)
             log.info("%s job ended: %s", row.kind, status)
             return status
 
-    def _run_started(self, row: JobRow, inputs: PRInputs | None) -> str:
+    def _run_started(self, row: JobRow, work: Handler) -> str:
         """run_job's work, for a job this attempt has started."""
         job_id = row.id
         t0 = time.monotonic()
         usage: dict[str, int] = {}
         with heartbeat(self.store, job_id, self.settings.heartbeat_s, self.database):
             try:
-                status, result, usage = self.pipeline.dispatch(row, events.from_spec(row.spec), inputs)
+                status, result, usage = work(row, events.from_spec(row.spec))
             except Exception as e:
                 log.exception("job %s failed", job_id)
                 status, result = "failed", f"{type(e).__name__}: {e}"
-                self.pipeline.fail_check_run(row, f"rtcbot could not finish this analysis: {e}")
+                self.fail(row, f"rtcbot could not finish this analysis: {e}")
         if not self.store.jobs.finish(job_id, status, result, duration_s=time.monotonic() - t0, usage=usage,
                                       attempt=row.attempts):
             log.warning("job %s attempt %s ended after the sweep gave it to another attempt; "

@@ -224,7 +224,7 @@ def test_a_queue_that_is_away_loses_no_job(tmp_path: Path, caplog: pytest.LogCap
     with caplog.at_level(logging.WARNING), serve(create_app(settings, runtime=rt)) as url:
         r = deliver(url, "pull_request", payload("pull_request", "opened.payload.json"), delivery="q-away")
     assert r.status_code == 202, r.text  # the delivery and its job are stored: GitHub need not resend
-    [warning] = [rec for rec in caplog.records if rec.name == "bot.app.jobs"]
+    [warning] = [rec for rec in caplog.records if rec.name == "bot.app.outbox"]
     assert warning.levelno == logging.WARNING and warning.exc_info is None  # one line, no traceback
     assert "could not send job(s)" in warning.getMessage() and "Connection refused" in warning.getMessage()
     job = rt.store.jobs.where()[0]
@@ -233,7 +233,7 @@ def test_a_queue_that_is_away_loses_no_job(tmp_path: Path, caplog: pytest.LogCap
     with caplog.at_level(logging.WARNING):
         still_away = rt.sweep()  # the queue is still away: nothing is said resent, the refusal is one line
     assert still_away["resent"] == 0 and str(still_away) == ""
-    [refused] = [rec for rec in caplog.records if rec.name == "bot.app.jobs"]
+    [refused] = [rec for rec in caplog.records if rec.name == "bot.app.outbox"]
     assert "could not send job(s)" in refused.getMessage()
     assert rt.store.jobs.where()[0].updated_at == 0.0  # still marked unsent
     later = Runtime(make_settings(tmp_path, requeue_after_s=600.0))  # the queue is back (SQLite here)

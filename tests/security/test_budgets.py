@@ -19,9 +19,9 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
+from bot.app.analysis import payer_of
 from bot.app.budget import NOTES, Payer
 from bot.app.events import AnalyzeJob, PRJob, route
-from bot.app.pipeline import payer_of
 from bot.app.settings import ServiceSettings
 from bot.store.store import Store
 from tests.bot.app_support import App, deliver, running_app
