@@ -24,8 +24,8 @@ from analyzers import registry
 from analyzers.context import AnalysisContext, head_file_limit
 from analyzers.code.diff import ChangeSet
 from analyzers.report import AnalyzerReport
-from bot.app import budget, events, feedback
-from bot.app.events import AnalyzeJob, Job
+from bot.app import budget, feedback, job_kinds
+from bot.app.job_kinds import AnalyzeJob, Job
 from bot.app.pipeline import JobEnd, JobError
 from bot.app.pr_inputs import GithubFactory, PRInputs, PRReader, installation_github
 from bot.app.results import publish_results, record
@@ -167,7 +167,7 @@ class Analysis:
     def fail_check_run(self, row: JobRow, why: str) -> None:
         """Complete the check run of a failed (or abandoned) analysis as neutral, saying why."""
         try:
-            job = events.from_spec(row.spec)
+            job = job_kinds.from_spec(row.spec)
             if isinstance(job, AnalyzeJob):
                 self.checks.fail(installation_github(self.github, job), job, why)
         except Exception:

@@ -4,7 +4,7 @@ suggestions (bot/app/feedback.py)."""
 from __future__ import annotations
 
 from bot.app import feedback
-from bot.app.events import FeedbackJob, Job
+from bot.app.job_kinds import FeedbackJob, Job
 from bot.app.pipeline import JobEnd, JobError
 from bot.app.pr_inputs import GithubFactory, Owns, installation_github
 from bot.store.schema import JobRow

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from analyzers.report import Finding
-from bot.app import events
+from bot.app import job_kinds
 from bot.app.command_events import CommandJob, ProposalJob
 from bot.app.pipeline import JobEnd, JobError
 from bot.app.settings import ServiceSettings
@@ -63,7 +63,7 @@ class CommentCommands:
         self.slug = slug
         self.owns = owns
 
-    def __call__(self, row: JobRow, job: events.Job) -> JobEnd:
+    def __call__(self, row: JobRow, job: job_kinds.Job) -> JobEnd:
         if not isinstance(job, CommandJob | ProposalJob):
             raise JobError(f"a {job.kind} job is not a command")
         if not job.installation_id:
@@ -147,15 +147,15 @@ class _Work:
     def rerun(self, analyzers: Sequence[str], head: str, pull: Mapping[str, Any],
               charge: Callable[[], None]) -> Answer:
         job, s = self.job, self.app.settings
-        pr = events.PRJob(repo=job.repo, default_branch=job.default_branch, installation_id=job.installation_id,
+        pr = job_kinds.PRJob(repo=job.repo, default_branch=job.default_branch, installation_id=job.installation_id,
                           repository_id=job.repository_id, pr_number=job.pr_number, head_sha=head,
                           action="rerequested", force=True, author_id=_payer_id(job, pull))
-        specs: list[events.Job] = [pr]
+        specs: list[job_kinds.Job] = [pr]
         if analyzers:
-            specs = [dataclasses.replace(events.AnalyzeJob.of(pr, n, root=0), reason="command.rerun", root=None)
+            specs = [dataclasses.replace(job_kinds.AnalyzeJob.of(pr, n, root=0), reason="command.rerun", root=None)
                      for n in analyzers]
         charge()
-        ids = [i for i in (self.app.store.jobs.add(events.to_spec(spec), self.row.delivery_id,
+        ids = [i for i in (self.app.store.jobs.add(job_kinds.to_spec(spec), self.row.delivery_id,
                                                    force_window_s=s.force_debounce_s) for spec in specs)
                if i is not None]
         if not ids:

@@ -1,36 +1,30 @@
-"""Webhook payload → zero or more typed jobs. Pure: no I/O, unit-tested on GitHub's example
-payloads.
-
-Job kinds (each a frozen dataclass; stored as JSON in the jobs table, see `to_spec` and
-`from_spec`):
-
-- `PRJob` (`pr`): a pull request head to analyse; the worker reads the repository's
-  configuration and fans it out into one `AnalyzeJob` per enabled analyzer and runs them at
-  once (drafts stop there unless enabled).
-- `AnalyzeJob` (`analyze`): one analyzer on one head SHA: one check run "rtcbot / <title>".
-- `InstallationJob` (`installation`): remember an installation (created, deleted, suspended, …).
-- `FeedbackJob` (`feedback`): a pull request closed: what became of rtcbot's suggestions.
-- `CommandJob` (`command`): a comment addressed to the App (`@<slug> rerun`; bot/app/command_events.py).
-- `ProposalJob` (`proposal`): a resolved review thread on one of the App's findings whose last reply
-  says "won't fix": the `ignore this` command to confirm, proposed in the thread.
+"""Webhook payload → zero or more typed jobs (bot/app/job_kinds.py), through one table:
+(event, action) → handler (`ROUTES`). An action the App does nothing with is an explicit
+`Ignored` entry saying why; each event the App is sent has an entry for its other actions
+(`ANY`), and an event with no entry at all is refused with a note ("not handled"). Pure: no
+I/O, unit-tested on GitHub's example payloads (tests/bot/test_events.py holds the table to the
+App's manifest, bot/app/manifest.json).
 """
 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Annotated, Any, Literal, get_args
+from typing import Any
 
-from pydantic import Field, TypeAdapter, ValidationError
-
-from bot.app.command_events import (
-    COMMAND_EVENTS,
-    THREAD_EVENT,
-    CommandJob,
-    ProposalJob,
-    command_job,
-    proposal_job,
+from bot.app.command_events import THREAD_EVENT, CommandJob, ProposalJob, command_job, proposal_job
+from bot.app.job_kinds import (
+    JOB_KINDS,
+    AnalyzeJob,
+    BadJob,
+    FeedbackJob,
+    InstallationJob,
+    Job,
+    PRJob,
+    RepositoryJob,
+    from_spec,
+    to_spec,
 )
 from bot.ids import positive_int
 
@@ -39,125 +33,10 @@ from reporters.check_run import CHECK_PREFIX, RERUN_ACTION
 
 PR_ACTIONS = frozenset({"opened", "synchronize", "reopened", "ready_for_review"})
 COMMENT_ACTIONS = frozenset({"created", "edited"})
-__all__ = ["JOB_KINDS", "AnalyzeJob", "BadJob",
-           "CommandJob", "FeedbackJob", "InstallationJob", "Job", "PRJob", "ProposalJob",
-           "RepositoryJob", "Routed",
-           "from_spec", "parse_external_id", "route", "to_spec"]
-
-
-@dataclass(frozen=True, kw_only=True)
-class PRJob:
-    """A pull request head to analyse with every analyzer its repository enables."""
-
-    kind: Literal["pr"] = "pr"
-    repo: str
-    default_branch: str = "main"
-    installation_id: int | None = None
-    repository_id: int | None = None  # GitHub's id: the tenant's data follows it, never the name
-    pr_number: int
-    head_sha: str
-    draft: bool = False
-    fork: bool = False
-    action: str | None = None  # the pull_request action ("opened", …) or "rerequested"
-    force: bool = False  # work to do again even where it was done (a re-requested suite)
-    author_id: int | None = None  # the pull request's author (its user.id): whose daily LLM budget it spends
-
-
-@dataclass(frozen=True, kw_only=True)
-class AnalyzeJob:
-    """One analyzer on one pull request head: one check run."""
-
-    kind: Literal["analyze"] = "analyze"
-    repo: str
-    default_branch: str = "main"
-    installation_id: int | None = None
-    repository_id: int | None = None
-    pr_number: int
-    head_sha: str
-    analyzer: str
-    force: bool = False
-    reason: str = ""  # what asked for it: "pull_request.opened", "check_run.rerequested", …
-    root: int | None = None  # the id of the `pr` job that fanned it out
-    author_id: int | None = None  # as PRJob's; a re-run's: whoever asked for it (the payload's sender)
-
-    @property
-    def explicit(self) -> bool:
-        """Asked for by name (a re-run of its check run): runs even where the config turns
-        the analyzer off."""
-        return self.reason.startswith("check_run")
-
-    @classmethod
-    def of(cls, pr: PRJob, analyzer: str, root: int) -> AnalyzeJob:
-        """The analysis `pr`'s job (id `root`) fans out for `analyzer`."""
-        return cls(repo=pr.repo, default_branch=pr.default_branch, installation_id=pr.installation_id,
-                   repository_id=pr.repository_id, pr_number=pr.pr_number, head_sha=pr.head_sha,
-                   analyzer=analyzer, force=pr.force,
-                   reason=f"pull_request.{pr.action}", root=root, author_id=pr.author_id)
-
-
-@dataclass(frozen=True, kw_only=True)
-class InstallationJob:
-    """An installation created, deleted, suspended, or its repositories changed."""
-
-    kind: Literal["installation"] = "installation"
-    repo: str = ""
-    installation_id: int | None = None
-    account: str = ""
-    active: bool = True
-    action: str | None = None
-
-
-@dataclass(frozen=True, kw_only=True)
-class FeedbackJob:
-    """A pull request closed: what became of rtcbot's suggestions on it (merged or not, the
-    reactions on its comments; bot/app/feedback.py)."""
-
-    kind: Literal["feedback"] = "feedback"
-    repo: str
-    installation_id: int | None = None
-    repository_id: int | None = None
-    pr_number: int
-    merged: bool = False
-
-
-@dataclass(frozen=True, kw_only=True)
-class RepositoryJob:
-    """A repository renamed or transferred (its data follows its id to the new name), deleted
-    or removed from the installation (its data is no longer served, and deleted after the
-    retention): bot/store/tenants.py."""
-
-    kind: Literal["repository"] = "repository"
-    repo: str  # its full name now (the last it had, when deleted or removed)
-    installation_id: int | None = None
-    repository_id: int
-    action: str  # renamed | transferred | deleted | removed
-
-
-Job = PRJob | AnalyzeJob | InstallationJob | FeedbackJob | RepositoryJob | CommandJob | ProposalJob
-
-JOB_KINDS: tuple[str, ...] = tuple(t.__dataclass_fields__["kind"].default for t in get_args(Job))
-
-_JOB: TypeAdapter[Job] = TypeAdapter(Annotated[Job, Field(discriminator="kind")])
-
-
-class BadJob(ValueError):
-    """A stored job spec that is not a job (an unknown kind, a missing or mistyped field)."""
-
-
-def to_spec(job: Job) -> dict[str, Any]:
-    """The job as the JSON object the store keeps (its fields are all scalars)."""
-    return dict(vars(job))
-
-
-def from_spec(spec: Mapping[str, Any]) -> Job:
-    """The typed job of a stored spec (keys it does not know, from older versions, are
-    ignored); BadJob when it is not one."""
-    try:
-        return _JOB.validate_python(dict(spec))
-    except ValidationError as e:
-        first = e.errors()[0]
-        where = ".".join(str(p) for p in first["loc"]) or "spec"
-        raise BadJob(f"not a job: {where}: {first['msg']}") from None
+ANY = "*"  # in ROUTES: every action of the event that has no entry of its own
+__all__ = ["ANY", "JOB_KINDS", "ROUTES", "AnalyzeJob", "BadJob", "CommandJob", "Delivery", "FeedbackJob",
+           "Ignored", "InstallationJob", "Job", "PRJob", "ProposalJob", "RepositoryJob", "Routed",
+           "from_spec", "handler_of", "parse_external_id", "route", "to_spec"]
 
 
 @dataclass
@@ -237,96 +116,124 @@ def route(event: str, payload: Mapping[str, Any], *,
 
 def _route(event: str, payload: Mapping[str, Any], *, comment_analyzers: Sequence[str],
            titles: Mapping[str, str] | None, slug: str | None = None) -> Routed:
-    if event == "ping":
-        return Routed(note="pong")
-    if not isinstance(payload.get("repository"), Mapping) and not event.startswith("installation"):
+    if event != "ping" and not isinstance(payload.get("repository"), Mapping) \
+            and not event.startswith("installation"):
         return Routed(note=f"{event}: no repository in the payload")
-    b = _base(payload)
-    action = payload.get("action")
-    if event == "pull_request":
-        return _pull_request(action, payload, b)
-    if event in COMMAND_EVENTS and (command := _command(event, payload, b, slug)) is not None:
-        return command
-    if event == THREAD_EVENT:
-        made = proposal_job(payload, dataclasses.asdict(b))
-        return Routed([made]) if isinstance(made, ProposalJob) else Routed(note=made)
-    if event in ("pull_request_review_comment", "pull_request_review"):
-        return _review(event, action, payload, b, comment_analyzers)
-    if event == "check_run":
-        return _check_run(action, payload, b, titles)
-    if event == "check_suite":
-        return _check_suite(action, payload, b)
-    if event == "repository":
-        return _repository(action, b)
-    if event == "installation_repositories" and action == "removed":
-        return _removed(payload, b)
-    if event in ("installation", "installation_repositories"):
-        return _installation(event, action, payload, b)
-    return Routed(note=f"event {event!r} is not handled")
+    handler = handler_of(event, payload.get("action"))
+    if handler is None:
+        return Routed(note=f"event {event!r} is not handled")
+    return handler(Delivery(event, payload.get("action"), payload, _base(payload), comment_analyzers, titles, slug))
 
 
-def _pull_request(action: Any, payload: Mapping[str, Any], b: _Base) -> Routed:
-    """A pull request opened or pushed to: its head to analyse; closed: what became of the
-    suggestions."""
-    pr = payload.get("pull_request") or {}
-    if action == "closed":
-        number = positive_int(pr.get("number"))
-        if number is None:
-            return Routed(note="pull_request.closed without a number")
-        return Routed([FeedbackJob(repo=b.repo, installation_id=b.installation_id,
-                      repository_id=b.repository_id, pr_number=number,
-                                   merged=bool(pr.get("merged")))],
-                      note="pull_request.closed: reading what became of rtcbot's suggestions")
-    if action not in PR_ACTIONS:
-        return Routed(note=f"pull_request.{action}: nothing to do")
+@dataclass(frozen=True)
+class Delivery:
+    """One delivery as a route reads it: its event and action (as the payload says it), the
+    payload, its repository and installation, and what routing is told (the comment analyzers,
+    check titles → analyzer names, the App's name)."""
+
+    event: str
+    action: Any
+    payload: Mapping[str, Any]
+    base: _Base
+    comment_analyzers: Sequence[str] = ()
+    titles: Mapping[str, str] | None = None
+    slug: str | None = None
+
+
+Route = Callable[[Delivery], Routed]
+
+
+@dataclass(frozen=True)
+class Ignored:
+    """An action the App makes no job for, and why."""
+
+    why: str = "nothing to do"
+
+    def __call__(self, d: Delivery) -> Routed:
+        return Routed(note=f"{d.event}.{d.action}: {self.why}")
+
+
+def handler_of(event: str, action: Any) -> Route | None:
+    """The route of (event, action): its own entry, else the event's `ANY`; None: an event the
+    App does not handle."""
+    own = ROUTES.get((event, action)) if isinstance(action, str) else None
+    return own or ROUTES.get((event, ANY))
+
+
+def _pong(d: Delivery) -> Routed:
+    return Routed(note="pong")
+
+
+def _pull_request_head(d: Delivery) -> Routed:
+    """A pull request opened, pushed to, reopened or ready for review: its head to analyse."""
+    pr = d.payload.get("pull_request") or {}
     if closed := _closed(pr):
         return Routed(note=closed)
     number, sha, draft, fork = _pr_head(pr)
     if number is None or sha is None:
         return Routed(note="pull_request without a number or head SHA")
+    b = d.base
     return Routed([PRJob(repo=b.repo, default_branch=b.default_branch, installation_id=b.installation_id,
                          repository_id=b.repository_id,
-                         pr_number=number, head_sha=sha, draft=draft, fork=fork, action=action,
+                         pr_number=number, head_sha=sha, draft=draft, fork=fork, action=d.action,
                          author_id=_author(pr))])
 
 
-def _review(event: str, action: Any, payload: Mapping[str, Any], b: _Base,
-            comment_analyzers: Sequence[str]) -> Routed:
-    """A review comment written or a review submitted: the comment analyzers again."""
-    wanted = COMMENT_ACTIONS if event == "pull_request_review_comment" else {"submitted"}
-    if action not in wanted:
-        return Routed(note=f"{event}.{action}: nothing to do")
-    pr = payload.get("pull_request") or {}
+def _pull_request_closed(d: Delivery) -> Routed:
+    """A pull request closed: what became of the suggestions."""
+    pr = d.payload.get("pull_request") or {}
+    number = positive_int(pr.get("number"))
+    if number is None:
+        return Routed(note="pull_request.closed without a number")
+    b = d.base
+    return Routed([FeedbackJob(repo=b.repo, installation_id=b.installation_id, repository_id=b.repository_id,
+                               pr_number=number, merged=bool(pr.get("merged")))],
+                  note="pull_request.closed: reading what became of rtcbot's suggestions")
+
+
+def _review(d: Delivery) -> Routed:
+    """A review comment written or edited, or a review submitted: the comment analyzers again."""
+    pr = d.payload.get("pull_request") or {}
     if closed := _closed(pr):
         return Routed(note=closed)
     number, sha, _, _ = _pr_head(pr)
     if number is None or sha is None:
-        return Routed(note=f"{event} without a pull request number or head SHA")
+        return Routed(note=f"{d.event} without a pull request number or head SHA")
+    b = d.base
     return Routed([AnalyzeJob(repo=b.repo, default_branch=b.default_branch, installation_id=b.installation_id,
                               repository_id=b.repository_id,
-                              pr_number=number, head_sha=sha, analyzer=name, force=True, reason=event,
+                              pr_number=number, head_sha=sha, analyzer=name, force=True, reason=d.event,
                               author_id=_author(pr))
-                   for name in comment_analyzers])
+                   for name in d.comment_analyzers])
 
 
-def _command(event: str, payload: Mapping[str, Any], b: _Base, slug: str | None) -> Routed | None:
-    """A comment that is a command: its job; a conversation comment that is not: why; None
-    for a review comment that is not (it is scored like any other)."""
-    made = command_job(event, payload, dataclasses.asdict(b), slug)
-    if isinstance(made, CommandJob):
-        return Routed([made])
-    return Routed(note=made) if event == "issue_comment" else None
+def _command(d: Delivery) -> Routed:
+    """A conversation comment created: its command's job, or why it is none."""
+    made = command_job(d.event, d.payload, dataclasses.asdict(d.base), d.slug)
+    return Routed([made]) if isinstance(made, CommandJob) else Routed(note=made)
 
 
-def _check_run(action: Any, payload: Mapping[str, Any], b: _Base, titles: Mapping[str, str] | None) -> Routed:
+def _command_or_review(d: Delivery) -> Routed:
+    """A review comment created: its command's job; one that is not a command is scored like
+    any other (the comment analyzers)."""
+    made = command_job(d.event, d.payload, dataclasses.asdict(d.base), d.slug)
+    return Routed([made]) if isinstance(made, CommandJob) else _review(d)
+
+
+def _proposal(d: Delivery) -> Routed:
+    """A review thread resolved: the `ignore this` to propose, when its last reply says "won't fix"."""
+    made = proposal_job(d.payload, dataclasses.asdict(d.base))
+    return Routed([made]) if isinstance(made, ProposalJob) else Routed(note=made)
+
+
+def _check_run(d: Delivery) -> Routed:
     """One of our check runs re-requested (or its Re-run button pressed): that analyzer again."""
+    action, payload, b, titles = d.action, d.payload, d.base, d.titles
     run = payload.get("check_run") or {}
     if action == "requested_action":
         ident = (payload.get("requested_action") or {}).get("identifier")
         if ident != RERUN_ACTION:
             return Routed(note=f"check_run.requested_action {ident!r}: not ours")
-    elif action != "rerequested":
-        return Routed(note=f"check_run.{action}: nothing to do")
     pr_number, analyzer = parse_external_id(run.get("external_id"))
     if analyzer is None:
         name = str(run.get("name") or "")
@@ -348,10 +255,9 @@ def _check_run(action: Any, payload: Mapping[str, Any], b: _Base, titles: Mappin
                               reason=f"check_run.{action}", author_id=_sender(payload))])
 
 
-def _check_suite(action: Any, payload: Mapping[str, Any], b: _Base) -> Routed:
+def _check_suite(d: Delivery) -> Routed:
     """A check suite re-requested: each of its pull requests' heads again, in full."""
-    if action != "rerequested":
-        return Routed(note=f"check_suite.{action}: nothing to do")
+    payload, b = d.payload, d.base
     suite = payload.get("check_suite") or {}
     numbers = [n for n in (positive_int(p.get("number")) for p in suite.get("pull_requests") or []) if n]
     sha = _sha(suite.get("head_sha"))
@@ -363,32 +269,61 @@ def _check_suite(action: Any, payload: Mapping[str, Any], b: _Base) -> Routed:
                    for n in numbers])
 
 
-def _installation(event: str, action: Any, payload: Mapping[str, Any], b: _Base) -> Routed:
+def _installation(d: Delivery) -> Routed:
     """An installation created, deleted, suspended, or its repositories changed: remembered."""
-    inst = payload.get("installation") or {}
+    inst = d.payload.get("installation") or {}
     account = (inst.get("account") or {}).get("login", "")
-    active = not (event == "installation" and action in ("deleted", "suspend"))
-    return Routed([InstallationJob(installation_id=b.installation_id, account=str(account or ""),
-                                   active=active, action=action)])
+    active = not (d.event == "installation" and d.action in ("deleted", "suspend"))
+    return Routed([InstallationJob(installation_id=d.base.installation_id, account=str(account or ""),
+                                   active=active, action=d.action)])
 
 
-def _repository(action: Any, b: _Base) -> Routed:
+def _repository(d: Delivery) -> Routed:
     """A repository renamed or transferred: its data follows its id; deleted: no longer served."""
-    if action not in ("renamed", "transferred", "deleted"):
-        return Routed(note=f"repository.{action}: nothing to do")
+    action, b = d.action, d.base
     if b.repository_id is None or not b.repo:
         return Routed(note=f"repository.{action} without the repository's id or name")
     return Routed([RepositoryJob(repo=b.repo, installation_id=b.installation_id, repository_id=b.repository_id,
                                  action=str(action))])
 
 
-def _removed(payload: Mapping[str, Any], b: _Base) -> Routed:
+def _removed(d: Delivery) -> Routed:
     """Repositories removed from an installation: their data is no longer served."""
     jobs: list[Job] = []
-    for r in payload.get("repositories_removed") or []:
+    b = d.base
+    for r in d.payload.get("repositories_removed") or []:
         rid = positive_int(r.get("id")) if isinstance(r, Mapping) else None
         name = r.get("full_name") if isinstance(r, Mapping) else None
         if rid is not None and isinstance(name, str) and name:
             jobs.append(RepositoryJob(repo=name, installation_id=b.installation_id, repository_id=rid,
                                       action="removed"))
     return Routed(jobs, note="" if jobs else "installation_repositories.removed without repositories")
+
+
+_EDIT = "only a new comment is a command (an edit never runs one again)"
+
+ROUTES: Mapping[tuple[str, str], Route] = {
+    ("ping", ANY): _pong,
+    **{("pull_request", a): _pull_request_head for a in sorted(PR_ACTIONS)},
+    ("pull_request", "closed"): _pull_request_closed,
+    ("pull_request", ANY): Ignored(),
+    ("pull_request_review", "submitted"): _review,
+    ("pull_request_review", ANY): Ignored(),
+    ("pull_request_review_comment", "created"): _command_or_review,
+    ("pull_request_review_comment", "edited"): _review,
+    ("pull_request_review_comment", ANY): Ignored(),
+    ("issue_comment", "created"): _command,
+    ("issue_comment", ANY): Ignored(_EDIT),
+    (THREAD_EVENT, "resolved"): _proposal,
+    (THREAD_EVENT, ANY): Ignored("nothing to propose"),
+    ("check_run", "rerequested"): _check_run,
+    ("check_run", "requested_action"): _check_run,
+    ("check_run", ANY): Ignored(),
+    ("check_suite", "rerequested"): _check_suite,
+    ("check_suite", ANY): Ignored(),
+    **{("repository", a): _repository for a in ("renamed", "transferred", "deleted")},
+    ("repository", ANY): Ignored(),
+    ("installation", ANY): _installation,
+    ("installation_repositories", "removed"): _removed,
+    ("installation_repositories", ANY): _installation,
+}

@@ -15,9 +15,9 @@ import functools
 import logging
 from concurrent.futures import ThreadPoolExecutor
 
-from bot.app import events, feedback
+from bot.app import feedback, job_kinds
 from bot.app.analysis import Analysis
-from bot.app.events import AnalyzeJob, Job, PRJob
+from bot.app.job_kinds import AnalyzeJob, Job, PRJob
 from bot.app.pipeline import JobEnd, JobError, Runs, named
 from bot.app.pr_inputs import GithubFactory, PRInputs, PRReader, installation_github
 from bot.app.settings import ServiceSettings
@@ -77,7 +77,7 @@ class FanOut:
                 made.append((name, earlier[name]))
                 continue
             child = AnalyzeJob.of(job, name, root=row.id)
-            job_id = self.store.jobs.add(events.to_spec(child), row.delivery_id,
+            job_id = self.store.jobs.add(job_kinds.to_spec(child), row.delivery_id,
                                          force_window_s=self.settings.force_debounce_s)
             if job_id is not None:
                 made.append((name, job_id))

@@ -1,5 +1,5 @@
 """What a worker runs for each job (bot/app/worker.py): a table of job kind → handler
-(bot/app/events.py names the kinds), built once by the App's runtime (bot/app/jobs.py):
+(bot/app/job_kinds.py names the kinds), built once by the App's runtime (bot/app/jobs.py):
 
     pr             bot/app/fan_out.py         the repository's configuration, older heads
                                               cancelled, one analysis per enabled analyzer
@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Protocol
 
-from bot.app.events import JOB_KINDS, InstallationJob, Job, RepositoryJob
+from bot.app.job_kinds import JOB_KINDS, InstallationJob, Job, RepositoryJob
 from bot.store.schema import JobRow
 from bot.store.store import Store
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from analyzers.context import ReviewComment, head_file_limit
-from bot.app.events import AnalyzeJob, FeedbackJob, PRJob
+from bot.app.job_kinds import AnalyzeJob, FeedbackJob, PRJob
 from bot.app.pipeline import JobError
 from bot.app.settings import ServiceSettings
 from bot.core.config import CONFIG_PATH, LoadedConfig, parse_config

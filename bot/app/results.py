@@ -22,7 +22,7 @@ from tenacity import (
 )
 
 from analyzers.report import AnalyzerReport
-from bot.app.events import AnalyzeJob
+from bot.app.job_kinds import AnalyzeJob
 from bot.core import checks, outputs
 from bot.github import GitHub
 from bot.store.db import database_away

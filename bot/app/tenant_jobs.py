@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from bot.app.events import InstallationJob, Job, RepositoryJob
+from bot.app.job_kinds import InstallationJob, Job, RepositoryJob
 from bot.app.pipeline import JobEnd, JobError
 from bot.store.schema import JobRow
 from bot.store.store import Store

@@ -15,7 +15,7 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
-from bot.app import budget, events
+from bot.app import budget, job_kinds
 from bot.app.outage import Outage
 from bot.app.pipeline import Handler
 from bot.app.service_checks import database_place
@@ -178,7 +178,7 @@ class Worker:
         usage: dict[str, int] = {}
         with heartbeat(self.store, job_id, self.settings.heartbeat_s, self.database):
             try:
-                status, result, usage = work(row, events.from_spec(row.spec))
+                status, result, usage = work(row, job_kinds.from_spec(row.spec))
             except Exception as e:
                 log.exception("job %s failed", job_id)
                 status, result = "failed", f"{type(e).__name__}: {e}"

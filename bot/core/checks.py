@@ -87,7 +87,7 @@ class Analysis:
 
 
 class AnalysisRef(Protocol):
-    """The analysis whose check run this is: an App job (bot/app/events.py AnalyzeJob)."""
+    """The analysis whose check run this is: an App job (bot/app/job_kinds.py AnalyzeJob)."""
 
     @property
     def repo(self) -> str: ...

@@ -11,7 +11,7 @@ import pytest
 from bot.app import events
 from bot.app.events import AnalyzeJob, BadJob, FeedbackJob, InstallationJob, PRJob, RepositoryJob
 from reporters.check_run import external_id
-from tests.support import FIXTURES
+from tests.support import FIXTURES, ROOT
 
 HOOKS = FIXTURES / "github" / "webhooks"
 
@@ -272,3 +272,57 @@ def test_a_deleted_or_removed_repository_is_a_repository_job_and_others_are_not(
     assert jobs and all(isinstance(j, RepositoryJob) and j.action == "removed" for j in jobs)
     assert [j.repository_id for j in jobs if isinstance(j, RepositoryJob)] == [
         r["id"] for r in removed["repositories_removed"]]
+
+
+# -- the routing table: (event, action) → route -------------------------------------------------
+OCTOKIT = HOOKS / "octokit"
+SENT_TO_EVERY_APP = {"installation", "installation_repositories", "ping"}  # no subscription needed
+NOT_IN_OCTOKIT = {("repository", "deleted")}  # GitHub sends it (its docs list it); octokit has no example
+
+
+def subscribed() -> set[str]:
+    manifest = json.loads((ROOT / "bot" / "app" / "manifest.json").read_text(encoding="utf-8"))
+    return set(manifest["default_events"]) | SENT_TO_EVERY_APP
+
+
+def octokit(event: str) -> list[dict[str, Any]]:
+    return list(json.loads((OCTOKIT / f"{event}.json").read_text(encoding="utf-8")))
+
+
+def test_the_table_routes_exactly_the_events_the_app_is_sent() -> None:
+    """No route for an event the App never receives, no received event without one, and each has
+    an entry for the actions it does not name (GitHub adds actions)."""
+    assert {event for event, _ in events.ROUTES} == subscribed()
+    assert all((event, events.ANY) in events.ROUTES for event in subscribed())
+
+
+def test_every_action_in_the_table_is_one_github_sends() -> None:
+    """An action misspelt in the table ("synchronized") would route nothing: each named one is in
+    GitHub's examples."""
+    sent = {(event, p.get("action")) for event in subscribed() for p in octokit(event)}
+    named = {key for key in events.ROUTES if key[1] != events.ANY}
+    assert named - sent == NOT_IN_OCTOKIT
+
+
+@pytest.mark.parametrize("event", sorted(subscribed()))
+def test_each_example_goes_through_its_entry_and_an_ignored_one_makes_no_job(event: str) -> None:
+    for p in octokit(event):
+        action = p.get("action")
+        entry = events.ROUTES.get((event, str(action))) or events.ROUTES[(event, events.ANY)]
+        assert events.handler_of(event, action) is entry
+        routed = events.route(event, p, slug="rtcbot")
+        assert routed.jobs or routed.note, f"{event}.{action}: neither a job nor why"
+        if isinstance(entry, events.Ignored):
+            assert routed.jobs == [] and routed.note == f"{event}.{action}: {entry.why}"
+
+
+def test_an_event_or_action_without_an_entry_is_refused_with_a_note() -> None:
+    repo = {"full_name": "o/r", "id": 7}
+    assert events.handler_of("deployment", "created") is None
+    assert events.route("deployment", {"action": "created", "repository": repo}).note == \
+        "event 'deployment' is not handled"
+    odd = events.route("pull_request", {"action": "frobnicated", "repository": repo, "installation": {"id": 1}})
+    assert (odd.jobs, odd.note) == ([], "pull_request.frobnicated: nothing to do")
+    for action in (None, 7, ["opened"], {"a": 1}):  # not a string: the event's other actions
+        routed = events.route("pull_request", {"action": action, "repository": repo, "installation": {"id": 1}})
+        assert routed.jobs == [] and routed.note == f"pull_request.{action}: nothing to do"
