@@ -11,6 +11,7 @@ token (renewed once), and `X-GitHub-Api-Version: 2022-11-28` on every request.
 
 from __future__ import annotations
 
+import ast
 import json
 import os
 import subprocess
@@ -376,3 +377,20 @@ def test_paths_are_percent_encoded(gh: FakeGitHub, surface: str) -> None:
     assert "/repos/octo-org/widgets/contents/src/a%23b.py" in wire
     assert "/repos/octo-org/widgets/contents/src/%C3%BCn%C3%AFc%C3%B8d%C3%A9.py" in wire
     assert all(r.status == 200 for r in calls(gh, "/contents/"))
+
+
+def test_surfaces_and_commands_name_the_protocol_never_the_concrete_client() -> None:
+    """Outside bot/github (which builds it), no module of bot/ names GitHubClient: the App's jobs and
+    commands, the Action and the CLI ask GitHub through the `GitHub` protocol (no isinstance on
+    the client, no annotation of it)."""
+    root = Path(__file__).resolve().parents[2]
+    naming = []
+    for path in sorted((root / "bot").rglob("*.py")):
+        if path.parent.name == "github":
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            name = node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else None
+            if name == "GitHubClient" or (isinstance(node, ast.alias) and node.name == "GitHubClient"):
+                naming.append(f"{path.relative_to(root)}:{getattr(node, 'lineno', '?')}")
+    assert naming == []
+
