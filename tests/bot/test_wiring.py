@@ -83,3 +83,18 @@ def test_no_part_reaches_back_into_the_runtime(tmp_path: Path) -> None:
     finally:
         rt.resender.stop()
         rt.store.close()
+
+
+def test_a_message_names_the_task_as_the_version_before_did(tmp_path: Path) -> None:
+    """The outbox sends by the task's name, registered last: `bot.app.jobs.rtcbot.run_job`, the
+    name messages already in a Redis queue carry from before this wiring."""
+    rt = Runtime(make_settings(tmp_path))
+    try:
+        assert rt.outbox.send([41]) is True
+        task = rt.huey.dequeue()
+        assert f"{type(task).__module__}.{task.name}" == "bot.app.jobs.rtcbot.run_job"
+        assert task.args == (41,)
+        assert rt.huey.execute(task) == "missing"  # no job 41 in the store: run, and said so
+    finally:
+        rt.resender.stop()
+        rt.store.close()
