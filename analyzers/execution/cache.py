@@ -10,7 +10,7 @@ import threading
 from dataclasses import replace
 from pathlib import Path
 
-from analyzers.execution.oracle.verdicts import CaseResult
+from analyzers.execution.verdicts import CaseResult
 
 
 class ResultCache:

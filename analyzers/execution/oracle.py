@@ -36,8 +36,8 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
-from analyzers.execution.oracle.cache import ResultCache
-from analyzers.execution.oracle.verdicts import (
+from analyzers.execution.cache import ResultCache
+from analyzers.execution.verdicts import (
     OUTPUT_TOLERANCE,
     CaseResult,
     Tolerance,

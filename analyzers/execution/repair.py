@@ -15,7 +15,7 @@ from typing import Any
 
 from analyzers.code import pyparse
 from analyzers.execution.oracle import Case, Executor, Program
-from analyzers.execution.oracle.verdicts import CaseResult, Tolerance
+from analyzers.execution.verdicts import CaseResult, Tolerance
 from analyzers.llm.client import LLMClient, Message
 
 LANGUAGES = ("python", "java")

@@ -38,14 +38,14 @@ from analyzers.llm.answer import (
     transport_error,
     unmark,
 )
-from analyzers.llm.client.cache import Cache, SqliteCache, request_key
-from analyzers.llm.client.completion import Completion, Malformed, completion_from
+from analyzers.llm.cache import Cache, SqliteCache, request_key
+from analyzers.llm.completion import Completion, Malformed, completion_from
 from analyzers.llm.errors import BudgetExceeded as BudgetExceeded  # the client's errors, re-exported
 from analyzers.llm.errors import Halted as Halted
 from analyzers.llm.errors import LLMError as LLMError
 from analyzers.llm.fanout import fan_out
 from analyzers.llm.http import shared_openai
-from analyzers.llm.client.retry import RetryPolicy, describe, retryable
+from analyzers.llm.retry import RetryPolicy, describe, retryable
 
 T = TypeVar("T")
 R = TypeVar("R")

@@ -10,7 +10,7 @@ import httpx
 import openai
 from tenacity import RetryCallState, wait_exponential_jitter
 
-from analyzers.llm.client.completion import Malformed
+from analyzers.llm.completion import Malformed
 from analyzers.llm.errors import LLMError
 
 

@@ -52,7 +52,7 @@ import weakref
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
-from analyzers.sandbox.box.commands import SANDBOX_PATH, WORK, Commands
+from analyzers.sandbox.commands import SANDBOX_PATH, WORK, Commands
 from analyzers.sandbox.run import (
     JVM_OVERHEAD_MB,
     Limits,

@@ -52,7 +52,13 @@ from analyzers.synthesis_rtc.prompts import (  # noqa: F401  (BASELINE and the p
     region_backward_messages,
     region_forward_messages,
 )
-from analyzers.synthesis_rtc.analyzer.regions import Region, candidate_regions, context_around, replace_region, sample_regions
+from analyzers.synthesis_rtc.regions import (
+    Region,
+    candidate_regions,
+    context_around,
+    replace_region,
+    sample_regions,
+)
 
 
 @dataclass(frozen=True)

@@ -21,8 +21,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from analyzers import registry
-from analyzers.context import AnalysisContext, head_file_limit
 from analyzers.code.diff import ChangeSet
+from analyzers.context import AnalysisContext, head_file_limit
 from analyzers.report import AnalyzerReport
 from bot.app import budget, feedback, job_kinds
 from bot.app.job_kinds import AnalyzeJob, Job

@@ -221,8 +221,8 @@ def test_action_runs_synthesis_rtc_with_a_test_command(
     `test_command`) turns SynthesisRTC on, and it round-trips a changed region against the
     repository's own tests in the sandbox."""
     from analyzers.sandbox.box import Sandbox, SandboxUnavailable
-    from tests.analyzers.synthesis_rtc.analyzer.test_analyzer import DIFF as CALC_DIFF
-    from tests.analyzers.synthesis_rtc.analyzer.test_analyzer import MODULE_NEW, TESTS
+    from tests.analyzers.synthesis_rtc.test_analyzer import DIFF as CALC_DIFF
+    from tests.analyzers.synthesis_rtc.test_analyzer import MODULE_NEW, TESTS
     from tests.fakes.llm_server import last_user_text
 
     try:

@@ -182,7 +182,7 @@ def test_review_runs_synthesis_with_the_configs_test_command(
         scripted_llm: Callable[..., ScriptedLLM], tmp_path: Path) -> None:
     """The file's `test_command` turns SynthesisRTC on at --repo (a flag would win over it)."""
     from analyzers.sandbox.box import Sandbox, SandboxUnavailable
-    from tests.analyzers.synthesis_rtc.analyzer.test_analyzer import DIFF, MODULE_NEW, TESTS
+    from tests.analyzers.synthesis_rtc.test_analyzer import DIFF, MODULE_NEW, TESTS
     from tests.fakes.llm_server import last_user_text
 
     try:

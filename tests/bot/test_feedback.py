@@ -23,8 +23,8 @@ from bot.app.jobs import Runtime
 from bot.app.web import create_app
 from bot.core.feedback import acceptance, is_applied, keys_in
 from bot.entry import main
-from tests.analyzers.autofix.analyzer.test_analyzer import APP
-from tests.analyzers.autofix.analyzer.test_analyzer import responder as autofix_answers
+from tests.analyzers.autofix.test_analyzer import APP
+from tests.analyzers.autofix.test_analyzer import responder as autofix_answers
 from tests.bot.app_support import deliver, drain, drop_schema, make_settings, postgres_url, serve
 from tests.fakes.github_server import FakeGitHub, files_from_diff
 from tests.fakes.llm_server import ScriptedLLM

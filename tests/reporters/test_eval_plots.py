@@ -26,9 +26,9 @@ from reporters.eval_plots import (
     rtc_lift_chart,
 )
 from reporters.plots import save, spec
-from tests.analyzers.autofix.analyzer.test_analyzer import APP
-from tests.analyzers.autofix.analyzer.test_analyzer import responder as autofix_responder
-from tests.analyzers.synthesis_rtc.analyzer.test_analyzer import scripted_round_trip
+from tests.analyzers.autofix.test_analyzer import APP
+from tests.analyzers.autofix.test_analyzer import responder as autofix_responder
+from tests.analyzers.synthesis_rtc.test_analyzer import scripted_round_trip
 from tests.fakes.llm_server import ScriptedLLM, last_user_text
 from tests.support import DATA, require
 

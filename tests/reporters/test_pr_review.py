@@ -24,8 +24,8 @@ from bot.github import GitHubClient, token_client
 from reporters.base import REPORTERS, ReporterError, Sinks, Target, reporters_named, run_reporter
 from reporters.diff_filter import DiffFilter
 from reporters.pr_review import MARKER, PullRequestReviewReporter, candidates, key_of, plan
-from tests.analyzers.autofix.analyzer.test_analyzer import APP
-from tests.analyzers.autofix.analyzer.test_analyzer import responder as autofix_answers
+from tests.analyzers.autofix.test_analyzer import APP
+from tests.analyzers.autofix.test_analyzer import responder as autofix_answers
 from tests.bot.app_support import deliver, drain, make_settings, serve
 from tests.fakes.github_server import FakeGitHub, files_from_diff
 from tests.fakes.llm_server import ScriptedLLM
@@ -195,7 +195,7 @@ def test_the_reporter_posts_review_comments_once(fake_github: Callable[..., Fake
 
 # ----------------------------------------------------------------------- both surfaces
 def app_pr(gh: FakeGitHub, number: int) -> str:
-    """A pull request that adds tests.analyzers.autofix.analyzer.test_analyzer's vulnerable APP as app.py."""
+    """A pull request that adds tests.analyzers.autofix.test_analyzer's vulnerable APP as app.py."""
     text = "".join(difflib.unified_diff([], APP.splitlines(keepends=True), "a/app.py", "b/app.py"))
     pr = gh.add_pr(number, files=files_from_diff(f"diff --git a/app.py b/app.py\n{text}"))
     gh.contents[(pr.head_sha, "app.py")] = APP

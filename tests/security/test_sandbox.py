@@ -28,7 +28,7 @@ from typing import Any
 
 import pytest
 
-from analyzers.execution.oracle.cache import ResultCache
+from analyzers.execution.cache import ResultCache
 from analyzers.execution.oracle import (
     Case,
     Executor,
@@ -37,7 +37,7 @@ from analyzers.execution.oracle import (
     Sandbox,
 )
 from analyzers.sandbox.box import NOT_ISOLATED
-from analyzers.sandbox.box.commands import WORK
+from analyzers.sandbox.commands import WORK
 from tests.support import ROOT, require
 
 DRIVER = ROOT / "tests" / "security" / "sandbox_driver.py"

@@ -215,7 +215,7 @@ def test_an_installations_daily_budget_cut_off_is_listed_as_skipped(
 
 # -- files at rest --------------------------------------------------------------------------------
 def test_the_store_and_the_llm_cache_are_private_files(tmp_path: Path) -> None:
-    from analyzers.llm.client.cache import SqliteCache
+    from analyzers.llm.cache import SqliteCache
     from bot.store.store import Store
 
     umask = os.umask(0o022)  # the usual umask: files 0644, folders 0755 unless we say otherwise

@@ -21,7 +21,7 @@ from analyzers.autofix.text import python_parses
 from analyzers.code import pyparse
 from analyzers.crscore.smells.python import parseable
 from analyzers.execution.repair import trim_to_valid_python
-from analyzers.synthesis_rtc.analyzer.regions import candidate_regions
+from analyzers.synthesis_rtc.regions import candidate_regions
 
 THREADS = 8
 PARSES = 200

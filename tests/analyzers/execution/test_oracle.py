@@ -20,7 +20,7 @@ from analyzers.execution.oracle import (
     _user_processes,
     java_main_class,
 )
-from analyzers.execution.oracle.verdicts import Tolerance
+from analyzers.execution.verdicts import Tolerance
 from tests.support import require
 
 SMALL = Limits(wall_s=4.0, cpu_s=2.0, memory_mb=256, nproc=32, fsize_mb=8, output_kb=1024)

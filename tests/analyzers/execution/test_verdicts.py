@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from analyzers.execution.oracle.verdicts import Tolerance, failure_verdict, tokens_match, values_match
+from analyzers.execution.verdicts import Tolerance, failure_verdict, tokens_match, values_match
 from analyzers.sandbox.run import Limits, RawRun
 
 LIMITS = Limits(wall_s=4.0, cpu_s=2.0, memory_mb=256, fsize_mb=8, output_kb=1024, disk_mb=64)

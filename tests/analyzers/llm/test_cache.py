@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from analyzers.llm.client.cache import SqliteCache, request_key
+from analyzers.llm.cache import SqliteCache, request_key
 
 MSG = [{"role": "user", "content": "describe"}]
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from analyzers.llm.client.completion import Completion, Malformed, completion_from
+from analyzers.llm.completion import Completion, Malformed, completion_from
 
 
 def test_a_completion_is_read_in_choice_order_with_its_usage() -> None:

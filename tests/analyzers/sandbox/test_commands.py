@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from analyzers.sandbox.box import Sandbox
-from analyzers.sandbox.box.commands import LAUNCHER_SOURCE, WORK, Commands
+from analyzers.sandbox.commands import LAUNCHER_SOURCE, WORK, Commands
 from analyzers.sandbox.run import Limits
 from tests.support import ROOT
 

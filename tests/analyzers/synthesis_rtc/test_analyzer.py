@@ -21,7 +21,7 @@ from analyzers.synthesis_rtc.analyzer import (
     with_tests,
 )
 from analyzers.synthesis_rtc.prompts import BASELINE
-from analyzers.synthesis_rtc.analyzer.regions import candidate_regions, sample_regions
+from analyzers.synthesis_rtc.regions import candidate_regions, sample_regions
 from tests.conftest import client_for
 from tests.fakes.llm_server import ScriptedLLM, last_user_text
 

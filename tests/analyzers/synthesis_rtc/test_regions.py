@@ -3,8 +3,8 @@ the code around them."""
 
 from __future__ import annotations
 
-from analyzers.synthesis_rtc.analyzer.regions import candidate_regions, context_around, replace_region, sample_regions
-from tests.analyzers.synthesis_rtc.analyzer.test_analyzer import MODULE_NEW
+from analyzers.synthesis_rtc.regions import candidate_regions, context_around, replace_region, sample_regions
+from tests.analyzers.synthesis_rtc.test_analyzer import MODULE_NEW
 
 
 def test_candidate_regions_touch_changed_lines_and_respect_sizes() -> None:

@@ -9,7 +9,7 @@ from click.testing import CliRunner
 from analyzers.llm import local as local_llm
 from analyzers.synthesis_rtc.analyzer import load_humaneval
 from bot.entry import main
-from tests.analyzers.synthesis_rtc.analyzer.test_analyzer import scripted_round_trip
+from tests.analyzers.synthesis_rtc.test_analyzer import scripted_round_trip
 from tests.fakes.llm_server import ScriptedLLM
 from tests.support import require
 

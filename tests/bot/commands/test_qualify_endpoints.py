@@ -8,7 +8,7 @@ import json
 from collections.abc import Callable
 from pathlib import Path
 
-from analyzers.llm.client.cache import SqliteCache
+from analyzers.llm.cache import SqliteCache
 from analyzers.llm.client import LLMClient, LLMSettings
 from tests.bot.commands.test_qualify import qualify, recreator, repo  # noqa: F401  (fixture)
 from tests.fakes.llm_server import ScriptedLLM
