@@ -10,6 +10,16 @@ An analyzer may declare (analyzers/registry.py reads them, with defaults when it
                                         from its own completed check runs (each pull request's
                                         newest head), their findings and its published
                                         suggestions
+    labels = {key: words}               what a reader calls its scores ("rel": "relevance");
+    count_scores = (key, ...)           those of them that count things (shown whole)
+    in_review(n, first) -> str          what a pull request review says of the n fixes or
+                                        comments of it that it carries (first: the review's
+                                        opening sentence, else one that follows it)
+    fix_note(finding) -> str            under a suggested fix: the checks it passed or not
+    comment_note(finding) -> (str, [str])
+                                        under a posted comment: its words (its figures), and
+                                        the model-written texts it is about, which the
+                                        reporter quotes inert
 
 so that reporters/ and the dashboard (bot/app/dashboard/) name no analyzer: a new analyzer is
 one module and one registry line.

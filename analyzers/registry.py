@@ -5,7 +5,7 @@ reporters/ and bot/ name no analyzer."""
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Protocol
 
 from analyzers.code.diff import ChangeSet
@@ -30,7 +30,14 @@ class Analyzer(Protocol):
     # optional: `headline(report) -> str | None`, its main figure in one sentence (see headline());
     # `advice(finding) -> str | None`, what the PR's author does with a finding (see advice());
     # `dashboard(DashboardData) -> Panel`, its part of the App's dashboard (see dashboards());
-    # both described in analyzers/presentation.py
+    # its words in a pull request's review: `in_review(n, first)`, `fix_note(finding)`,
+    # `comment_note(finding)`; all described in analyzers/presentation.py
+    # optional: `labels = {score key: words}`, what a reader calls its scores, and
+    # `count_scores`, those that count things (see labels(), count_scores());
+    # `runs_code = True` when it runs the pull request's code (the repository's tests; see
+    # runs_code()); `turned_on_by = TEST_COMMAND` when a test command turns it on (see
+    # turned_on_by_test_command()); `needs = ("semgrep", ...)`, the tools it needs beside the
+    # LLM, which `rtcbot doctor` checks (see needs())
 
     def run(self, changes: ChangeSet, ctx: AnalysisContext) -> AnalyzerReport: ...
 
@@ -43,6 +50,9 @@ ANALYZERS: dict[str, str] = {
     "review": "analyzers.review.analyzer:ReviewAnalyzer",
 }
 DEFAULT_ANALYZERS: tuple[str, ...] = ("editing_rtc", "crscore", "autofix")
+# what `rtcbot review` runs on a change alone (no --analyzers): it needs nothing but the diff
+PATCH_DEFAULTS: tuple[str, ...] = ("editing_rtc",)
+TEST_COMMAND = "test_command"  # what an analyzer's `turned_on_by` may say: a test command is set
 
 
 class UnknownAnalyzer(ValueError):
@@ -200,3 +210,87 @@ def validate_all(options: Mapping[Any, Any], tools: Tools | None = None
         except OptionsError as e:
             problems += e.problems
     return valid, problems
+
+
+# ---------------------------------------------------------------------------- declarations
+def _declared(name: str, what: str, default: Any = None) -> Any:
+    """What the analyzer `name` declares as `what` (`default`: it declares nothing, it is not
+    registered here, or its optional dependencies are missing: it could not run)."""
+    try:
+        return getattr(_class(name), what, default)
+    except (UnknownAnalyzer, ImportError):
+        return default
+
+
+def _every(what: str) -> list[tuple[str, Any]]:
+    """(name, what it declares) of every registered analyzer that declares `what`, in registry
+    order (one whose optional dependencies are missing is left out)."""
+    out = []
+    for name in ANALYZERS:
+        said = _declared(name, what)
+        if said is not None:
+            out.append((name, said))
+    return out
+
+
+def runs_code(name: str) -> bool:
+    """Whether the analyzer `name` runs the pull request's code (the repository's tests): it
+    declares `runs_code = True`. Surfaces that never run a pull request's code leave it out."""
+    return bool(_declared(name, "runs_code", False))
+
+
+def turned_on_by_test_command() -> list[str]:
+    """The analyzers a test command turns on (each declares `turned_on_by = TEST_COMMAND`)."""
+    return [name for name, by in _every("turned_on_by") if by == TEST_COMMAND]
+
+
+def title(name: str) -> str:
+    """The analyzer's display title ("EditingRTC"); its name when it is not registered here."""
+    return str(_declared(name, "title", name))
+
+
+def needs(names: Iterable[str]) -> list[str]:
+    """The tools the analyzers `names` need beside the LLM (each declares `needs = (...)`), each
+    once, in first-declared order: what `rtcbot doctor` checks."""
+    out: list[str] = []
+    for name in names:
+        out += [str(t) for t in _declared(name, "needs", ()) if str(t) not in out]
+    return out
+
+
+def labels() -> dict[str, str]:
+    """Score key → what a reader calls it, as the analyzers declare (`labels`); the first
+    analyzer's words win where two declare one key (tests hold them equal)."""
+    out: dict[str, str] = {}
+    for _, declared in _every("labels"):
+        for key, words in declared.items():
+            out.setdefault(str(key), str(words))
+    return out
+
+
+def count_scores() -> frozenset[str]:
+    """The score keys that count things (shown whole), as the analyzers declare (`count_scores`)."""
+    return frozenset(str(key) for _, declared in _every("count_scores") for key in declared)
+
+
+def in_review(name: str, n: int, first: bool) -> str | None:
+    """What a pull request review says of the `n` fixes or comments of the analyzer `name` it
+    carries (`first`: the review's opening sentence); None: the analyzer says nothing."""
+    words = _declared(name, "in_review")
+    return None if words is None else str(words(n, first))
+
+
+def fix_note(f: Finding) -> str | None:
+    """What the comment that suggests finding `f`'s fix says of the checks it passed, as its
+    analyzer says (None: it says nothing)."""
+    return _says(f.analyzer, "fix_note", f)
+
+
+def comment_note(f: Finding) -> tuple[str, list[str]] | None:
+    """The analyzer's words under its posted comment `f` (its figures), and the model-written
+    texts it is about, for the reporter to quote inert (None: it says nothing)."""
+    note = _declared(f.analyzer, "comment_note")
+    if note is None:
+        return None
+    words, about = note(f)
+    return str(words), [str(a) for a in about]

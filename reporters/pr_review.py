@@ -13,11 +13,15 @@ marker is already among the pull request's review comments is not posted again �
 re-run, or a push that moved or left its lines alone. A push that changed the flagged lines
 gives another fix, hence a new suggestion; GitHub marks the old one outdated.
 
-The findings of an analyzer that declares `posts_comments` (the `review` analyzer: rtcbot's
-own comments, kept by CRScore) go in the same review as plain comments on their line, each with
-its scores and a marker made of the file and the comment's text, so that a re-run or a push
-posts none of them twice. They are posted whatever `suggestions` says (that setting is about
-fixes; the comments come only when such an analyzer is on).
+The findings of an analyzer that declares `posts_comments` (rtcbot's own review comments) go in
+the same review as plain comments on their line, each with its scores and a marker made of the
+file and the comment's text, so that a re-run or a push posts none of them twice. They are
+posted whatever `suggestions` says (that setting is about fixes; the comments come only when
+such an analyzer is on).
+
+The words are the analyzers' own where they give them (analyzers/presentation.py: `in_review`
+for the review's body, `fix_note` under a fix, `comment_note` under a comment), through the
+registry; this module names no analyzer.
 
 The caller hands in what it already read: the lines the diff shows (`Target.diff`, the one diff
 filter: a comment goes only where it shows every line, in one hunk) and the pull request's
@@ -60,7 +64,7 @@ class Suggestion:
 
     @property
     def is_comment(self) -> bool:
-        """A review comment of the `review` analyzer (no fix, no suggestion block)."""
+        """A review comment of an analyzer that posts them (no fix, no suggestion block)."""
         return self.finding.fix is None
 
     @property
@@ -84,7 +88,7 @@ def verified(f: Finding) -> bool:
 
 def is_review_comment(f: Finding) -> bool:
     """A finding without a fix, on a line, of an analyzer whose findings are review comments
-    (it declares `posts_comments`, as the `review` analyzer does)."""
+    (it declares `posts_comments`)."""
     return f.fix is None and bool(f.path) and bool(f.start_line) and registry.posts_comments(f.analyzer)
 
 
@@ -117,11 +121,9 @@ def candidates(reports: Sequence[AnalyzerReport], mode: Mode = "verified") -> li
 
 def review_comment_body(s: Suggestion) -> str:
     f = s.finding
-    figures = ", ".join(f"{k.capitalize()} {f.scores[k]:.2f}" for k in ("rel", "con", "comp") if k in f.scores)
-    matched = [str(m.get("pseudo_ref", "")) for m in f.evidence.get("matched", []) if isinstance(m, dict)]
-    note = f"rtcbot review · CRScore {figures}" if figures else "rtcbot review"
-    if matched:  # claims a model wrote
-        note += " · about: " + inert("; ".join(m[:120] for m in matched[:2]))
+    note, about = registry.comment_note(f) or (f"rtcbot {registry.title(f.analyzer)}", [])
+    if about:  # texts a model wrote
+        note += " · about: " + inert("; ".join(m[:120] for m in about[:2]))
     marker = MARKER.format(key=s.key)
     text = inert(f.message, block=True)  # a model's comment: literal text, it speaks for no one
     room = MAX_COMMENT_BYTES - len(marker.encode()) - len(note.encode()) - 16
@@ -137,9 +139,8 @@ def comment_body(s: Suggestion) -> str:
     assert fix is not None
     rule = f" ({code(f.rule_id)})" if f.rule_id else ""
     title = inert(f.title)
-    proof = ("Verified: Semgrep's re-scan of the file with this fix applied is clean, and the fix passed "
-             "Patched RTC."
-             if verified(f) else "Not verified by Patched RTC: read it closely before you commit it.")
+    proof = registry.fix_note(f) or ("Verified by its analyzer's checks." if verified(f)
+                                      else "Not verified: read it closely before you commit it.")
     body = "\n\n".join(x for x in (f"**{title}**{rule}", inert(f.message, block=True), fix.suggestion, proof) if x)
     marker = MARKER.format(key=s.key)
     room = MAX_COMMENT_BYTES - len(marker.encode()) - 1
@@ -156,18 +157,31 @@ def comment_of(s: Suggestion) -> dict[str, Any]:
     return c
 
 
-def review_body(posted: int, outside: int, comments: int = 0) -> str:
-    if not posted:
-        return (f"rtcbot review: {comments} comment{'s' if comments != 1 else ''}, each the best of several "
-                "drafts by CRScore against the change's claims and code smells.")
-    text = (f"rtcbot AutoFix: {posted} fix{'es' if posted != 1 else ''} you can commit from this review, "
-            "each checked by a Semgrep re-scan and Patched RTC.")
-    if comments:
-        text += (f" And {comments} review comment{'s' if comments != 1 else ''} by rtcbot, each the best "
-                 "of several drafts by CRScore.")
-    if outside:
-        text += (f" {outside} more touch lines this pull request does not change, so GitHub cannot take "
-                 "them as suggestions: they are in the AutoFix check run.")
+def _plural(n: int, one: str, many: str) -> str:
+    return f"{n} {one if n == 1 else many}"
+
+
+def _said(name: str, fixes: int, comments: int, first: bool) -> str:
+    """One analyzer's sentence in the review's body: its own words, else generic ones."""
+    words = registry.in_review(name, fixes + comments, first)
+    if words is not None:
+        return words
+    what = " and ".join(([_plural(fixes, "fix", "fixes") + " you can commit"] if fixes else [])
+                        + ([_plural(comments, "review comment", "review comments")] if comments else []))
+    return f"rtcbot {registry.title(name)}: {what}." if first else f"And {what} by rtcbot {registry.title(name)}."
+
+
+def review_body(posted: Sequence[Suggestion], outside: Sequence[Suggestion] = ()) -> str:
+    """The review's body: per analyzer (those with fixes first) what it carries of it, then
+    how many more touch lines the diff does not show, when fixes are posted."""
+    counts: dict[str, list[int]] = {}
+    for s in sorted(posted, key=lambda s: s.is_comment):
+        counts.setdefault(s.finding.analyzer, [0, 0])[s.is_comment] += 1
+    text = " ".join(_said(name, fixes, comments, i == 0) for i, (name, (fixes, comments)) in enumerate(counts.items()))
+    if outside and any(not s.is_comment for s in posted):
+        runs = list(dict.fromkeys(registry.title(s.finding.analyzer) for s in outside))
+        text += (f" {len(outside)} more touch lines this pull request does not change, so GitHub cannot take "
+                 f"them as suggestions: they are in the {' and '.join(runs)} check run{'s' if len(runs) > 1 else ''}.")
     return text
 
 
@@ -185,29 +199,31 @@ def plan(target: Target, suggestions: Sequence[Suggestion], diff: DiffFilter,
     default any bot's) count as posted: a person or another bot could paste a marker into
     theirs to hide a suggestion."""
     posted = "\n".join(str(c.get("body") or "") for c in existing if wrote(c))
-    comments, old, outside, remarks = [], 0, 0, 0
+    new: list[Suggestion] = []
+    outside: list[Suggestion] = []
+    old = 0
     for s in suggestions:
         start, end = s.lines
         if MARKER.format(key=s.key) in posted:
             old += 1
         elif not diff.shows(s.path, start, end):
-            outside += 1
+            outside.append(s)
         else:
-            comments.append(comment_of(s))
-            remarks += s.is_comment
-    if not comments:
-        return None, old, outside
-    body = review_body(len(comments) - remarks, outside, remarks)
-    return ({"commit_id": target.head_sha, "event": "COMMENT", "body": body, "comments": comments}, old, outside)
+            new.append(s)
+    if not new:
+        return None, old, len(outside)
+    body = {"commit_id": target.head_sha, "event": "COMMENT", "body": review_body(new, outside),
+            "comments": [comment_of(s) for s in new]}
+    return body, old, len(outside)
 
 
 def render_review(reports: list[AnalyzerReport]) -> str:
     """The review request body the reporter would post for `reports` (verified fixes), as
     JSON, for a dry run (`rtcbot review --format github-review`): no head SHA, and no check
     that the lines are in a pull request's diff (GitHub refuses comments on lines outside it)."""
-    comments = [comment_of(s) for s in candidates(reports)]
-    return json.dumps({"event": "COMMENT", "body": review_body(len(comments), 0), "comments": comments},
-                      indent=2, ensure_ascii=False)
+    suggestions = candidates(reports)
+    return json.dumps({"event": "COMMENT", "body": review_body(suggestions),
+                       "comments": [comment_of(s) for s in suggestions]}, indent=2, ensure_ascii=False)
 
 
 class PullRequestReviewReporter:
@@ -255,7 +271,7 @@ class PullRequestReviewReporter:
 
     def published(self) -> list[dict[str, Any]]:
         """What the last review suggested, for the record of what people took (bot/app/feedback.py):
-        its committable suggestions (the `review` analyzer's plain comments suggest no lines)."""
+        its committable suggestions (plain review comments suggest no lines)."""
         out = []
         for s in self.posted:
             f, fix = s.finding, s.finding.fix

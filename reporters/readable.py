@@ -18,40 +18,26 @@ from analyzers.llm.local import SMALL_MODEL_NOTE
 from analyzers.report import AnalyzerReport, Finding
 from reporters.untrusted import fenced, inert, plain
 
-# score key → what a reader calls it (keys not here: underscores become spaces)
-LABELS: dict[str, str] = {
-    "rtc": "RTC", "rtc@3": "RTC@3", "lift": "lift over the baseline", "baseline": "baseline RTC",
-    "hunks": "hunks", "rel": "relevance", "con": "conciseness", "comp": "comprehensiveness",
-    "findings": "findings", "fixed": "verified by re-scan", "fix_pct": "verified by re-scan %",
-    "rtc_pass_pct": "RTC pass %", "fix_pct_rtc_pass": "verified by re-scan % when RTC passes",
-    "fix_pct_rtc_fail": "verified by re-scan % when RTC fails",
-    "fixes_proposed": "fixes proposed", "not_vulnerable": "answered not vulnerable",
-    "semgrep_findings_total": "Semgrep findings (all lines)", "no_fix": "no fix proposed",
-    "no_code": "answers without code", "unparsable": "unparsable fixes", "rtc_pass": "RTC pass",
-    "rtc_exact": "RTC exact", "rtc_normalised": "RTC normalised", "candidates": "candidates",
-    "kept": "kept", "duplicates": "near-duplicates dropped", "unparsed": "unparsed answers",
-    "similarity": "similarity", "best_similarity": "best similarity", "regions": "regions",
-    "n_tasks": "tasks", "comments": "review comments",
-    "leaks": "descriptions leaking the code", "leak_rate": "leak rate", "rtc_chrf": "RTC chrF",
-}
-# scores that count things: shown as integers
-COUNTS = frozenset({"hunks", "findings", "fixed", "fixes_proposed", "not_vulnerable", "semgrep_findings_total",
-                    "no_fix", "no_code", "unparsable", "candidates", "kept", "duplicates", "unparsed",
-                    "regions", "n_tasks", "comments", "leaks"})
+# score key → what a reader calls it: each analyzer's own keys as it declares them (`labels`,
+# through the registry), then these generic ones; any other key: underscores become spaces
+LABELS: dict[str, str] = {"comments": "review comments"}
+# scores that count things, shown as integers: these generic ones and those the analyzers
+# declare (`count_scores`)
+COUNTS = frozenset({"hunks", "findings", "comments"})
 _MARKS = re.compile(r"\*\*|__|~~|`+")  # Markdown marks a plain-text title would show raw
 ELLIPSIS = "…"
 SMALL_MODEL_WARNING = SMALL_MODEL_NOTE  # a note of every report the embedded model scored
 
 
 def label(key: str) -> str:
-    return LABELS.get(key, key.replace("_", " "))
+    return registry.labels().get(key) or LABELS.get(key, key.replace("_", " "))
 
 
 def value(key: str, v: float | int | None) -> str:
     """A score as a reader expects it: counts whole, percentages with %, fractions 0.00."""
     if v is None:
         return "–"
-    if key in COUNTS or key.startswith(("n_", "num_")):
+    if key in COUNTS or key.startswith(("n_", "num_")) or key in registry.count_scores():
         return f"{int(round(v)):,}"
     if key.endswith(("_pct", "%")):
         return f"{v:.0f}%"

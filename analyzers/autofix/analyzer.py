@@ -276,6 +276,9 @@ class AutoFix:
     headline = staticmethod(autofix_view.headline)  # its words and its dashboard (analyzers/presentation.py)
     advice = staticmethod(autofix_view.advice)
     dashboard = staticmethod(autofix_view.dashboard)
+    in_review, fix_note = staticmethod(autofix_view.in_review), staticmethod(autofix_view.fix_note)
+    labels, count_scores = autofix_view.LABELS, autofix_view.COUNTS
+    needs = ("semgrep",)
 
     def run(self, changes: ChangeSet, ctx: AnalysisContext) -> AnalyzerReport:
         opts = ctx.config(self.name, Options)

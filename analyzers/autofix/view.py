@@ -9,6 +9,16 @@ from analyzers.presentation import Chart, DashboardData, Panel, Total, num, week
 from analyzers.report import AnalyzerReport, Finding
 
 ORDER = ("findings", "fixes proposed", "fixes verified", "suggested", "applied")
+LABELS = {  # its scores' words
+    "fixed": "verified by re-scan", "fix_pct": "verified by re-scan %", "rtc_pass_pct": "RTC pass %",
+    "fix_pct_rtc_pass": "verified by re-scan % when RTC passes",
+    "fix_pct_rtc_fail": "verified by re-scan % when RTC fails",
+    "fixes_proposed": "fixes proposed", "not_vulnerable": "answered not vulnerable",
+    "semgrep_findings_total": "Semgrep findings (all lines)", "no_fix": "no fix proposed",
+    "no_code": "answers without code", "unparsable": "unparsable fixes", "rtc_pass": "RTC pass",
+    "rtc_exact": "RTC exact", "rtc_normalised": "RTC normalised",
+}
+COUNTS = ("fixed", "fixes_proposed", "not_vulnerable", "semgrep_findings_total", "no_fix", "no_code", "unparsable")
 
 
 def proposed(verdict: str, rtc: bool | None, refused: str = "") -> str:
@@ -53,6 +63,22 @@ def advice(f: Finding) -> str | None:
     if f.scores.get("fixed") == 1.0:
         return "commit the proposed fix (" + proposed("fixed", _rtc(f)).removeprefix("fix proposed, ") + ")"
     return "review the proposed fix before committing it: it is not verified"
+
+
+def in_review(n: int, first: bool) -> str:
+    """What a pull request review says of the n fixes of it that it suggests."""
+    fixes = f"{n} fix{'es' if n != 1 else ''} you can commit"
+    checked = "each checked by a Semgrep re-scan and Patched RTC."
+    return f"rtcbot AutoFix: {fixes} from this review, {checked}" if first else f"And {fixes}, {checked}"
+
+
+def fix_note(f: Finding) -> str:
+    """Under a suggested fix: what checked it (a suggestion is verified when Patched RTC passed:
+    AutoFix proposes no fix that the re-scan still flags)."""
+    if _rtc(f):
+        return ("Verified: Semgrep's re-scan of the file with this fix applied is clean, and the fix passed "
+                "Patched RTC.")
+    return "Not verified by Patched RTC: read it closely before you commit it."
 
 
 def _rtc(f: Finding) -> bool | None:

@@ -250,6 +250,8 @@ class CRScoreAnalyzer:
     headline = staticmethod(view.headline)  # its words and its dashboard (analyzers/presentation.py)
     advice = staticmethod(view.advice)
     dashboard = staticmethod(view.dashboard)
+    labels = view.LABELS
+    needs = ("embeddings", "smells")  # the sentence-embedding model; PMD, JSHint, Python's smells
 
     def run(self, changes: ChangeSet, ctx: AnalysisContext) -> AnalyzerReport:
         report = AnalyzerReport(self.name, self.title)

@@ -9,6 +9,8 @@ from analyzers.presentation import Chart, DashboardData, Panel, num, week
 from analyzers.report import AnalyzerReport, Finding
 
 METRICS = ("rel", "con", "comp")
+LABELS = {"rel": "relevance", "con": "conciseness", "comp": "comprehensiveness", "similarity": "similarity",
+          "best_similarity": "best similarity"}  # its scores' words
 OWN_COMMENT = "written by rtcbot: its own comments are not scored"  # a Skipped item's reason
 
 

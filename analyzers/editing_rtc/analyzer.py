@@ -180,6 +180,7 @@ class EditingRTC:
     headline = staticmethod(editing_rtc_view.headline)  # its words and its dashboard (analyzers/presentation.py)
     advice = staticmethod(editing_rtc_view.advice)
     dashboard = staticmethod(editing_rtc_view.dashboard)
+    labels, count_scores = editing_rtc_view.LABELS, editing_rtc_view.COUNTS
 
     def __init__(self, config: EditingRTCConfig | None = None) -> None:
         self.config = config

@@ -9,6 +9,10 @@ from typing import Any
 
 from analyzers.presentation import Cell, Chart, DashboardData, Panel, Table, Total, num, score, week
 from analyzers.report import AnalyzerReport, Finding
+from analyzers.rtc import round_trip
+
+LABELS = {**round_trip.LABELS, "rtc_chrf": "RTC chrF", "rtc_normalised": "RTC normalised"}  # its scores' words
+COUNTS = round_trip.COUNTS
 
 LOWEST = 10  # rows in each "lowest scores" table
 

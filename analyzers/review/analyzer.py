@@ -267,6 +267,9 @@ class ReviewAnalyzer:
     posts_comments = True  # its findings are review comments: the pr-review reporter posts them
     headline = staticmethod(review_view.headline)  # its words (analyzers/presentation.py)
     advice = staticmethod(review_view.advice)
+    in_review, comment_note = staticmethod(review_view.in_review), staticmethod(review_view.comment_note)
+    labels, count_scores = review_view.LABELS, review_view.COUNTS
+    needs = ("embeddings", "smells")  # CRScore keeps the drafts: its embedding model, the smells
 
     def run(self, changes: ChangeSet, ctx: AnalysisContext) -> AnalyzerReport:
         opts = ctx.config(self.name, ReviewOptions)

@@ -5,6 +5,11 @@ from __future__ import annotations
 
 from analyzers.report import AnalyzerReport, Finding
 
+LABELS = {"candidates": "candidates", "kept": "kept", "duplicates": "near-duplicates dropped",
+          "unparsed": "unparsed answers", "similarity": "similarity", "rel": "relevance", "con": "conciseness",
+          "comp": "comprehensiveness"}  # its scores' words
+COUNTS = ("candidates", "kept", "duplicates", "unparsed")
+
 
 def _n(n: int, one: str, many: str) -> str:
     return f"{n} {one if n == 1 else many}"
@@ -27,3 +32,23 @@ def headline(report: AnalyzerReport) -> str | None:
 def advice(f: Finding) -> str | None:
     """Every comment it kept is one to read: it is a review comment on the change."""
     return "a review comment to consider"
+
+
+def _s(n: int) -> str:
+    return "s" if n != 1 else ""
+
+
+def in_review(n: int, first: bool) -> str:
+    """What a pull request review says of the n comments of it that it carries."""
+    if first:
+        return (f"rtcbot review: {n} comment{_s(n)}, each the best of several drafts by CRScore against the "
+                "change's claims and code smells.")
+    return f"And {n} review comment{_s(n)} by rtcbot, each the best of several drafts by CRScore."
+
+
+def comment_note(f: Finding) -> tuple[str, list[str]]:
+    """Under a posted comment: its CRScore figures ("rtcbot review · CRScore Rel 0.50, Con 0.61,
+    Comp 0.42"), and the claims it matched (a model wrote them: the reporter quotes them inert)."""
+    figures = ", ".join(f"{k.capitalize()} {f.scores[k]:.2f}" for k in ("rel", "con", "comp") if k in f.scores)
+    matched = [str(m.get("pseudo_ref", "")) for m in f.evidence.get("matched", []) if isinstance(m, dict)]
+    return (f"rtcbot review · CRScore {figures}" if figures else "rtcbot review"), matched

@@ -17,6 +17,10 @@ T = TypeVar("T")
 R = TypeVar("R")
 
 Sims = Sequence[Sequence[float]]  # per forward sample, per backward sample
+# what a reader calls a round trip's scores, for the analyzers that report them (their `labels`)
+LABELS = {"rtc": "RTC", "rtc@3": "RTC@3", "lift": "lift over the baseline", "baseline": "baseline RTC",
+          "leaks": "descriptions leaking the code", "leak_rate": "leak rate"}
+COUNTS = ("leaks",)  # of those, the ones that count things
 
 
 def rtc_avg(sims: Sims) -> float:

@@ -324,6 +324,9 @@ class SynthesisRTCAnalyzer:
     headline = staticmethod(synthesis_view.headline)  # its words (analyzers/presentation.py)
     advice = staticmethod(synthesis_view.advice)
     options_type = SynthesisOptions
+    labels, count_scores = synthesis_view.LABELS, synthesis_view.COUNTS
+    runs_code = True  # the repository's tests, on the pull request's code (in the sandbox)
+    turned_on_by = "test_command"  # a test command turns it on (registry.TEST_COMMAND)
 
     def run(self, changes: ChangeSet, ctx: AnalysisContext) -> AnalyzerReport:
         report = AnalyzerReport(self.name, self.title)

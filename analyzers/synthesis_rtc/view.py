@@ -4,6 +4,10 @@ findings (analyzers/presentation.py)."""
 from __future__ import annotations
 
 from analyzers.report import AnalyzerReport, Finding
+from analyzers.rtc import round_trip
+
+LABELS = {**round_trip.LABELS, "rtc_pass": "RTC pass", "regions": "regions", "n_tasks": "tasks"}  # its scores' words
+COUNTS = (*round_trip.COUNTS, "regions", "n_tasks")
 
 
 def headline(report: AnalyzerReport) -> str | None:

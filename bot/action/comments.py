@@ -28,6 +28,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import IO, Any
 
+from analyzers import registry
 from bot.action import charges
 from bot.action.run import PullRequestRun
 from bot.action.settings import ActionResult, ActionSettings
@@ -44,7 +45,6 @@ from bot.core import dismiss_target, explain, pr_commands
 from bot.core import review as review_core
 from bot.core.answer_command import Answer, Asked, Ports, Rules, respond
 from bot.core.config import CONFIG_PATH
-from bot.core.context import EXECUTING_ANALYZERS
 from bot.core.dismiss_target import Aim
 from bot.core.dismissals import Dismissal
 from bot.core.dismissals_file import DISMISSALS_PATH, entry_yaml, parse_dismissals
@@ -193,7 +193,7 @@ class _Work:
         nothing on `issue_comment` does — and why, in words."""
         enabled = self._plan(self._run(pull)).review.names
         off = [n for n in analyzers if n not in enabled]
-        runs_code = [n for n in off if n in EXECUTING_ANALYZERS]
+        runs_code = [n for n in off if registry.runs_code(n)]
         turned_off = [n for n in off if n not in runs_code]
         said = [pr_commands.turned_off_reply(turned_off, self.inputs.config or CONFIG_PATH)] if turned_off else []
         if runs_code:

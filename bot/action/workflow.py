@@ -4,8 +4,8 @@ a gate, a test command and notes by the one context builder (bot/core/context.py
 
 A pull request is data, never policy: on `pull_request_target` (a write token and the
 repository's secrets) nothing from the pull request runs — `test-command` is refused, a
-config's `test_command` is not used, SynthesisRTC is left out, with a note. Pure but for the
-event file and a look at the checkout's `.git`.
+config's `test_command` is not used, the analyzers that run its code are left out, with a note.
+Pure but for the event file and a look at the checkout's `.git`.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from analyzers import registry
 from analyzers.context import Tools
 from bot.core import review as review_core
 from bot.core.config import CONFIG_PATH, LoadedConfig, parse_config
-from bot.core.context import EXECUTING_ANALYZERS, Selection, git_head, select
+from bot.core.context import Selection, git_head, select, test_command_titles
 from bot.core.dismissals_file import DISMISSALS_PATH, LoadedDismissals, parse_dismissals
 from bot.core.gate import FailOn, FailOnError, parse_fail_on
 from bot.github import GitHub, GitHubError
@@ -166,14 +166,14 @@ def plan(inputs: Inputs, pr: PullRequest, config_text: str | None, *, workspace:
                  no_code_note=None, allowed_models=allowed_models, config_name=name)
     notes, names = list(sel.notes), sel.names
     if inputs.trusted_event:
-        dropped = [registry.get(n).title for n in names if n in EXECUTING_ANALYZERS]
-        names = [n for n in names if n not in EXECUTING_ANALYZERS]
+        dropped = [registry.title(n) for n in names if registry.runs_code(n)]
+        names = [n for n in names if not registry.runs_code(n)]
         notes.append(f"{inputs.event_name}: the pull request is read as data only; nothing from it "
                      "runs (no test command" + "".join(f", no {t}" for t in dropped) + ").")
     at_head = not inputs.trusted_event and git_head(workspace) == pr.head_sha
     if sel.test_command and not at_head:
         notes.append(f"test-command is set, but {workspace} is not checked out at the head "
-                     f"{pr.head_sha[:12]} (actions/checkout with `ref: <head sha>`): SynthesisRTC "
+                     f"{pr.head_sha[:12]} (actions/checkout with `ref: <head sha>`): {test_command_titles()} "
                      "cannot run")
     return Plan(loaded, sel, names, loaded.config.gate(inputs.gate),
                 workspace if at_head else None, notes)

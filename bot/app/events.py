@@ -13,6 +13,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from analyzers import registry
 from bot.app.command_events import THREAD_EVENT, CommandJob, ProposalJob, command_job, proposal_job
 from bot.app.job_kinds import (
     JOB_KINDS,
@@ -98,7 +99,7 @@ def _closed(pr: Mapping[str, Any]) -> str | None:
 
 
 def route(event: str, payload: Mapping[str, Any], *,
-          comment_analyzers: Sequence[str] = ("crscore",),
+          comment_analyzers: Sequence[str] = tuple(registry.comment_readers()),
           titles: Mapping[str, str] | None = None, slug: str | None = None) -> Routed:
     """The jobs one delivery asks for. `titles` maps check titles ("EditingRTC") to analyzer
     names, for check runs whose external_id does not say (created before it did). `slug`: the

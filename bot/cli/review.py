@@ -234,7 +234,7 @@ def _read_change(patch: str | None, git_range: str | None, repo: Path | None,
 def _plan(loaded: LoadedConfig, settings: LLMSettings, *, analyzer_spec: str | None, test_command: str | None,
           config_file: Path | None, comments: bool, repo: Path | None,
           dismissals: tuple[Dismissal, ...] = ()) -> review_core.Plan:
-    """The analyzers (--analyzers, else editing-rtc and, with comments, those that read them),
+    """The analyzers (--analyzers, else the registry's for a patch and, with comments, those that read them),
     the model and the qualification record of --repo (`rtcbot qualify`'s file)."""
     explicit = None
     if analyzer_spec:
@@ -242,7 +242,7 @@ def _plan(loaded: LoadedConfig, settings: LLMSettings, *, analyzer_spec: str | N
             explicit = registry.parse_names(analyzer_spec)
         except registry.UnknownAnalyzer as e:
             raise click.BadParameter(str(e), param_hint="--analyzers") from None
-    defaults = ["editing_rtc"] + (registry.comment_readers() if comments else [])
+    defaults = [*registry.PATCH_DEFAULTS, *(registry.comment_readers() if comments else [])]
     sel = select(loaded, defaults=defaults, explicit=explicit, test_command=test_command,
                  allowed_models=_allowed_models(), config_name=str(config_file or CONFIG_PATH))
     for note in sel.notes:

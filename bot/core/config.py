@@ -67,7 +67,6 @@ MAX_DEPTH = 16  # nesting of mappings and lists (options sit at depth 3)
 MAX_PROBLEMS = 20  # problems listed; more are counted
 MAX_EXPRESSION_CHARS = 2000  # fail_on
 MAX_COMMAND_CHARS = 1000  # test_command
-SYNTHESIS = "synthesis_rtc"  # the analyzer a test command turns on
 
 
 class ConfigError(ValueError):
@@ -192,11 +191,12 @@ class LoadedConfig:
         return None if self.error is None else f"{self.error}; the defaults apply"
 
     def enabled(self, defaults: Sequence[str], test_command: str | None = None) -> list[str]:
-        """The analyzers to run: `defaults` with the file's on/off; SynthesisRTC too when a
-        test command is set (unless the file turns it off)."""
+        """The analyzers to run: `defaults` with the file's on/off; those a test command turns
+        on too when one is set (registry.turned_on_by_test_command), unless the file turns them off."""
         names = [registry.normalise(n) for n in defaults]
-        if test_command and SYNTHESIS not in names and self.config.analyzers.get(SYNTHESIS) is not False:
-            names.append(SYNTHESIS)
+        for name in registry.turned_on_by_test_command() if test_command else ():
+            if name not in names and self.config.analyzers.get(name) is not False:
+                names.append(name)
         for name, on in self.config.analyzers.items():
             if on and name not in names:
                 names.append(name)

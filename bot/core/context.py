@@ -5,7 +5,7 @@ the CLI from a patch or a git range) and hands them here as plain data; this mod
 the rest the same way for all three:
 
 - `select`: which analyzers run (the surface's defaults or an explicit list, the file's
-  on/off, SynthesisRTC when a test command is set), the test command, the model, and the notes
+  on/off, those a test command turns on when one is set), the test command, the model, and the notes
   every check run / summary carries (an invalid file, a refused model, the App running no code);
 - `changes_from_github` / `changes_from_diff`: the change, with the file's `ignore` globs;
 - `comments_from_github`: review comments, the same rules on the App and the Action;
@@ -31,15 +31,18 @@ from analyzers.code.diff import DEFAULT_IGNORES, ChangeSet, parse_diff, parse_gi
 from analyzers.context import AnalysisContext, HeadFileTooLarge, ReviewComment, Side, Tools, capped, read_inside
 from analyzers.llm.client import LLMClient
 from analyzers.report import Skipped
-from bot.core.config import CONFIG_PATH, SYNTHESIS, LoadedConfig
+from bot.core.config import CONFIG_PATH, LoadedConfig
 from bot.core.feedback import MARKER_RE
 
-EXECUTING_ANALYZERS = (SYNTHESIS,)  # run the repository's tests on the pull request's code
+
+def test_command_titles() -> str:
+    """The analyzers a test command turns on, by title ("SynthesisRTC"; "A and B")."""
+    return " and ".join(registry.title(n) for n in registry.turned_on_by_test_command()) or "no analyzer"
 
 
 def app_runs_no_code(config_name: str = CONFIG_PATH) -> str:
     return (f"The GitHub App never runs a pull request's code: `test_command` in {config_name} "
-            "is used by the Action and `rtcbot review` only, so SynthesisRTC does not run here.")
+            f"is used by the Action and `rtcbot review` only, so {test_command_titles()} does not run here.")
 
 
 @dataclass(frozen=True)

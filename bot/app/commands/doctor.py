@@ -9,10 +9,12 @@ from __future__ import annotations
 
 import importlib.util
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import click
 
+from analyzers import registry
 from bot.app.settings import ServiceSettings, load_settings
 from bot.core.settings import SettingsError
 
@@ -83,12 +85,21 @@ def sandbox(settings: ServiceSettings) -> Finding:
     return Finding("sandbox", f"{box.mode} (RTCBOT_SANDBOX={settings.sandbox})")
 
 
+# what each tool an analyzer may need (its `needs`, analyzers/registry.py) is checked by, in the order said
+CHECKS: dict[str, Callable[[ServiceSettings], list[Finding]]] = {
+    "embeddings": lambda settings: [embeddings()],
+    "smells": smell_tools,
+    "semgrep": lambda settings: [semgrep(settings)],
+}
+
+
 def findings(settings: ServiceSettings) -> list[Finding]:
+    """The LLM, the tools the configured analyzers need (each declares its own) and the sandbox."""
     out = [Finding("analyzers", ", ".join(settings.analyzers) or "none"), llm(settings)]
-    if "crscore" in settings.analyzers or settings.comment_analyzers:
-        out += [embeddings(), *smell_tools(settings)]
-    if "autofix" in settings.analyzers:
-        out.append(semgrep(settings))
+    needed = registry.needs([*settings.analyzers, *settings.comment_analyzers])
+    for tool, check in CHECKS.items():
+        if tool in needed:
+            out += check(settings)
     return [*out, sandbox(settings)]
 
 
