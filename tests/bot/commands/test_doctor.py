@@ -13,7 +13,9 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from analyzers import registry
 from analyzers.crscore import smells
+from bot.app.commands.doctor import CHECKS
 from bot.entry import main
 from tests.support import ROOT
 
@@ -46,6 +48,13 @@ def test_doctor_says_what_is_missing_and_exits_1(monkeypatch: pytest.MonkeyPatch
     assert "MISSING PMD (Java smells): Java is not installed" in out
     assert "MISSING JSHint (JavaScript smells): Node.js is not installed" in out
     assert "missing: PMD (Java smells), JSHint (JavaScript smells)" in err
+
+
+def test_every_tool_an_analyzer_needs_is_one_doctor_checks() -> None:
+    """The analyzers declare what they need (`needs`); doctor asks the registry and knows how to
+    check each (a need it could not check would pass unseen)."""
+    needed = registry.needs(registry.ANALYZERS)
+    assert {"semgrep", "embeddings", "smells"} <= set(needed) and set(needed) <= set(CHECKS)
 
 
 def test_doctor_refuses_bad_settings_with_exit_2(monkeypatch: pytest.MonkeyPatch) -> None:

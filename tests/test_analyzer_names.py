@@ -1,0 +1,109 @@
+"""Nothing in bot/ or reporters/ names an analyzer (issue #42, "Analyzers describe themselves"):
+what one is, does and says comes from the analyzer, through analyzers/registry.py.
+
+Every string literal of bot/ and reporters/ (read from the syntax tree: f-strings' parts and
+docstrings included) that equals a registered analyzer's name, in either spelling
+(`editing_rtc`, `editing-rtc`), or its title (`EditingRTC`) is a failure, unless ALLOWED lists
+that file and literal with the reason it means something else. The failure names every place,
+so one run shows all that is left."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Mapping
+from pathlib import Path
+
+from analyzers import registry
+from tests.support import ROOT
+
+PACKAGES = ("bot", "reporters")
+_EVAL = "`rtcbot eval …`: the evaluation of the paper's method, named after it"
+_DATASET = "a bundled dataset's kind: the evaluation that reads it"
+_KIND = "a comment's kind on GitHub: a review comment (on a line), not the Review analyzer"
+_FIELD = "a field of the human study's rows: the human-written review"
+
+# (file, literal) → why that literal there is not the analyzer
+ALLOWED: dict[tuple[str, str], str] = {
+    ("bot/entry.py", "review"): "the command `rtcbot review`",
+    ("bot/cli/review.py", "review"): "the command `rtcbot review`",
+    ("bot/github/conversation.py", "review"): _KIND,
+    ("bot/app/command_events.py", "review"): _KIND,
+    ("bot/app/comment_commands.py", "review"): _KIND,
+    ("bot/cli/evaluate.py", "editing-rtc"): _EVAL,
+    ("bot/cli/evaluate.py", "crscore"): _EVAL,
+    ("bot/cli/evaluate.py", "autofix"): _EVAL,
+    ("bot/cli/evaluate.py", "synthesis-rtc"): _EVAL,
+    ("bot/cli/commands/eval_editing_rtc.py", "editing-rtc"): _EVAL,
+    ("bot/cli/commands/eval_crscore.py", "crscore"): _EVAL,
+    ("bot/cli/commands/eval_autofix.py", "autofix"): _EVAL,
+    ("bot/cli/commands/eval_synthesis_rtc.py", "synthesis-rtc"): _EVAL,
+    ("bot/cli/commands/eval_synthesis_rtc.py", "SynthesisRTC"): _EVAL + " (its progress bar)",
+    ("bot/cli/commands/eval_crscore.py", "review"): _FIELD,
+    ("bot/cli/commands/eval_review_filter.py", "review"): _FIELD,
+    ("bot/cli/commands/eval_review_filter.py", "crscore"): _DATASET,
+    ("bot/cli/datasets/__init__.py", "crscore"): _DATASET,
+    ("bot/cli/datasets/__init__.py", "editing-rtc"): _DATASET,
+    ("reporters/eval_plots.py", "crscore"): "a field of the chart of `rtcbot eval crscore`",
+}
+
+
+def analyzer_words() -> dict[str, str]:
+    """Every literal that names a registered analyzer → that analyzer's name."""
+    words: dict[str, str] = {}
+    for name in registry.ANALYZERS:
+        for word in (name, name.replace("_", "-"), registry.title(name)):
+            words[word] = name
+    return words
+
+
+def literals(root: Path, packages: tuple[str, ...] = PACKAGES) -> list[tuple[str, int, str]]:
+    """(file, line, text) of every string literal in `packages` (folders under `root`), in order."""
+    out = []
+    for package in packages:
+        for path in sorted((root / package).rglob("*.py")):
+            rel = path.relative_to(root).as_posix()
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), filename=rel)):
+                if isinstance(node, ast.Constant) and isinstance(node.value, str):
+                    out.append((rel, node.lineno, node.value))
+    return sorted(out, key=lambda t: (t[0], t[1]))
+
+
+def naming(root: Path, words: Mapping[str, str], allowed: Mapping[tuple[str, str], str] = ALLOWED,
+           packages: tuple[str, ...] = PACKAGES) -> list[str]:
+    """One line per literal of `packages` that names an analyzer and is not allowed."""
+    return [f"{rel}:{line}: {text!r} names the analyzer {words[text]} (ask analyzers/registry.py)"
+            for rel, line, text in literals(root, packages) if text in words and (rel, text) not in allowed]
+
+
+def test_nothing_in_bot_or_reporters_names_an_analyzer() -> None:
+    found = naming(ROOT, analyzer_words())
+    assert not found, f"{len(found)} literals name an analyzer:\n" + "\n".join(found)
+
+
+def test_every_allowed_literal_is_still_there() -> None:
+    """An entry whose literal has gone is removed, so that the list stays the short, true one."""
+    present = {(rel, text) for rel, _, text in literals(ROOT)}
+    stale = sorted(set(ALLOWED) - present)
+    assert not stale, f"no longer in the code, remove from ALLOWED: {stale}"
+    words = analyzer_words()
+    assert all(text in words for _, text in ALLOWED), "ALLOWED lists only literals that name an analyzer"
+
+
+def test_a_default_written_as_a_name_again_fails(tmp_path: Path) -> None:
+    """`"crscore"` written back into bot/app/settings.py (as the comment analyzers' default once
+    was) is found, in either spelling and as a title, even inside an f-string; the same literal
+    where ALLOWED says why it is not the analyzer passes."""
+    settings = tmp_path / "bot" / "app" / "settings.py"
+    settings.parent.mkdir(parents=True)
+    settings.write_text('DEFAULT = ["crscore"]\nCLI = "editing-rtc"\nNOTE = f"{1} AutoFix"\nOK = "crscored"\n'
+                        'TITLE = f"rtcbot / {\'EditingRTC\'}"\n', encoding="utf-8")
+    (tmp_path / "bot" / "entry.py").write_text('COMMANDS = {"review": "bot.cli.review:review"}\n', encoding="utf-8")
+    (tmp_path / "reporters").mkdir()
+    found = naming(tmp_path, analyzer_words())
+    assert found == [
+        "bot/app/settings.py:1: 'crscore' names the analyzer crscore (ask analyzers/registry.py)",
+        "bot/app/settings.py:2: 'editing-rtc' names the analyzer editing_rtc (ask analyzers/registry.py)",
+        "bot/app/settings.py:5: 'EditingRTC' names the analyzer editing_rtc (ask analyzers/registry.py)",
+    ]  # "{1} AutoFix" and "crscored" are not equal to a name; bot/entry.py's "review" is ALLOWED
+    assert naming(tmp_path, analyzer_words(), allowed={}) == [
+        *found, "bot/entry.py:1: 'review' names the analyzer review (ask analyzers/registry.py)"]
