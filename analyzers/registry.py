@@ -50,6 +50,9 @@ ANALYZERS: dict[str, str] = {
     "review": "analyzers.review.analyzer:ReviewAnalyzer",
 }
 DEFAULT_ANALYZERS: tuple[str, ...] = ("editing_rtc", "crscore", "autofix")
+# what the App runs on review comments (RTCBOT_COMMENT_ANALYZERS): analyzers that read them
+# (named here, not found by importing every analyzer when settings load)
+DEFAULT_COMMENT_ANALYZERS: tuple[str, ...] = ("crscore",)
 # what `rtcbot review` runs on a change alone (no --analyzers): it needs nothing but the diff
 PATCH_DEFAULTS: tuple[str, ...] = ("editing_rtc",)
 TEST_COMMAND = "test_command"  # what an analyzer's `turned_on_by` may say: a test command is set

@@ -99,7 +99,7 @@ def _closed(pr: Mapping[str, Any]) -> str | None:
 
 
 def route(event: str, payload: Mapping[str, Any], *,
-          comment_analyzers: Sequence[str] = tuple(registry.comment_readers()),
+          comment_analyzers: Sequence[str] = registry.DEFAULT_COMMENT_ANALYZERS,
           titles: Mapping[str, str] | None = None, slug: str | None = None) -> Routed:
     """The jobs one delivery asks for. `titles` maps check titles ("EditingRTC") to analyzer
     names, for check runs whose external_id does not say (created before it did). `slug`: the

@@ -26,7 +26,7 @@ from pydantic import AliasChoices, Field, field_validator
 from pydantic_settings import NoDecode, SettingsConfigDict
 
 from analyzers.llm.client import LLMSettings
-from analyzers.registry import ANALYZERS, DEFAULT_ANALYZERS, comment_readers, normalise
+from analyzers.registry import ANALYZERS, DEFAULT_ANALYZERS, DEFAULT_COMMENT_ANALYZERS, normalise
 from bot.core.settings import LogSettings, SettingsError, ToolSettings, variable_problems
 from bot.core.settings_commands import CommandSettings
 from bot.core.settings_env import load, split_list
@@ -95,7 +95,7 @@ class ServiceSettings(ToolSettings, GitHubSettings, LogSettings, CommandSettings
 
     # behaviour
     analyzers: Annotated[list[str], NoDecode] = Field(default_factory=lambda: list(DEFAULT_ANALYZERS))
-    comment_analyzers: Annotated[list[str], NoDecode] = Field(default_factory=comment_readers)
+    comment_analyzers: Annotated[list[str], NoDecode] = Field(default_factory=lambda: list(DEFAULT_COMMENT_ANALYZERS))
     # further outputs of every analysis after its check run, by name (reporters.REPORTERS):
     # e.g. pr-review (AutoFix's verified fixes as suggestions; the App needs pull_requests: write)
     reporters: Annotated[list[str], NoDecode] = Field(default_factory=lambda: ["pr-review"])

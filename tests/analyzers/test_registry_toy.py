@@ -134,3 +134,11 @@ def test_the_registered_analyzers_agree_on_the_words_of_a_key_they_share() -> No
             said.setdefault(key, set()).add(words)
     assert said["rtc"] == {"RTC"} and said["rel"] == {"relevance"}
     assert not {k: w for k, w in said.items() if len(w) > 1}
+
+
+def test_the_defaults_the_registry_names_are_what_they_say() -> None:
+    """The App's comment analyzers read review comments; what `rtcbot review` runs on a patch
+    alone reads none (it has only the diff)."""
+    assert registry.DEFAULT_COMMENT_ANALYZERS
+    assert all(registry.reads_comments(n) for n in registry.DEFAULT_COMMENT_ANALYZERS)
+    assert not any(registry.reads_comments(n) for n in registry.PATCH_DEFAULTS)
