@@ -135,6 +135,11 @@ def test_the_toy_analyzer_reaches_every_format_of_the_command_line(tmp_path: Pat
     assert len(run["results"]) == 2 and HELP in json.dumps(run["tool"])  # its help, as the rule's
     posted = json.loads(review(tmp_path, "--format", "github-review").output)
     assert [(c["path"], c["line"]) for c in posted["comments"]] == [("src/calc.py", 2)]  # the verified fix
+    # in generic words, its title: the toy declares no `in_review` or `fix_note`, and no other
+    # analyzer's words (a Semgrep re-scan, Patched RTC) are said of its fix
+    assert posted["body"] == "rtcbot Toy: 1 fix you can commit."
+    assert "Verified by its analyzer's checks." in posted["comments"][0]["body"]
+    assert "Semgrep" not in json.dumps(posted) and "Patched RTC" not in json.dumps(posted)
 
 
 @pytest.mark.usefixtures("plugins")

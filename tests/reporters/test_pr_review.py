@@ -169,6 +169,13 @@ def test_review_comments_join_the_fixes_in_one_review_with_their_scores() -> Non
     both, _, _ = plan(HEAD, candidates(reports), DIFF, [])
     assert both is not None and [c["line"] for c in both["comments"]] == [2, 3]
     assert "1 fix you can commit" in both["body"] and "1 review comment by rtcbot" in both["body"]
+    # each analyzer's own words (analyzers/*/view.py `in_review`), fixes first; the one left out
+    # is named by the check run it is in, its analyzer's
+    assert both["body"] == (
+        "rtcbot AutoFix: 1 fix you can commit from this review, each checked by a Semgrep re-scan and Patched RTC. "
+        "And 1 review comment by rtcbot, each the best of several drafts by CRScore. "
+        "1 more touch lines this pull request does not change, so GitHub cannot take them as suggestions: "
+        "they are in the Review check run.")
     # posted once: a re-run, or the same comment a line further down after a push, is not posted again
     again, old, _ = plan(HEAD, candidates([AnalyzerReport("review", "Review", findings=[remark(2)])]), DIFF,
                          [{**c, "user": {"login": "rtcbot[bot]", "type": "Bot"}} for c in both["comments"]])
