@@ -49,7 +49,9 @@ def command(gh: FakeGitHub, llm: ScriptedLLM, tmp_path: Path, body: str, user: s
     c = gh.add_issue_comment(1, body, user=user, user_type=user_type)
     event = tmp_path / f"event-{c['id']}.json"
     event.write_text(json.dumps(gh.issue_comment_event(1, c)), encoding="utf-8")
-    base = {k: v for k, v in os.environ.items() if not k.startswith(("GITHUB_", "INPUT_", "RTCBOT_"))}
+    base = {k: v for k, v in os.environ.items()
+            if not k.startswith(("GITHUB_", "INPUT_", "RTCBOT_"))
+            or k == "RTCBOT_CACHE_DIR"}  # the test's own LLM cache
     base.update({"GITHUB_EVENT_PATH": str(event), "GITHUB_EVENT_NAME": "issue_comment",
                  "GITHUB_API_URL": gh.base_url, "GITHUB_TOKEN": TOKEN, "GITHUB_WORKSPACE": str(tmp_path),
                  "GITHUB_STEP_SUMMARY": str(tmp_path / "summary.md"), "GITHUB_OUTPUT": str(tmp_path / "out.txt"),

@@ -61,7 +61,9 @@ def _action(tmp_path: Path, gh: FakeGitHub, llm: ScriptedLLM) -> list[dict[str, 
     (work / "workspace").mkdir(parents=True)
     event = work / "event.json"
     event.write_text(json.dumps(gh.pr_event("opened", NUMBER)), encoding="utf-8")
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("GITHUB_", "INPUT_", "RTCBOT_"))}
+    env = {k: v for k, v in os.environ.items()
+            if not k.startswith(("GITHUB_", "INPUT_", "RTCBOT_"))
+            or k == "RTCBOT_CACHE_DIR"}  # the test's own LLM cache
     env.update({
         "GITHUB_EVENT_PATH": str(event), "GITHUB_EVENT_NAME": "pull_request",
         "GITHUB_API_URL": gh.base_url, "GITHUB_TOKEN": TOKEN, "GITHUB_WORKSPACE": str(work / "workspace"),
