@@ -69,3 +69,12 @@ def test_the_limits_are_counted_as_the_issue_says(tmp_path: Path) -> None:
         "function bot/long.py:4 decorated: 51 lines (at most 50)",
         "class bot/wide.py:1 Wide: 16 methods (at most 15)",
     ]
+
+
+MAX_ANALYZERS_TOP = 15  # modules at the top of analyzers/; the rest sit in a package per part
+
+
+def test_analyzers_keeps_at_most_15_modules_at_its_top() -> None:
+    top = sorted(p.name for p in (ROOT / "analyzers").glob("*.py"))
+    assert "registry.py" in top and "report.py" in top  # it reads the real folder
+    assert len(top) <= MAX_ANALYZERS_TOP, f"{len(top)} modules at the top of analyzers/: {', '.join(top)}"
