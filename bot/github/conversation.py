@@ -11,7 +11,7 @@ import time
 from typing import Any, Literal
 from urllib.parse import quote
 
-from bot.github.client import GitHubError
+from bot.github.errors import GitHubError
 from bot.github.protocol import GitHub
 
 CommentKind = Literal["issue", "review"]  # a comment in the conversation, or on a line (a review comment)
