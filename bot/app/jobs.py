@@ -92,8 +92,8 @@ class Runtime:
 
 
 def job_runner(worker: Worker, pipeline: Pipeline) -> Callable[[int], str]:
-    """What a queue message runs: its job, in `worker`, with `pipeline` (huey names the task after
-    this module: `bot.app.jobs.rtcbot.run_job`, as queue.enqueue sends it)."""
+    """What a queue message runs: its job, in `worker`, with `pipeline` (bot/app/queue.py
+    `serve_jobs` registers it under the task's one name)."""
     def run_job(job_id: int) -> str:
         return worker.run(job_id, pipeline.dispatch)
 

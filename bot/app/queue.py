@@ -34,18 +34,28 @@ QUEUE_NAME = "rtcbot"
 RUN_JOB = "rtcbot.run_job"  # the one task: its message carries a stored job's id
 
 
+# huey names a task "<its function's module>.<name>"; messages name it so. The module is fixed
+# here (where the runner is defined does not matter), as messages queued before the wiring name it.
+TASK_MODULE = "bot.app.jobs"
+
+
 def serve_jobs(huey: Huey, run: Callable[[int], str]) -> None:
     """Register `run` as what a message runs, in a process built to run jobs (the App's runtime,
-    last, once the parts `run` reads are built). huey names the task `<run's module>.rtcbot.run_job`."""
-    huey.task(name=RUN_JOB)(run)
+    last, once the parts `run` reads are built), under the task's one name
+    (`<TASK_MODULE>.rtcbot.run_job`)."""
+    def run_job(job_id: int) -> str:
+        return run(job_id)
+
+    run_job.__module__ = TASK_MODULE
+    huey.task(name=RUN_JOB)(run_job)
 
 
-def enqueue(huey: Huey, job_id: int, module: str = "bot.app.jobs") -> None:
-    """Send a message to run stored job `job_id`. It names the task (`<module>.rtcbot.run_job`,
-    registered by `serve_jobs`) and carries only the id: the sender needs nothing of what runs
-    it, so the parts that send (intake, commands, the sweep) are built before the worker, and a
-    job that makes jobs sends them through the queue like a delivery does."""
-    task = huey._registry.string_to_task(f"{module}.{RUN_JOB}")  # huey offers no public lookup by name
+def enqueue(huey: Huey, job_id: int) -> None:
+    """Send a message to run stored job `job_id`. It names the task (registered by `serve_jobs`)
+    and carries only the id: the sender needs nothing of what runs it, so the parts that send
+    (intake, commands, the sweep) are built before the worker, and a job that makes jobs sends
+    them through the queue like a delivery does."""
+    task = huey._registry.string_to_task(f"{TASK_MODULE}.{RUN_JOB}")  # huey offers no public lookup by name
     huey.enqueue(task((job_id,), {}))
 
 
