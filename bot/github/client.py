@@ -14,11 +14,8 @@ from typing import Any
 
 from bot.github import contents
 from bot.github.auth import Auth
-from bot.github.contents import MAX_CONFIG_BYTES as MAX_CONFIG_BYTES
-from bot.github.errors import GitHubError as GitHubError
 from bot.github.pages import pages
 from bot.github.settings import GitHubSettings
-from bot.github.transport import API_VERSION as API_VERSION
 from bot.github.transport import Transport
 
 MAX_FILES = 3000  # GitHub lists at most 3,000 files of a pull request
