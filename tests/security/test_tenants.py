@@ -145,17 +145,20 @@ def test_forced_work_runs_again_after_the_debounce_window(
 
 
 # -- payload retention --------------------------------------------------------------------------
+RETENTION_S = 3.0  # long enough that a loaded CI machine routes and sweeps within it (1 s was not)
+
+
 def test_payloads_are_dropped_after_routing_and_the_retention(
         apps: Callable[..., App], fake_github: Callable[..., FakeGitHub]) -> None:
     gh = fake_github()
     gh.add_pr(6, diff_text=many_hunks_diff(hunks=1))
-    a = apps(gh, payload_retention_s=1.0)
+    a = apps(gh, payload_retention_s=RETENTION_S)
     a.deliver("pull_request", gh.pr_event("opened", 6), delivery="kept-then-pruned")
     store = a.rt.store
     store.deliveries.record("never-routed", "pull_request", "opened", json.dumps(gh.pr_event("opened", 6)))
     assert a.rt.sweep()["pruned"] == 0
     assert store.deliveries.get("kept-then-pruned").payload  # type: ignore[union-attr]  # within the retention
-    time.sleep(1.1)
+    time.sleep(RETENTION_S + 0.1)
     assert a.rt.sweep()["pruned"] == 1
     d = store.deliveries.get("kept-then-pruned")
     assert d is not None and d.payload == ""
