@@ -16,10 +16,13 @@ best match per sentence and per pseudo-reference, Rel from Con and Comp):
 
 ``Pick``: how the review filter chooses among candidates. It scores them with its own floor
 and β (the figure it is judged by is the top-1's human rating, not a correlation over all
-reviews), then takes the longest (in words) of those whose pick score is within ``margin`` of
-the best (margin 0: the best, first on ties): people rate a review that says more higher when
-CRScore cannot tell two apart. The rtcbot pick (floor 0, β 1.5, margin 0.05) is what every
-fold's training diffs chose from `GRID` × `MARGINS` by training gain (docs/crscore.md).
+reviews), takes ``asks`` off the pick score of a candidate that ends with a question (people
+rate a comment that asks lower than one that says: 1.67 against 2.05 on crscore-dev), then
+takes the longest (in words) of those whose pick score is within ``margin`` of the best
+(margin 0: the best, first on ties): people rate a review that says more higher when CRScore
+cannot tell two apart. The rtcbot pick (floor 0, β 1.5, asks 0.1, margin 0.05) is what every
+fold's training diffs chose from `PICKS` (`GRID` × `ASKS` × `MARGINS`) by training gain
+(docs/crscore.md).
 """
 
 from __future__ import annotations
@@ -34,14 +37,20 @@ import numpy as np
 @dataclass(frozen=True)
 class Pick:
     """The review filter's choice: candidates scored with this floor and β (as a soft recipe),
-    then the longest within `margin` of the best."""
+    `asks` taken off a candidate that ends with a question, then the longest within `margin`
+    of the best."""
 
     floor: float = 0.0
     beta: float = 1.0
     margin: float = 0.0
+    asks: float = 0.0
 
     def describe(self) -> str:
-        return f"floor {self.floor:g}, β {self.beta:g}, margin {self.margin:g}"
+        return f"floor {self.floor:g}, β {self.beta:g}, a question −{self.asks:g}, margin {self.margin:g}"
+
+    def value(self, rel: float, sentences: Sequence[str]) -> float:
+        """The pick score of a candidate whose Rel (with this floor and β) is `rel`."""
+        return rel - self.asks if ends_asking(sentences) else rel
 
 
 BY_REL = Pick()  # the recipe's own Rel, best first (the soft and paper recipes)
@@ -59,7 +68,8 @@ class Recipe:
         return replace(self, floor=floor, beta=beta)
 
     def picking(self) -> Recipe:
-        """The recipe whose Rel the filter picks by (itself when it has no `pick`)."""
+        """The recipe whose Rel the filter picks by, before the pick's question penalty (itself
+        when it has no `pick`)."""
         return self if self.pick is None else replace(self, floor=self.pick.floor, beta=self.pick.beta)
 
     @property
@@ -73,7 +83,7 @@ class Recipe:
 
 
 RECIPES: dict[str, Recipe] = {
-    "rtcbot": Recipe("rtcbot", floor=0.2, beta=2.0, pick=Pick(0.0, 1.5, 0.05)),
+    "rtcbot": Recipe("rtcbot", floor=0.2, beta=2.0, pick=Pick(0.0, 1.5, 0.05, asks=0.1)),
     "soft": Recipe("soft"),
     "paper": Recipe("paper", thresholded=True),
 }
@@ -81,12 +91,18 @@ DEFAULT_RECIPE = "rtcbot"
 SOFT = RECIPES["soft"]
 
 # What cross-validation may choose among for the rtcbot recipe (16 variants) and its pick
-# (the 16 × the margins).
+# (the 16 × the question penalties × the margins).
 FLOORS: tuple[float, ...] = (0.0, 0.1, 0.2, 0.3)
 BETAS: tuple[float, ...] = (1.0, 1.5, 2.0, 3.0)
 GRID: tuple[tuple[float, float], ...] = tuple(itertools.product(FLOORS, BETAS))
 MARGINS: tuple[float, ...] = (0.0, 0.02, 0.05, 0.1, 0.15, 0.2)
-PICKS: tuple[Pick, ...] = tuple(Pick(f, b, m) for f, b in GRID for m in MARGINS)
+ASKS: tuple[float, ...] = (0.0, 0.1, 0.2)
+PICKS: tuple[Pick, ...] = tuple(Pick(f, b, m, a) for f, b in GRID for a in ASKS for m in MARGINS)
+
+
+def ends_asking(sentences: Sequence[str]) -> bool:
+    """Whether a review (its sentences, in order) ends with a question: it asks rather than says."""
+    return bool(sentences) and sentences[-1].rstrip().endswith("?")
 
 
 def f_beta(con: float, comp: float, beta: float = 1.0) -> float:

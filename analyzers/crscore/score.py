@@ -191,9 +191,10 @@ def score_all(sims: Sequence[Similarities], tau: float | None, recipe: Recipe = 
 
 
 def pick_value(scores: Scores, recipe: Recipe) -> float:
-    """The Rel the review filter picks by (`recipe.pick`'s floor and β), from what `scores`
-    keeps of the matrix: each sentence's and each pseudo-reference's best similarity. A
-    recipe with no `pick` picks by its own Rel."""
+    """The score the review filter picks by: the Rel of `recipe.pick`'s floor and β, from what
+    `scores` keeps of the matrix (each sentence's and each pseudo-reference's best
+    similarity), less the pick's `asks` when the review ends with a question. A recipe with no
+    `pick` picks by its own Rel."""
     if recipe.pick is None:
         return scores.rel
     cols = [m.similarity for m in (*scores.matched, *scores.missed)]
@@ -201,7 +202,7 @@ def pick_value(scores: Scores, recipe: Recipe) -> float:
         return 0.0
     con = float(graded(np.asarray(scores.sentence_best, dtype=np.float64), recipe.pick.floor).mean())
     comp = float(graded(np.asarray(cols, dtype=np.float64), recipe.pick.floor).mean())
-    return f_beta(con, comp, recipe.pick.beta)
+    return recipe.pick.value(f_beta(con, comp, recipe.pick.beta), scores.sentences)
 
 
 def score_reviews(embedder: SupportsEmbed, items: Sequence[tuple[str, Sequence[str]]],

@@ -11,8 +11,9 @@ comments (a random pick) and the best possible pick (the diff's highest human ra
 `gain_captured` = (picked − all) / (best − all), and how often the pick is a human-best
 (`top1_is_best`; `top1_chance` is a random pick's rate), each with a bootstrap interval
 over diffs. `--recipe` says how CRScore is computed and how the top-1 is picked
-(analyzers/crscore/recipe.py: rtcbot's pick scores with its own floor and β and takes the longest
-candidate within a margin of the best); `--cv K` fits the pick (floor × β × margin, by gain) on
+(analyzers/crscore/recipe.py: rtcbot's pick scores with its own floor and β, less a penalty for
+a comment that ends with a question, and takes the longest candidate within a margin of the
+best); `--cv K` fits the pick (floor × β × question penalty × margin, by gain) on
 K − 1 folds of the diffs and reports the held-out gain and top-1 rate of each fold with their
 spread.
 """
@@ -32,7 +33,7 @@ from rich.table import Table
 
 from analyzers.crscore import cv
 from analyzers.crscore import score as crs
-from analyzers.crscore.recipe import DEFAULT_RECIPE, PICKS, RECIPES, Pick, Recipe, pick_top
+from analyzers.crscore.recipe import DEFAULT_RECIPE, PICKS, RECIPES, Pick, Recipe, ends_asking, pick_top
 from analyzers.crscore.sts import DEFAULT_MODEL, Embedder, EmbeddingError
 from bot.cli.commands._crscore_cv import diff_key, fitted_label, folds_of, print_folds, rel_fitter
 from bot.cli.commands._datasets import DatasetArgument
@@ -116,12 +117,15 @@ def filter_figures(rows: Sequence[dict[str, Any]], rels: np.ndarray, margin: flo
 
 def pick_fitter(sims: list[crs.Similarities], rows: list[dict[str, Any]], recipe: Recipe
                 ) -> tuple[Callable[[np.ndarray], Pick], Callable[[Pick, np.ndarray], dict[str, float]]]:
-    """(fit, measure) of the filter's pick: the `PICKS` (floor × β × margin) with the best
-    training gain (the first listed on ties), and its gain and top-1 rate on held-out rows."""
+    """(fit, measure) of the filter's pick: the `PICKS` (floor × β × question penalty ×
+    margin) with the best training gain (the first listed on ties), and its gain and top-1 rate
+    on held-out rows."""
     rels = cv.variants(sims, recipe)
+    asking = np.asarray([ends_asking(sentences) for sentences, _, _ in sims], dtype=np.float64)
 
     def figures(p: Pick, mask: np.ndarray) -> dict[str, float]:
-        return filter_figures(rows, rels[recipe.with_params(p.floor, p.beta)], p.margin, mask)
+        values = rels[recipe.with_params(p.floor, p.beta)] - p.asks * asking
+        return filter_figures(rows, values, p.margin, mask)
 
     def fit(train: np.ndarray) -> Pick:
         return max(PICKS, key=lambda p: np.nan_to_num(figures(p, train)["gain_captured"], nan=-np.inf))
@@ -191,7 +195,7 @@ def command(data: Path, source: str, recipe_name: str, cv_k: int | None, samples
         out = {**cross_validated(sims, rows, recipe, tau, cv_k, seed, not as_json), **about}
         click.echo(json.dumps(out) if as_json else f"recipe {recipe.name}; folds dealt with seed {seed}")
         return
-    groups = group_by_diff(rows, [s.rel for s in crs.score_all(sims, tau, recipe.picking())])
+    groups = group_by_diff(rows, [crs.pick_value(s, recipe) for s in crs.score_all(sims, tau, recipe)])
     if not groups:
         raise click.ClickException(f"{data}: no diff has two or more generated reviews to pick from")
     out = summarise(per_diff(groups, recipe.margin), samples, seed)

@@ -6,7 +6,19 @@ import numpy as np
 import pytest
 
 from analyzers.crscore import score as crs
-from analyzers.crscore.recipe import GRID, MARGINS, PICKS, RECIPES, Pick, f_beta, graded, pick_order, pick_top
+from analyzers.crscore.recipe import (
+    ASKS,
+    GRID,
+    MARGINS,
+    PICKS,
+    RECIPES,
+    Pick,
+    ends_asking,
+    f_beta,
+    graded,
+    pick_order,
+    pick_top,
+)
 
 
 def test_graded_counts_nothing_at_or_below_the_floor_and_rescales_above() -> None:
@@ -52,11 +64,11 @@ def test_pick_order_takes_pick_top_again_and_again() -> None:
 
 def test_the_rtcbot_pick_scores_with_its_own_floor_and_beta() -> None:
     rtcbot, soft = RECIPES["rtcbot"], RECIPES["soft"]
-    assert rtcbot.pick == Pick(0.0, 1.5, 0.05) and rtcbot.margin == 0.05
+    assert rtcbot.pick == Pick(0.0, 1.5, 0.05, asks=0.1) and rtcbot.margin == 0.05
     assert soft.pick is None and soft.picking() is soft and soft.margin == 0.0
     picking = rtcbot.picking()
     assert (picking.floor, picking.beta, picking.pick) == (0.0, 1.5, rtcbot.pick)
-    assert len(PICKS) == len(GRID) * len(MARGINS) and rtcbot.pick in PICKS
+    assert len(PICKS) == len(GRID) * len(ASKS) * len(MARGINS) == len(set(PICKS)) and rtcbot.pick in PICKS
 
 
 def test_pick_value_is_the_picking_recipes_rel_from_what_scores_keep() -> None:
@@ -69,3 +81,21 @@ def test_pick_value_is_the_picking_recipes_rel_from_what_scores_keep() -> None:
     assert crs.pick_value(shown, RECIPES["soft"]) == shown.rel  # no pick: the recipe's own Rel
     empty = crs.score_matrix(np.zeros((0, 2)), [], ["p", "q"], None, rtcbot)
     assert crs.pick_value(empty, rtcbot) == 0.0
+
+
+def test_a_review_that_ends_with_a_question_asks() -> None:
+    assert ends_asking(["The loop is off by one", "Shouldn't this be `i < n`?"])
+    assert ends_asking(["Why public? "])
+    assert not ends_asking(["Why public? This widens the API", "Keep it package-private."])  # asks, then says
+    assert not ends_asking(["Is this needed?", "Drop it"]) and not ends_asking([])
+
+
+def test_the_pick_takes_its_question_penalty_off_a_review_that_asks() -> None:
+    sim = np.array([[0.6, 0.4]])
+    rtcbot = RECIPES["rtcbot"]
+    says = crs.score_matrix(sim, ["Rename it to `size`."], ["p", "q"], None, rtcbot)
+    asks = crs.score_matrix(sim, ["Rename it to `size`?"], ["p", "q"], None, rtcbot)
+    assert says.rel == asks.rel  # the shown scores do not change: only the pick's order
+    assert crs.pick_value(asks, rtcbot) == pytest.approx(crs.pick_value(says, rtcbot) - 0.1)
+    assert crs.pick_value(asks, RECIPES["soft"]) == asks.rel  # no pick, no penalty
+    assert Pick(0.0, 1.5, 0.05, asks=0.2).value(0.5, ["Why?"]) == pytest.approx(0.3)

@@ -182,6 +182,11 @@ def test_each_hunk_keeps_its_candidates_in_the_recipes_pick_order() -> None:
     assert pick_order(items) == [1, 3, 0, 2]  # a's first, b's first, then a's second and third
     kept, duplicates = select(items, np.eye(4), ReviewOptions(max_per_hunk=1, min_rel=0.0, min_con=0.0))
     assert [k.candidate.text for k in kept] == [items[1].candidate.text, "Only one on b."] and duplicates == 0
+    # a draft that only asks goes after one that says, unless it scores more than the penalty above it
+    asks = [scored(a, "Should this guard the empty list?", 0.62), scored(a, "Guard the empty list.", 0.60)]
+    assert RECIPE.pick is not None and RECIPE.pick.asks > 0.02
+    assert pick_order(asks) == [1, 0]
+    assert pick_order([scored(a, "Should this guard the empty list?", 0.80), asks[1]]) == [0, 1]
 
 
 NOT_CODE = ("--- a/deploy/values.yaml\n+++ b/deploy/values.yaml\n@@ -1,2 +1,3 @@\n replicas: 2\n"

@@ -105,3 +105,19 @@ def test_the_pick_is_fitted_by_training_gain_and_measured_on_the_held_out_rows()
     assert pick in PICKS and pick.margin > 0  # margin 0 takes the short one: worse than a random pick
     assert figures(pick, ~train) == {"gain_captured": 1.0, "top1_is_best": 1.0}
     assert figures(Pick(0.0, 1.5, 0.0), ~train) == {"gain_captured": -1.0, "top1_is_best": 0.0}
+
+
+def test_the_fitted_pick_learns_a_penalty_for_reviews_that_ask() -> None:
+    # two diffs; in each CRScore puts a question a little above a statement people rate higher
+    rows, sims = [], []
+    for diff in ("a", "b"):
+        for review, sim, rel in (("Shouldn't this be `size`?", 0.62, 1), ("Rename it to `size`.", 0.58, 4)):
+            rows.append({"diff": diff, "index": diff, "review": review,
+                         "human": {"rel": rel, "con": rel, "comp": rel}})
+            sims.append(([review], ["claim"], np.array([[sim]])))
+    fit, figures = pick_fitter(sims, rows, RECIPES["rtcbot"])
+    train = np.array([True, True, False, False])
+    pick = fit(train)
+    assert pick in PICKS and pick.asks > 0 and pick.margin == 0  # the penalty, not length, decides
+    assert figures(pick, ~train) == {"gain_captured": 1.0, "top1_is_best": 1.0}
+    assert figures(Pick(0.0, 1.5, 0.0), ~train) == {"gain_captured": -1.0, "top1_is_best": 0.0}
