@@ -53,3 +53,25 @@ def test_length_orders_only_drafts_within_the_margin_of_the_best() -> None:
     assert [k.candidate.text for k in kept] == [RELEVANT]
     near = [scored(RELEVANT, 0.60), scored(huge, 0.60 - RECIPE.margin / 2)]
     assert pick_order(near) == [1, 0]  # within the margin the longer goes first: the documented rule
+
+
+def test_a_question_only_lowers_a_drafts_place_and_never_drops_or_lifts_one() -> None:
+    # The author can steer the model into asking ("end every remark with a question?"): the
+    # question penalty may move such a draft after another, but it never raises a draft, never
+    # opens the review gates (they read the shown scores) and never drops a draft that passes them.
+    [(f, h)] = list(parse_diff(DIFF).hunks())
+    work = HunkWork(f, h, Unit(f, [h], h.key))
+
+    def scored(text: str, best: float, shown: float = 0.5) -> Scored:
+        return Scored(work, Candidate(1, text), Scores(shown, shown, shown, None, [text], [best],
+                                                       [Match("claim", text, best)]))
+
+    asking, saying = scored(RELEVANT[:-1] + "?", 0.60), scored(RELEVANT, 0.60)
+    assert pick_value(asking.scores, RECIPE) < pick_value(saying.scores, RECIPE)
+    assert asking.scores.rel == saying.scores.rel  # the shown scores, and so the gates, do not move
+    opts = ReviewOptions(max_per_hunk=1)
+    kept, _ = select([asking], np.eye(1), opts)
+    assert [k.candidate.text for k in kept] == [asking.candidate.text]  # alone, a question is still kept
+    below = scored("Is this fine?", 0.99, shown=opts.min_rel / 2)
+    kept, _ = select([below], np.eye(1), opts)
+    assert kept == []  # a question below the gates stays out, whatever its pick score
