@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -91,14 +92,22 @@ def test_cv_reports_held_out_gain_and_top1_with_their_spread(small: Path) -> Non
     assert json.loads(paper.output.strip().splitlines()[-1])["pick_by"].startswith("crscore paper")
 
 
-def test_the_pick_is_fitted_by_training_gain_and_measured_on_the_held_out_rows() -> None:
-    # two diffs; in each the longer review is people's best but CRScore puts it a little lower
-    rows, sims = [], []
+def two_diffs(candidates: tuple[tuple[str, float, int], ...]) -> tuple[list[dict[str, Any]], list[Any]]:
+    """Rows and similarity matrices of two diffs "a" and "b", each with the same candidates:
+    (review, its one similarity to the one claim, its human rating)."""
+    rows: list[dict[str, Any]] = []
+    sims: list[Any] = []
     for diff in ("a", "b"):
-        for review, sim, rel in (("short", 0.60, 2), ("a longer review that says more", 0.58, 5)):
+        for review, sim, rel in candidates:
             rows.append({"diff": diff, "index": diff, "review": review,
                          "human": {"rel": rel, "con": rel, "comp": rel}})
             sims.append(([review], ["claim"], np.array([[sim]])))
+    return rows, sims
+
+
+def test_the_pick_is_fitted_by_training_gain_and_measured_on_the_held_out_rows() -> None:
+    # two diffs; in each the longer review is people's best but CRScore puts it a little lower
+    rows, sims = two_diffs((("short", 0.60, 2), ("a longer review that says more", 0.58, 5)))
     fit, figures = pick_fitter(sims, rows, RECIPES["rtcbot"])
     train = np.array([True, True, False, False])
     pick = fit(train)
@@ -109,12 +118,7 @@ def test_the_pick_is_fitted_by_training_gain_and_measured_on_the_held_out_rows()
 
 def test_the_fitted_pick_learns_a_penalty_for_reviews_that_ask() -> None:
     # two diffs; in each CRScore puts a question a little above a statement people rate higher
-    rows, sims = [], []
-    for diff in ("a", "b"):
-        for review, sim, rel in (("Shouldn't this be `size`?", 0.62, 1), ("Rename it to `size`.", 0.58, 4)):
-            rows.append({"diff": diff, "index": diff, "review": review,
-                         "human": {"rel": rel, "con": rel, "comp": rel}})
-            sims.append(([review], ["claim"], np.array([[sim]])))
+    rows, sims = two_diffs((("Shouldn't this be `size`?", 0.62, 1), ("Rename it to `size`.", 0.58, 4)))
     fit, figures = pick_fitter(sims, rows, RECIPES["rtcbot"])
     train = np.array([True, True, False, False])
     pick = fit(train)
