@@ -62,7 +62,9 @@ def test_signed_pull_request_is_accepted_and_enqueued(app_url) -> None:  # type:
     r = deliver(url, "pull_request", payload("pull_request", "opened.payload.json"), delivery="d-1")
     elapsed = time.perf_counter() - t0
     assert r.status_code == 202, r.text
-    assert elapsed < 2.0
+    # answered within GitHub's 10 s (the analysis is queued, not run here; it takes longer);
+    # 2 s was within reach of a loaded machine's first delivery to a fresh store
+    assert elapsed < 10.0
     jobs = rt.store.jobs.where()
     assert [(j.kind, j.pr_number, j.delivery_id) for j in jobs] == [("pr", 2, "d-1")]
     assert rt.huey.pending_count() == 1
