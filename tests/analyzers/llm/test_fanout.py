@@ -16,12 +16,19 @@ from analyzers.llm.fanout import fan_out
 
 def test_results_in_order_at_most_width_at_once() -> None:
     running, most, lock = 0, 0, threading.Lock()
+    four_at_once = threading.Event()
 
     def slow_square(x: int) -> int:
         nonlocal running, most
         with lock:
             running += 1
             most = max(most, running)
+            if running == 4:
+                four_at_once.set()
+        # the first calls wait for the fourth: a loaded machine may wake a runner later than a
+        # 0.02 s call lasts, and the others would have taken its items (a width under 4 waits
+        # out the timeout and fails below)
+        four_at_once.wait(timeout=10)
         time.sleep(0.02)
         with lock:
             running -= 1
@@ -47,22 +54,40 @@ def test_the_first_error_in_order_is_raised_after_every_call_ended() -> None:
     assert sorted(ended) == [0, 1, 2, 3, 4]
 
 
+def wait_idle(threads: int) -> None:
+    """Until the pool counts `threads` idle ones (the idle count a submit takes instead of
+    starting a thread), however long a loaded machine takes to bring them back to it."""
+    idle = fanout._POOL._idle_semaphore  # noqa: SLF001
+    taken = 0
+    try:
+        for _ in range(threads):
+            assert idle.acquire(timeout=30), "the pool's threads did not go idle"
+            taken += 1
+    finally:
+        for _ in range(taken):
+            idle.release()
+
+
 def test_a_second_fan_out_starts_no_thread() -> None:
     def nap(x: int) -> int:
         time.sleep(0.02)
         return x
 
     fan_out(nap, list(range(8)), width=8)  # starts what the pool lacks
-    time.sleep(0.1)  # the pool's threads go idle
-    before = threading.active_count()
+    wait_idle(7)  # the pool's threads go idle (a fixed 0.1 s was not always enough)
+    before = set(threading.enumerate())
     names: set[str] = set()
+    # each call holds its thread until all 8 run: on a loaded machine a 0.02 s nap could end
+    # before the last runner woke, and another would take its call
+    all_in = threading.Barrier(8, timeout=30)
 
     def named(x: int) -> int:
         names.add(threading.current_thread().name)
+        all_in.wait()
         return nap(x)
 
     assert fan_out(named, list(range(8)), width=8) == list(range(8))
-    assert threading.active_count() == before
+    assert set(threading.enumerate()) - before == set()  # no thread started (one that ended is no matter)
     assert len(names) == 8 and sum(n.startswith("rtcbot-fanout") for n in names) == 7  # and the caller
 
 
