@@ -71,7 +71,9 @@ def test_extract_program() -> None:
 @pytest.mark.slow
 def test_references_pass_and_buggy_programs_fail_on_some_quixbugs_tasks() -> None:
     tasks = [task_from_json(o) for o in quix(5)]
-    ex = Executor(Limits(wall_s=2, cpu_s=2, memory_mb=512), workers=2)
+    # the CPU limit stops a buggy loop; the wall limit is for a sandbox and a Python that start
+    # slowly on a loaded machine (a reference given 2 s in all could be a TLE there)
+    ex = Executor(Limits(wall_s=10, cpu_s=2, memory_mb=512), workers=2)
     res = evaluate(ex, [(t, [t.reference, t.buggy]) for t in tasks])
     for r in res:
         ref, bug = r.verdicts
@@ -89,5 +91,5 @@ def test_sample_fixes_asks_n_samples_above_zero_temperature(
     answers, programs = sample_fixes(client_for(srv, tmp_path), t, RepairConfig(samples=3, temperature=0.7))
     assert srv.request_count == 1 and srv.requests[0]["n"] == 3 and srv.requests[0]["temperature"] == 0.7
     assert programs[0].strip() == t.reference.strip() and programs[1] == "I cannot help"
-    res = evaluate(Executor(Limits(wall_s=3, cpu_s=3, memory_mb=512), workers=2), [(t, programs)])
+    res = evaluate(Executor(Limits(wall_s=10, cpu_s=3, memory_mb=512), workers=2), [(t, programs)])  # wall: as above
     assert [set(s) for s in res[0].verdicts] == [{"AC"}, {"CE"}, {"AC"}]
