@@ -6,6 +6,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -77,9 +78,18 @@ def test_sigkill_mid_job_then_restart_finishes_everything(
         scripted_llm: Callable[..., ScriptedLLM],
         start_worker: Callable[[dict[str, str]], subprocess.Popen[bytes]]) -> None:
     gh = fake_github()
-    # slow enough answers that the kill lands mid-job: with concurrent requests a hunk costs
-    # only two sequential latencies, so the whole job is a few of them
-    llm = scripted_llm(varied, delay_s=1.0)
+    # The kill must land mid-job: the LLM holds every request that finds more than 3 made until
+    # the kill has landed. (With answers only slow, 1 s each, the job had a few seconds left
+    # when the wait below ended: a test process descheduled that long on a loaded machine
+    # killed a worker that had finished it.)
+    kill_landed = threading.Event()
+
+    def held(req: dict[str, Any]) -> list[str]:
+        if llm.request_count > 3:
+            kill_landed.wait(120)
+        return varied(req)
+
+    llm = scripted_llm(held, delay_s=1.0)
     settings = make_settings(tmp_path, gh, llm, database_url=backend.database_url, redis_url=backend.redis_url)
     rt = Runtime(settings)
     a = gh.add_pr(1, diff_text=many_hunks_diff("src/a.py", hunks=6))
@@ -95,6 +105,7 @@ def test_sigkill_mid_job_then_restart_finishes_everything(
                 timeout=90)
     w1.send_signal(signal.SIGKILL)
     w1.wait(10)
+    kill_landed.set()  # the requests it left answer to no one; the next worker's are answered
     assert all(r["status"] != "completed" for r in gh.runs(head_sha=a.head_sha))
     killed_at = time.monotonic()
 
