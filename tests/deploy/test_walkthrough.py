@@ -55,6 +55,9 @@ def operator_checks(stack: Stack) -> None:
     assert "refused delivery walk-401 (event pull_request): 401 missing or wrong X-Hub-Signature-256" \
         in stack.log("serve"), stack.log("serve")[-2000:]
     stack.start_worker("stray", without=("REDIS_URL",))  # on the SQLite queue of its data folder
+    # its heartbeat row comes after the line start_worker waits for, and before its "ready" line
+    # (marked ready with a beat): without this wait a loaded machine could ask /healthz first
+    stack.gh.wait_for(lambda: "rtcbot: worker ready" in stack.log("stray"), timeout=120, interval=0.1)
     stack.stop("worker", signal.SIGINT)  # its heartbeat row goes with it
     t0 = time.monotonic()
     health = httpx.get(f"{stack.url}/healthz", timeout=10)
