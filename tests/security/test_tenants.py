@@ -126,6 +126,7 @@ def test_200_edited_comments_and_200_rerequests_make_one_analysis(
 DEBOUNCE_S = 6.0  # the forced analysis runs and a second re-run is delivered within it, loaded or not
 
 
+@pytest.mark.slow  # waits out a 6 s debounce window
 def test_forced_work_runs_again_after_the_debounce_window(
         apps: Callable[..., App], fake_github: Callable[..., FakeGitHub]) -> None:
     gh = fake_github()
