@@ -30,6 +30,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from typing import overload
 
 import numpy as np
 
@@ -48,9 +49,15 @@ class Pick:
     def describe(self) -> str:
         return f"floor {self.floor:g}, β {self.beta:g}, a question −{self.asks:g}, margin {self.margin:g}"
 
-    def value(self, rel: float, sentences: Sequence[str]) -> float:
-        """The pick score of a candidate whose Rel (with this floor and β) is `rel`."""
-        return rel - self.asks if ends_asking(sentences) else rel
+    @overload
+    def value(self, rel: float, asking: bool) -> float: ...
+    @overload
+    def value(self, rel: np.ndarray, asking: np.ndarray) -> np.ndarray: ...
+
+    def value(self, rel: float | np.ndarray, asking: bool | np.ndarray) -> float | np.ndarray:
+        """The pick score: `rel` (the Rel of this floor and β) less `asks` where the candidate
+        ends with a question (`asking`, by `ends_asking`); one candidate, or arrays of them."""
+        return rel - self.asks * asking
 
 
 BY_REL = Pick()  # the recipe's own Rel, best first (the soft and paper recipes)
@@ -66,11 +73,6 @@ class Recipe:
 
     def with_params(self, floor: float, beta: float) -> Recipe:
         return replace(self, floor=floor, beta=beta)
-
-    def picking(self) -> Recipe:
-        """The recipe whose Rel the filter picks by, before the pick's question penalty (itself
-        when it has no `pick`)."""
-        return self if self.pick is None else replace(self, floor=self.pick.floor, beta=self.pick.beta)
 
     @property
     def margin(self) -> float:

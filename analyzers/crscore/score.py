@@ -37,7 +37,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from analyzers.crscore.recipe import SOFT, Recipe, f_beta, graded
+from analyzers.crscore.recipe import SOFT, Recipe, ends_asking, f_beta, graded
 
 TAU_FILE = Path(__file__).with_name("tau.json")
 _SPLIT = re.compile(r"\. |\? ")
@@ -202,7 +202,7 @@ def pick_value(scores: Scores, recipe: Recipe) -> float:
         return 0.0
     con = float(graded(np.asarray(scores.sentence_best, dtype=np.float64), recipe.pick.floor).mean())
     comp = float(graded(np.asarray(cols, dtype=np.float64), recipe.pick.floor).mean())
-    return recipe.pick.value(f_beta(con, comp, recipe.pick.beta), scores.sentences)
+    return recipe.pick.value(f_beta(con, comp, recipe.pick.beta), ends_asking(scores.sentences))
 
 
 def score_reviews(embedder: SupportsEmbed, items: Sequence[tuple[str, Sequence[str]]],

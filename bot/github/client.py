@@ -30,8 +30,7 @@ def _iso(ts: datetime | None = None) -> str:
 class GitHubClient(Transport):
     """GitHub's REST API as one caller (`auth`) sees it; raw JSON in and out.
 
-    `throttle_key`: whose writes are spaced (an installation id, the token); None: not spaced.
-    `own_http`: connections of its own (closed by `close`), else the process's shared pool.
+    `throttle_key`, `own_http`: as `Transport` takes them.
     `app_id`: the App whose check runs `find_check_run` returns (None: any).
     `author`: whether this caller wrote a listed item, by its identity (the App's bot; a token's,
     see `token_client`); None: unknown, so no item is this caller's."""

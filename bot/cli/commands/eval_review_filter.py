@@ -121,11 +121,10 @@ def pick_fitter(sims: list[crs.Similarities], rows: list[dict[str, Any]], recipe
     margin) with the best training gain (the first listed on ties), and its gain and top-1 rate
     on held-out rows."""
     rels = cv.variants(sims, recipe)
-    asking = np.asarray([ends_asking(sentences) for sentences, _, _ in sims], dtype=np.float64)
+    asking = np.asarray([ends_asking(sentences) for sentences, _, _ in sims], dtype=bool)
 
     def figures(p: Pick, mask: np.ndarray) -> dict[str, float]:
-        values = rels[recipe.with_params(p.floor, p.beta)] - p.asks * asking
-        return filter_figures(rows, values, p.margin, mask)
+        return filter_figures(rows, p.value(rels[recipe.with_params(p.floor, p.beta)], asking), p.margin, mask)
 
     def fit(train: np.ndarray) -> Pick:
         return max(PICKS, key=lambda p: np.nan_to_num(figures(p, train)["gain_captured"], nan=-np.inf))

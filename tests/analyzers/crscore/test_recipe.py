@@ -65,9 +65,8 @@ def test_pick_order_takes_pick_top_again_and_again() -> None:
 def test_the_rtcbot_pick_scores_with_its_own_floor_and_beta() -> None:
     rtcbot, soft = RECIPES["rtcbot"], RECIPES["soft"]
     assert rtcbot.pick == Pick(0.0, 1.5, 0.05, asks=0.1) and rtcbot.margin == 0.05
-    assert soft.pick is None and soft.picking() is soft and soft.margin == 0.0
-    picking = rtcbot.picking()
-    assert (picking.floor, picking.beta, picking.pick) == (0.0, 1.5, rtcbot.pick)
+    assert soft.pick is None and soft.margin == 0.0
+    assert (rtcbot.floor, rtcbot.beta) == (0.2, 2.0)  # the shown scores' recipe, not the pick's
     assert len(PICKS) == len(GRID) * len(ASKS) * len(MARGINS) == len(set(PICKS)) and rtcbot.pick in PICKS
 
 
@@ -75,7 +74,9 @@ def test_pick_value_is_the_picking_recipes_rel_from_what_scores_keep() -> None:
     sim = np.array([[0.6, 0.1, 0.05], [0.15, 0.3, -0.2]])
     rtcbot = RECIPES["rtcbot"]
     shown = crs.score_matrix(sim, ["a", "b"], ["p", "q", "r"], None, rtcbot)
-    by = crs.score_matrix(sim, ["a", "b"], ["p", "q", "r"], None, rtcbot.picking())
+    assert rtcbot.pick is not None
+    picking = rtcbot.with_params(rtcbot.pick.floor, rtcbot.pick.beta)
+    by = crs.score_matrix(sim, ["a", "b"], ["p", "q", "r"], None, picking)
     assert crs.pick_value(shown, rtcbot) == pytest.approx(by.rel)
     assert crs.pick_value(shown, rtcbot) != pytest.approx(shown.rel)  # another floor and β than shown
     assert crs.pick_value(shown, RECIPES["soft"]) == shown.rel  # no pick: the recipe's own Rel
@@ -98,4 +99,6 @@ def test_the_pick_takes_its_question_penalty_off_a_review_that_asks() -> None:
     assert says.rel == asks.rel  # the shown scores do not change: only the pick's order
     assert crs.pick_value(asks, rtcbot) == pytest.approx(crs.pick_value(says, rtcbot) - 0.1)
     assert crs.pick_value(asks, RECIPES["soft"]) == asks.rel  # no pick, no penalty
-    assert Pick(0.0, 1.5, 0.05, asks=0.2).value(0.5, ["Why?"]) == pytest.approx(0.3)
+    pick = Pick(0.0, 1.5, 0.05, asks=0.2)
+    assert pick.value(0.5, ends_asking(["Why?"])) == pytest.approx(0.3)
+    assert pick.value(np.array([0.5, 0.5]), np.array([True, False])) == pytest.approx([0.3, 0.5])  # as arrays
