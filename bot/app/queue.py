@@ -1,6 +1,7 @@
 """The job queue: huey on a SQLite file by default (no server), on Redis when REDIS_URL is set.
 
-A queue message carries only a job id; the job itself (and whether it is done) lives in the
+A queue message carries only a job id, as JSON (never a pickle: bot/app/queue_messages.py, which
+refuses anything else unread); the job itself (and whether it is done) lives in the
 store, so a message lost with a killed worker is recovered by the sweep (bot/app/sweep.py).
 `rtcbot worker` consumes it with `QueueConsumer`: huey's consumer, but a queue that goes away is
 one line when it goes and one when it is back, with backoff between tries (bot/app/outage.py).
@@ -27,6 +28,7 @@ from huey.storage import SqliteStorage
 from analyzers.code.paths import private_file
 from analyzers.urls import redact_url
 from bot.app.outage import Outage
+from bot.app.queue_messages import JsonMessages, RefusingDequeue
 from bot.app.settings import ServiceSettings
 from bot.app.sweep import why
 
@@ -68,16 +70,22 @@ class WalNormalSqliteStorage(SqliteStorage):  # type: ignore[misc]  # huey is un
         return conn
 
 
-class QueueHuey(SqliteHuey):  # type: ignore[misc]
+class QueueHuey(RefusingDequeue, SqliteHuey):  # type: ignore[misc]
     storage_class = WalNormalSqliteStorage
 
 
+class QueueRedisHuey(RefusingDequeue, RedisHuey):  # type: ignore[misc]
+    """huey's Redis queue, refusing what is not a JSON job message (bot/app/queue_messages.py)."""
+
+
 def make_huey(settings: ServiceSettings) -> Huey:
+    """The queue, its messages JSON, never pickles (bot/app/queue_messages.py)."""
+    messages = JsonMessages(f"{TASK_MODULE}.{RUN_JOB}")
     if settings.redis_url:
-        return RedisHuey(QUEUE_NAME, url=settings.redis_url, results=False, utc=True)
+        return QueueRedisHuey(QUEUE_NAME, url=settings.redis_url, results=False, utc=True, serializer=messages)
     private_file(settings.data_dir / "queue.sqlite3")  # 0600 in a folder made 0700, like the store
     return QueueHuey(QUEUE_NAME, filename=str(settings.data_dir / "queue.sqlite3"), results=False,
-                     utc=True, timeout=30)
+                     utc=True, timeout=30, serializer=messages)
 
 
 def describe(huey: Huey) -> str:
