@@ -27,6 +27,7 @@ from bot.app.job_kinds import (
     from_spec,
     to_spec,
 )
+from bot.core.logs import shown
 from bot.ids import positive_int
 
 # a check run's name, external_id and Re-run button are the check-run reporter's (one renderer)
@@ -110,7 +111,7 @@ def route(event: str, payload: Mapping[str, Any], *,
     fail; the note says why."""
     routed = _route(event, payload, comment_analyzers=comment_analyzers, titles=titles, slug=slug)
     if routed.jobs and _base(payload).installation_id is None:
-        return Routed(note=f"{event}: no installation in the payload (a repository or organization webhook, "
+        return Routed(note=f"{shown(event)}: no installation in the payload (a repository or organization webhook, "
                            "not the GitHub App's); rtcbot acts only on deliveries from an installation of its App")
     return routed
 
@@ -119,10 +120,10 @@ def _route(event: str, payload: Mapping[str, Any], *, comment_analyzers: Sequenc
            titles: Mapping[str, str] | None, slug: str | None = None) -> Routed:
     if event != "ping" and not isinstance(payload.get("repository"), Mapping) \
             and not event.startswith("installation"):
-        return Routed(note=f"{event}: no repository in the payload")
+        return Routed(note=f"{shown(event)}: no repository in the payload")
     handler = handler_of(event, payload.get("action"))
     if handler is None:
-        return Routed(note=f"event {event!r} is not handled")
+        return Routed(note=f"event {shown(event)!r} is not handled")
     return handler(Delivery(event, payload.get("action"), payload, _base(payload), comment_analyzers, titles, slug))
 
 

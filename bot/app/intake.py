@@ -18,6 +18,7 @@ from analyzers import registry
 from bot.app import command_events, events, feedback
 from bot.app.settings import ServiceSettings
 from bot.app.sweep import why
+from bot.core.logs import shown
 from bot.github import app_identity
 from bot.store.store import Store
 
@@ -80,7 +81,7 @@ class Intake:
         try:
             routed: events.Routed | None = self.route(event, payload)
         except Exception:
-            log.exception("routing delivery %s failed; the sweep will retry", delivery_id)
+            log.exception("routing delivery %s failed; the sweep will retry", shown(delivery_id))
             routed = None
         action = payload.get("action")
         ids = self.store.deliveries.accept(delivery_id, event, action if isinstance(action, str) else None, body,
@@ -93,7 +94,7 @@ class Intake:
             try:
                 self.thread(payload)
             except Exception:  # a record only: the delivery is kept either way
-                log.warning("could not record review thread of delivery %s", delivery_id, exc_info=True)
+                log.warning("could not record review thread of delivery %s", shown(delivery_id), exc_info=True)
         if routed is None:
             return Accepted([], "routing failed; it is retried", routed=False)
         if ids:

@@ -4,27 +4,17 @@ body. The commonest mistake in setting up an App (RTCBOT_WEBHOOK_SECRET not the 
 to GitHub) is then seen in the service's log, not only as a metric.
 
 The id and the event come from the request's headers, which anyone who reaches the port
-writes: they are shown cut to `MAX_SHOWN` characters, anything but printable ASCII replaced."""
+writes: they are shown cut to `MAX_SHOWN` characters, anything but printable ASCII replaced
+(bot/core/logs.py `shown`, which every line naming them uses: accepted deliveries' too)."""
 
 from __future__ import annotations
 
 import logging
-import re
 
-from bot.core.logs import delivery_context
+from bot.core.logs import MAX_SHOWN, delivery_context, shown
 
 log = logging.getLogger("bot.app.web")
-MAX_SHOWN = 80
-_UNPRINTABLE = re.compile(r"[^\x21-\x7e]")
-
-
-def shown(value: str) -> str:
-    """A header's value as a log line shows it: printable ASCII, at most MAX_SHOWN characters
-    (more is marked with …), `-` when empty."""
-    if not value:
-        return "-"
-    cut = _UNPRINTABLE.sub("?", value[:MAX_SHOWN])
-    return cut + ("…" if len(value) > MAX_SHOWN else "")
+__all__ = ["MAX_SHOWN", "log_refusal", "shown"]
 
 
 def log_refusal(status: int, reason: str, *, event: str, delivery: str) -> None:

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from bot.app.settings import ServiceSettings
-from bot.core.logs import job_context
+from bot.core.logs import job_context, shown
 from bot.store.schema import UNSENT, JobRow
 from bot.store.store import Store
 
@@ -117,9 +117,10 @@ class Sweeper:
         for d in store.deliveries.unrouted(older_than_s=min(30.0, s.stale_after_s)):
             try:
                 self.route_delivery(d.id, d.event, json.loads(d.payload))
-                done.add("deliveries", f"routed delivery {d.id} ({d.event}, recorded {_ago(d.received_at)} ago)")
+                done.add("deliveries", f"routed delivery {shown(d.id)} ({shown(d.event)}, "
+                                       f"recorded {_ago(d.received_at)} ago)")
             except Exception:
-                log.exception("could not route delivery %s", d.id)
+                log.exception("could not route delivery %s", shown(d.id))
         for job in store.job_queries.stale_running(s.stale_after_s):
             silent = f"no heartbeat for {_ago(job.heartbeat_at)}"
             if job.attempts >= s.max_attempts:
@@ -129,14 +130,14 @@ class Sweeper:
                 done.add("abandoned", f"gave up job {job.id} after {job.attempts} attempts ({silent})")
             elif store.jobs.requeue(job.id, expect="running", attempts=job.attempts):
                 sent = self._send(job)
-                done.add("requeued", f"requeued job {job.id} of delivery {job.delivery_id} ({silent}"
+                done.add("requeued", f"requeued job {job.id} of delivery {shown(job.delivery_id)} ({silent}"
                                      + ("" if sent else "; the queue refused its message: sent again later") + ")")
         for job in store.job_queries.stale_queued(s.requeue_after_s):
             why_again = ("the queue had refused its message" if job.updated_at == UNSENT
                          else f"queued {_ago(job.updated_at)} without a worker taking it")
             # refreshes updated_at (and the unsent mark); said only when the queue took it
             if store.jobs.requeue(job.id, expect="queued") and self._send(job):
-                done.add("resent", f"resent job {job.id} of delivery {job.delivery_id} ({why_again})")
+                done.add("resent", f"resent job {job.id} of delivery {shown(job.delivery_id)} ({why_again})")
         done.clean_up("pruned", lambda: store.deliveries.prune_payloads(s.payload_retention_s),
                       "prune delivery payloads", "dropped the payloads of {} old deliveries")
         done.clean_up("sessions", store.sessions.prune, "drop expired dashboard sessions",

@@ -34,10 +34,11 @@ from bot.app.metrics import Meters
 from bot.app.refusals import log_refusal
 from bot.app.settings import ServiceSettings, load_settings
 from bot.core.feedback import acceptance
-from bot.core.logs import delivery_context
+from bot.core.logs import delivery_context, shown
 from bot.core.settings import SettingsError
 
 log = logging.getLogger(__name__)
+MAX_HEADER = 100  # X-GitHub-Event and X-GitHub-Delivery: longer ones are refused (the store's columns)
 
 
 def create_app(settings: ServiceSettings | None = None, *, runtime: Runtime | None = None) -> Flask:
@@ -102,6 +103,8 @@ def _verified_delivery(settings: ServiceSettings, secret: str, event: str,
     delivery = request.headers.get("X-GitHub-Delivery", "")
     if not event or not delivery:
         return _refused(meters, 400, "missing X-GitHub-Event or X-GitHub-Delivery", event)
+    if max(len(event), len(delivery)) > MAX_HEADER:  # GitHub's are a word and a GUID; the store keeps 100
+        return _refused(meters, 400, f"X-GitHub-Event or X-GitHub-Delivery over {MAX_HEADER} characters", event)
     try:
         payload, text = decode_payload(request.headers.get("Content-Type", ""), body)
     except UnsupportedType:
@@ -139,9 +142,11 @@ def _webhook_route(app: Flask, settings: ServiceSettings, rt: Runtime, meters: M
         if isinstance(verified, Response):
             return verified
         delivery, payload, text = verified
-        with delivery_context(delivery):  # every line logged while it is handled names the delivery
+        # every line logged while it is handled names the delivery; the two headers, which the
+        # signature does not cover, only as `shown` (printable ASCII, cut)
+        with delivery_context(delivery):
             resp = _record_delivery(rt, meters, event, delivery, payload, text, t0)
-            log.info("%s delivery answered %s", event, g.said)
+            log.info("%s delivery answered %s", shown(event), g.said)
         return resp
 
 
@@ -152,7 +157,7 @@ def _record_delivery(rt: Runtime, meters: Meters, event: str, delivery: str, pay
     try:
         accepted = rt.accept(delivery, event, payload, text)
     except Exception:
-        log.exception("could not record delivery %s", delivery)
+        log.exception("could not record delivery %s", shown(delivery))
         return meters.answer(503, "could not record the delivery; redeliver it", event, delivery=delivery)
     if accepted is None:
         return meters.answer(200, "duplicate delivery: already received", event, delivery=delivery)

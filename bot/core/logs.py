@@ -20,6 +20,7 @@ from __future__ import annotations
 import contextvars
 import json
 import logging
+import re
 import sys
 import time
 from collections.abc import Iterator
@@ -61,7 +62,8 @@ class JobContext:
         """The job's fields as logged (head shortened to 12 characters), with the seconds
         since it began (`elapsed_s`)."""
         out: dict[str, Any] = {"repo": self.repo, "pr": self.pr, "head": self.head[:12] if self.head else None,
-                               "analyzer": self.analyzer, "job": self.job, "delivery": self.delivery,
+                               "analyzer": self.analyzer, "job": self.job,
+                               "delivery": shown(self.delivery) if self.delivery is not None else None,
                                "elapsed_s": round(time.monotonic() - self.started, 3)}
         return {k: v for k, v in out.items() if v is not None}
 
@@ -73,6 +75,20 @@ class JobContext:
         parts += [f"{k}={f[k]}" for k in ("head", "analyzer", "job", "delivery") if k in f]
         parts.append(f"t={f['elapsed_s']:.2f}s")
         return " [" + " ".join(parts) + "]"
+
+
+MAX_SHOWN = 80
+_UNPRINTABLE = re.compile(r"[^\x21-\x7e]")
+
+
+def shown(value: str) -> str:
+    """A value from a stranger (a webhook's X-GitHub-Event or X-GitHub-Delivery header) as a log
+    line shows it: printable ASCII, at most MAX_SHOWN characters (more is marked with …), `-`
+    when empty. No line break, separator or quote-forging space survives it."""
+    if not value:
+        return "-"
+    cut = _UNPRINTABLE.sub("?", value[:MAX_SHOWN])
+    return cut + ("…" if len(value) > MAX_SHOWN else "")
 
 
 _current: contextvars.ContextVar[JobContext | None] = contextvars.ContextVar("rtcbot_job", default=None)
