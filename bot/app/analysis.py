@@ -44,11 +44,17 @@ from reporters.diff_filter import DiffFilter
 log = logging.getLogger(__name__)
 
 
+COMMENTED = ("pull_request_review", "pull_request_review_comment")  # reasons: a commenter asked for it
+
+
 def payer_of(job: AnalyzeJob) -> budget.Payer | None:
     """Whose daily LLM budgets an analysis spends: its installation's, its pull request's (by
-    the repository's id) and its author's (a fork's pushes are its author's)."""
+    the repository's id) and its author's (a fork's pushes are its author's); one a review or a
+    review comment asked for, its commenter's and the installation's (whoever asks, pays)."""
     if not job.installation_id:
         return None
+    if job.reason in COMMENTED:
+        return budget.Payer.commenter(job.installation_id, job.author_id)
     return budget.Payer.of(job.installation_id, job.repository_id or job.repo, job.pr_number, job.author_id)
 
 
@@ -84,6 +90,8 @@ class Analysis:
     def __call__(self, row: JobRow, job: Job, inputs: PRInputs | None = None) -> JobEnd:
         if not isinstance(job, AnalyzeJob):
             raise JobError(f"a {job.kind} job is not an analysis")
+        if (unpaid := budget.unpaid(self.settings, self.store, payer_of(job))) is not None:
+            return "skipped", unpaid, {}  # nothing asked of GitHub: the check run stays as it was
         gh = installation_github(self.github, job)
         done = self._review(row, job, gh, inputs)
         if not isinstance(done, _Reviewed):

@@ -5,7 +5,10 @@ spends (`Payer`): its installation's (RTCBOT_LLM_DAILY_REQUESTS / _TOKENS), its 
 (RTCBOT_LLM_PR_DAILY_…) and its author's in that installation (RTCBOT_LLM_AUTHOR_DAILY_…), so
 that one pull request's pushes, a fork's among them, or one author's pull requests cannot spend
 the day of the installation's others; afterwards its use charged to each, and work a budget cut
-off listed as skipped, naming the budget.
+off listed as skipped, naming the budget. Whoever asks, pays: an analysis a review or a review
+comment asked for spends its commenter's day (the same RTCBOT_LLM_AUTHOR_DAILY_… budget) and the
+installation's, never the pull request's author's or the pull request's; with nothing left of
+either it is not run at all (`unpaid`: the job's note says so, the check run is left as it was).
 """
 
 from __future__ import annotations
@@ -32,6 +35,8 @@ NOTES = {  # the daily ones narrowest first
     "installation": f"what is left today of this installation's daily LLM budget; {RENEWS}",
     "job": "the LLM budget of one analysis",
 }
+# an analysis a review or a review comment asked for is the commenter's to pay (`Payer.asked`)
+ASKED = f"what is left today of the daily LLM budget of the person whose review comment asked for it; {RENEWS}"
 
 
 @dataclass(frozen=True)
@@ -43,6 +48,7 @@ class Payer:
     installation_id: int
     pr: str | None = None  # "pr:<repository id>#<number>" (the name where the id is unknown)
     author: str | None = None  # "author:<GitHub user id>"
+    asked: bool = False  # `author` is a commenter who asked for the work, not the pull request's author
 
     @classmethod
     def of(cls, installation_id: int, repository: int | str | None, pr_number: int | None,
@@ -50,14 +56,19 @@ class Payer:
         return cls(installation_id, pr=f"pr:{repository}#{pr_number}" if repository and pr_number else None,
                    author=f"author:{author_id}" if author_id else None)
 
+    @classmethod
+    def commenter(cls, installation_id: int, commenter_id: int | None) -> Payer:
+        """A review comment's re-run: its commenter's day and the installation's, never the pull
+        request's (a stranger's comments do not spend the day of the author's pushes)."""
+        return cls(installation_id, author=f"author:{commenter_id}" if commenter_id else None, asked=True)
+
     def spenders(self) -> dict[str, str]:
         """Budget ("pr", "author") → the spender the store counts it under."""
         return {scope: who for scope, who in (("pr", self.pr), ("author", self.author)) if who}
 
 
-def daily_budget(settings: ServiceSettings, store: Store, llm: LLMSettings, payer: Payer) -> LLMSettings:
-    """`llm` with the job's budget, capped by what is left of each day it spends, its note
-    naming the budget that caps it most (where two leave the same, the narrowest day)."""
+def _caps(settings: ServiceSettings, store: Store, payer: Payer) -> list[tuple[str, int, int]]:
+    """(budget, requests, tokens) left of each day the payer spends, narrowest first, then the job's."""
     limits = settings.daily_budgets()
     spenders = payer.spenders()
     spent = store.usage.spent_today(payer.installation_id, list(spenders.values()))
@@ -66,10 +77,31 @@ def daily_budget(settings: ServiceSettings, store: Store, llm: LLMSettings, paye
     caps = [(scope, max(0, limits[scope][0] - r), max(0, limits[scope][1] - t))
             for scope, (r, t) in sorted(used.items(), key=lambda kv: list(NOTES).index(kv[0]))]
     caps.append(("job", settings.llm_max_requests, settings.llm_max_tokens))  # last: a tie names the day
+    return caps
+
+
+def _note(payer: Payer, scope: str) -> str:
+    return ASKED if scope == "author" and payer.asked else NOTES[scope]
+
+
+def daily_budget(settings: ServiceSettings, store: Store, llm: LLMSettings, payer: Payer) -> LLMSettings:
+    """`llm` with the job's budget, capped by what is left of each day it spends, its note
+    naming the budget that caps it most (where two leave the same, the narrowest day)."""
+    caps = _caps(settings, store, payer)
     requests = min(caps, key=lambda c: c[1])
     tokens = min(caps, key=lambda c: c[2])
-    note = NOTES[requests[0] if requests[0] != "job" else tokens[0]]
+    note = _note(payer, requests[0] if requests[0] != "job" else tokens[0])
     return dataclasses.replace(llm, max_requests=requests[1], max_tokens_total=tokens[2], budget_note=note)
+
+
+def unpaid(settings: ServiceSettings, store: Store, payer: Payer | None) -> str | None:
+    """Why an analysis a commenter asked for is not run: nothing is left today of a day it
+    spends (the commenter's or the installation's); None when something is, or when no
+    commenter asked (a push's analysis runs and lists what its budget cut off)."""
+    if payer is None or not payer.asked:
+        return None
+    spent = next((scope for scope, r, t in _caps(settings, store, payer) if scope != "job" and not (r and t)), None)
+    return None if spent is None else f"not run: nothing is left of {_note(payer, spent)}"
 
 
 def llm_factory(settings: ServiceSettings, store: Store, model: str | None,

@@ -194,7 +194,8 @@ def _pull_request_closed(d: Delivery) -> Routed:
 
 
 def _review(d: Delivery) -> Routed:
-    """A review comment written or edited, or a review submitted: the comment analyzers again."""
+    """A review comment written or edited, or a review submitted: the comment analyzers again,
+    charged to whoever wrote it (the payload's sender; bot/app/budget.py `Payer.commenter`)."""
     pr = d.payload.get("pull_request") or {}
     if closed := _closed(pr):
         return Routed(note=closed)
@@ -205,7 +206,7 @@ def _review(d: Delivery) -> Routed:
     return Routed([AnalyzeJob(repo=b.repo, default_branch=b.default_branch, installation_id=b.installation_id,
                               repository_id=b.repository_id,
                               pr_number=number, head_sha=sha, analyzer=name, force=True, reason=d.event,
-                              author_id=_author(pr))
+                              author_id=_sender(d.payload))
                    for name in d.comment_analyzers])
 
 
