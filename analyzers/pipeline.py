@@ -36,6 +36,8 @@ def run_one(name: str, changes: ChangeSet, ctx: AnalysisContext) -> AnalyzerRepo
         report = analyzer.run(changes, ctx)
         report.findings = place_findings(report.findings, head_text(ctx.file_at_head, changes))  # fingerprints
     except (LLMError, OptionsError) as e:  # OptionsError: one line per problem, key paths
+        if isinstance(e, LLMError) and e.endpoint:  # the endpoint for the operator's log; the report's line names none
+            log.info("analyzer %s: %s", name, e.for_operator())
         report = AnalyzerReport(analyzer.name, analyzer.title, error=str(e))
     except Exception as e:  # an analyzer bug must not take the other analyses down
         log.exception("analyzer %s failed", name)

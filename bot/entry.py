@@ -31,12 +31,20 @@ COMMANDS = {
     "action": "bot.action.command:command",
 }
 SERVICES = ("serve", "worker")  # long-running: log at info by default
+PUBLIC_LOGS = ("action",)  # its log is the workflow's: anyone who reads the repository reads it
 
 
 def _user_error(e: BaseException) -> bool:
     """An LLM endpoint or sandbox the user must fix (their modules are loaded if they raised)."""
     llm, sandbox = sys.modules.get("analyzers.llm.client"), sys.modules.get("analyzers.sandbox.box")
     return bool((llm and isinstance(e, llm.LLMError)) or (sandbox and isinstance(e, sandbox.SandboxUnavailable)))
+
+
+def _one_line(e: BaseException, command: str | None) -> str:
+    """The error's line: an LLM error names its endpoint (redacted) to the operator on a terminal,
+    never in the Action's log (a public repository's workflow logs are public)."""
+    for_operator = getattr(e, "for_operator", None)
+    return str(for_operator()) if callable(for_operator) and command not in PUBLIC_LOGS else str(e)
 
 
 class Main(LazyGroup):
@@ -58,7 +66,7 @@ class Main(LazyGroup):
         except Exception as e:
             if not _user_error(e):
                 raise
-            logs.say_error(str(e))
+            logs.say_error(_one_line(e, ctx.invoked_subcommand))
             sys.exit(2)
 
 

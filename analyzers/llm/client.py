@@ -123,7 +123,7 @@ class LLMClient:
         if not settings.base_url:
             raise LLMError("no LLM endpoint configured (set --llm-base-url or use the embedded model)")
         if not settings.model:
-            raise LLMError(f"no model name configured for {settings.base_url}")
+            raise LLMError("no model name configured for the LLM endpoint", endpoint=settings.base_url)
         self.settings = settings
         self.model: str = settings.model
         self.base_url: str = settings.base_url
@@ -231,8 +231,8 @@ class LLMClient:
         except (BudgetExceeded, Halted):
             raise
         except Malformed as e:
-            raise LLMError(f"the LLM endpoint {self.base_url} (model {self.model!r}) answered something that "
-                           f"is not a chat completion, {self.settings.max_retries} times ({e})") from None
+            raise LLMError(f"the LLM endpoint (model {self.model!r}) answered something that is not a chat "
+                           f"completion, {self.settings.max_retries} times ({e})", endpoint=self.base_url) from None
         except openai.OpenAIError as e:
             raise describe(e, self.base_url, self.model) from None
         with self._lock:
@@ -327,5 +327,5 @@ class LLMClient:
             raise describe(e, self.base_url, self.model) from None
         if models and self.model not in models and not any(self.model in m for m in models):
             raise LLMError(
-                f"model {self.model!r} not found at {self.base_url} (it serves: {', '.join(models[:5])})"
-            )
+                f"model {self.model!r} not found at the LLM endpoint (it serves: {', '.join(models[:5])})",
+                endpoint=self.base_url)

@@ -206,7 +206,7 @@ def client_from_settings(settings: LLMSettings) -> LLMClient:
     """An LLMClient on the configured endpoint, or on the embedded model when there is none."""
     if settings.base_url:
         if not settings.model:
-            raise LLMError(f"--model is required with the LLM endpoint {settings.base_url}")
+            raise LLMError("--model is required with an LLM endpoint", endpoint=settings.base_url)
         return LLMClient(settings)
     server = shared_server(settings.embedded_gguf)
     show_notice_once()

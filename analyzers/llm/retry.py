@@ -55,17 +55,19 @@ class RetryPolicy:
 
 
 def describe(exc: BaseException, base_url: str, model: str) -> LLMError:
-    """The one line a failed request becomes, naming the endpoint and the model."""
-    where = f"{base_url} (model {model!r})"
+    """The one line a failed request becomes, naming the model; the endpoint travels beside it
+    (`LLMError.endpoint`: the operator's to read, never published)."""
+    where = f"the LLM endpoint (model {model!r})"
     if isinstance(exc, openai.NotFoundError):
-        return LLMError(f"model {model!r} not found at {base_url}, "
-                        "or the endpoint is not OpenAI-compatible")
+        return LLMError(f"model {model!r} not found at the LLM endpoint, "
+                        "or the endpoint is not OpenAI-compatible", endpoint=base_url)
     if isinstance(exc, openai.AuthenticationError | openai.PermissionDeniedError):
-        return LLMError(f"the LLM endpoint {where} refused the API key ({exc.status_code})")
+        return LLMError(f"{where} refused the API key ({exc.status_code})", endpoint=base_url)
     if isinstance(exc, openai.APITimeoutError):
-        return LLMError(f"the LLM endpoint {where} timed out")
+        return LLMError(f"{where} timed out", endpoint=base_url)
     if isinstance(exc, openai.APIConnectionError):
-        return LLMError(f"cannot reach the LLM endpoint {where}: connection failed")
+        return LLMError(f"cannot reach {where}: connection failed", endpoint=base_url)
     if isinstance(exc, openai.APIStatusError):
-        return LLMError(f"the LLM endpoint {where} answered HTTP {exc.status_code}")
-    return LLMError(f"LLM request to {where} failed: {exc}")
+        return LLMError(f"{where} answered HTTP {exc.status_code}", endpoint=base_url)
+    # the exception's own words may quote the URL: only its kind is said
+    return LLMError(f"LLM request to {where} failed ({type(exc).__name__})", endpoint=base_url)
