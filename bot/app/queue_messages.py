@@ -8,7 +8,7 @@ version before this one, or bytes someone wrote into the queue — is refused un
 (`RefusedMessage`): the worker logs one line naming what it was (never its bytes) and takes the
 next (`RefusingDequeue`). Nothing is lost by it: the job a message named lives in the store, and
 the sweep sends its message again, as JSON, once it has waited RTCBOT_REQUEUE_AFTER_S
-(bot/app/sweep.py; docs/deploy.md, "Upgrading").
+(bot/app/sweep.py; docs/deploy.md, "Upgrade").
 """
 
 from __future__ import annotations

@@ -59,7 +59,8 @@ def test_retries_give_up_with_one_clear_line(scripted_llm: Callable[..., Scripte
     c = client_for(srv, max_retries=2)
     with pytest.raises(LLMError) as e:
         c.sample(MSG)
-    assert "503" in str(e.value) and srv.base_url in str(e.value) and "\n" not in str(e.value)
+    assert "503" in str(e.value) and srv.base_url not in str(e.value) and "\n" not in str(e.value)
+    assert e.value.endpoint == srv.base_url  # beside the text, for the operator (analyzers/llm/errors.py)
     assert srv.request_count == 3
 
 
@@ -71,7 +72,7 @@ def test_an_answer_that_is_not_a_completion_is_retried_then_one_clear_line(
     c = client_for(srv, max_retries=2)
     with pytest.raises(LLMError) as e:
         c.sample(MSG)
-    assert "not a chat completion" in str(e.value) and srv.base_url in str(e.value)
+    assert "not a chat completion" in str(e.value) and e.value.endpoint == srv.base_url
     assert "\n" not in str(e.value) and srv.request_count == 3 and c.usage.retries == 2
     srv.chaos(0.0)
     assert c.sample(MSG) == ["fine"]
@@ -126,7 +127,7 @@ def test_unreachable_endpoint_names_url_and_model() -> None:
     with pytest.raises(LLMError) as e:
         c.sample(MSG)
     msg = str(e.value)
-    assert url in msg and "'m1'" in msg and "\n" not in msg
+    assert url not in msg and "'m1'" in msg and "\n" not in msg and url in e.value.for_operator()
 
 
 def test_wrong_model_name(scripted_llm: Callable[..., ScriptedLLM]) -> None:
