@@ -68,10 +68,26 @@ class Place:
     "method Cart.total"; "" at module level or in a file that cannot be read as its language),
     and how many identical runs of lines (normalised) come before it from that definition's
     first line. It survives a move of the whole definition; a twin in another definition, or a
-    copy below it in the same one, has a place of its own."""
+    copy below it in the same one, has a place of its own.
+
+    `path` names the whole path of definitions and branches around it where that says more than
+    `definition` (same-named definitions by their order, "#2/3"; a property's accessor; an
+    `if`/`else` arm, an `except` clause; a JavaScript object literal's keys), else "". `count`:
+    the identical runs in the definition in all. Both are part of the fingerprint where they
+    say anything (a path, a count other than 1), so a copy added anywhere in the definition, or
+    a same-named sibling, changes every fingerprint there: a dismissal covers a line only while
+    the definition holds as many identical lines as when it was made."""
 
     definition: str
     occurrence: int = 0
+    path: str = ""
+    count: int = 1
+
+    @property
+    def specific(self) -> bool:
+        """Whether the place says more than the definition and the occurrence (what a fingerprint
+        before Integrity III named)."""
+        return bool(self.path) or self.count != 1
 
 
 @dataclass
@@ -109,17 +125,26 @@ class Finding:
         """A short hex id that survives line moves (what a team names to dismiss this finding,
         bot/core/dismissals.py, and what every output shows): analyzer, rule id, path, content —
         `code`, the text of the finding's lines, normalised, when given; else the content key;
-        else title and message — and its `place` (definition and occurrence) where it has one;
-        never a line number. A finding without a place has its `legacy_fingerprint`."""
+        else title and message — and its `place` (definition, occurrence, and where they say
+        anything, path and count) where it has one; never a line number. A finding without a
+        place has its `legacy_fingerprint`."""
+        return self.fingerprint_at(self.place, code)
+
+    def fingerprint_at(self, place: Place | None, code: str | None = None) -> str:
+        """The fingerprint this finding has at `place` (what `fingerprint` uses; bot/core/dismissals.py
+        asks it for the places a dismissal may have been made at, to say why it no longer covers)."""
         parts = [self.analyzer, self.rule_id or "", self.path or "", self._content(code)]
-        if self.place is not None:
-            parts += ["place", self.place.definition, str(self.place.occurrence)]
+        if place is not None:
+            parts += ["place", place.definition, str(place.occurrence)]
+            if place.specific:
+                parts += ["path", place.path, "of", str(place.count)]
         return _digest(parts)
 
     def legacy_fingerprint(self, code: str | None = None) -> str:
         """The fingerprint before `place` was part of it (content only: twins in two functions
-        share it). Dismissals that name one keep working until the next release where it names
-        exactly one current finding (bot/core/dismissals.py)."""
+        share it). It dismisses nothing any more (a copy in another function was the one finding
+        it named whenever the original was not reported); bot/core/dismissals.py says which
+        finding a dismissal that names one meant, and its fingerprint now."""
         return _digest([self.analyzer, self.rule_id or "", self.path or "", self._content(code)])
 
     def _content(self, code: str | None) -> str:

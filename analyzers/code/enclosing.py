@@ -12,6 +12,7 @@ the line is in no definition (module level).
 from __future__ import annotations
 
 import ast
+import hashlib
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -88,6 +89,27 @@ def enclosing_many(text: str, language: str | None, lines: Iterable[int]) -> dic
     else:
         return dict.fromkeys(wanted)
     return {ln: None if chain is None else str(chain[-1]) if chain else "" for ln, chain in found.items()}
+
+
+def chains(text: str, language: str | None, lines: Iterable[int]) -> dict[int, list[Definition]] | None:
+    """The definitions around each of `lines`, outermost first, the file read once; None when the
+    file cannot be read as `language` (then no line is in a definition we can name)."""
+    wanted = sorted(set(lines))
+    if language == "python":
+        tree = _parse(text)
+        return None if tree is None else {ln: _python_chain(tree, ln) for ln in wanted}
+    if language in BRACE_LANGUAGES:
+        found = _braces_chains(_code_chars(text), wanted)
+        return None if any(c is None for c in found.values()) else {ln: c or [] for ln, c in found.items()}
+    return None
+
+
+def brace_headers(text: str, lines: Iterable[int]) -> dict[int, list[tuple[Definition | None, str]] | None]:
+    """For each of `lines`, every brace open at it, outermost first: the definition it opened (None:
+    one we do not name) and the text before it (normalised, at most HEADER_CHARS: `if (admin)`,
+    `else`, `guest:`); None when the braces do not balance before it."""
+    stacks = _braces_stacks(_code_chars(text), sorted(set(lines)))
+    return {ln: None if st is None else [(d, h) for d, _, h in st] for ln, st in stacks.items()}
 
 
 def hunk_label(hunk: Hunk, text: str | None, language: str | None) -> str:
@@ -189,7 +211,8 @@ def _header_definition(header: str) -> Definition | None:
     return None
 
 
-Stack = list[tuple[Definition | None, int]]  # what each open brace opened, on which line
+Stack = list[tuple[Definition | None, int, str]]  # what each open brace opened, on which line, after what
+HEADER_CHARS = 200
 
 
 def _braces(text: str, line: int) -> list[Definition] | None:
@@ -199,9 +222,15 @@ def _braces(text: str, line: int) -> list[Definition] | None:
 
 
 def _braces_chains(chars: Sequence[tuple[str, int]], lines: Sequence[int]) -> dict[int, list[Definition] | None]:
-    """`_braces` for each of `lines`, in one pass over the characters: what comes before a line
-    is read once for every line after it."""
-    out: dict[int, list[Definition] | None] = {}
+    """`_braces` for each of `lines`, in one pass over the characters."""
+    return {ln: None if st is None else _chain(st) for ln, st in _braces_stacks(chars, lines).items()}
+
+
+def _braces_stacks(chars: Sequence[tuple[str, int]], lines: Sequence[int]) -> dict[int, Stack | None]:
+    """The braces open at each of `lines` (those opened on it included), in one pass over the
+    characters: what comes before a line is read once for every line after it; None for a line
+    before which the braces do not balance."""
+    out: dict[int, Stack | None] = {}
     stack: Stack = []
     header: list[str] = []
     i, n, broken = 0, len(chars), False
@@ -215,14 +244,15 @@ def _braces_chains(chars: Sequence[tuple[str, int]], lines: Sequence[int]) -> di
         here, here_header, j = list(stack), list(header), i
         while j < n and chars[j][1] == line and _step(here, here_header, *chars[j], line):
             j += 1
-        out[line] = None if j < n and chars[j][1] == line else _chain(here)
+        out[line] = None if j < n and chars[j][1] == line else here
     return out
 
 
 def _step(stack: Stack, header: list[str], ch: str, at: int, line: int) -> bool:
     """One character read toward `line` (False: a `}` closes nothing)."""
     if ch == "{":
-        stack.append((_header_definition("".join(header)), at))
+        text = "".join(header)
+        stack.append((_header_definition(text), at, " ".join(text[-HEADER_CHARS:].split())))
         header.clear()
     elif ch == "}":
         if not stack:
@@ -240,7 +270,7 @@ def _step(stack: Stack, header: list[str], ch: str, at: int, line: int) -> bool:
 def _chain(stack: Stack) -> list[Definition]:
     chain: list[Definition] = []
     names: list[str] = []
-    for d, at in stack:
+    for d, at, _ in stack:
         if d is None:
             continue
         names.append(d.name)
@@ -251,7 +281,8 @@ def _chain(stack: Stack) -> list[Definition]:
 
 def _code_chars(text: str) -> list[tuple[str, int]]:
     """The characters of `text` outside comments and string, character and template literals
-    (each literal as one space), with their 1-based line numbers."""
+    (each literal as `'digits'`, a digest of its text: no brace, no name, yet `"admin": {` and
+    `"guest": {` stay two keys), with their 1-based line numbers."""
     out: list[tuple[str, int]] = []
     i, n, line = 0, len(text), 1
     while i < n:
@@ -272,7 +303,7 @@ def _code_chars(text: str) -> list[tuple[str, int]]:
             while j < n and text[j] != c and (c == "`" or text[j] != "\n"):
                 j += 2 if text[j] == "\\" else 1
             end = min(n, j + 1)
-            out.append((" ", line))
+            out += [(ch, line) for ch in _literal(text[i:end])]
             line += text.count("\n", i, end)
             i = end
             continue
@@ -280,3 +311,7 @@ def _code_chars(text: str) -> list[tuple[str, int]]:
         line += c == "\n"
         i += 1
     return out
+
+
+def _literal(text: str) -> str:
+    return "'" + str(int(hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:12], 16)) + "'"

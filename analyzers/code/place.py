@@ -5,11 +5,14 @@ A place is the innermost definition around the finding's first line (analyzers/c
 Python with `ast`, Java, JavaScript and TypeScript with a scan of braces; "" at module level,
 in another language or in a file that does not parse) and the finding's occurrence there: how
 many runs of lines with the same normalised text as the finding's lines start between that
-definition's first line (the file's first, at module level) and the finding's. So
-`subprocess.call(cmd, shell=True)` in `cleanup()` and in `run_user()` have two places, a copy
-added below one of them a third, and moving the whole definition keeps its place. (A copy added
-*above* a finding in the same definition takes its occurrence: the finding then shows again, as
-a new one, rather than the copy passing unseen.)
+definition's first line (the file's first, at module level) and the finding's; how many such
+runs the definition holds in all (`count`); and the whole path of definitions and branches
+around it where that says more than the definition (analyzers/code/scope_path.py). So
+`subprocess.call(cmd, shell=True)` in `cleanup()` and in `run_user()` have two places, `def run`
+in both arms of an `if` two, and moving the whole definition keeps its place. A copy added
+anywhere in the definition changes the count, so every identical line there gets a new
+fingerprint: the copy cannot take over the dismissed occurrence (bot/core/dismissals.py says
+which dismissal it voided).
 
 The pipeline (analyzers/pipeline.py) gives every finding with a path and a line its place from
 the file at the head of the change (where it cannot be read, as AutoFix scans it: its hunks at
@@ -23,7 +26,8 @@ from collections.abc import Callable, Sequence
 
 from analyzers.autofix.text import pseudo_file
 from analyzers.code.diff import ChangeSet, language_of
-from analyzers.code.enclosing import innermost
+from analyzers.code.enclosing import Definition, chains
+from analyzers.code.scope_path import paths
 from analyzers.report import Finding, Place
 
 Span = tuple[int, int]  # a finding's first and last line, 1-based, inclusive
@@ -33,22 +37,33 @@ def _normalised(line: str) -> str:
     return " ".join(line.split())
 
 
+def _runs(lines: Sequence[str], want: Sequence[str]) -> list[int]:
+    """The 1-based lines where a run of lines equal to `want` starts."""
+    return [i + 1 for i, ln in enumerate(lines) if ln == want[0] and list(lines[i:i + len(want)]) == list(want)]
+
+
+def _within(chain: Sequence[Definition], d: Definition | None) -> bool:
+    return d is None or any((c.name, c.start) == (d.name, d.start) for c in chain)
+
+
 def places(text: str, language: str | None, spans: Sequence[Span]) -> list[Place | None]:
     """The place of each span of `text` (None for one outside the file)."""
     lines = [_normalised(ln) for ln in text.splitlines()]
-    inside = [(s, max(s, e)) for s, e in spans if 1 <= s <= len(lines)]
-    found = innermost(text, language, [s for s, _ in inside]) if inside else None
-    defs = dict(zip((s for s, _ in inside), found or [None] * len(inside), strict=True))
+    wants = [lines[s - 1:min(max(s, e), len(lines))] if 1 <= s <= len(lines) else [] for s, e in spans]
+    runs = [_runs(lines, want) if want else [] for want in wants]
+    found = chains(text, language, [s for s, _ in spans if 1 <= s <= len(lines)] + [r for rs in runs for r in rs])
+    path_of = paths(text, language, [s for s, _ in spans if 1 <= s <= len(lines)])
     out: list[Place | None] = []
-    for start, end in spans:
-        if not 1 <= start <= len(lines):
+    for (start, _), want, starts in zip(spans, wants, runs, strict=True):
+        if not want:
             out.append(None)
             continue
-        d = defs[start]
-        want = lines[start - 1:min(max(start, end), len(lines))]
+        chain = found.get(start, []) if found is not None else []
+        d = chain[-1] if chain else None
         first = max(1, d.start) if d is not None else 1
-        seen = sum(1 for i in range(first - 1, start - 1) if lines[i] == want[0] and lines[i:i + len(want)] == want)
-        out.append(Place(str(d) if d is not None else "", seen))
+        seen = sum(1 for r in starts if first <= r < start)
+        count = sum(1 for r in starts if found is None or _within(found.get(r, []), d))
+        out.append(Place(str(d) if d is not None else "", seen, path_of.get(start, ""), max(count, seen + 1)))
     return out
 
 

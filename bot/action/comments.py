@@ -46,7 +46,7 @@ from bot.core import review as review_core
 from bot.core.answer_command import Answer, Asked, Ports, Rules, respond
 from bot.core.config import CONFIG_PATH
 from bot.core.dismiss_target import Aim
-from bot.core.dismissals import Dismissal
+from bot.core.dismissals import Dismissal, kind_of
 from bot.core.dismissals_file import DISMISSALS_PATH, entry_yaml, parse_dismissals
 from bot.core.pr_commands import Explain, Ignore, Unignore
 from bot.github import GitHub, GitHubError, token_client
@@ -242,13 +242,18 @@ class _Work:
 
     def aim(self, command: Ignore | Unignore, head: str) -> Aim:
         if command.target != "this":
+            if isinstance(command, Ignore) and kind_of(command.target) == "finding" and not self._annotated(
+                    command.target, head):
+                return Aim(refusal=f"{code(command.target)} is the fingerprint of no finding rtcbot's check runs "
+                           f"annotate at the head {code(head[:12])}, so there is no entry to commit: rtcbot dismisses "
+                           "a finding only while it shows it, never code still to come.")
             return Aim(command.target)
         mark = " (the last line of its annotation)" if isinstance(command, Ignore) else ""
         return Aim(refusal="The Action reads the conversation only: name the rule, the analyzer or the finding's "
                    f"fingerprint{mark} instead of `this`.")
 
     def add(self, d: Dismissal, aim: Aim, head: str) -> Answer:
-        named = self._annotated(d, head)
+        named = self._annotated(d.target, head) if d.kind == "finding" else ()
         return Answer("entry proposed", "\n".join([
             f"The Action keeps no dismissals of its own: commit this entry to `{DISMISSALS_PATH}` on the default "
             "branch (add its `- ` item to the `dismissals:` list, or create the file with it). Runs read the "
@@ -256,13 +261,13 @@ class _Work:
             "", *fenced(entry_yaml(d).rstrip("\n"), "yaml"), "",
             f"It dismisses {dismiss_target.what(d)}.", "", *dismiss_target.covered(named, head)]))
 
-    def _annotated(self, d: Dismissal, head: str) -> tuple[dismiss_target.Named, ...]:
-        """The findings rtcbot's check runs at the head annotate with the fingerprint `d` names."""
-        if d.kind != "finding" or not head:
+    def _annotated(self, target: str, head: str) -> tuple[dismiss_target.Named, ...]:
+        """The findings rtcbot's check runs at the head annotate with fingerprint `target`."""
+        if not head:
             return ()
         runs = [self.gh.find_check_run(self.c.repo, head, name) for name in dismiss_target.check_names()]
         return dismiss_target.in_annotations(
-            (a for r in runs if r for a in self.gh.check_run_annotations(self.c.repo, int(r["id"]))), d.target)
+            (a for r in runs if r for a in self.gh.check_run_annotations(self.c.repo, int(r["id"]))), target)
 
     def remove(self, target: str, path_glob: str | None) -> Answer:
         hits = [d for d in self.listed() if d.target == target and (path_glob is None or d.path_glob == path_glob)]

@@ -7,9 +7,9 @@ what its check runs' annotations show). Pure.
   marker matches no finding at the head (the pull request changed those lines) or several,
   nothing is dismissed, and the reply says so: never a finding that merely sits at the
   thread's line now.
-- `ignore <fingerprint>` names the findings with that fingerprint; an old-style fingerprint
-  (bot/core/dismissals.py `Prints`) is recorded as the new fingerprint of the one finding it
-  names, and refused when it names several.
+- `ignore <fingerprint>` names the one finding at the head with that fingerprint; a fingerprint
+  that several findings share, or that no finding has (one a finding had before, an old-style
+  one, or that of code not pushed yet, issue #51), is refused, and the reply says why.
 - Every reply names what it dismissed: the rule, the path, the line and the fingerprint (the
   path, the rule and the definition are not rtcbot's words: code spans).
 """
@@ -82,21 +82,24 @@ def in_thread(findings: Sequence[Finding], marker: str | None, verb: str, head: 
 
 
 def by_name(findings: Sequence[Finding], target: str, head: str) -> Aim:
-    """`ignore <rule|analyzer|fingerprint>`: what it covers at the head (a fingerprint's old
-    form resolved to the new one, or refused when ambiguous)."""
+    """`ignore <rule|analyzer|fingerprint>`: what it covers at the head. A fingerprint must name
+    exactly one finding there: one that several share, or none (a fingerprint a finding had
+    before, or of code not pushed yet), is refused, and the reply says which and why."""
     if kind_of(target) == "rule":
         return Aim(target, tuple(Named.of(f) for f in findings if target in (f.rule_id, f.analyzer)))
     prints = Prints.of(findings)
-    if shared := prints.ambiguous(target):
+    at = code(head[:12])
+    if shared := prints.shared(target):
         listed = "; ".join(Named.of(findings[i]).words() for i in shared[:MAX_NAMED])
-        return Aim(refusal=f"{code(target)} is an old-style fingerprint that {len(shared)} findings at the head "
-                   f"{code(head[:12])} share ({listed}), so nothing is dismissed. Name the one meant by its "
-                   "own fingerprint.")
-    hits = prints.named(target)
-    new = prints.new[hits[0]] if hits else target
-    notes = (f"{code(target)} is the old form of this finding's fingerprint; rtcbot recorded the new one, "
-             f"{code(new)}.",) if new != target else ()
-    return Aim(new, tuple(Named.of(findings[i]) for i in hits), notes=notes)
+        return Aim(refusal=f"{code(target)} is the fingerprint of {len(shared)} findings at the head {at} "
+                   f"({listed}), so nothing is dismissed: a fingerprint dismisses one finding or none.")
+    if hits := prints.named(target):
+        return Aim(target, (Named.of(findings[hits[0]]),))
+    earlier = prints.earlier().get(target, [])
+    was = "".join(f" It was the fingerprint of {Named.of(findings[i]).words()}: {inert(why)}."
+                  for i, why in earlier[:MAX_NAMED])
+    return Aim(refusal=f"{code(target)} is the fingerprint of no finding at the head {at}, so nothing is dismissed: "
+               "rtcbot dismisses a finding only while it shows it, never code still to come." + was)
 
 
 def reply(d: Dismissal, aim: Aim, head: str, *, added: bool = True) -> str:

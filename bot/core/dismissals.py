@@ -17,16 +17,22 @@ place: the analyzer, the rule id, the path, the finding's content — the normal
 lines when the caller has it (`code`), else the finding's key, which every analyzer derives from
 content (a hunk's code, a rule and its snippet, a comment's text) — and its place in the code's
 structure (`Finding.place`: the enclosing definition and the occurrence among identical lines
-there), never a line number. Twins in two functions, or a copy added below one, are findings of
-their own; moving the whole definition keeps the fingerprint. An old-style fingerprint (content
-only, `Finding.legacy_fingerprint`) still dismisses the one finding it names, until the next
-release; one that several findings share dismisses none of them, and the report says so
-(`ambiguity_notes`). The review core fingerprints without `code`, so a fingerprint computed later
-from a stored finding is the same.
+there, and where they say anything the path of definitions and branches and the number of
+identical lines there), never a line number. Twins in two functions, two same-named definitions
+or branches, or a copy added anywhere in the definition, are findings of their own; moving the
+whole definition keeps the fingerprint.
+
+Fail closed (issue #51): a fingerprint that several current findings share dismisses none of
+them; one that a finding had before (another count of identical lines in its definition, the
+format before the path, an old-style content-only fingerprint) dismisses nothing: the finding
+shows, and the report says which dismissal no longer covers it and why (`ambiguity_notes`). The
+review core fingerprints without `code`, so a fingerprint computed later from a stored finding
+is the same.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import time
 from collections.abc import Callable, Iterable, Sequence
@@ -34,7 +40,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from analyzers.code.diff import is_ignored
-from analyzers.report import FINGERPRINT_CHARS, AnalyzerReport, Finding
+from analyzers.report import FINGERPRINT_CHARS, AnalyzerReport, Finding, Place
 
 Kind = Literal["rule", "finding"]
 KINDS: tuple[Kind, ...] = ("rule", "finding")
@@ -114,38 +120,69 @@ def fingerprint(f: Finding, code: str | None = None) -> str:
 
 @dataclass(frozen=True)
 class Prints:
-    """The fingerprints of a list of findings, new and old (`Finding.legacy_fingerprint`), and
-    which findings a dismissal's fingerprint names: those with that fingerprint; else, for one
-    release, the one finding whose old fingerprint it is — never several (an old fingerprint
-    that twins in two definitions share is `ambiguous`: it dismisses none of them)."""
+    """The fingerprints of a list of findings, and which findings a dismissal's fingerprint names:
+    the one finding with that fingerprint — never several (a fingerprint two current findings
+    share is `shared`: it dismisses none of them). A fingerprint a finding had before, and no
+    longer has, names nothing (`earlier` says which finding it was and why it changed)."""
 
     new: tuple[str, ...]
-    old: tuple[str, ...]
+    findings: tuple[Finding, ...] = ()
 
     @classmethod
     def of(cls, findings: Sequence[Finding], code: Callable[[Finding], str | None] | None = None) -> Prints:
         texts = [code(f) if code is not None else None for f in findings]
-        return cls(tuple(fingerprint(f, t) for f, t in zip(findings, texts, strict=True)),
-                   tuple(f.legacy_fingerprint(t) for f, t in zip(findings, texts, strict=True)))
+        return cls(tuple(fingerprint(f, t) for f, t in zip(findings, texts, strict=True)), tuple(findings))
 
     def named(self, target: str) -> list[int]:
-        """The indexes of the findings `target` names (see the class)."""
-        new = [i for i, fp in enumerate(self.new) if fp == target]
-        old = [i for i, fp in enumerate(self.old) if fp == target]
-        return new or (old if len(old) == 1 else [])
+        """The index of the one finding `target` names (see the class), else none."""
+        hits = [i for i, fp in enumerate(self.new) if fp == target]
+        return hits if len(hits) == 1 else []
 
-    def ambiguous(self, target: str) -> list[int]:
-        """The findings that share `target` as their old fingerprint, when it names none of
-        them (two or more, and no finding has it as its new fingerprint)."""
-        old = [i for i, fp in enumerate(self.old) if fp == target]
-        return old if len(old) > 1 and target not in self.new else []
+    def shared(self, target: str) -> list[int]:
+        """The findings that share `target` when two or more do (so it names none of them)."""
+        hits = [i for i, fp in enumerate(self.new) if fp == target]
+        return hits if len(hits) > 1 else []
+
+    def earlier(self) -> dict[str, list[tuple[int, str]]]:
+        """Each fingerprint a finding had before and has no more: which findings, and why."""
+        out: dict[str, list[tuple[int, str]]] = {}
+        for i, f in enumerate(self.findings):
+            for fp, why in earlier_prints(f).items():
+                if fp not in self.new:
+                    out.setdefault(fp, []).append((i, why))
+        return out
+
+
+MAX_COUNT_TRIED = 8  # earlier counts of identical lines tried above the present one
+
+
+def earlier_prints(f: Finding) -> dict[str, str]:
+    """The fingerprints `f` had before, each with why it no longer has it: an old-style one
+    (content only); the one before fingerprints named the path of definitions and branches; the
+    one it had while its definition held another number of identical lines."""
+    out = {f.legacy_fingerprint(): "it is an old-style fingerprint (content only), which no longer dismisses anything"}
+    p = f.place
+    if p is None:
+        return out
+    if p.path:
+        out.setdefault(f.fingerprint_at(Place(p.definition, p.occurrence)),
+                       "fingerprints now name the path of definitions and branches around a finding and the "
+                       f"number of identical lines in its definition ({p.path or p.definition or 'the module'})")
+    inside = p.definition or "the module"
+    for count in range(1, p.count + MAX_COUNT_TRIED + 1):
+        for occurrence in range(count) if count != p.count else ():
+            out.setdefault(f.fingerprint_at(dataclasses.replace(p, occurrence=occurrence, count=count)),
+                           f"{inside} held {count} identical {'line' if count == 1 else 'lines'} like it when the "
+                           f"dismissal was made and holds {p.count} now")
+    return out
 
 
 def split(findings: Iterable[Finding], dismissals: Sequence[Dismissal],
           code: Callable[[Finding], str | None] | None = None,
           ) -> tuple[list[Finding], list[tuple[Finding, Dismissal]]]:
     """The findings no dismissal covers, and each dismissed one with the first dismissal that
-    covers it (in the order given). `code`: the text of a finding's lines, where known."""
+    covers it (in the order given). `code`: the text of a finding's lines, where known. A
+    fingerprint that several findings share dismisses none of them."""
     listed = list(findings)
     if not dismissals:
         return listed, []
@@ -154,9 +191,8 @@ def split(findings: Iterable[Finding], dismissals: Sequence[Dismissal],
     kept: list[Finding] = []
     dismissed: list[tuple[Finding, Dismissal]] = []
     for i, f in enumerate(listed):
-        fp = prints.new[i]
         d = next((d for d in dismissals
-                  if d.matches(f, d.target if d.kind == "finding" and i in named[d.target] else fp)), None)
+                  if (d.kind == "rule" or i in named[d.target]) and d.matches(f, prints.new[i])), None)
         if d is None:
             kept.append(f)
         else:
@@ -165,17 +201,22 @@ def split(findings: Iterable[Finding], dismissals: Sequence[Dismissal],
 
 
 def ambiguity_notes(findings: Sequence[Finding], dismissals: Sequence[Dismissal]) -> list[str]:
-    """One line (plain text) for each dismissal whose old fingerprint several findings share:
-    it dismisses none of them, and says where they are."""
+    """One line (plain text) for each dismissal of a fingerprint that several findings share (it
+    dismisses none of them) or that one finding had before and has no more (it dismisses
+    nothing there), saying where they are and why."""
     prints = Prints.of(findings)
     out: list[str] = []
-    for d in dismissals:
-        hits = prints.ambiguous(d.target) if d.kind == "finding" else []
-        if hits:
-            where = ", ".join(f"{_where(findings[i])} (fingerprint {prints.new[i]})" for i in hits[:10])
-            out.append(f"The dismissal of {d.target} by @{d.by} names an old-style fingerprint that {len(hits)} "
-                       f"findings share ({where}), so it dismisses none of them: dismiss the one meant by "
-                       "its own fingerprint.")
+    wanted = [d for d in dismissals if d.kind == "finding"]
+    earlier = prints.earlier() if any(not prints.named(d.target) for d in wanted) else {}
+    for d in wanted:
+        if hits := prints.shared(d.target):
+            where = ", ".join(_where(findings[i]) for i in hits[:10])
+            out.append(f"The dismissal of {d.target} by @{d.by} names a fingerprint that {len(hits)} findings share "
+                       f"({where}), so it dismisses none of them.")
+        elif not prints.named(d.target):
+            out += [f"The dismissal of {d.target} by @{d.by} no longer covers {_where(findings[i])} (fingerprint "
+                    f"{prints.new[i]}): {why}; it dismisses nothing there. If it is still meant, dismiss it again "
+                    "by its fingerprint now." for i, why in earlier.get(d.target, [])[:10]]
     return out
 
 
@@ -186,16 +227,14 @@ def _where(f: Finding) -> str:
 def summary_line(f: Finding, d: Dismissal) -> str:
     """One dismissed finding in the summary (plain text): where, what, its fingerprint (what
     `@rtcbot unignore` names) and who dismissed it, when and why."""
-    fp = fingerprint(f)
-    named = f"fingerprint {fp}" + (f", named by its old fingerprint {d.target}"
-                                   if d.kind == "finding" and d.target != fp else "")
-    return f"{_where(f)} {(f.title or f.analyzer)[:120]} ({named}): {d.line()}"
+    return f"{_where(f)} {(f.title or f.analyzer)[:120]} (fingerprint {fingerprint(f)}): {d.line()}"
 
 
 def dismiss(report: AnalyzerReport, dismissals: Sequence[Dismissal]) -> int:
     """Take the dismissed findings out of `report` (before it is judged and published): each
     becomes one line of `report.dismissed` (MAX_LINES, then a count); how many. A dismissal
-    whose old fingerprint several findings share dismisses none of them, and is a note."""
+    whose fingerprint several findings share, or that a finding had before, dismisses none of
+    them, and is a note."""
     if not dismissals or not report.findings:
         return 0
     report.notes.extend(ambiguity_notes(report.findings, dismissals))
