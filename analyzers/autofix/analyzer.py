@@ -367,7 +367,7 @@ def _base_suppressions(result: ScanResult, texts: Mapping[str, str], by_path: Ma
     """Semgrep scanned with suppressions off: drop what the base's markers cover, and say each
     marker the pull request added next to a finding (analyzers/code/suppressions.py)."""
     result.findings, added = suppressions.semgrep_split(
-        result.findings, texts, {p: set(fc.changed_lines) for p, fc in by_path.items()},
+        result.findings, texts, {p: fc.hunks for p, fc in by_path.items()},
         {p: fc.language for p, fc in by_path.items()})
     report.notes += suppressions.summary(added)
 

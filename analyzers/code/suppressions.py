@@ -7,10 +7,11 @@ A pull request's author could otherwise silence the analyses that score it: `# n
 `// jshint ignore:line`, `/* jshint -W061 */`) hide a smell from CRScore's pseudo-references.
 
 - Semgrep runs with `--disable-nosem` (analyzers/semgrep/scan.py), so every finding comes
-  back; `semgrep_split` drops only those a marker on an unchanged line (the base's) covers,
-  for code the pull request did not change, and words one line for each marker the pull
-  request added: "this pull request adds `# nosemgrep` at a.py:12; suppressions count from
-  the base branch".
+  back; `semgrep_split` drops only those a base marker covers on the base statement it was
+  written for (the marker and every line of the statement unchanged, the statement still the
+  one under it), and words one line for each marker the pull request added ("this pull request
+  adds `# nosemgrep` at a.py:12; suppressions count from the base branch") and for each base
+  marker over a statement the pull request changed or moved under it.
 - PMD and JSHint read the code with the directives on the pull request's added lines made
   inert (`neutralise`: the same length, so every line and column stays where it was), in the
   one run they make anyway; the base's directives on unchanged lines work as before.
@@ -25,6 +26,8 @@ from collections import Counter
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
+from analyzers.code.diff import Hunk
+from analyzers.code.statements import BaseLines, statement_span
 from analyzers.semgrep.scan import SemgrepFinding
 
 SCOPE = "suppressions count from the base branch"
@@ -55,18 +58,21 @@ def comment_of(language: str | None) -> str:
 @dataclass(frozen=True)
 class AddedSuppression:
     """A suppression marker on a line the pull request added; or (`covers`) a base marker
-    above a line the pull request changed, which it no longer covers."""
+    above or on a statement the pull request changed, or moved other code under (`moved`), which
+    it no longer covers."""
 
     path: str
     line: int
     marker: str  # our words for it, e.g. "# nosemgrep", "// NOPMD"
-    covers: int | None = None  # the changed line under a base marker
+    covers: int | None = None  # the first line of the finding under a base marker
+    moved: bool = False  # the statement is the base's, but it was not the one under the marker
 
     def sentence(self) -> str:
         if self.covers is not None:
-            return (f"this pull request changes {self.path}:{self.covers}, under the `{self.marker}` at "
-                    f"{self.path}:{self.line}; a suppression from the base branch covers only the code it "
-                    "covered there")
+            did = "puts other code" if self.moved else "changes the code"
+            return (f"this pull request {did} at {self.path}:{self.covers} under the `{self.marker}` at "
+                    f"{self.path}:{self.line}; a suppression from the base branch covers only the statement it "
+                    "covered there, unchanged")
         return f"this pull request adds `{self.marker}` at {self.path}:{self.line}; {SCOPE}"
 
 
@@ -88,27 +94,38 @@ def semgrep_marker(text: str, rule_id: str, *, alone: bool = False) -> str | Non
 
 
 def semgrep_split(findings: Iterable[SemgrepFinding], texts: Mapping[str, str],
-                  changed: Mapping[str, Collection[int]], languages: Mapping[str, str | None]
+                  hunks: Mapping[str, Sequence[Hunk]], languages: Mapping[str, str | None]
                   ) -> tuple[list[SemgrepFinding], list[AddedSuppression]]:
-    """The findings that stand, and the markers the pull request added next to them.
+    """The findings that stand, and the markers next to them that cover nothing.
 
     A finding (scanned with `--disable-nosem`) is dropped only when a marker covers it (on its
-    first line, or alone on the line above) and neither that marker's line nor the finding's
-    first line was changed by the pull request: the base's suppression of the base's code.
-    `texts[path]`: the scanned text; `changed[path]`: the head lines the pull request added."""
+    first line, or alone on the line above) that is the base's, on the base's statement: the
+    marker's line and every line of the statement around the finding (analyzers/code/statements.py)
+    unchanged, and the statement under the marker at the base, where it is now (issue #51: a
+    pull request that deletes the line under a base marker, or changes a line of the statement,
+    leaves it covering nothing). `texts[path]`: the scanned text; `hunks[path]`: the change's."""
     kept: list[SemgrepFinding] = []
     added: dict[tuple[str, int], AddedSuppression] = {}
     for f in findings:
-        lines = texts.get(f.path, "").splitlines()
-        new = changed.get(f.path, ())
+        text = texts.get(f.path, "")
+        lines = text.splitlines()
+        base = BaseLines(hunks.get(f.path, ()))
         covering = [(n, m) for n, alone in ((f.start_line, False), (f.start_line - 1, True))
                     if (m := semgrep_marker(_line(lines, n), f.rule_id, alone=alone))]
-        if covering and not any(n in new for n, _ in covering) and f.start_line not in new:
-            continue  # the team's suppression, from the base
-        kept.append(f)
+        if not covering:
+            kept.append(f)
+            continue
+        first, last = statement_span(text, languages.get(f.path), f.start_line, f.end_line)
+        changed = any(base.of(n) is None for n in range(first, last + 1))
         for n, m in covering:
+            at_base = base.of(n)
+            if at_base is not None and not changed and base.of(f.start_line) == at_base + (f.start_line - n):
+                break  # the team's suppression, from the base, of the statement it was written for
             words = f"{comment_of(languages.get(f.path))} {m}"
-            added.setdefault((f.path, n), AddedSuppression(f.path, n, words, None if n in new else f.start_line))
+            added.setdefault((f.path, n), AddedSuppression(f.path, n, words, None if at_base is None else f.start_line,
+                                                           moved=at_base is not None and not changed))
+        else:
+            kept.append(f)
     return kept, sorted(added.values(), key=lambda a: (a.path, a.line))
 
 
@@ -179,8 +196,9 @@ def added_markers(language: str | None, before: str, after: str) -> list[str]:
 
 
 def summary(added: Sequence[AddedSuppression], limit: int = 5) -> list[str]:
-    """One line each (at most `limit`, then how many more)."""
+    """One line each (at most `limit`, then one line naming where the others are)."""
     lines = [a.sentence() for a in added[:limit]]
     if len(added) > limit:
-        lines.append(f"this pull request adds {len(added) - limit} more suppression comments; {SCOPE}")
+        where = ", ".join(f"{a.path}:{a.line}" for a in added[limit:])
+        lines.append(f"{len(added) - limit} more suppression comments cover nothing here (at {where}); {SCOPE}")
     return lines

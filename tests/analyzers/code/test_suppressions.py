@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import difflib
+
 from analyzers.code import suppressions as s
+from analyzers.code.diff import Hunk, parse_diff
+from analyzers.code.statements import BaseLines, statement_span
 from analyzers.semgrep.scan import SemgrepFinding
 
 
@@ -17,15 +21,54 @@ def test_a_marker_naming_other_rules_covers_nothing_else() -> None:
     assert s.semgrep_marker("    # NOSEM", "r", alone=True) == "nosem"
 
 
+def _hunks(base: str, head: str, path: str = "a.py") -> list[Hunk]:
+    patch = f"diff --git a/{path} b/{path}\n" + "".join(difflib.unified_diff(
+        base.splitlines(True), head.splitlines(True), f"a/{path}", f"b/{path}"))
+    return parse_diff(patch).files[0].hunks
+
+
 def test_only_the_bases_markers_on_unchanged_code_are_honoured() -> None:
+    base = "a = eval(q)  # nosem\n# nosemgrep\nb = ok(q)\n"
     text = "a = eval(q)  # nosem\n# nosemgrep\nb = eval(q)\nc = eval(q)  # nosemgrep\n"
     found = [_finding(1), _finding(3), _finding(4)]
-    kept, notes = s.semgrep_split(found, {"a.py": text}, {"a.py": {3, 4}}, {"a.py": "python"})
+    kept, notes = s.semgrep_split(found, {"a.py": text}, {"a.py": _hunks(base, text)}, {"a.py": "python"})
     assert [f.start_line for f in kept] == [3, 4]  # line 1: the base's marker on the base's code
     assert [n.sentence() for n in notes] == [
-        "this pull request changes a.py:3, under the `# nosemgrep` at a.py:2; a suppression from the base "
-        "branch covers only the code it covered there",
+        "this pull request changes the code at a.py:3 under the `# nosemgrep` at a.py:2; a suppression from the "
+        "base branch covers only the statement it covered there, unchanged",
         "this pull request adds `# nosemgrep` at a.py:4; suppressions count from the base branch"]
+
+
+BASE = ("import subprocess\n\n\ndef run(cmd):\n    # nosemgrep\n    subprocess.call('uptime', shell=True)\n"
+        "    subprocess.call(\n        cmd,\n        shell=True)\n")
+
+
+def test_a_base_marker_covers_its_statement_only_unchanged_and_where_it_was() -> None:
+    """Issue #51: the marker covers the statement it was written above, by content. The
+    statement moved under it (the line between deleted) or any line of it changed: nothing."""
+    moved = BASE.replace("    subprocess.call('uptime', shell=True)\n", "")
+    multi = SemgrepFinding("python-shell-injection", "a.py", 6, 8, "m")
+    kept, notes = s.semgrep_split([multi], {"a.py": moved}, {"a.py": _hunks(BASE, moved)}, {"a.py": "python"})
+    assert kept == [multi] and [(n.line, n.covers, n.moved) for n in notes] == [(5, 6, True)]
+    assert notes[0].sentence().startswith("this pull request puts other code at a.py:6 under the `# nosemgrep`")
+    marked = "def run(cmd):\n    subprocess.call(  # nosemgrep\n        cmd,\n        shell=True)\n"
+    edited = marked.replace("        cmd,\n", "        cmd.strip(),\n")  # a line inside the statement
+    call = SemgrepFinding("python-shell-injection", "a.py", 2, 2, "m")
+    kept, notes = s.semgrep_split([call], {"a.py": edited}, {"a.py": _hunks(marked, edited)}, {"a.py": "python"})
+    assert kept == [call] and [(n.line, n.covers, n.moved) for n in notes] == [(2, 2, False)]
+    above = "# the module\n" + BASE  # lines added elsewhere: the same statement under the same marker
+    kept, notes = s.semgrep_split([SemgrepFinding("python-shell-injection", "a.py", 7, 7, "m")], {"a.py": above},
+                                  {"a.py": _hunks(BASE, above)}, {"a.py": "python"})
+    assert kept == [] and notes == []
+
+
+def test_base_lines_and_statements() -> None:
+    head = BASE.replace("    subprocess.call('uptime', shell=True)\n", "").replace("cmd,", "cmd.strip(),")
+    base = BaseLines(_hunks(BASE, head))
+    assert [base.of(n) for n in range(1, 9)] == [1, 2, 3, 4, 5, 7, None, 9]
+    assert BaseLines(_hunks(BASE, "# top\n" + BASE)).of(10) == 9
+    assert statement_span(head, "python", 6, 6) == (6, 8)  # the whole call, three lines
+    assert statement_span(head, "javascript", 6, 7) == (6, 7) == statement_span("def (:", "python", 6, 7)
 
 
 def test_directives_on_added_lines_are_made_inert_in_place() -> None:
