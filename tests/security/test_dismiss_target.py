@@ -8,7 +8,7 @@ the harmless one (`cleanup()`'s), and a maintainer's one-click confirmation dism
 `ignore this` resolves only through the thread's own marker: a marker that matches no finding
 dismisses nothing and the reply says so in words. A dismissal that is made names the rule, the
 path, the line and the fingerprint it dismissed; the twin stays a finding, and the gate fails on
-it at the next push. An old-style fingerprint that twins share is refused, with the reason. The
+it at the next push. An old-style fingerprint is refused, naming the findings it meant. The
 Action's `ignore` (an entry to commit) names the finding of its check runs that the entry covers.
 """
 
@@ -140,7 +140,7 @@ def test_ignore_this_dismisses_the_threads_own_finding_names_it_and_the_twin_sti
     assert "app.py:6" in again["output"]["summary"] and f"fingerprint {fp}" in again["output"]["summary"]
 
 
-def test_an_old_fingerprint_that_twins_share_is_refused_with_the_reason(app: App) -> None:
+def test_an_old_fingerprint_is_refused_with_the_findings_it_meant(app: App) -> None:
     w = app
     _, (cleanup, run_user) = _opened(w, 44, TWINS)
     old = old_style(cleanup)
@@ -148,10 +148,10 @@ def test_an_old_fingerprint_that_twins_share_is_refused_with_the_reason(app: App
     w.say(f"@rtcbot ignore {old}", number=44, user=MAINTAINER)
     assert w.rt.store.dismissals.listed(w.gh.repository_id, w.gh.repo) == []
     reply = w.replies()[-1]
-    assert reply.startswith(f"`{old}` is an old-style fingerprint that 2 findings at the head")
+    assert reply.startswith(f"`{old}` is the fingerprint of no finding at the head")
     assert f"`app.py:6` in `function cleanup`, fingerprint `{cleanup.fingerprint()}`" in reply
     assert f"`app.py:11` in `function run_user`, fingerprint `{run_user.fingerprint()}`" in reply
-    assert "nothing is dismissed" in reply
+    assert "nothing is dismissed" in reply and "old-style fingerprint (content only)" in reply
     # by its own fingerprint, the one meant: named in the reply
     w.say(f"@rtcbot ignore {run_user.fingerprint()} because reviewed", number=44, user=MAINTAINER)
     named = f"- `{RULE}` at `app.py:11` in `function run_user`, fingerprint `{run_user.fingerprint()}`"

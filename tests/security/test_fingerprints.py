@@ -6,8 +6,8 @@ request's) shared one: a team that dismissed the first also hid the second — a
 pull request's author added later — and `fail_on: autofix.findings>0` passed. A fingerprint now
 names the finding's content and its place (the enclosing definition and the occurrence among
 identical lines there), so the twin and a later copy are findings of their own, and moving the
-whole definition keeps the dismissal. An old-style fingerprint still dismisses the one finding it
-names; one that twins share dismisses none of them, and the output says so. Played through
+whole definition keeps the dismissal. An old-style fingerprint dismisses nothing (issue #51), and
+the output says which finding it meant. Played through
 `rtcbot review --dismissals FILE` on real Semgrep (the team's file; the author writes the code).
 """
 
@@ -91,11 +91,13 @@ def test_dismissing_the_twin_in_cleanup_leaves_run_user_and_later_copies_and_sur
     assert cleanup.fingerprint() != run_user.fingerprint()  # the twins are two findings, by their places
     assert cleanup.place is not None and cleanup.place.definition == "function cleanup"
 
-    # the author adds copies: one below in cleanup(), one in a new function: neither pre-dismissed
+    # the author adds copies: one below in cleanup(), one in a new function: neither pre-dismissed,
+    # and the copy in cleanup() voids the dismissal there (issue #51: the count of identical lines)
     copied = TWINS.replace(CLEANUP, CLEANUP + "    subprocess.call(cmd, shell=True)\n") + (
         '\n\ndef again(request):\n    cmd = request.form["cmd"]\n    subprocess.call(cmd, shell=True)\n')
     code, rep = run(tmp_path, llm, copied, "--dismissals", str(dismiss))
-    assert code == 1 and lines(rep) == [7, 12, 17] and len(rep["dismissed"]) == 1
+    assert code == 1 and lines(rep) == [6, 7, 12, 17] and rep["dismissed"] == []
+    assert any("no longer covers app.py:6" in n and "holds 2 now" in n for n in rep["notes"])
 
     # the whole of cleanup() moved below run_user(), lines added above: still dismissed
     moved = f'"""Jobs."""\nimport subprocess\n\n\n{RUN_USER}\n\n# the clean-up, last\n{CLEANUP}'
@@ -104,8 +106,11 @@ def test_dismissing_the_twin_in_cleanup_leaves_run_user_and_later_copies_and_sur
     assert [d.split(" ", 1)[0] for d in rep["dismissed"]] == ["app.py:13"]
 
 
-def test_an_old_fingerprint_dismisses_the_one_finding_it_names_and_nothing_when_twins_share_it(
+def test_an_old_fingerprint_dismisses_nothing_and_the_note_names_the_finding_it_meant(
         scripted_llm: Callable[..., ScriptedLLM], tmp_path: Path) -> None:
+    """Issue #51: an old-style (content-only) fingerprint named "the one finding" among those
+    reported, and a copy in another function was that one whenever the original was not (its
+    lines unchanged): it dismisses nothing now, and the note says which finding it meant."""
     _semgrep()
     llm = scripted_llm("NOT_VULNERABLE: test input")
     alone = f"import subprocess\n\n\n{RUN_USER}"
@@ -113,15 +118,15 @@ def test_an_old_fingerprint_dismisses_the_one_finding_it_names_and_nothing_when_
     (only,) = [finding(f) for f in rep["findings"]]
     old = old_style(only)
     code, rep = run(tmp_path, llm, alone, "--dismissals", str(dismissals_file(tmp_path, old)))
-    assert code == 0 and rep["findings"] == []  # unambiguous: it still works, for one release
-    assert f"(fingerprint {only.fingerprint()}, named by its old fingerprint {old})" in rep["dismissed"][0]
+    assert code == 1 and lines(rep) == [6] and rep["dismissed"] == []
+    assert (f"The dismissal of {old} by @alice no longer covers app.py:6 (fingerprint {only.fingerprint()}): it is "
+            "an old-style fingerprint (content only), which no longer dismisses anything") in " ".join(rep["notes"])
 
-    # the same old fingerprint once the file holds the twin: it names two findings, so none
+    # the same old fingerprint once the file holds the twin: both shown, both named
     code, rep = run(tmp_path, llm, TWINS, "--dismissals", str(dismissals_file(tmp_path, old)))
     assert code == 1 and lines(rep) == [6, 11] and rep["dismissed"] == []
     said = [n for n in rep["notes"] if old in n]
-    assert len(said) == 1 and "old-style fingerprint that 2 findings share" in said[0]
-    assert "app.py:6" in said[0] and "app.py:11" in said[0] and "dismisses none of them" in said[0]
+    assert len(said) == 2 and "app.py:6" in said[0] and "app.py:11" in said[1]
     assert old == only.legacy_fingerprint() != only.fingerprint()
 
 

@@ -87,15 +87,38 @@ BASE_MARKED = ("import subprocess\n\n\ndef run(cmd):\n    subprocess.call(  # no
 
 
 @pytest.mark.slow
-def test_cli_a_suppression_at_the_base_still_counts(scripted_llm: Callable[..., ScriptedLLM],
-                                                    tmp_path: Path) -> None:
-    """The team's `# nosemgrep` (line 5, unchanged) covers the call it covered at the base, though
-    the pull request edits one of its arguments (line 6): no finding, the gate passes."""
+def test_cli_a_base_suppression_covers_nothing_once_its_statement_changes(
+        scripted_llm: Callable[..., ScriptedLLM], tmp_path: Path) -> None:
+    """The team's `# nosemgrep` (line 5, unchanged) covered the call as it was at the base; the
+    pull request edits one of its arguments (line 6): the statement is not the one the marker was
+    written for, so the finding stands and the note names the marker (issue #51: it passed)."""
     _semgrep()
     r = _review(tmp_path, BASE_MARKED, BASE_MARKED.replace("cmd,", "cmd.strip(),"), _llm(scripted_llm))
-    assert r.exit_code == 0, r.output
+    assert r.exit_code == 1, r.output
     (rep,) = json.loads(r.stdout)["reports"]
-    assert rep["findings"] == [] and not any("suppression" in n for n in rep["notes"])
+    assert [(f["rule_id"], f["start_line"]) for f in rep["findings"]] == [("python-shell-injection", 5)]
+    assert ("this pull request changes the code at m.py:5 under the `# nosemgrep` at m.py:5; a suppression from the "
+            "base branch covers only the statement it covered there, unchanged") in rep["notes"]
+
+
+MOVED_BASE = ("import subprocess\n\n\ndef run(cmd):\n    # nosemgrep\n    subprocess.call(\"uptime\", shell=True)\n"
+              "    subprocess.call(\n        cmd,\n        shell=False)\n")
+
+
+@pytest.mark.slow
+def test_cli_a_base_suppression_does_not_cover_code_moved_under_it(
+        scripted_llm: Callable[..., ScriptedLLM], tmp_path: Path) -> None:
+    """Issue #51's attack: the base's `# nosemgrep` sits alone above `subprocess.call("uptime",
+    shell=True)`; the author deletes that line, so the multi-line call below moves up under the
+    marker, and flips its `shell=False` to `shell=True`. On f32233f: 0 findings, exit 0, no note."""
+    _semgrep()
+    head = MOVED_BASE.replace('    subprocess.call("uptime", shell=True)\n', "").replace("shell=False", "shell=True")
+    r = _review(tmp_path, MOVED_BASE, head, _llm(scripted_llm))
+    assert r.exit_code == 1, r.output
+    (rep,) = json.loads(r.stdout)["reports"]
+    assert [(f["rule_id"], f["start_line"]) for f in rep["findings"]] == [("python-shell-injection", 6)]
+    assert ("this pull request changes the code at m.py:6 under the `# nosemgrep` at m.py:5; a suppression from the "
+            "base branch covers only the statement it covered there, unchanged") in rep["notes"]
 
 
 BASE_ABOVE = "import subprocess\n\n\ndef run(cmd):\n    # nosemgrep\n    subprocess.call([cmd])\n"
@@ -112,8 +135,8 @@ def test_cli_a_line_changed_under_a_base_suppression_is_not_covered(
     assert r.exit_code == 1, r.output
     (rep,) = json.loads(r.stdout)["reports"]
     assert [(f["rule_id"], f["start_line"]) for f in rep["findings"]] == [("python-shell-injection", 6)]
-    assert ("this pull request changes m.py:6, under the `# nosemgrep` at m.py:5; a suppression from the "
-            "base branch covers only the code it covered there") in rep["notes"]
+    assert ("this pull request changes the code at m.py:6 under the `# nosemgrep` at m.py:5; a suppression from the "
+            "base branch covers only the statement it covered there, unchanged") in rep["notes"]
 
 
 # ------------------------------------------------------------------------- the Action
