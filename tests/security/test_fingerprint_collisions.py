@@ -9,7 +9,8 @@ Attacks covered (each passed on f32233f: the dismissed finding's fingerprint nam
 - a copy of the dismissed line added *above* it in the same definition, which took over the
   dismissed occurrence (the summary called the attacker's line "dismissed");
 - `@rtcbot ignore <fp>` of code not pushed yet (an author asks a maintainer to dismiss a
-  fingerprint of no current finding, then pushes the code).
+  fingerprint of no current finding, then pushes the code): refused on the App, and the Action
+  proposes no entry for it.
 Now a place names the whole path of definitions and branches, and the count of identical lines
 in the definition is part of it: the new code is a finding of its own, and the gate fails. The
 CLI's `--dismissals FILE` (the team's file) on real Semgrep; the App's `@rtcbot ignore` through
@@ -29,7 +30,11 @@ from click.testing import CliRunner
 
 from bot.entry import main
 from tests.bot.app_support import App
-from tests.fakes.llm_server import ScriptedLLM
+from tests.bot.test_action_comments import _github as action_github
+from tests.bot.test_action_comments import command as action_command
+from tests.bot.test_action_comments import replies as action_replies
+from tests.fakes.github_server import FakeGitHub
+from tests.fakes.llm_server import ScriptedLLM, varied
 from tests.security.test_dismiss_target import MAINTAINER, _opened, _pushed, app  # noqa: F401  (fixture)
 from tests.security.test_fingerprints import dismissals_file, finding
 from tests.security.test_semgrep_gates import _semgrep
@@ -211,3 +216,17 @@ def test_app_ignore_of_a_fingerprint_of_no_current_finding_is_refused(app: App) 
     assert "nothing is dismissed" in reply and "never code still to come" in reply
     run = _pushed(w, 62, FUTURE)
     assert run["conclusion"] == "failure" and [a["start_line"] for a in run["annotations"]] == [5]
+
+
+def test_action_ignore_of_a_fingerprint_no_check_run_shows_proposes_no_entry(
+        fake_github: Callable[..., FakeGitHub], scripted_llm: Callable[..., ScriptedLLM], tmp_path: Path) -> None:
+    """The Action's `ignore <fp>` answers with an entry to commit: only for a fingerprint its check
+    runs annotate at the head, never one of code still to come."""
+    gh, llm = action_github(fake_github), scripted_llm(varied)
+    gh.permissions[MAINTAINER] = "write"
+    fp = "0123456789abcdef"
+    proc, _ = action_command(gh, llm, tmp_path, f"@rtcbot ignore {fp} because reviewed", user=MAINTAINER)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    reply = action_replies(gh)[-1]
+    assert reply.startswith(f"`{fp}` is the fingerprint of no finding rtcbot's check runs annotate at the head")
+    assert "no entry to commit" in reply and "dismissals:" not in reply
