@@ -168,7 +168,8 @@ def cleanup(request):
     cmd = "rm -rf /tmp/cache"
     subprocess.call(cmd, shell=True)
 '''
-COPIED = CLEANUP.replace('    cmd = "rm', '    cmd = request.args["cmd"]\n    subprocess.call(cmd, shell=True)\n    cmd = "rm')
+COPIED = CLEANUP.replace('    cmd = "rm',
+                         '    cmd = request.args["cmd"]\n    subprocess.call(cmd, shell=True)\n    cmd = "rm')
 
 
 def test_cli_a_copy_above_the_dismissed_line_is_a_finding_with_a_note(
