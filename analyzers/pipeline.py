@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 
 from analyzers import registry
-from analyzers.code.diff import ChangeSet, FileChange, language_of
+from analyzers.code.diff import CODE_LANGUAGES, ChangeSet, FileChange, language_of
 from analyzers.code.place import head_text, place_findings
 from analyzers.context import AnalysisContext
 from analyzers.llm.answer import cut_note
@@ -51,18 +51,23 @@ def run_one(name: str, changes: ChangeSet, ctx: AnalysisContext) -> AnalyzerRepo
         report.notes.append(SMALL_MODEL_NOTE)
     if report.usage.get("cut", 0):
         report.notes.append(cut_note(report.usage["cut"]))
+    scans = getattr(analyzer, "scans_every_path", False)
+    read = {f.path for f in changes.scannable} if scans else set()
     for f in changes.skipped:
-        if not any(s.item == f.path for s in report.skipped):
-            report.skipped.append(Skipped(f.path, f.skipped or "", kind_for(analyzer, f), f.path))
+        if f.path not in read and not any(s.item == f.path for s in report.skipped):
+            spared = f.spared_by is not None and not scans and f.language in CODE_LANGUAGES
+            report.skipped.append(Skipped(f.path, f.skipped or "", kind_for(analyzer, f), f.path, spared=spared))
     return report
 
 
 def kind_for(analyzer: object, f: FileChange) -> SkipKind:
     """A skipped file's kind for one analyzer: "failed" where the file could not be read and
-    is in a language the analyzer is made for (its `languages`, when it declares them)."""
+    is in a language the analyzer is made for (its `languages`, when it declares them), unless
+    an ignore glob spares it from an analyzer that asks a model, or the config names its path."""
     languages = getattr(analyzer, "languages", None)
-    made_for = languages is None or language_of(f.path) in languages
-    return "failed" if f.skip_kind == "failed" and made_for else "policy"
+    made_for = languages is None or (f.language or language_of(f.path)) in languages
+    excused = f.spared_by_name or (f.spared_by is not None and not getattr(analyzer, "scans_every_path", False))
+    return "failed" if f.skip_kind == "failed" and made_for and not excused else "policy"
 
 
 def scoped_context(ctx: AnalysisContext) -> AnalysisContext:

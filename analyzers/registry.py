@@ -25,7 +25,9 @@ class Analyzer(Protocol):
     # `posts_comments = True` when its findings without a fix are review comments to post
     # optional: `languages`, the languages it analyses (a file in another one that could not be
     # read is not its to miss); `unanalysed_words = (verb, noun)`, e.g. ("scan", "changed file"),
-    # how a gate says what it could not analyse (see unanalysed_words())
+    # how a gate says what it could not analyse (see unanalysed_words()); `scans_every_path =
+    # True` when it costs nothing and reads every changed file whatever its path (ignore globs
+    # spare only the analyzers that ask a model: analyzers/pipeline.py)
     # optional: `counts = (singular, plural)`, what its findings are: ("hunk", "hunks") (see noun());
     # optional: `headline(report) -> str | None`, its main figure in one sentence (see headline());
     # `advice(finding) -> str | None`, what the PR's author does with a finding (see advice());

@@ -186,7 +186,9 @@ class Skipped:
     # region, a finding, "LLM claims"): outputs name each file once, with the hunks left out
     path: str = ""
     count: int = 1  # how many things it stands for: the files GitHub did not list are one item
-
+    # a code file an ignore glob spared from this analyzer (it asks a model; the scans that cost
+    # nothing read the file): a gate that finds no metric of this analyzer says why (bot/core/gate.py)
+    spared: bool = False
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Skipped:
@@ -194,7 +196,7 @@ class Skipped:
         failing a gate, and reads back as "policy" (what it was judged as)."""
         kind = data.get("kind", "policy")
         return cls(str(data["item"]), str(data["reason"]), kind if kind in SKIP_KINDS else "failed",
-                   str(data.get("path") or ""), int(data.get("count", 1)))
+                   str(data.get("path") or ""), int(data.get("count", 1)), bool(data.get("spared", False)))
 
 
 @dataclass
@@ -217,9 +219,11 @@ class AnalyzerReport:
 
     def to_dict(self) -> dict[str, Any]:
         out = asdict(self)
-        for s in out["skipped"]:  # an item that stands for one thing says no count
+        for s in out["skipped"]:  # an item that stands for one thing says no count (nor spared when not)
             if s["count"] == 1:
                 del s["count"]
+            if not s["spared"]:
+                del s["spared"]
         return out
 
     @classmethod

@@ -43,6 +43,8 @@ from analyzers.autofix.oracle import (  # noqa: F401  (verify_fix, Verdict: part
     oracle,
     verify_fix,
 )
+from analyzers.autofix.scope import SCANNED_LANGUAGES as SCANNED_LANGUAGES
+from analyzers.autofix.scope import excuse_named, in_scope, texts_at_head
 from analyzers.autofix.text import (
     Edit,
     FixAnswer,
@@ -52,7 +54,6 @@ from analyzers.autofix.text import (
     describe_messages,
     fix_messages,
     parse_fix_answer,
-    pseudo_file,
     regenerate_messages,
     reindent,
     unified_diff,
@@ -64,7 +65,6 @@ from analyzers.context import AnalysisContext, Tools
 from analyzers.llm import answer as llm_answer
 from analyzers.llm.client import LLMClient, LLMError
 from analyzers.options import AnalyzerOptions, validate
-from analyzers.pipeline import files_at_head
 from analyzers.report import AnalyzerReport, Finding, Fix, Skipped
 from analyzers.rtc import similarity
 from analyzers.semgrep.scan import (
@@ -75,8 +75,6 @@ from analyzers.semgrep.scan import (
     SemgrepUnavailable,
     scan,
 )
-
-SCANNED_LANGUAGES = frozenset({"python", "javascript", "typescript", "java"})
 
 
 class Options(AnalyzerOptions):
@@ -279,20 +277,27 @@ class AutoFix:
     in_review, fix_note = staticmethod(autofix_view.in_review), staticmethod(autofix_view.fix_note)
     labels, count_scores = autofix_view.LABELS, autofix_view.COUNTS
     needs = ("semgrep",)
+    scans_every_path = True  # ignore globs spare only the analyzers that ask a model
 
     def run(self, changes: ChangeSet, ctx: AnalysisContext) -> AnalyzerReport:
+        report = self.scan_and_fix(changes, ctx)
+        excuse_named(report, changes)
+        return report
+
+    def scan_and_fix(self, changes: ChangeSet, ctx: AnalysisContext) -> AnalyzerReport:
         opts = ctx.config(self.name, Options)
         report = AnalyzerReport(self.name, self.title)
-        files = [f for f in changes.analysed if f.language in SCANNED_LANGUAGES]
-        other = [f for f in changes.analysed if f.language not in SCANNED_LANGUAGES]
+        scannable, read = in_scope(changes, ctx)  # whatever their paths (analyzers/autofix/scope.py)
+        files = [f for f in scannable if f.language in SCANNED_LANGUAGES]
+        other = [f for f in scannable if f.language not in SCANNED_LANGUAGES]
         if other:
             report.notes.append(f"{len(other)} changed file(s) in languages without AutoFix rules were not scanned")
         if not files:
             report.notes.append("no changed Python, JavaScript or Java files to scan")
             return report
-        texts, from_hunks = _texts_at_head(files, ctx, report)
+        texts, from_hunks = texts_at_head(files, ctx, report, read)
         try:
-            result = _scan_files(texts, ctx.tools, report)
+            result = _scan_files(texts, {f.path: f.language for f in files}, ctx.tools, report)
         except SemgrepUnavailable as e:
             report.skipped += [Skipped(fc.path, str(e), path=fc.path) for fc in files]
             return report
@@ -324,30 +329,8 @@ class AutoFix:
         return report
 
 
-def _texts_at_head(files: Sequence[FileChange], ctx: AnalysisContext,
-                   report: AnalyzerReport) -> tuple[dict[str, str], list[str]]:
-    """Each file's text at the head of the change, else its hunks pieced together (noted); none
-    of a file too large to read (skipped, as Semgrep skips one over its size limit)."""
-    texts: dict[str, str] = {}
-    from_hunks: list[str] = []
-    at_head = files_at_head(ctx, [fc.path for fc in files])
-    for fc in files:
-        text = at_head[fc.path]
-        if fc.path in ctx.unread:  # its hunks alone would pass for the file scanned
-            report.skipped.append(Skipped(fc.path, ctx.unread[fc.path], path=fc.path))
-            continue
-        if text is None:
-            text = pseudo_file(fc)
-            from_hunks.append(fc.path)
-        texts[fc.path] = text
-    if from_hunks:
-        report.notes.append(
-            "the files at the head of the change could not be read; scanned "
-            f"only the new code of the hunks of: {', '.join(from_hunks)}")
-    return texts, from_hunks
-
-
-def _scan_files(texts: dict[str, str], tools: Tools, report: AnalyzerReport) -> ScanResult:
+def _scan_files(texts: dict[str, str], languages: Mapping[str, str | None], tools: Tools,
+                report: AnalyzerReport) -> ScanResult:
     """One Semgrep scan of the files; a file that cannot be written is skipped (and dropped
     from `texts`), never the run."""
     with tempfile.TemporaryDirectory(prefix="rtcbot-scan-") as tmp:
@@ -359,7 +342,8 @@ def _scan_files(texts: dict[str, str], tools: Tools, report: AnalyzerReport) -> 
                 report.skipped.append(Skipped(path, f"cannot be scanned: {e}", path=path))
                 del texts[path]
         return scan(root, list(texts), extra_rules=tools.extra_rules, semgrep=tools.semgrep,
-                    engine=tools.semgrep_engine, max_target_bytes=tools.semgrep_max_target_bytes)
+                    engine=tools.semgrep_engine, max_target_bytes=tools.semgrep_max_target_bytes,
+                    languages=languages)
 
 
 def _base_suppressions(result: ScanResult, texts: Mapping[str, str], by_path: Mapping[str, FileChange],

@@ -3,6 +3,11 @@
 Accepts `git diff`, `git show -p`, `git format-patch` output and GitHub's per-file `patch`
 strings (which have no file header). Binary files, files without a patch and ignored files
 are kept as skipped, with the reason, so "no findings" is never mistaken for full coverage.
+An ignored file (an ignore glob: the defaults' generated, vendored and built code, or the base
+branch's config) keeps its hunks and the glob (`spared_by`): the globs spare only the analyzers
+that ask a model; the scans that cost nothing read it all the same (`ChangeSet.scannable`).
+A file's language comes from its name and, where that is unknown or not code, from the content
+the diff shows of its first lines (analyzers/code/languages.py).
 The text is first cut into one section per file and checked against its hunk headers
 (sections.py); each section is then parsed on its own.
 """
@@ -20,6 +25,10 @@ from typing import Any, Literal
 from unidiff.errors import UnidiffParseError
 from unidiff.patch import PatchSet
 
+from analyzers.code.languages import CODE_LANGUAGES as CODE_LANGUAGES
+from analyzers.code.languages import LANGUAGES as LANGUAGES
+from analyzers.code.languages import detect_language
+from analyzers.code.languages import language_of as language_of
 from analyzers.code.paths import path_problem, printable
 from analyzers.code.sections import file_sections, hunk_counts, hunk_problem, repo_path, section_name
 
@@ -37,28 +46,8 @@ DEFAULT_IGNORES: tuple[str, ...] = (
     "*.generated.*", "*/generated/*", "*.g.dart",
 )
 
-LANGUAGES: Mapping[str, str] = {
-    ".py": "python", ".pyi": "python", ".java": "java", ".js": "javascript", ".mjs": "javascript",
-    ".cjs": "javascript", ".jsx": "javascript", ".ts": "typescript", ".tsx": "typescript",
-    ".go": "go", ".rb": "ruby", ".rs": "rust", ".c": "c", ".h": "c", ".cc": "cpp", ".cpp": "cpp",
-    ".hpp": "cpp", ".cs": "csharp", ".kt": "kotlin", ".scala": "scala", ".php": "php",
-    ".swift": "swift", ".sh": "shell", ".md": "markdown", ".yml": "yaml", ".yaml": "yaml",
-    ".json": "json", ".html": "html", ".css": "css", ".sql": "sql",
-}
-
-# Languages whose hunks are code (EditingRTC and friends skip prose and data files).
-CODE_LANGUAGES = frozenset(LANGUAGES.values()) - {"markdown", "yaml", "json"}
-
-
 class DiffError(ValueError):
     """The input is not a diff we can read (one clear line for the user)."""
-
-
-def language_of(path: str) -> str | None:
-    for ext, lang in LANGUAGES.items():
-        if path.lower().endswith(ext):
-            return lang
-    return None
 
 
 SECTION_CHARS = 80  # git keeps 80 bytes of a hunk header's context line; a patch file may hold more
@@ -175,6 +164,15 @@ class FileChange:
     # "failed": it could not be read (too large, malformed, an unsafe name), so no analyzer
     # analysed it and a gate must not pass over it; "policy": left out on purpose
     skip_kind: Literal["policy", "failed"] = "policy"
+    # the ignore glob that spares this file from the analyzers that ask a model (its hunks are
+    # kept: the scans that cost nothing read it all the same)
+    spared_by: str | None = None
+
+    @property
+    def spared_by_name(self) -> bool:
+        """Excluded by its exact path (not by a glob that happens to match): the base branch's
+        config names this very file."""
+        return self.spared_by == self.path
 
     @property
     def changed_lines(self) -> list[int]:
@@ -192,6 +190,12 @@ class ChangeSet:
     @property
     def skipped(self) -> list[FileChange]:
         return [f for f in self.files if f.skipped is not None]
+
+    @property
+    def scannable(self) -> list[FileChange]:
+        """What the scans that cost nothing read: the analysed files and those an ignore glob
+        spares (whatever their path), with their hunks."""
+        return [f for f in self.files if f.skipped is None or (f.spared_by is not None and f.hunks)]
 
     def hunks(self) -> Iterator[tuple[FileChange, Hunk]]:
         for f in self.analysed:
@@ -256,15 +260,13 @@ def _file_change(pf: Any, ignore: Sequence[str], max_file_lines: int) -> FileCha
         fc.skipped = f"unsafe file name: {problem}"
         fc.language, fc.skip_kind = None, "failed"
         return fc
-    glob = is_ignored(path, ignore)
-    if glob:
-        fc.skipped = f"ignored by glob {glob!r}"
-    elif pf.is_binary_file:
+    if pf.is_binary_file:
         fc.skipped = "binary file"
     elif status == "deleted":
         fc.skipped = "file deleted"
     else:
         fc.hunks = _hunks_of(path, pf)
+        fc.language = detect_language(path, first_lines(fc.hunks))
         n = sum(len(h.lines) for h in fc.hunks)
         if not fc.hunks:
             fc.skipped = "no textual change (mode change or rename only)"
@@ -272,7 +274,29 @@ def _file_change(pf: Any, ignore: Sequence[str], max_file_lines: int) -> FileCha
             fc.skipped = f"too large: {n} diff lines (limit {max_file_lines})"
             fc.hunks = []
             fc.skip_kind = "failed" if fc.language in CODE_LANGUAGES else "policy"
+    spare(fc, ignore)
     return fc
+
+
+def first_lines(hunks: Sequence[Hunk]) -> str | None:
+    """The new file's text from its first line on, as far as the first hunk shows it (None when
+    the diff does not show line 1): what a language is sniffed from."""
+    if not hunks or hunks[0].new_start > 1:
+        return None
+    return hunks[0].new_code
+
+
+def spare(fc: FileChange, ignore: Sequence[str]) -> None:
+    """An ignore glob that matches the file spares it from the analyzers that ask a model: it
+    is "skipped" for them, and keeps its hunks for the scans (a reason already set stays). A
+    glob that is the file's exact path (the config's, not a default) is the one kept: the
+    config names this file."""
+    named = fc.path in ignore and fc.path not in DEFAULT_IGNORES
+    glob = fc.path if named else is_ignored(fc.path, ignore)
+    if glob:
+        fc.spared_by = glob
+        if fc.skipped is None:
+            fc.skipped = f"ignored by glob {glob!r}"
 
 
 def _section_changes(lines: Sequence[str], ignore: Sequence[str],
@@ -337,14 +361,10 @@ def parse_github_files(
             continue
         if patch is None or status == "deleted":
             fc = FileChange(path=path, old_path=old, status=status, language=language_of(path))
-            glob = is_ignored(path, ignore)
-            fc.skipped = (
-                f"ignored by glob {glob!r}" if glob
-                else "file deleted" if status == "deleted"
-                else "no patch from GitHub (binary or too large)"
-            )
-            if not glob and status != "deleted" and fc.language in CODE_LANGUAGES:
+            fc.skipped = "file deleted" if status == "deleted" else "no patch from GitHub (binary or too large)"
+            if status != "deleted" and fc.language in CODE_LANGUAGES:
                 fc.skip_kind = "failed"  # a code file: too large for GitHub's patch, not binary
+            spare(fc, ignore)
             out.append(fc)
             continue
         src = "/dev/null" if status == "added" else f"a/{old or path}"

@@ -7,7 +7,9 @@ The command is always `semgrep scan --metrics=off --disable-version-check --json
 scan never waits on the network. Inline suppressions (`# nosemgrep`) are not honoured by Semgrep:
 the one scan reports every finding, and the caller keeps the base branch's suppressions only
 (analyzers/code/suppressions.py). Only the targets given are scanned (a pull request's changed
-files), with paths relative to `root` so that findings come back under the same names.
+files), with paths relative to `root`, each under a neutral name in its language's extension so
+that no name (`*.min.js`, `.mts`, a shebang script) leaves it out (analyzers/semgrep/targets.py);
+findings come back under the targets' own names.
 
 Semgrep's native command line (osemgrep, `--experimental`) runs the same engine on the same
 rules and writes the same JSON, but starts in about a quarter of the time of the Python one
@@ -29,11 +31,12 @@ import os
 import shutil
 import subprocess
 import time
-from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from analyzers.semgrep.targets import aliased
 from analyzers.tools.programs import run, tool_path
 
 RULES_DIR = Path(__file__).resolve().parent / "rules"
@@ -241,10 +244,13 @@ def scan(
     timeout: float = 600.0,
     max_target_bytes: int | None = None,
     engine: str = "auto",
+    languages: Mapping[str, str | None] | None = None,
 ) -> ScanResult:
     """Scan exactly `targets` (paths relative to `root`), in batches, within `timeout` seconds
-    in all; a file over `max_target_bytes` (None: MAX_TARGET_BYTES) is skipped, with why;
-    `engine`: see `engines`. Raises SemgrepUnavailable / SemgrepFailed."""
+    in all, whatever their names: each in its language (`languages`, else what its name and
+    content say: analyzers/semgrep/targets.py); a file over `max_target_bytes` (None:
+    MAX_TARGET_BYTES) is skipped, with why; `engine`: see `engines`. Raises SemgrepUnavailable /
+    SemgrepFailed."""
     max_target_bytes = max_target_bytes or MAX_TARGET_BYTES
     exe = find_semgrep(semgrep)
     if exe is None:
@@ -257,18 +263,37 @@ def scan(
     configs = rule_configs(extra_rules)
     deadline = time.monotonic() + timeout
     todo = engines(engine)
-    total = ScanResult(targets=targets)
-    for batch in batches(targets):
-        result = _scan_batch(exe, configs, batch, root, deadline, timeout, todo,
-                             max_target_bytes, total)
-        total.findings += result.findings
-        total.errors += result.errors
-        total.unparsable |= result.unparsable
-        total.skipped.update(result.skipped)
-        total.failed.update(result.failed)
-        total.argv = total.argv or result.argv
+    total = ScanResult()
+    with aliased(root, targets, languages) as names:
+        for batch in batches(list(names)):
+            result = _scan_batch(exe, configs, batch, root, deadline, timeout, todo,
+                                 max_target_bytes, total)
+            total.findings += result.findings
+            total.errors += result.errors
+            total.unparsable |= result.unparsable
+            total.skipped.update(result.skipped)
+            total.failed.update(result.failed)
+            total.argv = total.argv or result.argv
+    total = unalias(total, names)
+    total.targets = targets
     total.findings.sort(key=lambda f: (f.path, f.start_line, f.start_col, f.rule_id))
     return total
+
+
+def unalias(result: ScanResult, names: Mapping[str, str]) -> ScanResult:
+    """The result with every name Semgrep was given read back as its target's own."""
+    def own(path: str) -> str:
+        return names.get(path, path)
+
+    errors = []
+    for line in result.errors:
+        alias = line.split(": ", 1)[0]
+        errors.append(own(alias) + line[len(alias):] if alias in names else line)
+    return replace(
+        result, findings=[replace(f, path=own(f.path)) for f in result.findings], errors=errors,
+        unparsable={own(p) for p in result.unparsable},
+        skipped={own(p): why for p, why in result.skipped.items()},
+        failed={own(p): why for p, why in result.failed.items()})
 
 
 def _scan_batch(exe: str, configs: Sequence[Path], batch: list[str], root: Path,

@@ -10,7 +10,9 @@
 
 NAME is one of the analyzer's aggregate scores (rtc, lift, con, comp, rel, ...) or a count:
 findings, failures, warnings, notices, fixes, skipped, errors, unscanned. A metric a run does
-not produce (no hunks, the analyzer not run) makes its comparison false, and the output says so.
+not produce (no hunks, the analyzer not run) makes its comparison false, and the output says so,
+unless ignore globs spared changed code from that analyzer (its Skipped items marked `spared`):
+then there was code and nothing measured it, and the gate cannot pass (`all_spared`).
 
 Gates fail closed. `unscanned` counts what the analyzer could not analyse (its Skipped items
 of kind "failed": a file over Semgrep's size limit or one Semgrep failed on, a diff that could
@@ -241,6 +243,9 @@ def judge(gate: FailOn, reports: Sequence[AnalyzerReport]) -> Verdict:
     read = {c.analyzer for c in gate.comparisons() if c.name not in COVERAGE}
     blocked = {r.name: cannot_pass(r) for r in reports
                if (r.name in read or "total" in read) and (r.error or r.unanalysed)}
+    unmeasured = {c.analyzer: str(c) for c in gate.comparisons() if c.name not in COVERAGE and c.holds(metrics) is None}
+    blocked |= {r.name: all_spared(r, unmeasured[r.name]) for r in reports
+                if r.name in unmeasured and r.name not in blocked and any(s.spared for s in r.skipped)}
     return Verdict(gate, tuple(matched), tuple(missing), frozenset(failed), explained, blocked)
 
 
@@ -256,6 +261,17 @@ def cannot_pass(report: AnalyzerReport) -> str:
     n = sum(s.count for s in items)
     return (f"{CANNOT_PASS}{report.title} could not {verb} {n:,} {noun}"
             f"{'' if n == 1 else 's'}: {named}{more}")
+
+
+def all_spared(report: AnalyzerReport, comparison: str) -> str:
+    """Why a gate whose metric the analyzer never measured cannot pass when ignore globs spared
+    changed code from it: no metric is not a pass ("The gate cannot pass: EditingRTC measured
+    nothing for editing_rtc.rtc<0.5: the changed code was all left out by ignore globs: ...")."""
+    items = [s for s in report.skipped if s.spared]
+    named = ", ".join(f"{s.item} ({s.reason})" for s in items[:SHOWN_ITEMS])
+    more = f", and {len(items) - SHOWN_ITEMS} more" if len(items) > SHOWN_ITEMS else ""
+    return (f"{CANNOT_PASS}{report.title} measured nothing for {comparison}: the changed code "
+            f"was all left out by ignore globs: {named}{more}")
 
 
 def _explain(c: Comparison, value: float) -> str:

@@ -20,6 +20,7 @@ from analyzers.semgrep.scan import (
     scan,
     short_rule_id,
 )
+from analyzers.semgrep.targets import ALIAS_PREFIX
 from tests.support import FIXTURES, require
 
 VULNERABLE = FIXTURES / "vulnerable" / "python"
@@ -83,7 +84,10 @@ def test_scan_passes_only_the_named_targets_and_offline_flags(tmp_path: Path) ->
     (tmp_path / "b.py").write_text("exec(input())\n")
     result = scan(tmp_path, ["a.py"])
     assert [f.path for f in result.findings] == ["a.py"]
-    assert result.argv[-2:] == ["--", "a.py"]
+    # one target, under a neutral name in its language's extension (analyzers/semgrep/targets.py)
+    assert result.argv[-2] == "--" and result.argv[-1].startswith(ALIAS_PREFIX)
+    assert result.argv[-1].endswith("/0.py") and result.targets == ["a.py"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.py", "b.py"]  # the neutral names are gone
     for flag in ("--metrics=off", "--disable-version-check", "--json"):
         assert flag in result.argv
     assert "auto" not in result.argv
