@@ -81,7 +81,7 @@ MAX_SHOWN = 80
 _UNPRINTABLE = re.compile(r"[^\x21-\x7e]")
 
 
-def shown(value: str) -> str:
+def shown(value: str | None) -> str:
     """A value from a stranger (a webhook's X-GitHub-Event or X-GitHub-Delivery header) as a log
     line shows it: printable ASCII, at most MAX_SHOWN characters (more is marked with …), `-`
     when empty. No line break, separator or quote-forging space survives it."""

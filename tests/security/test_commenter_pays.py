@@ -51,12 +51,17 @@ def test_a_review_comment_is_charged_to_its_commenter(fake_github: Callable[...,
         assert payer_of(job) == Payer(gh.installation_id, author=f"author:{user_id('eve')}", asked=True)
 
 
-def test_a_commenter_with_no_budget_left_gets_nothing_run(
-        apps: Callable[..., App], fake_github: Callable[..., FakeGitHub]) -> None:
+def mallorys_pull_request(apps: Callable[..., App], fake_github: Callable[..., FakeGitHub]) -> App:
+    """The App, with mallory's pull request 1 open (nothing analysed yet)."""
     gh = fake_github()
     gh.add_pr(1, diff_text=many_hunks_diff("src/many.py", hunks=2), author="mallory")
-    a = apps(gh, llm_author_daily_requests=DAY, force_debounce_s=0.0)
-    store, inst = a.rt.store, gh.installation_id
+    return apps(gh, llm_author_daily_requests=DAY, force_debounce_s=0.0)
+
+
+def test_a_commenter_with_no_budget_left_gets_nothing_run(
+        apps: Callable[..., App], fake_github: Callable[..., FakeGitHub]) -> None:
+    a = mallorys_pull_request(apps, fake_github)
+    gh, store, inst = a.gh, a.rt.store, a.gh.installation_id
     eve, mallory = f"author:{user_id('eve')}", f"author:{user_id('mallory')}"
     store.usage.add(inst, DAY, 1000, spenders=[eve])  # eve's day is spent (by earlier comments)
     before = a.llm.request_count
@@ -76,10 +81,8 @@ def test_a_commenter_with_no_budget_left_gets_nothing_run(
 @pytest.mark.slow
 def test_a_commenters_rerun_spends_their_day_not_the_authors(
         apps: Callable[..., App], fake_github: Callable[..., FakeGitHub]) -> None:
-    gh = fake_github()
-    gh.add_pr(1, diff_text=many_hunks_diff("src/many.py", hunks=2), author="mallory")
-    a = apps(gh, llm_author_daily_requests=DAY, force_debounce_s=0.0)
-    store, inst = a.rt.store, gh.installation_id
+    a = mallorys_pull_request(apps, fake_github)
+    gh, store, inst = a.gh, a.rt.store, a.gh.installation_id
     a.deliver("pull_request_review_comment", comment(a, "eve", "This multiplies; callers expecting a sum break."))
     a.run()
     [run] = gh.runs(CRSCORE)

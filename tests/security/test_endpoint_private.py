@@ -17,8 +17,6 @@ import logging
 from collections.abc import Callable
 from pathlib import Path
 
-import httpx
-import openai
 import pytest
 from click.testing import CliRunner
 
@@ -53,11 +51,10 @@ def written(gh: FakeGitHub) -> str:
 
 
 def test_errors_name_the_model_and_keep_the_endpoint_for_the_operator() -> None:
-    timeout = openai.APITimeoutError(request=httpx.Request("POST", "http://gw.internal:4711/v1/chat/completions"))
-    e = describe(timeout, "http://u:PW@gw.internal:4711/v1?deployment=zq9", "m7")
-    assert str(e) == "the LLM endpoint (model 'm7') timed out"
-    assert e.for_operator() == ("the LLM endpoint (model 'm7') timed out "
-                                "[endpoint http://***@gw.internal:4711/v1?deployment=***]")
+    url = "http://u:PW@gw.internal:4711/v1?deployment=zq9"
+    e = describe(RuntimeError(f"POST {url}/chat/completions: reset"), url, "m7")  # its words quote the URL
+    assert str(e) == "LLM request to the LLM endpoint (model 'm7') failed (RuntimeError)"
+    assert e.for_operator() == (f"{e} [endpoint http://***@gw.internal:4711/v1?deployment=***]")
     assert LLMError("no endpoint here").for_operator() == "no endpoint here"
 
 
