@@ -33,6 +33,7 @@ BENCHMARKS: tuple[str, ...] = (
     "workers",
     "semgrep_scope",
     "sandbox_startup",
+    "cost",
 )
 
 

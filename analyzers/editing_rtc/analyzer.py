@@ -9,7 +9,9 @@ a blank line — and small models that ignore the format are tolerated.
 Integrity: a description that carries the new code (analyzers/rtc/leak.py) is an invalid sample and
 counts as a failed round trip; the finding says why, and reports how many leaked. The code and
 the descriptions go into the prompts as data: fenced (a fence longer than any backtick run
-inside), with the instruction that nothing inside is addressed to the model.
+inside), with the instruction that nothing inside is addressed to the model. The prompts
+(prompts.py) are laid out for prefix caches: every request of a hunk is the same chat up to
+the hunk's old code.
 """
 
 from __future__ import annotations
@@ -26,23 +28,18 @@ from analyzers.code.diff import CODE_LANGUAGES, ChangeSet, FileChange, Hunk
 from analyzers.code.enclosing import hunk_labels
 from analyzers.context import AnalysisContext
 from analyzers.editing_rtc import view as editing_rtc_view
+from analyzers.editing_rtc.prompts import END, backward_messages, forward_messages
 from analyzers.llm.answer import cut_note
-from analyzers.llm.client import BudgetExceeded, Halted, LLMClient, Message
+from analyzers.llm.client import BudgetExceeded, Halted, LLMClient
 from analyzers.llm.format_watch import FormatWatch
 from analyzers.options import AnalyzerOptions
 from analyzers.pipeline import files_at_head
-from analyzers.report import AnalyzerReport, Finding, SkipKind, Skipped, fence_for
+from analyzers.report import AnalyzerReport, Finding, SkipKind, Skipped
 from analyzers.rtc import similarity
-from analyzers.rtc.leak import (
-    DATA_NOTE,
-    leak_note,
-    leak_rate,
-    leak_reason,
-)
+from analyzers.rtc.leak import leak_note, leak_rate, leak_reason
 from analyzers.rtc.round_trip import RoundTrip, aggregate, round_trip
 
 BASELINE = "Edit."
-END = "[end]"
 
 
 class EditingRTCConfig(AnalyzerOptions):
@@ -58,66 +55,6 @@ class EditingRTCConfig(AnalyzerOptions):
     max_hunks: int = Field(default=100, ge=1, le=100)
     max_hunk_chars: int = Field(default=6000, ge=1, le=12000)
 
-
-
-SYSTEM = "You are a careful senior software engineer. Answer exactly in the format asked for."
-
-FORWARD_ASK = (
-    "Here is a piece of code before and after an edit. In one or two sentences, say what the "
-    "edit does, precisely enough that another engineer could make the same edit from your "
-    "words alone. Answer with the description only, in your own words: do not copy lines of "
-    f"the code. {DATA_NOTE}"
-)
-BACKWARD_ASK = (
-    "Apply the edit described after [edit description] to the code below. Reply with the "
-    f"complete code after the edit, in one fenced code block, then the line {END}. {DATA_NOTE}"
-)
-
-# Our own few-shot examples, given as chat turns.
-EXAMPLES: Sequence[tuple[str, str, str]] = (
-    (
-        "def area(r):\n    return 3.14 * r * r\n",
-        "import math\n\n\ndef area(r):\n    return math.pi * r ** 2\n",
-        "Use math.pi instead of the literal 3.14 (importing math) and write r squared as r ** 2.",
-    ),
-    (
-        "for (int i = 0; i < items.size(); i++) {\n    total += items.get(i).price();\n}\n",
-        "for (Item item : items) {\n    total += item.price();\n}\n",
-        "Replace the index-based loop over items with an enhanced for loop over each Item.",
-    ),
-    (
-        "function greet(name) {\n  console.log('Hello ' + name);\n}\n",
-        "function greet(name = 'world') {\n  console.log(`Hello ${name}`);\n}\n",
-        "Give name the default value 'world' and build the greeting with a template literal.",
-    ),
-)
-
-
-def _block(code: str, lang: str = "") -> str:
-    """`code` fenced as data: the fence is longer than any run of backticks inside, so the code
-    cannot close it and write outside it."""
-    fence = fence_for(code)
-    return f"{fence}{lang}\n{code.rstrip()}\n{fence}"
-
-
-def forward_messages(old: str, new: str, lang: str = "") -> list[Message]:
-    msgs: list[Message] = [{"role": "system", "content": SYSTEM}]
-    for ex_old, ex_new, desc in EXAMPLES:
-        msgs.append({"role": "user", "content": f"{FORWARD_ASK}\n\n[old]\n{_block(ex_old)}\n[new]\n{_block(ex_new)}"})
-        msgs.append({"role": "assistant", "content": desc})
-    msgs.append({"role": "user", "content": f"{FORWARD_ASK}\n\n[old]\n{_block(old, lang)}\n[new]\n{_block(new, lang)}"})
-    return msgs
-
-
-def backward_messages(old: str, description: str, lang: str = "") -> list[Message]:
-    msgs: list[Message] = [{"role": "system", "content": SYSTEM}]
-    for ex_old, ex_new, desc in EXAMPLES:
-        msgs.append({"role": "user",
-                     "content": f"{BACKWARD_ASK}\n\n[old]\n{_block(ex_old)}\n[edit description] {desc}"})
-        msgs.append({"role": "assistant", "content": f"{_block(ex_new)}\n{END}"})
-    msgs.append({"role": "user",
-                 "content": f"{BACKWARD_ASK}\n\n[old]\n{_block(old, lang)}\n[edit description] {description}"})
-    return msgs
 
 
 _MARKERS = re.compile(r"^\s*\[(old|new|edit description|end)\]", re.M | re.I)

@@ -8,7 +8,7 @@ from collections.abc import Callable
 
 import pytest
 
-from analyzers.editing_rtc.analyzer import EXAMPLES
+from analyzers.editing_rtc.prompts import EXAMPLES
 from analyzers.report import fence_for
 from analyzers.rtc.leak import (
     check_descriptions,
