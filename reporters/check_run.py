@@ -218,7 +218,7 @@ def summary_of(report: AnalyzerReport, crossed: Sequence[str] = (), notes: Seque
         if note != readable.SMALL_MODEL_WARNING:
             lines.append(f"> {inert(note)}")
     lines += ["", *pr_view.figures_fold(report, LOWEST_SHOWN)]
-    if work := readable.llm_work(report.usage):  # samples only: never a cache oracle (readable.PUBLIC_USAGE)
+    if work := readable.llm_work(report.usage):  # samples and their bill: never a cache oracle (readable.PUBLIC_USAGE)
         lines += ["", work]
     return cut("\n".join(lines).strip() + "\n")
 

@@ -60,22 +60,36 @@ def counted(report: AnalyzerReport) -> str:
 
 
 # What every public output (check runs, the step summary, SARIF, `--format text/json/markdown`)
-# says of a report's LLM usage: the samples its analyzer read, from the LLM cache or not.
-# Requests, tokens and cache hits differ between a cached answer and a fresh one, so they would
-# tell a fork's author whether this installation has sent the very same request before, from
-# another (private) repository; they stay on /metrics and the dashboard, for its own people.
-PUBLIC_USAGE = ("samples",)
+# says of a report's LLM usage: the samples its analyzer read, and their bill — the requests,
+# prompt and completion tokens they cost at the endpoint when they were asked
+# (analyzers/llm/bill.py), the same figures whether rtcbot's cache answered or not. What was
+# actually sent this time (requests, tokens, retries, cache hits, the endpoint's cached prompt
+# tokens) differs between a cached answer and a fresh one, or between a warm endpoint and a cold
+# one, so it would tell a fork's author whether this installation (or the endpoint) has seen
+# the very same request before, from another (private) repository; it stays on /metrics,
+# `rtcbot stats` and the dashboard, for its own people. Public name → Usage's.
+PUBLIC_USAGE = {"samples": "samples", "requests": "billed_requests", "prompt_tokens": "billed_prompt_tokens",
+                "completion_tokens": "billed_completion_tokens"}
 
 
 def public_usage(usage: Mapping[str, int]) -> dict[str, int]:
-    """The figures of `usage` a public output may show (PUBLIC_USAGE)."""
-    return {k: usage[k] for k in PUBLIC_USAGE if usage.get(k)}
+    """The figures of `usage` a public output may show (PUBLIC_USAGE), by their public names."""
+    return {public: usage[own] for public, own in PUBLIC_USAGE.items() if usage.get(own)}
 
 
 def llm_work(usage: Mapping[str, int]) -> str:
-    """ "LLM work: 15 samples" — the same whether the cache answered or not ("" without any)."""
-    n = public_usage(usage).get("samples", 0)
-    return f"LLM work: {n:,} sample{'' if n == 1 else 's'}" if n else ""
+    """ "LLM work: 15 samples (5 requests, 3,210 prompt and 512 completion tokens)" — the same
+    whether the cache answered or not ("" without any sample)."""
+    shown = public_usage(usage)
+    n = shown.get("samples", 0)
+    if not n:
+        return ""
+    bill = ""
+    if shown.get("requests"):
+        r = shown["requests"]
+        bill = (f" ({r:,} request{'' if r == 1 else 's'}, {shown.get('prompt_tokens', 0):,} prompt and "
+                f"{shown.get('completion_tokens', 0):,} completion tokens)")
+    return f"LLM work: {n:,} sample{'' if n == 1 else 's'}{bill}"
 
 
 def headline(report: AnalyzerReport) -> str:

@@ -188,7 +188,7 @@ def report_run(report: AnalyzerReport) -> dict[str, Any]:
     if report.scores:
         properties["scores"] = dict(report.scores)
     if report.usage:
-        properties["usage"] = readable.public_usage(report.usage)  # samples: never a cache oracle
+        properties["usage"] = readable.public_usage(report.usage)  # samples and their bill: never a cache oracle
     if report.notes:
         properties["notes"] = list(report.notes)
     if report.skipped:

@@ -38,6 +38,7 @@ from analyzers.llm.answer import (
     transport_error,
     unmark,
 )
+from analyzers.llm.bill import Bill, total
 from analyzers.llm.cache import Cache, SqliteCache, request_key
 from analyzers.llm.completion import Completion, Malformed, completion_from
 from analyzers.llm.errors import BudgetExceeded as BudgetExceeded  # the client's errors, re-exported
@@ -81,6 +82,11 @@ class Usage:
     samples: int = 0  # samples returned, from the cache or not: the work, and all a public output says
     cut: int = 0  # samples cut at the byte cap (analyzers/llm/answer.py), from the cache or not
     at_limit: int = 0  # samples the server stopped at max_tokens (finish_reason "length"), cached or not
+    cached_prompt_tokens: int = 0  # of prompt_tokens, those the endpoint's prefix cache served (where it says)
+    # the samples' bills (bill.py): what they cost when asked, the same whether the cache answered or not
+    billed_requests: int = 0
+    billed_prompt_tokens: int = 0
+    billed_completion_tokens: int = 0
 
     @property
     def tokens(self) -> int:
@@ -91,22 +97,19 @@ class Usage:
             "requests": self.requests,
             "retries": self.retries,
             "tokens": self.tokens,
+            "prompt_tokens": self.prompt_tokens,
+            "completion_tokens": self.completion_tokens,
+            "cached_prompt_tokens": self.cached_prompt_tokens,
             "cache_hits": self.cache_hits,
             "samples": self.samples,
             "cut": self.cut,
+            "billed_requests": self.billed_requests,
+            "billed_prompt_tokens": self.billed_prompt_tokens,
+            "billed_completion_tokens": self.billed_completion_tokens,
         }
 
     def minus(self, other: Usage) -> Usage:
-        return Usage(
-            self.requests - other.requests,
-            self.retries - other.retries,
-            self.prompt_tokens - other.prompt_tokens,
-            self.completion_tokens - other.completion_tokens,
-            self.cache_hits - other.cache_hits,
-            self.samples - other.samples,
-            self.cut - other.cut,
-            self.at_limit - other.at_limit,
-        )
+        return Usage(**{name: value - getattr(other, name) for name, value in self.__dict__.items()})
 
     def copy(self) -> Usage:
         return Usage(**self.__dict__)
@@ -190,7 +193,9 @@ class LLMClient:
 
     # -- one HTTP request ---------------------------------------------------------------
     def _create(self, messages: Sequence[Message], n: int, temperature: float, max_tokens: int,
-                stop: Sequence[str] | None, seed: int) -> list[str]:
+                stop: Sequence[str] | None, seed: int) -> tuple[list[str], Bill]:
+        """The request's answers (marked: answer.py) and its bill."""
+
         def before_retry(state: RetryCallState) -> None:
             with self._lock:
                 self._count(retries=1)
@@ -236,9 +241,11 @@ class LLMClient:
         except openai.OpenAIError as e:
             raise describe(e, self.base_url, self.model) from None
         with self._lock:
-            self._count(prompt_tokens=got.prompt_tokens, completion_tokens=got.completion_tokens)
+            self._count(prompt_tokens=got.prompt_tokens, completion_tokens=got.completion_tokens,
+                        cached_prompt_tokens=got.cached_tokens)
         cap = answer_cap(max_tokens)
-        return [mark(t, cap, ended=i < whole, at_limit=i in got.at_limit) for i, t in enumerate(got.texts)]
+        return ([mark(t, cap, ended=i < whole, at_limit=i in got.at_limit) for i, t in enumerate(got.texts)],
+                Bill(1, got.prompt_tokens, got.completion_tokens))
 
     def _post(self, kwargs: dict[str, Any], n: int, max_tokens: int) -> tuple[Completion, int]:
         """(the completion, how many of its answers came whole). The documented low-level call with
@@ -281,33 +288,47 @@ class LLMClient:
     ) -> list[str]:
         """n completions of one chat, served from the cache where it has them. An answer cut
         at its byte cap comes back without the cut's mark and is counted in `usage.cut`; one
-        the server stopped at max_tokens, without its mark, in `usage.at_limit`."""
+        the server stopped at max_tokens, without its mark, in `usage.at_limit`; each sample's
+        bill (bill.py), cached with it, in `usage.billed_*`."""
         key = request_key(self.base_url, self.model, messages, temperature, max_tokens, stop, seed)
         out: list[str | None] = [None] * n
-        if self.cache is not None:
-            for i in range(n):
-                hit = self.cache.get(f"{key}:{i}")
-                if hit is not None:
-                    out[i] = hit
-                    with self._lock:
-                        self._count(cache_hits=1)
+        bills = [Bill()] * n
+        for i in range(n):
+            hit = self._cached(key, i)
+            if hit is not None:
+                out[i], bills[i] = hit
+                with self._lock:
+                    self._count(cache_hits=1)
         missing = [i for i in range(n) if out[i] is None]
         while missing:
             first = missing[0]
             ask = len(missing) if self.honours_n is not False else 1
-            texts = self._create(messages, ask, temperature, max_tokens, stop, seed + first)
+            texts, bill = self._create(messages, ask, temperature, max_tokens, stop, seed + first)
             if ask > 1 and self.honours_n is None:
                 self.honours_n = len(texts) >= ask
             texts = texts[: len(missing)] or [""]
-            for i, text in zip(missing, texts, strict=False):
-                out[i] = text
+            for i, text, share in zip(missing, texts, bill.shares(len(texts)), strict=False):
+                out[i], bills[i] = text, share
                 if self.cache is not None:
                     self.cache.put(f"{key}:{i}", text)
+                    self.cache.put(f"{key}:{i}:bill", share.to_json())
             missing = missing[len(texts):]
         answers = [unmark(t or "") for t in out]
+        spent = total(bills)
         with self._lock:  # counted alike whether the cache answered or not
-            self._count(samples=n, cut=sum(a[1] for a in answers), at_limit=sum(a[2] for a in answers))
+            self._count(samples=n, cut=sum(a[1] for a in answers), at_limit=sum(a[2] for a in answers),
+                        billed_requests=spent.requests, billed_prompt_tokens=spent.prompt_tokens,
+                        billed_completion_tokens=spent.completion_tokens)
         return [a[0] for a in answers]
+
+    def _cached(self, key: str, i: int) -> tuple[str, Bill] | None:
+        """Sample i's answer and its bill from the cache; None without both (an answer cached
+        before bills were is asked again, so that its figures read like any other's)."""
+        if self.cache is None:
+            return None
+        text = self.cache.get(f"{key}:{i}")
+        bill = Bill.from_json(self.cache.get(f"{key}:{i}:bill")) if text is not None else None
+        return (text, bill) if text is not None and bill is not None else None
 
     def map(self, fn: Callable[[T], R], items: Iterable[T]) -> list[R]:
         """Run fn over items concurrently (at most four per request slot, on the process's

@@ -1,5 +1,6 @@
 """A chat completion's parsed JSON body → what rtcbot reads of it (`Completion`): each choice's
-text in index order, the token usage, which texts the server stopped at max_tokens. A body that
+text in index order, the token usage (with the prompt tokens the endpoint's cache served, where
+it says: `usage.prompt_tokens_details.cached_tokens`), which texts the server stopped at max_tokens. A body that
 is not a chat completion (a gateway's HTML page, an empty body) raises `Malformed`, which the
 client retries."""
 
@@ -22,6 +23,7 @@ class Completion:
     prompt_tokens: int = 0
     completion_tokens: int = 0
     at_limit: frozenset[int] = frozenset()
+    cached_tokens: int = 0  # of the prompt tokens, those the endpoint's prefix cache served
 
 
 def _count_of(usage: dict[str, Any], key: str) -> int:
@@ -48,5 +50,7 @@ def completion_from(data: object) -> Completion:
     usage = data.get("usage") if isinstance(data, dict) else None
     usage = usage if isinstance(usage, dict) else {}
     ordered = sorted(indexed, key=lambda x: x[0])
+    details = usage.get("prompt_tokens_details")  # OpenAI's, vLLM's: {"cached_tokens": …}
     return Completion([t for _, t, _ in ordered], _count_of(usage, "prompt_tokens"),
-                      _count_of(usage, "completion_tokens"), frozenset(i for i, c in enumerate(ordered) if c[2]))
+                      _count_of(usage, "completion_tokens"), frozenset(i for i, c in enumerate(ordered) if c[2]),
+                      _count_of(details, "cached_tokens") if isinstance(details, dict) else 0)

@@ -13,6 +13,8 @@ under test goes through the real `openai` client. It can:
   a 500, a connection held `hang_s` then closed unanswered (a timed-out gateway), a 200 whose
   body is not JSON, a 200 with an empty body; `injected` counts them by kind;
 - wait a fixed delay per request plus a delay per completion token (benchmarks);
+- say that a share of each prompt came from a prefix cache (`cached_share`: the answer's
+  `usage.prompt_tokens_details.cached_tokens`, as OpenAI and vLLM report it);
 - count requests, tokens and record every request body, and when each was served
   (`served`: the request's index, its arrival and its answer, `time.perf_counter()` seconds).
 
@@ -52,6 +54,7 @@ class ScriptedLLM(LoopbackServer):
         delay_s: float = 0.0,
         per_token_s: float = 0.0,
         finish_reason: str | Callable[[dict[str, Any]], str] = "stop",
+        cached_share: float | None = None,
     ) -> None:
         self.finish_reason = (lambda _r: finish_reason) if isinstance(finish_reason, str) else finish_reason
         self.responder: Responder = (lambda _r: responder) if isinstance(responder, str) else responder
@@ -60,6 +63,10 @@ class ScriptedLLM(LoopbackServer):
         self.delay_s = delay_s
         self.per_token_s = per_token_s
         self.requests: list[dict[str, Any]] = []
+        # where set, each answer says this share of its prompt tokens came from a prefix cache
+        # (`usage.prompt_tokens_details.cached_tokens`, as OpenAI and vLLM answer)
+        self.cached_share = cached_share
+        self.cached_tokens = 0
         self.served: list[tuple[int, float, float]] = []  # (index in requests, arrived, answered)
         self.completion_tokens = 0
         self.prompt_tokens = 0
@@ -80,7 +87,7 @@ class ScriptedLLM(LoopbackServer):
         with self._lock:
             self.requests.clear()
             self.served.clear()
-            self.completion_tokens = self.prompt_tokens = 0
+            self.completion_tokens = self.prompt_tokens = self.cached_tokens = 0
             self.max_in_flight = 0
 
     def fail_next(self, count: int, status: int = 500, retry_after: float | None = None) -> None:
@@ -184,9 +191,14 @@ class ScriptedLLM(LoopbackServer):
             wait = self.delay_s + self.per_token_s * completion
             if wait > 0:
                 time.sleep(wait)
+            usage: dict[str, Any] = {"prompt_tokens": prompt, "completion_tokens": completion,
+                                     "total_tokens": prompt + completion}
+            if self.cached_share is not None:
+                usage["prompt_tokens_details"] = {"cached_tokens": int(prompt * self.cached_share)}
             with self._lock:
                 self.completion_tokens += completion
                 self.prompt_tokens += prompt
+                self.cached_tokens += int(prompt * (self.cached_share or 0))
             leave()
             h._send(200, {
                 "id": f"chatcmpl-{len(self.requests)}",
@@ -197,8 +209,7 @@ class ScriptedLLM(LoopbackServer):
                     {"index": i, "message": {"role": "assistant", "content": t}, "finish_reason": finish}
                     for i, t in enumerate(texts)
                 ],
-                "usage": {"prompt_tokens": prompt, "completion_tokens": completion,
-                          "total_tokens": prompt + completion},
+                "usage": usage,
             })
         finally:
             leave()

@@ -95,14 +95,17 @@ def test_error_report_fix_and_long_title() -> None:
     assert check_run.annotation_of(Finding("x", "no place")) is None
 
 
-def test_the_summary_says_the_samples_never_requests_tokens_or_cache_figures() -> None:
+def test_the_summary_says_the_samples_and_their_bill_never_what_the_caches_spared() -> None:
+    bill = {"samples": 15, "billed_requests": 5, "billed_prompt_tokens": 2345, "billed_completion_tokens": 678}
     r = report()
-    r.usage = {"requests": 5, "tokens": 900, "cache_hits": 3, "samples": 15}
+    r.usage = {"requests": 5, "tokens": 900, "cache_hits": 3, "cached_prompt_tokens": 111, **bill}
     summary = check_run.render(r).summary
-    assert "LLM work: 15 samples" in summary
-    assert "requests" not in summary and "900" not in summary and "cache" not in summary
-    r.usage = {"requests": 0, "tokens": 0, "cache_hits": 15, "samples": 15}  # every answer cached
+    assert "LLM work: 15 samples (5 requests, 2,345 prompt and 678 completion tokens)" in summary
+    assert "900" not in summary and "cache" not in summary and "111" not in summary
+    r.usage = {"requests": 0, "tokens": 0, "cache_hits": 15, **bill}  # every answer cached
     assert check_run.render(r).summary == summary
+    r.usage = {"requests": 5, "tokens": 900, "samples": 15}  # no bill (a report of before bills)
+    assert "LLM work: 15 samples\n" in check_run.render(r).summary + "\n"
 
 
 def test_reporter_opens_completes_and_abandons_runs_on_the_fake_github(

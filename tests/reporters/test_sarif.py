@@ -43,7 +43,8 @@ def hand_reports() -> list[AnalyzerReport]:
                           evidence={"descriptions": ["rename x"]}, key="k-edit")],
         scores={"rtc": 0.33, "hunks": 1.0},
         skipped=[Skipped("README.md", "not code (markdown)"), Skipped("logo.png", "binary file")],
-        usage={"requests": 5, "tokens": 900, "cache_hits": 0, "samples": 15},
+        usage={"requests": 5, "tokens": 900, "cache_hits": 0, "cached_prompt_tokens": 80, "samples": 15,
+               "billed_requests": 5, "billed_prompt_tokens": 700, "billed_completion_tokens": 200},
     )
     crscore = AnalyzerReport(
         "crscore", "CRScore",
@@ -92,7 +93,9 @@ def test_hand_built_reports_validate_and_carry_everything() -> None:
     assert res["partialFingerprints"] == {"rtcbotKey/v1": "k-edit",
                                           "rtcbotFingerprint/v2": hand_reports()[0].findings[0].fingerprint()}
     assert edit["properties"]["scores"] == {"rtc": 0.33, "hunks": 1.0}
-    assert edit["properties"]["usage"] == {"samples": 15}  # never requests, tokens or cache hits
+    # the samples and their bill; never what rtcbot's cache or the endpoint's spared
+    assert edit["properties"]["usage"] == {"samples": 15, "requests": 5, "prompt_tokens": 700,
+                                           "completion_tokens": 200}
     notes = edit["invocations"][0]["toolExecutionNotifications"]
     assert [n["message"]["text"] for n in notes] == ["skipped README.md: not code (markdown)",
                                                      "skipped logo.png: binary file"]
