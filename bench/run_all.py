@@ -14,6 +14,7 @@ import datetime as dt
 import importlib
 import os
 import platform
+import re
 import sys
 import time
 import traceback
@@ -167,6 +168,51 @@ def render(results: Sequence[tuple[str, list[Row], float]], info: dict[str, str]
     return "\n".join(lines)
 
 
+def _split(doc: str) -> tuple[list[str], list[list[str]], str]:
+    """A document's lines before its first details section, its details sections (each from its
+    "## " line) and its line of times."""
+    lines = doc.rstrip("\n").splitlines()
+    times = next((ln for ln in lines if ln.startswith("Time each")), "")
+    lines = [ln for ln in lines if ln != times]
+    first = next((i for i, ln in enumerate(lines) if ln.startswith("## ")), len(lines))
+    sections: list[list[str]] = []
+    for ln in lines[first:]:
+        if ln.startswith("## "):
+            sections.append([])
+        sections[-1].append(ln)
+    return lines[:first], sections, times
+
+
+def _owner(line: str) -> str:
+    """The benchmark a table row ("| name | …") or a details heading ("## name: …") belongs to."""
+    m = re.match(r"^(?:\| |## )(\w+)(?: \||:)", line)
+    return m.group(1) if m else ""
+
+
+def merged(old: str, new: str, names: Sequence[str], when: str) -> str:
+    """`old` (the document as it was) with the rows, details and times of `names` from `new` (a
+    run of those alone), the other benchmarks' as they were measured, and a line saying which
+    ran alone when: `--only` updates its rows in place."""
+    head, sections, times = _split(old)
+    new_head, new_sections, new_times = _split(new)
+    ran = set(names)
+    rows = [ln for ln in head if _owner(ln) not in ran]
+    while rows and not rows[-1].strip():
+        rows.pop()
+    rows += [ln for ln in new_head if _owner(ln) in ran]
+    rows = [ln for ln in rows if not ln.startswith("- run alone:")]
+    at = next((i for i, ln in enumerate(rows) if ln.startswith("- Python:")), len(rows) - 1)
+    rows.insert(at + 1, f"- run alone: {', '.join(names)} on {when} (`--only`; the other rows are of the date above)")
+    kept = [sec for sec in sections if _owner(sec[0]) not in ran]
+    fresh = [sec for sec in new_sections if _owner(sec[0]) in ran]
+    spent = dict(re.findall(r"(\w+) (\d+ s)", times)) | dict(re.findall(r"(\w+) (\d+ s)", new_times))
+    time_line = "Time each benchmark took (informational): " + ", ".join(f"{k} {v}" for k, v in spent.items()) + "."
+    body = [ln for sec in [*kept, *fresh] for ln in sec]
+    while body and not body[-1].strip():
+        body.pop()
+    return "\n".join([*rows, "", *body, "", time_line, ""]) if body else "\n".join([*rows, "", time_line, ""])
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m bench.run_all", description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="smaller inputs (a smoke run)")
@@ -180,7 +226,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     when = dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
     results = run_benchmarks(names, quick=args.quick)
     args.output.parent.mkdir(parents=True, exist_ok=True)
-    args.output.write_text(render(results, machine(), when, args.quick), encoding="utf-8")
+    text = render(results, machine(), when, args.quick)
+    if args.only and args.output.is_file():  # the rows of the others stay as they were measured
+        text = merged(args.output.read_text(encoding="utf-8"), text, names, when)
+    args.output.write_text(text, encoding="utf-8")
     print(f"[bench] wrote {args.output}", file=sys.stderr)
     return 0
 

@@ -90,8 +90,9 @@ def test_no_cache_figures_in_any_check_run(apps: Callable[..., App],
     a.run()
     assert completions(gh, pr.head_sha) == 2
     written = check_run_text(gh)
-    assert re.search(r"llm work: [0-9,]+ samples", written) and "requests" not in written
-    assert "cache" not in written
+    # the samples and their bill (what they cost when asked), never what the cache spared
+    assert re.search(r"llm work: [0-9,]+ samples \([0-9,]+ requests?, [0-9,]+ prompt and", written)
+    assert "cache" not in written and "cached" not in written
 
 
 # -- floods of forced work ----------------------------------------------------------------------
