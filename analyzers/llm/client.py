@@ -192,9 +192,8 @@ class LLMClient:
             self._count(requests=1)
 
     # -- one HTTP request ---------------------------------------------------------------
-    def _create(self, messages: Sequence[Message], n: int, temperature: float, max_tokens: int,
-                stop: Sequence[str] | None, seed: int) -> tuple[list[str], Bill]:
-        """The request's answers (marked: answer.py) and its bill."""
+    def _retrying(self) -> Retrying:
+        """The retry policy of one request (retry.py), each retry counted."""
 
         def before_retry(state: RetryCallState) -> None:
             with self._lock:
@@ -202,13 +201,12 @@ class LLMClient:
 
         s = self.settings
         policy = RetryPolicy(s.max_retries, s.retry_wait_initial, s.retry_wait_max)
-        retrying = Retrying(
-            retry=retry_if_exception(retryable),
-            stop=policy.stop,
-            wait=policy.wait,
-            before_sleep=before_retry,
-            reraise=True,
-        )
+        return Retrying(retry=retry_if_exception(retryable), stop=policy.stop, wait=policy.wait,
+                        before_sleep=before_retry, reraise=True)
+
+    def _create(self, messages: Sequence[Message], n: int, temperature: float, max_tokens: int,
+                stop: Sequence[str] | None, seed: int) -> tuple[list[str], Bill]:
+        """The request's answers (marked: answer.py) and its bill."""
         kwargs: dict[str, Any] = {
             "model": self.model,
             "messages": list(messages),
@@ -221,7 +219,7 @@ class LLMClient:
         if stop:
             kwargs["stop"] = list(stop)[:4]
         try:
-            for attempt in retrying:
+            for attempt in self._retrying():
                 with attempt:
                     self._halted()
                     self._charge_request()
