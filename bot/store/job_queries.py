@@ -1,12 +1,14 @@
 """Reads over many jobs, for those who watch the queue rather than run a job: the queued jobs
 whose message could not be sent (the `Resender`, and a redelivery of the same work: bot/app/
 sweep.py, bot/app/intake.py), the jobs a sweep finds stale, the oldest queued job's age
-(/healthz) and the LLM use of a repository's jobs (the dashboard). A job's own life — made,
+(/healthz), the LLM use of a repository's jobs (the dashboard) and the LLM spend per
+repository and day (`rtcbot stats`). A job's own life — made,
 sent, started, finished, requeued — is bot/store/jobs.py's `Jobs`.
 """
 
 from __future__ import annotations
 
+import datetime as dt
 import functools
 import time
 from collections.abc import Sequence
@@ -16,7 +18,7 @@ from sqlalchemy import func, select
 
 from bot.store.db import Database
 from bot.store.jobs import job_conditions, job_keys
-from bot.store.schema import UNSENT, JobRow
+from bot.store.schema import UNSENT, JobRow, RepositoryRow
 
 
 @functools.cache
@@ -77,3 +79,32 @@ class JobQueries:
                 select(JobRow.pr_number, JobRow.llm_requests, JobRow.llm_tokens, JobRow.created_at)
                 .where(JobRow.repository_id == repository_id, JobRow.installation_id == installation_id,
                        JobRow.created_at >= since))]
+
+    def spend_by_day(self, repo: str | None = None, since: float = 0.0) -> list[dict[str, Any]]:
+        """The LLM spend of each repository served, or of the one served under the name `repo`
+        now (joined by GitHub's ids, as `published.served`), per UTC day since `since`: requests,
+        prompt, completion and cached prompt tokens (0 for rows made before the split), and
+        all tokens; by day, newest first, then by name."""
+        q = (select(RepositoryRow.full_name, JobRow.created_at, JobRow.llm_requests, JobRow.llm_prompt_tokens,
+                    JobRow.llm_completion_tokens, JobRow.llm_cached_tokens, JobRow.llm_tokens)
+             .join(RepositoryRow, (RepositoryRow.id == JobRow.repository_id)
+                   & (RepositoryRow.installation_id == JobRow.installation_id))
+             .where(RepositoryRow.removed_at.is_(None), JobRow.created_at >= since))
+        if repo is not None:
+            q = q.where(RepositoryRow.full_name == repo)
+        days: dict[tuple[str, str], list[int]] = {}
+        with self.db.session() as s:
+            for name, at, *figures in s.execute(q):
+                day = dt.datetime.fromtimestamp(at, dt.UTC).strftime("%Y-%m-%d")
+                acc = days.setdefault((day, name), [0] * len(SPEND))
+                for i, v in enumerate(figures):
+                    acc[i] += int(v or 0)
+        return [{"repo": name, "day": day, **dict(zip(SPEND, acc, strict=True))}
+                for (day, name), acc in sorted(days.items(), key=lambda kv: (-_ordinal(kv[0][0]), kv[0][1]))]
+
+
+SPEND = ("requests", "prompt_tokens", "completion_tokens", "cached_prompt_tokens", "tokens")
+
+
+def _ordinal(day: str) -> int:
+    return dt.date.fromisoformat(day).toordinal()

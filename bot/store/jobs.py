@@ -170,7 +170,10 @@ class Jobs:
             res = s.execute(update(JobRow).where(*where)
                             .values(status=status, result=result, updated_at=time.time(), duration_s=duration_s,
                                     llm_requests=int(usage.get("requests", 0)),
-                                    llm_tokens=int(usage.get("tokens", 0))))
+                                    llm_tokens=int(usage.get("tokens", 0)),
+                                    llm_prompt_tokens=int(usage.get("prompt_tokens", 0)),
+                                    llm_completion_tokens=int(usage.get("completion_tokens", 0)),
+                                    llm_cached_tokens=int(usage.get("cached_prompt_tokens", 0))))
             return res.rowcount == 1  # type: ignore[attr-defined,no-any-return]
 
     def status(self, job_id: int) -> str | None:

@@ -62,6 +62,11 @@ class JobRow(Base):
     duration_s: Mapped[float | None] = mapped_column(Float, nullable=True)
     llm_requests: Mapped[int] = mapped_column(Integer, default=0)
     llm_tokens: Mapped[int] = mapped_column(Integer, default=0)
+    # the tokens split (#53; None: rows made before): prompt, completion, and of the prompt tokens
+    # those the endpoint's prefix cache served (where it says: prompt_tokens_details.cached_tokens)
+    llm_prompt_tokens: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    llm_completion_tokens: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    llm_cached_tokens: Mapped[int | None] = mapped_column(Integer, nullable=True)
     # the tenant, by GitHub's ids (None: not known, e.g. rows made before these columns)
     repository_id: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
     installation_id: Mapped[int | None] = mapped_column(BigInteger, nullable=True)

@@ -7,13 +7,16 @@ the other signals (threads resolved, reactions, merged pull requests). See bot/c
 `--repo` is the repository the App serves under that name now (by GitHub's id: a renamed one's
 suggestions under its new name, a removed one's nowhere); rows whose ids are not known are
 never counted.
-Then the findings and rules each repository's team dismissed (`dismissals` in the JSON).
+Then the findings and rules each repository's team dismissed (`dismissals` in the JSON), and the
+LLM spend per repository and day over the last 30 days (`llm_spend`): requests, prompt and
+completion tokens, and the prompt tokens the endpoint's cache served (docs/cost.md).
 The first line names the store it read (its URL, userinfo and query values hidden; `store` in the JSON).
 """
 
 from __future__ import annotations
 
 import json
+import time
 from typing import Any
 
 import click
@@ -60,6 +63,24 @@ def render(stats: dict[str, Any], repo: str | None) -> Table | str:
     return t
 
 
+SPEND_DAYS = 30
+
+
+def spend_table(spend: list[dict[str, Any]], repo: str | None) -> Table | str:
+    """The LLM spend per repository and day (`Jobs.spend_by_day`), with its totals."""
+    where = repo or "any repository"
+    if not spend:
+        return f"No LLM spend in {where} in the last {SPEND_DAYS} days."
+    t = Table(title=f"LLM spend in {where}, per day (UTC), last {SPEND_DAYS} days", title_justify="left")
+    cols = ("requests", "prompt_tokens", "completion_tokens", "cached_prompt_tokens")
+    for col in ("day", "repository", "requests", "prompt tokens", "completion tokens", "cached prompt tokens"):
+        t.add_column(col, justify="left" if col in ("day", "repository") else "right")
+    for r in spend:
+        t.add_row(r["day"], r["repo"], *(f"{r[c]:,}" for c in cols))
+    t.add_row("total", "", *(f"{sum(r[c] for r in spend):,}" for c in cols))
+    return t
+
+
 def dismissals_text(dismissed: list[tuple[str, Dismissal]], repo: str | None) -> str:
     """The findings and rules the teams dismissed (`@rtcbot ignore`), one line each."""
     if not dismissed:
@@ -85,11 +106,13 @@ def command(repo: str | None, as_json: bool) -> None:
     try:
         stats = feedback.acceptance(store.published.served(repo))
         dismissed = store.dismissals.rows(repo)
+        spend = store.job_queries.spend_by_day(repo, since=time.time() - SPEND_DAYS * 86400)
     finally:
         store.close()
     stats["repo"] = repo
     stats["dismissals"] = [{"repo": r, "target": d.target, "kind": d.kind, "paths": d.path_glob, "by": d.by,
                             "at": d.at, "reason": d.reason} for r, d in dismissed]
+    stats["llm_spend"] = spend
     stats["store"] = safe_url(settings.database())
     if as_json:
         click.echo(json.dumps(stats, sort_keys=True))
@@ -98,3 +121,4 @@ def command(repo: str | None, as_json: bool) -> None:
     click.echo(f"Store: {stats['store']}{default}")
     Console().print(render(stats, repo))
     click.echo(dismissals_text(dismissed, repo))
+    Console().print(spend_table(spend, repo))

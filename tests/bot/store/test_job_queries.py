@@ -61,3 +61,28 @@ def test_the_llm_use_of_a_repositorys_jobs_since_a_time(db_url: str) -> None:
         assert store.job_queries.usage_since(11, 5, time.time() + 60) == []
     finally:
         store.close()
+
+
+def test_the_llm_spend_per_repository_served_and_day(db_url: str) -> None:
+    store = Store(db_url)
+    try:
+        now = time.time()
+        store.repositories.seen(11, 5, "o/a", now)
+        store.repositories.seen(12, 5, "o/b", now)
+        usage = {"requests": 3, "tokens": 150, "prompt_tokens": 120, "completion_tokens": 30,
+                 "cached_prompt_tokens": 64}
+        for head, rid in (("a", 11), ("b", 11), ("c", 12), ("d", 99)):  # 99: a repository never seen
+            job = store.jobs.add(_spec(head, repository_id=rid, installation_id=5))
+            assert job is not None and store.jobs.start(job) is not None
+            store.jobs.finish(job, "done", usage=usage)
+        day = time.strftime("%Y-%m-%d", time.gmtime(now))
+        spend = store.job_queries.spend_by_day()
+        assert spend == [
+            {"repo": "o/a", "day": day, "requests": 6, "prompt_tokens": 240, "completion_tokens": 60,
+             "cached_prompt_tokens": 128, "tokens": 300},
+            {"repo": "o/b", "day": day, "requests": 3, "prompt_tokens": 120, "completion_tokens": 30,
+             "cached_prompt_tokens": 64, "tokens": 150}]
+        assert store.job_queries.spend_by_day("o/b") == spend[1:]
+        assert store.job_queries.spend_by_day(since=now + 60) == []
+    finally:
+        store.close()
