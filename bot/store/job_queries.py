@@ -71,12 +71,14 @@ class JobQueries:
                                                        JobRow.updated_at < cutoff)))
 
     def usage_since(self, repository_id: int, installation_id: int,
-                    since: float) -> list[tuple[int | None, int, int, float]]:
-        """(pr_number, LLM requests, LLM tokens, created_at) of the repository's jobs (by GitHub's
-        ids) made since `since` (the dashboard's cost figures)."""
+                    since: float) -> list[tuple[int | None, int, int, float, int, int, int]]:
+        """(pr_number, LLM requests, LLM tokens, created_at, prompt, completion and cached prompt
+        tokens: 0 for rows made before the split) of the repository's jobs (by GitHub's ids) made
+        since `since` (the dashboard's cost figures)."""
         with self.db.session() as s:
-            return [(p, r or 0, t or 0, c) for p, r, t, c in s.execute(
-                select(JobRow.pr_number, JobRow.llm_requests, JobRow.llm_tokens, JobRow.created_at)
+            return [(p, r or 0, t or 0, c, pt or 0, ct or 0, k or 0) for p, r, t, c, pt, ct, k in s.execute(
+                select(JobRow.pr_number, JobRow.llm_requests, JobRow.llm_tokens, JobRow.created_at,
+                       JobRow.llm_prompt_tokens, JobRow.llm_completion_tokens, JobRow.llm_cached_tokens)
                 .where(JobRow.repository_id == repository_id, JobRow.installation_id == installation_id,
                        JobRow.created_at >= since))]
 

@@ -28,6 +28,9 @@ class Job:
     llm_requests: int
     llm_tokens: int
     created_at: float
+    prompt_tokens: int = 0  # the tokens split (0: a job recorded before the split)
+    completion_tokens: int = 0
+    cached_tokens: int = 0  # of the prompt tokens, those the endpoint's prefix cache served
 
 
 @dataclass(frozen=True)
@@ -44,7 +47,7 @@ class Figures:
     repo: str
     sections: list[Section] = field(default_factory=list)
     llm: list[dict[str, Any]] = field(default_factory=list)  # week, requests, tokens
-    totals: dict[str, Any] = field(default_factory=dict)  # prs, llm_requests, llm_tokens
+    totals: dict[str, Any] = field(default_factory=dict)  # prs, llm_requests, llm_tokens, llm_*_tokens
 
     @property
     def empty(self) -> bool:
@@ -121,4 +124,7 @@ def figures(repo: str, runs: Sequence[Run], items: Sequence[Item], jobs: Sequenc
         "prs": len({r.pr_number for r in runs if r.pr_number is not None}),
         "llm_requests": sum(j.llm_requests for j in jobs),
         "llm_tokens": sum(j.llm_tokens for j in jobs),
+        "llm_prompt_tokens": sum(j.prompt_tokens for j in jobs),
+        "llm_completion_tokens": sum(j.completion_tokens for j in jobs),
+        "llm_cached_tokens": sum(j.cached_tokens for j in jobs),
     })

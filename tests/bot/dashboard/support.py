@@ -90,7 +90,8 @@ def seed(store: Store, repo: str, prs: int = 30, *, now: float | None = None, se
                 requests += 6
             s.add(JobRow(**ids, kind="analyze", repo=repo, pr_number=i, head_sha=sha, analyzer="editing_rtc", spec={},
                          status="done", created_at=at - 30, updated_at=at, llm_requests=requests,
-                         llm_tokens=requests * 410))
+                         llm_tokens=requests * 410, llm_prompt_tokens=requests * 360,
+                         llm_completion_tokens=requests * 50, llm_cached_tokens=requests * 200))
 
 
 def seed_names(store: Store, repos: list[str], *, now: float | None = None, installation: int = 99) -> None:

@@ -116,6 +116,8 @@ def test_a_seeded_store_gives_every_figure_and_chart(tmp_path: Path) -> None:
                                                      "applied"}
     assert [(t.value, t.label) for t in panels["autofix"].totals] == [("5/10", "AutoFix suggestions applied")]
     assert f.totals["llm_tokens"] == sum(r["tokens"] for r in f.llm) > 0
+    assert f.totals["llm_prompt_tokens"] + f.totals["llm_completion_tokens"] == f.totals["llm_tokens"]
+    assert 0 < f.totals["llm_cached_tokens"] < f.totals["llm_prompt_tokens"]
     prs, hunks = panels["editing_rtc"].tables
     assert isinstance(prs, Table) and prs.title == "Pull requests with the lowest EditingRTC"
     rtcs = [float(row[1].text) for row in prs.rows]

@@ -85,6 +85,8 @@ def test_a_user_sees_their_repositories_and_no_other(tmp_path: Path, fake_github
     page = c.get(f"/dashboard/{REPO}")
     assert page.status_code == 200
     assert len(re.findall(r'<svg role="img" aria-label="[^"]+"', page.text)) == 5
+    assert re.search(r"LLM tokens: <b>\d+</b> prompt \(\d+ served from the endpoint's cache\), <b>\d+</b> completion",
+                     page.text)
     assert "Content-Security-Policy" in page.headers and "no-store" in page.headers["Cache-Control"]
     other = c.get(f"/dashboard/{OTHER}")
     missing = c.get("/dashboard/nobody/nothing")

@@ -54,9 +54,10 @@ def test_the_llm_use_of_a_repositorys_jobs_since_a_time(db_url: str) -> None:
         job = store.jobs.add(_spec("a", pr=7, repository_id=11, installation_id=5))
         store.jobs.add(_spec("b", pr=8, repository_id=12, installation_id=5))  # another repository
         assert job is not None and store.jobs.start(job) is not None
-        store.jobs.finish(job, "done", usage={"requests": 3, "tokens": 120})
-        [(pr, requests, tokens, created_at)] = store.job_queries.usage_since(11, 5, 0)
-        assert (pr, requests, tokens) == (7, 3, 120) and created_at > 0
+        store.jobs.finish(job, "done", usage={"requests": 3, "tokens": 120, "prompt_tokens": 100,
+                                              "completion_tokens": 20, "cached_prompt_tokens": 64})
+        [(pr, requests, tokens, created_at, *split)] = store.job_queries.usage_since(11, 5, 0)
+        assert (pr, requests, tokens, split) == (7, 3, 120, [100, 20, 64]) and created_at > 0
         assert store.job_queries.usage_since(11, 6, 0) == []  # another installation's ids
         assert store.job_queries.usage_since(11, 5, time.time() + 60) == []
     finally:
