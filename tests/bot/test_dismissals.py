@@ -5,8 +5,9 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from analyzers.report import Finding
-from bot.core.dismissals import Dismissal, fingerprint, kind_of, problem, split
+from analyzers.report import Finding, Place
+from bot.core.dismiss_target import by_name
+from bot.core.dismissals import Dismissal, ambiguity_notes, fingerprint, kind_of, problem, split
 
 AT = 1_795_651_200.0  # 2026-11-26 UTC
 
@@ -69,3 +70,34 @@ def test_kind_of_a_word_and_problems() -> None:
     assert problem(ok) is None
     assert "kind" in (problem(replace(ok, kind="other")) or "")  # type: ignore[arg-type]
     assert "fingerprint" in (problem(replace(ok, kind="finding")) or "")
+
+
+def test_a_fingerprint_two_findings_share_dismisses_neither_and_says_so() -> None:
+    """Issue #51: when two current findings would still share a fingerprint, neither is dismissed."""
+    a, twin = _f(5, place=Place("function run", 0)), _f(9, place=Place("function run", 0))
+    d = Dismissal(fingerprint(a), "finding", None, "carol", AT, "")
+    assert fingerprint(a) == fingerprint(twin)
+    assert split([a, twin], [d]) == ([a, twin], [])
+    assert ambiguity_notes([a, twin], [d]) == [
+        f"The dismissal of {d.target} by @carol names a fingerprint that 2 findings share (app/db.py:5, "
+        "app/db.py:9), so it dismisses none of them."]
+    refused = by_name([a, twin], d.target, "f" * 40).refusal or ""
+    assert refused.startswith(f"`{d.target}` is the fingerprint of 2 findings at the head") and "nothing" in refused
+    assert split([a], [d]) == ([], [(a, d)])  # alone, it is the one it names
+
+
+def test_a_fingerprint_a_finding_had_before_dismisses_nothing_and_names_why() -> None:
+    """A copy added in the definition changes the count of identical lines there: the dismissal made
+    while the line was alone covers neither occurrence now, and the note says why."""
+    alone = _f(5, place=Place("function run", 0))
+    d = Dismissal(fingerprint(alone), "finding", None, "carol", AT, "")
+    copy, original = _f(5, place=Place("function run", 0, count=2)), _f(6, place=Place("function run", 1, count=2))
+    assert split([copy, original], [d]) == ([copy, original], [])
+    notes = ambiguity_notes([copy, original], [d])
+    assert len(notes) == 2
+    assert notes[0].startswith(f"The dismissal of {d.target} by @carol no longer covers app/db.py:5")
+    assert "function run held 1 identical line like it when the dismissal was made and holds 2 now" in notes[0]
+    refused = by_name([copy, original], d.target, "f" * 40).refusal or ""
+    assert refused.startswith(f"`{d.target}` is the fingerprint of no finding at the head") and "holds 2 now" in refused
+    nowhere = by_name([copy], "0123456789abcdef", "f" * 40).refusal or ""
+    assert "never code still to come" in nowhere and "It was" not in nowhere
