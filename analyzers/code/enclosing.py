@@ -28,6 +28,7 @@ class Definition:
     kind: str  # "class", "function" or "method"
     name: str  # qualified by the definitions around it: "Outer.Inner.run"
     start: int = field(default=0, compare=False)  # its first line (a decorator's; a brace's line)
+    end: int = field(default=0, compare=False)  # its last line where the parser says (Python), else 0
 
     def __str__(self) -> str:
         return f"{self.kind} {self.name}"
@@ -159,7 +160,7 @@ def _python_chain(tree: ast.Module, line: int) -> list[Definition]:
             return chain
         names.append(inner.name)
         kind = "class" if isinstance(inner, ast.ClassDef) else "method" if in_class else "function"
-        chain.append(Definition(kind, ".".join(names), _span(inner)[0]))
+        chain.append(Definition(kind, ".".join(names), *_span(inner)))
         in_class = isinstance(inner, ast.ClassDef)
         body = list(ast.iter_child_nodes(inner))
 

@@ -42,8 +42,14 @@ def _runs(lines: Sequence[str], want: Sequence[str]) -> list[int]:
     return [i + 1 for i, ln in enumerate(lines) if ln == want[0] and list(lines[i:i + len(want)]) == list(want)]
 
 
-def _within(chain: Sequence[Definition], d: Definition | None) -> bool:
-    return d is None or any((c.name, c.start) == (d.name, d.start) for c in chain)
+def _within(r: int, d: Definition | None, chain: Sequence[Definition]) -> bool:
+    """Whether line `r` is in definition `d` (None: the module): by its last line where the parser
+    gives it (Python), else by the chain of definitions around `r`."""
+    if d is None:
+        return True
+    if d.end:
+        return d.start <= r <= d.end
+    return any((c.name, c.start) == (d.name, d.start) for c in chain)
 
 
 def places(text: str, language: str | None, spans: Sequence[Span]) -> list[Place | None]:
@@ -51,18 +57,19 @@ def places(text: str, language: str | None, spans: Sequence[Span]) -> list[Place
     lines = [_normalised(ln) for ln in text.splitlines()]
     wants = [lines[s - 1:min(max(s, e), len(lines))] if 1 <= s <= len(lines) else [] for s, e in spans]
     runs = [_runs(lines, want) if want else [] for want in wants]
-    found = chains(text, language, [s for s, _ in spans if 1 <= s <= len(lines)] + [r for rs in runs for r in rs])
-    path_of = paths(text, language, [s for s, _ in spans if 1 <= s <= len(lines)])
+    starts = [s for s, _ in spans if 1 <= s <= len(lines)]
+    found = chains(text, language, starts if language == "python" else starts + [r for rs in runs for r in rs])
+    path_of = paths(text, language, starts)
     out: list[Place | None] = []
-    for (start, _), want, starts in zip(spans, wants, runs, strict=True):
+    for (start, _), want, at in zip(spans, wants, runs, strict=True):
         if not want:
             out.append(None)
             continue
         chain = found.get(start, []) if found is not None else []
         d = chain[-1] if chain else None
         first = max(1, d.start) if d is not None else 1
-        seen = sum(1 for r in starts if first <= r < start)
-        count = sum(1 for r in starts if found is None or _within(found.get(r, []), d))
+        seen = sum(1 for r in at if first <= r < start)
+        count = sum(1 for r in at if _within(r, d, found.get(r, []) if found is not None else []))
         out.append(Place(str(d) if d is not None else "", seen, path_of.get(start, ""), max(count, seen + 1)))
     return out
 
