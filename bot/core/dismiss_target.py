@@ -39,12 +39,12 @@ class Named:
     path: str
     line: int | None
     fingerprint: str
-    definition: str = ""
+    definition: str = ""  # its place's path of definitions and branches, else its definition
 
     @classmethod
     def of(cls, f: Finding) -> Named:
         return cls(f.rule_id or f.title or f.analyzer, f.path or "", f.start_line, fingerprint(f),
-                   f.place.definition if f.place else "")
+                   (f.place.path or f.place.definition) if f.place else "")
 
     def words(self) -> str:
         where = f"{self.path}:{self.line}" if self.path and self.line else self.path

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from analyzers.report import Finding, Place
-from bot.core.dismiss_target import by_name
+from bot.core.dismiss_target import Named, by_name
 from bot.core.dismissals import Dismissal, ambiguity_notes, fingerprint, kind_of, problem, split
 
 AT = 1_795_651_200.0  # 2026-11-26 UTC
@@ -101,3 +101,9 @@ def test_a_fingerprint_a_finding_had_before_dismisses_nothing_and_names_why() ->
     assert refused.startswith(f"`{d.target}` is the fingerprint of no finding at the head") and "holds 2 now" in refused
     nowhere = by_name([copy], "0123456789abcdef", "f" * 40).refusal or ""
     assert "never code still to come" in nowhere and "It was" not in nowhere
+
+
+def test_a_reply_names_a_findings_path_of_definitions_and_branches() -> None:
+    nt = _f(5, place=Place("function run", 0, "if os.name == 'nt' > function run #1/2"))
+    assert "in `if os.name == 'nt' > function run #1/2`" in Named.of(nt).words()
+    assert "in `function run`" in Named.of(_f(5, place=Place("function run", 0))).words()
