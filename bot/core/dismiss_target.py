@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from analyzers import registry
@@ -60,7 +60,6 @@ class Aim:
     target: str = ""
     named: tuple[Named, ...] = ()
     refusal: str | None = None
-    notes: tuple[str, ...] = field(default=())
 
 
 def in_thread(findings: Sequence[Finding], marker: str | None, verb: str, head: str) -> Aim:
@@ -105,7 +104,6 @@ def by_name(findings: Sequence[Finding], target: str, head: str) -> Aim:
 def reply(d: Dismissal, aim: Aim, head: str, *, added: bool = True) -> str:
     """What a dismissal answers: what it dismissed, by name (rtcbot's Markdown, the rest inert)."""
     lines = [("Dismissed: " if added else "Already dismissed: ") + what(d) + ".", "", *covered(aim.named, head)]
-    lines += ["", *aim.notes] if aim.notes else []
     if d.reason:
         lines += ["", f"Reason: {inert(d.reason)}"]
     return "\n".join(lines)
