@@ -52,7 +52,8 @@ def run_one(name: str, changes: ChangeSet, ctx: AnalysisContext) -> AnalyzerRepo
     if report.usage.get("cut", 0):
         report.notes.append(cut_note(report.usage["cut"]))
     scans = getattr(analyzer, "scans_every_path", False)
-    read = {f.path for f in changes.scannable} if scans else set()
+    languages = getattr(analyzer, "languages", None)
+    read = {f.path for f in changes.scannable if languages is None or f.language in languages} if scans else set()
     for f in changes.skipped:
         if f.path not in read and not any(s.item == f.path for s in report.skipped):
             spared = f.spared_by is not None and not scans and f.language in CODE_LANGUAGES
