@@ -51,6 +51,18 @@ def pr_files(*files: tuple[str, str]) -> list[dict[str, Any]]:
              "changes": len(t.splitlines()), "patch": patch_of(t)} for p, t in files]
 
 
+def action_pr(fake_github: Callable[..., FakeGitHub], *files: tuple[str, str]) -> FakeGitHub:  # noqa: F811
+    """The fake GitHub holding the Action's event's pull request, which adds `files` (each also
+    at the head, for the contents API)."""
+    pr = json.loads(EVENT.read_text(encoding="utf-8"))["pull_request"]
+    gh = fake_github(repo=pr["base"]["repo"]["full_name"])
+    gh.grant_token(TOKEN)
+    gh.add_pr(pr["number"], files=pr_files(*files), head_sha=pr["head"]["sha"])
+    for path, text in files:
+        gh.set_file(path, text, ref=pr["head"]["sha"])
+    return gh
+
+
 def review(tmp_path: Path, files: list[tuple[str, str]], gate: str, *args: str,
            limit: int | None = LIMIT) -> Any:
     """`rtcbot review` of a change adding `files`, with `gate` as the config's fail_on."""
@@ -135,12 +147,7 @@ def test_action_eval_in_a_file_over_semgreps_size_limit_fails_the_gate(
         fake_github: Callable[..., FakeGitHub], scripted_llm: Callable[..., ScriptedLLM],  # noqa: F811
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     _semgrep()
-    pr = json.loads(EVENT.read_text(encoding="utf-8"))["pull_request"]
-    gh = fake_github(repo=pr["base"]["repo"]["full_name"])
-    gh.grant_token(TOKEN)
-    gh.add_pr(pr["number"], files=pr_files(("big.py", BIG_PY), ("package-lock.json", LOCK)),
-              head_sha=pr["head"]["sha"])
-    gh.set_file("big.py", BIG_PY, ref=pr["head"]["sha"])
+    gh = action_pr(fake_github, ("big.py", BIG_PY), ("package-lock.json", LOCK))
     monkeypatch.setenv("RTCBOT_SEMGREP_MAX_TARGET_BYTES", str(LIMIT))
     proc = action(gh, scripted_llm(varied), tmp_path, analyzers="autofix", fail_on=GATE)
     assert proc.returncode == 1, proc.stderr[-3000:]

@@ -32,14 +32,14 @@ from analyzers.code.diff import parse_diff, parse_github_files
 from analyzers.context import AnalysisContext
 from bot.entry import main
 from tests.bot.app_support import App
-from tests.bot.test_action import EVENT, TOKEN, read_outputs
+from tests.bot.test_action import read_outputs
 from tests.bot.test_jobs import finished, world  # noqa: F401  (fixture)
 from tests.conftest import client_for
 from tests.fakes.github_server import FakeGitHub, fake_github  # noqa: F401  (fixture)
 from tests.fakes.llm_server import ScriptedLLM, varied
 from tests.security.path_moves import EVAL_PY, MOVES, PLAIN, new_file_diff
 from tests.security.test_action import action
-from tests.security.test_fail_closed import pr_files
+from tests.security.test_fail_closed import action_pr, pr_files
 from tests.security.test_semgrep_gates import _semgrep
 
 pytestmark = pytest.mark.slow
@@ -159,11 +159,7 @@ def test_action_a_vendored_eval_fails_the_gate(
         fake_github: Callable[..., FakeGitHub], scripted_llm: Callable[..., ScriptedLLM],  # noqa: F811
         tmp_path: Path) -> None:
     _semgrep()
-    pr = json.loads(EVENT.read_text(encoding="utf-8"))["pull_request"]
-    gh = fake_github(repo=pr["base"]["repo"]["full_name"])
-    gh.grant_token(TOKEN)
-    gh.add_pr(pr["number"], files=pr_files(("vendor/auth.py", EVAL_PY)), head_sha=pr["head"]["sha"])
-    gh.set_file("vendor/auth.py", EVAL_PY, ref=pr["head"]["sha"])
+    gh = action_pr(fake_github, ("vendor/auth.py", EVAL_PY))
     proc = action(gh, scripted_llm(varied), tmp_path, analyzers="autofix", fail_on=GATE)
     assert proc.returncode == 1, proc.stderr[-3000:]
     (run,) = gh.check_runs.values()
