@@ -25,8 +25,9 @@ import dataclasses
 from collections.abc import Callable, Sequence
 
 from analyzers.autofix.text import pseudo_file
-from analyzers.code.diff import ChangeSet, language_of
+from analyzers.code.diff import ChangeSet
 from analyzers.code.enclosing import Definition, chains
+from analyzers.code.languages import detect_language
 from analyzers.code.scope_path import paths
 from analyzers.report import Finding, Place
 
@@ -88,7 +89,7 @@ def place_findings(findings: Sequence[Finding], text_of: Callable[[str], str | N
         if text is None:
             continue
         spans = [(out[i].start_line or 1, out[i].end_line or out[i].start_line or 1) for i in indexes]
-        for i, place in zip(indexes, places(text, language_of(path), spans), strict=True):
+        for i, place in zip(indexes, places(text, detect_language(path, text), spans), strict=True):
             if place is not None:
                 out[i] = dataclasses.replace(out[i], place=place)
     return out

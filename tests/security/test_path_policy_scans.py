@@ -75,6 +75,8 @@ def test_cli_a_moved_eval_still_fails_the_findings_gate(
     (rep,) = json.loads(r.stdout)["reports"]
     assert [(f["path"], f["rule_id"]) for f in rep["findings"]] == [
         (path, "javascript-code-injection" if "eval(req.query" in text else "python-code-injection")]
+    # its place in the code's structure (its fingerprint) is read in the same language
+    assert rep["findings"][0]["place"]["definition"] == "function handle"
     assert rep["skipped"] == []  # the LLM's spare is not AutoFix's: nothing "ignored by glob"
 
 
