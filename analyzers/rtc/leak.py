@@ -11,7 +11,10 @@ could pass a gate on any edit. Such a sample is invalid:
 
 The check compares tokens, so spacing and line breaks do not hide a quote, and it reads both
 texts as a reader sees them (analyzers/rtc/visible_text.py), so neither do invisible characters,
-look-alike letters or letters spaced apart. Only what is new
+look-alike letters or letters spaced apart or joined by a separator. A line counts as quoted
+whole as it is written, without its comments, or without its comments and with each string
+literal any string (`if not token: return True  # legacy clients` quoted as `if not token:
+return True`; `name == "svc-deploy"` as `name == 'x'`). Only what is new
 counts: a line, a run or an identifier that the old code (for SynthesisRTC, the context shown
 around the region) already has is not the answer, so naming it is no leak. The thresholds keep
 a precise honest description ("Rename getUser to fetchUserById and check the token before use")
@@ -25,7 +28,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
-from analyzers.rtc.visible_text import fold, respace
+from analyzers.rtc.visible_text import fold, respace, unseparate
 
 # identifiers (with $ for JavaScript), numbers, and every other non-space character on its own
 _TOKEN = re.compile(r"[A-Za-z_$][\w$]*|\d+(?:\.\d+)?|[^\w\s]")
@@ -66,6 +69,8 @@ LITERAL_MIN_CHARS = 4  # a literal shaped like data, not a word ("svc-deploy", "
 # "daily", "Failed to connect", 0 or 100) of at least this many characters is distinctive
 
 QUOTES = "description quotes the new code"
+_STRING = "\x00string"  # a string literal, whatever it holds, in the reading with strings as any string
+_CLOSED_STRING = re.compile(r'"[^"\n]*"|\'[^\'\n]*\'|`[^`\n]*`')  # a description's quoted text
 
 Token = tuple[str, bool]  # the token, and whether it is code (not in a string or a comment)
 
@@ -86,6 +91,48 @@ def code_tokens(line: str) -> list[Token]:
         out += [(t, False) for t in tokens(m.group())]
         at = m.end()
     return out + [(t, True) for t in tokens(line[at:])]
+
+
+def uncommented(line: str) -> str:
+    """`line` without its comments (its strings kept)."""
+    if _NAMES_ONLY.match(line):
+        return line
+    return "".join(line[a:b] for a, b in _outside_comments(line))
+
+
+def _outside_comments(line: str) -> list[tuple[int, int]]:
+    spans, at = [], 0
+    for m in _LITERAL.finditer(line):
+        if m.group()[0] not in "\"'`":  # a comment, not a string
+            spans.append((at, m.start()))
+            at = m.end()
+    return [*spans, (at, len(line))]
+
+
+def _any_string(line: str) -> tuple[str, ...]:
+    """`line`'s tokens with each string literal one `_STRING` token."""
+    out: list[str] = []
+    at = 0
+    for m in _LITERAL.finditer(line):
+        out += tokens(line[at:m.start()])
+        out += [_STRING] if m.group()[0] in "\"'`" else tokens(m.group())
+        at = m.end()
+    return tuple(out + tokens(line[at:]))
+
+
+def _readings(line: str) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
+    """The readings of a line that a quote of it may take: as it is; without its comments;
+    without its comments and with each string literal any string."""
+    bare = uncommented(line)
+    return tuple(tokens(line)), tuple(tokens(bare)), _any_string(bare)
+
+
+def _quotable(new: str, old: str) -> tuple[tuple[tuple[str, ...], ...], ...]:
+    """Each new line's readings (`_readings`), less those an old line has (a line whose new part
+    is its comment or a string is not new code in the readings without them)."""
+    seen = {r for ln in old.splitlines() for r in _readings(ln)[1:]}
+    return tuple(tuple(r if i == 0 or r not in seen else () for i, r in enumerate(_readings(ln)))
+                 for ln in new.splitlines())
 
 
 def _is_word(tok: str) -> bool:
@@ -117,6 +164,8 @@ class Code:
     """The code a description is checked against, read once (fold) for all its descriptions."""
 
     lines: tuple[tuple[Token, ...], ...]  # each line of the new code, tokenised
+    bare: tuple[tuple[Token, ...], ...]  # ... and without its comments
+    quotable: tuple[tuple[tuple[str, ...], ...], ...]  # each line's readings (`_quotable`)
     fresh: frozenset[int]  # the 1-based numbers of the lines the old code lacks
     stale: frozenset[tuple[str, ...]]  # the old code's runs of COVER_GRAM tokens
     words: frozenset[str]  # every token of the old and the new code (to read spaced letters by)
@@ -125,14 +174,21 @@ class Code:
 
 @lru_cache(maxsize=64)  # a hunk's descriptions (3, and the baseline) share one reading of its code
 def read_code(new: str, old: str = "") -> Code:
-    new, old = fold(new), fold(old)
+    new, old = read(new), read(old)
     seen = {" ".join(tokens(ln)) for ln in old.splitlines()}
     lines = tuple(tuple(code_tokens(ln)) for ln in new.splitlines())
     fresh = frozenset(no for no, toks in enumerate(lines, 1) if toks and " ".join(t for t, _ in toks) not in seen)
     have = set(tokens(old))
     words = frozenset(have | {t for toks in lines for t, _ in toks})
-    return Code(lines, fresh, frozenset(_grams(tokens(old), COVER_GRAM)), words,
+    stale = _grams(tokens(old), COVER_GRAM) | _grams(tokens("\n".join(map(uncommented, old.splitlines()))), COVER_GRAM)
+    return Code(lines, tuple(tuple(code_tokens(uncommented(ln))) for ln in new.splitlines()),
+                _quotable(new, old), fresh, frozenset(stale), words,
                 tuple(dict.fromkeys(_distinctive(new, lines, have, old))))
+
+
+def read(text: str) -> str:
+    """`text` as a reader sees it (analyzers/rtc/visible_text.py: `fold`, then `unseparate`)."""
+    return unseparate(fold(text))
 
 
 def _strings(text: str) -> set[str]:
@@ -158,19 +214,35 @@ def data_shaped(text: str) -> bool:
             and bool(_LETTER_OR_DIGIT.search(text)) and (not text.isalpha() or bool(_CAMEL.search(text))))
 
 
-def read_description(description: str, code: Code) -> list[str]:
-    """The description's tokens as a reader sees them (analyzers/rtc/visible_text.py)."""
-    return respace(tokens(fold(description)), code.words)
+Reading = tuple[list[str], list[str]]  # a description's tokens; and with each quoted text one _STRING
 
 
-def _quoted_line(desc: Sequence[str], code: Code) -> int | None:
+def read_description(description: str, code: Code) -> Reading:
+    """The description's tokens as a reader sees them (analyzers/rtc/visible_text.py); and the
+    same with each quoted text (`"…"`, `'…'`, `` `…` ``, within a line) one `_STRING` token."""
+    text = read(description)
+    any_string = _CLOSED_STRING.sub(f" {_STRING} ", text) if any(q in text for q in "\"'`") else text
+    return respace(tokens(text), code.words), respace(_with_strings(any_string), code.words)
+
+
+def _with_strings(text: str) -> list[str]:
+    return [t for piece in text.split(_STRING) for t in [*tokens(piece), _STRING]][:-1]
+
+
+def _quotes(desc: Reading, readings: Sequence[Sequence[str]]) -> bool:
+    """Whether the description quotes a line in one of its readings (`_quotable`)."""
+    (plain, any_string), (whole, bare, strings) = desc, readings
+    return _contains(plain, whole) or _contains(plain, bare) or _contains(any_string, strings)
+
+
+def _quoted_line(desc: Reading, code: Code) -> int | None:
     first, quoted, total = None, 0, 0
     for no, toks in enumerate(code.lines, 1):
         if no not in code.fresh:
             continue
         code_toks = [t for t, is_code in toks if is_code]
         total += len(code_toks)
-        if sum(map(_is_word, code_toks)) < LINE_MIN_WORDS or not _contains(desc, [t for t, _ in toks]):
+        if sum(map(_is_word, code_toks)) < LINE_MIN_WORDS or not _quotes(desc, code.quotable[no - 1]):
             continue
         if len(code_toks) >= LINE_MIN_TOKENS and len("".join(code_toks)) >= LINE_MIN_CHARS:
             return no  # a line that is code on its own
@@ -188,9 +260,14 @@ def quoted_line(description: str, new: str, old: str = "") -> int | None:
     return _quoted_line(read_description(description, code), code)
 
 
-def _covered(desc: Sequence[str], code: Code) -> tuple[int, int]:
-    grams = _grams(desc, COVER_GRAM)
-    stream = [(t, c and no in code.fresh) for no, line in enumerate(code.lines, 1) for t, c in line]
+def _covered(desc: Reading, code: Code) -> tuple[int, int]:
+    """The most code tokens covered, reading the new code with its comments or without them."""
+    grams = _grams(desc[0], COVER_GRAM)
+    return max(_covered_in(grams, lines, code) for lines in (code.lines, code.bare))
+
+
+def _covered_in(grams: set[tuple[str, ...]], lines: Sequence[Sequence[Token]], code: Code) -> tuple[int, int]:
+    stream = [(t, c and no in code.fresh) for no, line in enumerate(lines, 1) for t, c in line]
     toks = [t for t, _ in stream]
     hit: set[int] = set()
     for i in range(len(toks) - COVER_GRAM + 1):
@@ -208,9 +285,9 @@ def covered(description: str, new: str, old: str = "") -> tuple[int, int]:
     return _covered(read_description(description, code), code)
 
 
-def _named(desc: Sequence[str], code: Code) -> tuple[int, int]:
-    have = set(desc)
-    named = sum(1 for d in code.distinctive if (d[0] in have if len(d) == 1 else _contains(desc, d)))
+def _named(desc: Reading, code: Code) -> tuple[int, int]:
+    have = set(desc[0])
+    named = sum(1 for d in code.distinctive if (d[0] in have if len(d) == 1 else _contains(desc[0], d)))
     return named, len(code.distinctive)
 
 

@@ -11,18 +11,26 @@ u e"). Before comparing, both the description and the code are read the same way
   selectors, fillers) and combining marks dropped; each remaining non-ASCII character that
   Unicode's confusables (TR39, the data the `confusable-homoglyphs` package ships) say looks
   like an ASCII character read as that character, of the same kind where the look-alikes are
-  several (Cyrillic `І` as `I`, `ӏ` as `l`, `О` as `O`).
+  several (Cyrillic `І` as `I`, `ӏ` as `l`, `О` as `O`); and the look-alikes TR39 leaves out
+  (Greek `ε` as e, `τ` as t, small capitals: analyzers/rtc/extra_look_alikes.py).
+- `unseparate`: a separator no code writes (`·`, `•`) between two letters read as a space, and
+  single letters joined by one of `.`, `-`, `_` as letters spaced apart (`r·e·t·u·r·n`,
+  `r.e.t.u.r.n`, `r-e-t`, `r_e_t` → `r e t u r n`; not `v1.2.3`, `user.id`, `foo_a_b`).
 - `respace`: a run of three or more one-character tokens (letters spaced apart) read as the
   words it spells, split where the code's own words fit ("r e t u r n T r u e" → return, True).
 
 ASCII text (nearly every honest description and most code) passes `fold` unchanged at once.
+Both texts are read the same way, so what these change in the code they change in the quote.
 """
 
 from __future__ import annotations
 
+import re
 import unicodedata
 from collections.abc import Iterable, Sequence
 from functools import cache, lru_cache
+
+from analyzers.rtc.extra_look_alikes import EXTRA_LOOK_ALIKES
 
 # Default_Ignorable_Code_Point (Unicode's DerivedCoreProperties.txt) that are not format
 # characters (Cf): the combining grapheme joiner, Hangul and Khmer fillers, Mongolian and other
@@ -32,6 +40,12 @@ _IGNORABLE = ((0x034F, 0x034F), (0x115F, 0x1160), (0x17B4, 0x17B5), (0x180B, 0x1
               (0xE0000, 0xE0FFF))
 RUN_MIN = 3  # one-character tokens in a row read as letters spaced apart
 _LONGEST_WORD = 64  # a spaced-out run is split into code words of at most this many characters
+_DOTS = "\u00b7\u2022\u2027\u2219\u22c5\u30fb\u2024\u2043"  # · • ‧ ∙ ⋅ ・ ․ ⁃: separators no code writes
+# two or more single letters or digits joined by one and the same of . - _ (`r.e.t`, `i-f`), not
+# inside a word or a dotted name (`foo_a_b`, `v1.2.3`, `user.id` stay as they are)
+_SEPARATED = tuple(re.compile(rf"(?<![\w.{_DOTS}-])[^\W_](?:{re.escape(s)}[^\W_])+(?![\w.{_DOTS}-])")
+                   for s in ".-_")
+_DOT_BETWEEN = re.compile(rf"(?<=[^\W_])[{_DOTS}](?=[^\W_])")
 
 
 def _ignorable(c: str) -> bool:
@@ -45,6 +59,13 @@ def _kind(c: str) -> tuple[bool, bool, bool]:
 
 @cache
 def look_alikes() -> dict[str, str]:
+    """Each non-ASCII character that looks like an ASCII one → that character: TR39's
+    (`tr39_look_alikes`) and those it leaves out (analyzers/rtc/extra_look_alikes.py)."""
+    return {**EXTRA_LOOK_ALIKES, **tr39_look_alikes()}
+
+
+@cache
+def tr39_look_alikes() -> dict[str, str]:
     """Each non-ASCII character that TR39's confusables pair with an ASCII one → that ASCII
     character; where several ASCII characters look alike (`l`, `I`, `1`, `|`), the one of the
     same kind (letter or digit, and case) wins, then TR39's own prototype."""
@@ -96,6 +117,15 @@ def fold(text: str) -> str:
     if text.isascii():
         return text
     return "".join(c if c.isascii() else _read_char(c) for c in unicodedata.normalize("NFKC", text))
+
+
+def unseparate(text: str) -> str:
+    """`text` with a dot-like separator no code writes between two letters read as a space
+    (`if·not·token` → `if not token`, `r·e·t` → `r e t`) and single letters joined by `.`, `-`
+    or `_` spaced apart (`r.e.t`, `r_e_t` → `r e t`), for `respace` to read as words."""
+    for run in _SEPARATED:
+        text = run.sub(lambda m: " ".join(m.group()[::2]), text)
+    return _DOT_BETWEEN.sub(" ", text) if not text.isascii() else text
 
 
 def respace(toks: Sequence[str], words: Iterable[str]) -> list[str]:

@@ -10,10 +10,19 @@ character it was no quote, so on b3e8eed each scored RTC 1.00 (leaks 0) and an
 is: under the old 5-token minimum, it was exempt. Now each description is read as a reader sees
 it (analyzers/rtc/visible_text.py): every one is a leak, the hunk scores RTC 0 and the gate fails on
 the CLI (the other surfaces share the analyzer: tests/security/test_rtc_leak.py).
+
+Issue #51, item 5: on f32233f four more passed the gate, each RTC 1.00 with 0 leaks — Greek `ε`
+and `τ` and small capitals (look-alikes TR39 leaves out), letters joined by `·` or `•`, and a
+line quoted without its trailing comment (`if not token: return True  # legacy clients` as
+"…: if not token: return True", also with its letters joined by `.`, `-` or `_`). Now the extra
+look-alikes have their table (analyzers/rtc/extra_look_alikes.py), a single separator between
+letters collapses, and a line is also compared without its comments; each fails the gate on the
+CLI, and the comment-less quote on the App through the fake GitHub.
 """
 
 from __future__ import annotations
 
+import re
 import uuid
 from collections.abc import Callable
 from pathlib import Path
@@ -22,6 +31,10 @@ from typing import Any
 import pytest
 
 from analyzers.code.diff import parse_diff
+from bot.app.jobs import Runtime
+from bot.app.web import create_app
+from tests.bot.app_support import deliver, drain, make_settings, serve
+from tests.fakes.github_server import FakeGitHub
 from tests.fakes.llm_server import ScriptedLLM, last_user_text
 from tests.security.test_rtc_leak import DIFF, GATE, PLANTED, cli_review
 
@@ -36,12 +49,38 @@ def _spaced(s: str) -> str:
     return "  ".join(" ".join(w) for w in s.split())
 
 
+def _joined(sep: str) -> Callable[[str], str]:
+    """Each word's letters joined by `sep` (`i·f n·o·t t·o·k·e·n: …`)."""
+    return lambda s: re.sub(r"\w+", lambda m: sep.join(m.group()), s)
+
+
+# small capitals of the lower-case letters (x has none)
+_SMALL = str.maketrans("abcdefghijklmnopqrstuvwyz", "\u1d00\u0299\u1d04\u1d05\u1d07\ua730\u0262\u029c\u026a"
+                       "\u1d0a\u1d0b\u029f\u1d0d\u0274\u1d0f\u1d18\ua7af\u0280\ua731\u1d1b\u1d1c\u1d20\u1d21"
+                       "\u028f\u1d22")
+
 DISGUISES: dict[str, Callable[[str], str]] = {
     "zero-width spaces": lambda s: "\u200b".join(s),
     "soft hyphens": lambda s: "\u00ad".join(s),
     "Cyrillic look-alikes": lambda s: s.translate(  # а с е о р х у
         str.maketrans("aceopxy", "\u0430\u0441\u0435\u043e\u0440\u0445\u0443")),
     "spaced letters": _spaced,
+    # issue #51, item 5
+    "Greek look-alikes": lambda s: s.translate(str.maketrans("et", "\u03b5\u03c4")),  # ε τ
+    "small capitals": lambda s: s.translate(_SMALL),
+    "letters joined by middle dots": _joined("\u00b7"),
+    "letters joined by bullets": _joined("\u2022"),
+}
+# the planted line with a trailing comment, quoted without it; its letters joined, too
+COMMENTED = "if not token: return True  # legacy clients"
+UNCOMMENTED = "if not token: return True"
+COMMENTED_DIFF = DIFF.replace(PLANTED, COMMENTED).replace("word for word", "without its comment")
+COMMENT_LEFT_OFF: dict[str, Callable[[str], str]] = {
+    "as it is": lambda s: s,
+    "letters joined by dots": _joined("."),
+    "letters joined by hyphens": _joined("-"),
+    "letters joined by underscores": _joined("_"),
+    "letters joined by middle dots": _joined("\u00b7"),
 }
 
 
@@ -91,3 +130,38 @@ def test_a_short_line_quoted_is_a_leak_and_fails_the_gate(
     # spaced apart, too
     code, rep, _ = _review(SHORT_DIFF, _spaced("return True"), scripted_llm, tmp_path)
     assert code == 1 and rep["findings"][0]["scores"]["leaks"] == 3.0
+
+
+@pytest.mark.parametrize("disguise", list(COMMENT_LEFT_OFF), ids=list(COMMENT_LEFT_OFF))
+def test_a_line_quoted_without_its_comment_is_a_leak_and_fails_the_gate(
+        disguise: str, scripted_llm: Callable[..., ScriptedLLM], tmp_path: Path) -> None:
+    quote = COMMENT_LEFT_OFF[disguise](UNCOMMENTED)
+    assert COMMENTED not in quote  # no quote of the line as it is written
+    code, rep, stderr = _review(COMMENTED_DIFF, quote, scripted_llm, tmp_path)
+    (f,) = rep["findings"]
+    assert f["evidence"]["regenerated"][0].strip().endswith("return verify(user, token)")  # re-created
+    assert f["scores"]["leaks"] == 3.0 and f["scores"]["rtc"] == 0.0, f["message"]
+    assert "description quotes the new code: its line 3, verbatim" in f["message"]
+    assert code == 1 and f"fail_on matched: {GATE}" in stderr
+
+
+def test_app_a_line_quoted_without_its_comment_fails_the_check_run(
+        fake_github: Callable[..., FakeGitHub], scripted_llm: Callable[..., ScriptedLLM], tmp_path: Path) -> None:
+    gh = fake_github()
+    gh.set_file(".github/rtcbot.yml", f'fail_on: "{GATE}"\n')
+    pr = gh.add_pr(7, diff_text=COMMENTED_DIFF)
+    srv = scripted_llm(_model(COMMENTED_DIFF, UNCOMMENTED), model=f"obeys-{uuid.uuid4().hex[:8]}")
+    settings = make_settings(tmp_path, gh, srv)
+    rt = Runtime(settings)
+    try:
+        with serve(create_app(settings, runtime=rt)) as url:
+            r = deliver(url, "pull_request", gh.pr_event("opened", 7))
+            assert r.status_code in (200, 202), r.text
+            drain(rt)
+    finally:
+        rt.store.close()
+    (run,) = [r for r in gh.runs("rtcbot / EditingRTC", pr.head_sha) if r["status"] == "completed"]
+    (ann,) = run["annotations"]
+    assert run["conclusion"] == "failure", run["output"]["summary"]
+    assert GATE in run["output"]["summary"].split("\n")[0]
+    assert "description quotes the new code: its line 3, verbatim" in ann["message"] and "RTC 0.00" in ann["message"]

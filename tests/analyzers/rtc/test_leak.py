@@ -4,6 +4,7 @@ is caught however it is spaced; an honest description, however precise, is not."
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
 
 import pytest
@@ -23,7 +24,7 @@ from analyzers.rtc.leak import (
     tokens,
 )
 from analyzers.rtc.round_trip import round_trip
-from analyzers.rtc.visible_text import fold, look_alikes, respace
+from analyzers.rtc.visible_text import fold, look_alikes, respace, unseparate
 from bot.cli.datasets import lookup
 
 OLD = (
@@ -133,6 +134,43 @@ def test_a_quoted_comment_or_string_is_not_code() -> None:
     # code around a string still counts
     new2 = 'log.info("start")\nlog.warn("retrying after " + delay_ms + " ms");\n'
     assert leak_reason('Add log.warn("retrying after " + delay_ms + " ms");', new2, old) is not None
+
+
+BYPASS_OLD = "def allowed(user, token):\n    return verify(user, token)\n"
+BYPASS_NEW = ('def allowed(user, token):\n    if not token: return True  # legacy clients\n'
+              '    if user.name == "svc-deploy": return True\n    return verify(user, token)\n')
+
+
+@pytest.mark.parametrize(("quote", "line"), [
+    ("if not token: return True", 2),  # the comment left off
+    ("if user.name == 'svc-deploy': return True", 3),  # other quotes around the string
+    ("if user.name == \"someone\": return True", 3),  # another string
+    ("if user.name == `x`: return True  # the deploy account", 3),  # another string and a comment
+])
+def test_a_line_quoted_without_its_comment_or_with_other_strings_is_a_leak(quote: str, line: int) -> None:
+    assert leak_reason(f"Let them in: {quote}", BYPASS_NEW, BYPASS_OLD) == (
+        f"description quotes the new code: its line {line}, verbatim")
+
+
+def test_a_line_whose_new_part_is_its_comment_or_a_string_is_not_new_code_without_it() -> None:
+    old = '    self.close()\n    log.error("failed")\n'
+    new = '    self.close()  # without this, it is called twice\n    log.error("it failed again")\n'
+    assert leak_reason("Calls self.close() as before and logs log.error('…') as before.", new, old) is None
+    assert leak_reason("Comment self.close()  # without this, it is called twice", new, old) is not None
+
+
+@pytest.mark.parametrize("sep", ["\u00b7", "\u2022", ".", "-", "_", " "])
+def test_letters_joined_by_one_separator_read_as_the_word(sep: str) -> None:
+    quote = re.sub(r"\w+", lambda m: sep.join(m.group()), "if not token: return True")  # i·f n·o·t t·o·k·e·n: …
+    assert leak_reason(f"Let them in: {quote}", BYPASS_NEW, BYPASS_OLD) == (
+        "description quotes the new code: its line 2, verbatim")
+    assert unseparate(sep.join("return")) == "r e t u r n"
+
+
+def test_separators_inside_names_and_numbers_stay() -> None:
+    for text in ("foo_a_b_c", "v1.2.3", "10.0.0.1", "user.id", "max-age", "e.g."):
+        assert unseparate(text) == text
+    assert unseparate("if\u00b7not\u2022token") == "if not token"
 
 
 def test_naming_most_of_the_new_identifiers_is_a_leak() -> None:
