@@ -10,7 +10,9 @@ typed command out; shared by the App (bot/app/comment_commands.py) and the Actio
     @rtcbot unignore <rule|this> [in <glob>]
     @rtcbot dismissals                             what is ignored in this repository
 
-Only the first line that starts with the address counts (not one in a code block or a quote).
+Only the first line that starts with the address counts, and only among the lines a reader sees
+as prose (bot/core/comment_text.py: a top-level paragraph's; never a code block, fenced or
+indented, an HTML block or comment, a `<details>` body, a block quote or a list item).
 A comment is text, never a program: a path or glob must be relative and inside the repository
 (no `..`, no leading `/`, no backslash, no control character), every part is bounded, and
 anything else is `Malformed` (answered with the help text).
@@ -19,8 +21,9 @@ anything else is `Malformed` (answered with the help text).
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 
+from bot.core.comment_text import visible_lines
 from bot.core.verbs.base import (
     MAX_LINE,
     MAX_REASON,
@@ -36,7 +39,6 @@ from bot.core.verbs.base import (
 )
 from bot.core.verbs.table import VERBS
 
-_FENCE = re.compile(r"^\s*(`{3,}|~{3,})")
 _ADDRESS = re.compile(r"^@(?P<slug>[A-Za-z0-9][A-Za-z0-9-]*)(?:\[bot\])?(?=\s|$)(?P<rest>.*)$", re.I)
 
 __all__ = ["MAX_LINE", "Command", "Dismissals", "Explain", "Help", "Ignore", "Malformed", "Rerun", "Unignore",
@@ -51,25 +53,11 @@ def help_text(slug: str) -> str:
                       *(f"- {verb.usage(at)}" for verb in VERBS.values()), f"- `{at} help`: this list"])
 
 
-def _outside_code(body: str | None) -> Iterator[str]:
-    """The lines of a comment outside its fenced code blocks."""
-    fence: str | None = None
-    for raw in (body or "").splitlines():
-        m = _FENCE.match(raw)
-        if fence is not None:
-            if m and m.group(1)[0] == fence[0] and len(m.group(1)) >= len(fence):
-                fence = None
-            continue
-        if m:
-            fence = m.group(1)
-            continue
-        yield raw
-
-
 def addressed(body: str | None, slug: str) -> str | None:
-    """The text after `@<slug>` on the first line that starts with it, outside code blocks and
-    quotes ("" for the address alone), or None when the comment does not address the App."""
-    for raw in _outside_code(body):
+    """The text after `@<slug>` on the first line that starts with it among the lines a reader
+    sees as prose (`visible_lines`; "" for the address alone), or None when the comment does not
+    address the App."""
+    for raw in visible_lines(body):
         a = _ADDRESS.match(raw.strip())
         if a and a.group("slug").lower() == slug.lower():
             return a.group("rest").strip()[:MAX_LINE]
@@ -128,15 +116,15 @@ def turned_off_reply(names: Sequence[str], config: str) -> str:
 # -- "won't fix": a resolved thread proposes a dismissal, never makes one -----------------------
 _WONT_FIX = re.compile(r"\b(won['\u2019]?t\s+fix|wontfix|will\s+not\s+fix|not\s+a\s+bug|false[\s-]+positive|"
                        r"intended|intentional(?:ly)?|by\s+design)\b", re.I)
-_QUOTE = re.compile(r"^\s*>")
 
 
 def wont_fix(body: str | None) -> str | None:
     """The reason a reply gives for leaving one of rtcbot's findings as it is ("won't fix", "not a
     bug", "false positive", "intended", "by design"): its first line that says so, outside code
-    blocks and quotes, on one line and bounded (MAX_REASON); None when it says none of that."""
-    for raw in _outside_code(body):
-        if _QUOTE.match(raw) or not _WONT_FIX.search(raw):
+    blocks and quotes (`visible_lines`), on one line and bounded (MAX_REASON); None when it says
+    none of that."""
+    for raw in visible_lines(body):
+        if not _WONT_FIX.search(raw):
             continue
         line = " ".join("".join(ch for ch in raw if ch.isprintable()).split())
         return line[:MAX_REASON].rstrip()
