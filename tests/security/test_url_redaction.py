@@ -7,7 +7,15 @@ take them); when it fails, the error named its whole URL, and on b3e8eed the pas
 key appeared in the check runs, the CLI's JSON, Markdown and SARIF, the Action's step summary,
 outputs and stderr, and the App's log lines. Now each shows `http://***@host/v1?api-key=***`
 where it shows the endpoint at all: only the operator's log and terminal do
-(tests/security/test_endpoint_private.py)."""
+(tests/security/test_endpoint_private.py).
+
+Issue #51, item 6: on f32233f a password with an apostrophe (`http://user:s3cr'etPW@host/v1?
+api-key=K3Y`) was published whole on all of those and on the App's public check run, because the
+URL pattern stopped at `'` (and at `"`, `<`, `>`, a backtick and a space). Now the userinfo runs
+to the authority's last `@` whatever it holds, and urllib's parser reads the rest
+(analyzers/urls.py); every surface is tried with such a URL (`QUOTED`), and property tests
+(hypothesis) generate credentials from every printable character, for the one function and for
+the CLI's and the App's surfaces."""
 
 from __future__ import annotations
 
@@ -23,9 +31,12 @@ from pathlib import Path
 import httpx
 import pytest
 from click.testing import CliRunner
+from hypothesis import HealthCheck, Phase, example, given, settings
+from hypothesis import strategies as st
 
 from analyzers.llm.client import LLMError
 from analyzers.urls import UNREADABLE, redact_data, redact_url, redact_urls
+from bot.app.commands.doctor import llm as doctor_llm
 from bot.app.service_checks import dashboard_problems
 from bot.app.settings import ServiceSettings
 from bot.core import logs
@@ -38,13 +49,23 @@ from tests.fakes.github_server import FakeGitHub, many_hunks_diff
 from tests.fakes.llm_server import ScriptedLLM, varied
 from tests.support import ROOT
 
-SECRETS = ("PASSWORD", "SECRET", "user:")
+SECRETS = ("PASSWORD", "SECRET", "user:", "s3cr", "etPW", "K3Y")
 EDITING = "rtcbot / EditingRTC"
+QUOTED_USERINFO = "user:s3cr'et\"P W<a>`etPW"  # the characters that ended the old pattern
+QUOTED_KEY = "K3Y'\"<x>`SECRET"
 
 
 def secret_url(base_url: str) -> str:
     """`base_url` (http://host:port/v1) with userinfo and a key in the query."""
     return base_url.replace("http://", "http://user:PASSWORD@", 1) + "?api-key=SECRET"
+
+
+def quoted_url(base_url: str) -> str:
+    """... with quotes, angle brackets, a backtick and a space in them (issue #51, item 6)."""
+    return base_url.replace("http://", f"http://{QUOTED_USERINFO}@", 1) + f"?api-key={QUOTED_KEY}"
+
+
+URLS = {"plain": secret_url, "quoted": quoted_url}
 
 
 def shown(base_url: str) -> str:
@@ -67,6 +88,10 @@ def assert_clean(text: str, where: str) -> None:
     ("unix:///run/redis.sock?db=0&password=s3", "unix:///run/redis.sock?db=***&password=***"),
     ("http://u:p@[::1]:8080/v1?k=v#model", "http://***@[::1]:8080/v1?k=***#model"),
     ("http://a:b@c@host/v1", "http://***@host/v1"),  # an unescaped @ in the password
+    ("http://user:s3cr'etPW@host/v1?api-key=KEY", "http://***@host/v1?api-key=***"),  # issue #51
+    ("http://u:a\"b<c>d`e f@host:1/v1?k=a'b\"c<d>`e", "http://***@host:1/v1?k=***"),
+    ("http://host/v1?sk-abc123&verbose", "http://host/v1?***&verbose"),  # a bare key, a flag
+    ("http://host/v1#token=abc", "http://host/v1#token=***"),
     ("http://127.0.0.1:8080/v1", "http://127.0.0.1:8080/v1"),  # nothing to hide: as written
     ("http://[::1/v1", UNREADABLE),
 ])
@@ -84,6 +109,51 @@ def test_every_error_and_place_goes_through_it() -> None:
     assert safe_url("postgresql+psycopg://rtcbot:hunter2@db/rtcbot") == "postgresql+psycopg://***@db/rtcbot"
     [problem] = dashboard_problems(ServiceSettings(public_url="ftp://user:PASSWORD@h/x?k=SECRET"))
     assert problem == "RTCBOT_PUBLIC_URL: must be an http(s) address such as https://github.com, not 'ftp://***@h/x?k=***'"
+
+
+def _credential(alphabet: st.SearchStrategy[str], start: str, end: str) -> st.SearchStrategy[str]:
+    """A credential from `alphabet` between two markers: a credential shown whole shows `start`,
+    one cut short anywhere shows `end`."""
+    return st.text(alphabet, max_size=24).map(lambda s: f"{start}{s}{end}")
+
+
+# every printable character: in the userinfo, all but the three that end an authority for every
+# parser (written percent-encoded, as a client needs them); in a query value, all but space,
+# `&` and `#` (which end a value: a client sends them encoded)
+PRINTABLE = st.characters(blacklist_categories=("Cc", "Cs", "Zl", "Zp"))
+USERINFO = _credential(PRINTABLE, "Pq1", "Zx3").map(
+    lambda s: s.replace("%", "%25").replace("/", "%2F").replace("?", "%3F").replace("#", "%23"))
+KEY = _credential(st.characters(blacklist_categories=("Cc", "Cs", "Zl", "Zp", "Zs"), blacklist_characters="&#"),
+                  "Kk7", "Yy9")
+MARKERS = ("Pq1", "Zx3", "Kk7", "Yy9")
+
+
+def marked_url(base_url: str, userinfo: str, key: str) -> str:
+    return base_url.replace("http://", f"http://{userinfo}@", 1) + f"?api-key={key}"
+
+
+def assert_unmarked(text: str, where: str) -> None:
+    marks = [m for m in MARKERS if m in text]
+    assert not marks, f"{where} shows {marks}: …{text[max(0, text.find(marks[0]) - 300):][:600]}"
+
+
+@given(userinfo=USERINFO, key=KEY)
+@example(userinfo="Pq1user:s3cr'etPWZx3", key="Kk7KEYYy9")  # the issue's
+@settings(max_examples=200)
+def test_any_credential_is_hidden_wherever_the_url_stands(userinfo: str, key: str) -> None:
+    url = marked_url("http://127.0.0.1:9/v1", userinfo, key)
+    for text in (url, f"the LLM endpoint {url} (model 'm') timed out", f"not {url!r}", f"<{url}>",
+                 f"a log line: POST {url}/chat/completions \"HTTP/1.1 404\"", f"({url}).\nnext line"):
+        red = redact_urls(text)
+        assert_unmarked(red, repr(red))
+        assert "http://***@127.0.0.1:9/v1?api-key=***" in red, red
+    assert redact_url(url) == "http://***@127.0.0.1:9/v1?api-key=***"
+    assert_unmarked(json.dumps(redact_data({"reasons": [url]})), "redact_data")
+
+
+def test_doctor_names_the_endpoint_without_its_credentials() -> None:
+    line = doctor_llm(ServiceSettings(llm_base_url=quoted_url("http://h:1/v1"), llm_model="m")).line()
+    assert line == "ok      LLM: the endpoint http://***@h:1/v1?api-key=*** (model m)"
 
 
 # -- logs -------------------------------------------------------------------------------------
@@ -129,26 +199,44 @@ def test_log_lines_show_no_credentials(log_lines: Callable[[str], io.StringIO], 
 
 
 # -- the command line: JSON, Markdown, SARIF, text and stderr ---------------------------------
-def test_the_clis_outputs_show_no_credentials(scripted_llm: Callable[..., ScriptedLLM]) -> None:
-    """The endpoint fails (its path with the query in it is not found): each format says so,
-    naming the endpoint without its credentials."""
-    llm = scripted_llm(varied)
+def _cli_outputs(llm: ScriptedLLM, url: str) -> Iterator[tuple[str, str]]:
+    """(format, what `rtcbot review` wrote to stdout and stderr) for each format, on the endpoint
+    `url`, which fails (its path with the query in it is not found): each format says so, naming
+    the endpoint."""
     for fmt in ("json", "markdown", "sarif", "text"):
         r = CliRunner().invoke(main, ["review", "samples/demo.diff", "--format", fmt,
-                                      "--llm-base-url", secret_url(llm.base_url), "--model", llm.model])
+                                      "--llm-base-url", url, "--model", llm.model])
         assert r.exit_code == 1, r.output[-2000:]
         assert "the LLM endpoint" in r.output  # named, never shown (tests/security/test_endpoint_private.py)
-        assert_clean(r.output, f"--format {fmt}")
+        yield fmt, r.output
+
+
+@pytest.mark.parametrize("style", list(URLS))
+def test_the_clis_outputs_show_no_credentials(scripted_llm: Callable[..., ScriptedLLM], style: str) -> None:
+    llm = scripted_llm(varied)
+    for fmt, out in _cli_outputs(llm, URLS[style](llm.base_url)):
+        assert_clean(out, f"--format {fmt}")
 
 
 @pytest.mark.slow
-def test_the_clis_one_line_error_shows_no_credentials() -> None:
+@given(userinfo=USERINFO, key=KEY)
+@settings(max_examples=5, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+def test_the_clis_outputs_hide_any_credential(scripted_llm: Callable[..., ScriptedLLM], userinfo: str,
+                                               key: str) -> None:
+    llm = scripted_llm(varied)
+    for fmt, out in _cli_outputs(llm, marked_url(llm.base_url, userinfo, key)):
+        assert_unmarked(out, f"--format {fmt}")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("style", list(URLS))
+def test_the_clis_one_line_error_shows_no_credentials(style: str) -> None:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     url = f"http://127.0.0.1:{port}/v1"
     p = subprocess.run([sys.executable, "-m", "bot", "-vv", "review", "samples/demo.diff", "--llm-base-url",
-                        secret_url(url), "--model", "m"], cwd=ROOT, capture_output=True, text=True, timeout=120,
+                        URLS[style](url), "--model", "m"], cwd=ROOT, capture_output=True, text=True, timeout=120,
                        check=False)
     assert p.returncode != 0 and "Traceback" not in p.stderr
     assert shown(url) in p.stderr, p.stderr[-2000:]
@@ -157,11 +245,12 @@ def test_the_clis_one_line_error_shows_no_credentials() -> None:
 
 # -- the Action: check runs, step summary, outputs, SARIF, stdout and stderr --------------------
 @pytest.mark.slow
+@pytest.mark.parametrize("style", list(URLS))
 def test_the_actions_publications_show_no_credentials(
         pr_github: Callable[..., FakeGitHub], scripted_llm: Callable[..., ScriptedLLM],  # noqa: F811
-        tmp_path: Path) -> None:
+        tmp_path: Path, style: str) -> None:
     gh, llm = pr_github(), scripted_llm(varied)
-    proc = run_action(gh, llm, tmp_path, llm_base_url=secret_url(llm.base_url), analyzers="editing-rtc",
+    proc = run_action(gh, llm, tmp_path, llm_base_url=URLS[style](llm.base_url), analyzers="editing-rtc",
                       sarif_file="out/rtcbot.sarif")
     [run] = gh.check_runs.values()
     assert run["status"] == "completed" and "the LLM endpoint" in json.dumps(run["output"]), proc.stderr[-2000:]
@@ -172,23 +261,47 @@ def test_the_actions_publications_show_no_credentials(
 
 
 # -- the App: check runs, the job's record, log lines, /healthz ------------------------------
-def test_the_apps_check_runs_logs_and_health_show_no_credentials(
-        apps: Callable[..., App], fake_github: Callable[..., FakeGitHub],
-        scripted_llm: Callable[..., ScriptedLLM], log_lines: Callable[[str], io.StringIO]) -> None:
+def _app_surfaces(apps: Callable[..., App], fake_github: Callable[..., FakeGitHub], llm: ScriptedLLM,
+                  log_lines: Callable[[str], io.StringIO], url: str) -> list[tuple[str, str]]:
+    """(where, what it shows) for the App analysing a pull request on the endpoint `url`, which
+    fails: the check run, the jobs' records, /healthz and the App's log."""
     buf = log_lines("text")
     gh = fake_github()
     gh.add_pr(1, diff_text=many_hunks_diff("src/many.py", hunks=2))
-    llm = scripted_llm(varied)
-    a = apps(gh, llm_base_url=secret_url(llm.base_url), llm_model=llm.model)
+    a = apps(gh, llm_base_url=url, llm_model=llm.model)
     a.deliver("pull_request", gh.pr_event("opened", 1))
     a.run()
     [run] = gh.runs(EDITING)
     assert run["status"] == "completed" and "the LLM endpoint" in run["output"]["summary"]  # named, never shown
-    assert_clean(json.dumps(run), "the check run")
-    assert_clean(json.dumps([r.result for r in a.rt.store.jobs.where(repo=gh.repo)]), "the jobs' records")
     health = httpx.get(f"{a.url}/healthz", timeout=10)
     assert health.status_code in (200, 503) and "database" in health.json()
-    assert_clean(health.text, "/healthz")
     text = buf.getvalue()
     assert "HTTP Request: POST http://***@127.0.0.1" in text  # the job's requests, logged at debug
-    assert_clean(text, "the App's log")
+    return [("the check run", json.dumps(run)), ("the jobs' records", json.dumps(
+        [r.result for r in a.rt.store.jobs.where(repo=gh.repo)])), ("/healthz", health.text), ("the App's log", text)]
+
+
+@pytest.mark.parametrize("style", list(URLS))
+def test_the_apps_check_runs_logs_and_health_show_no_credentials(
+        apps: Callable[..., App], fake_github: Callable[..., FakeGitHub],
+        scripted_llm: Callable[..., ScriptedLLM], log_lines: Callable[[str], io.StringIO], style: str) -> None:
+    llm = scripted_llm(varied)
+    surfaces = _app_surfaces(apps, fake_github, llm, log_lines, URLS[style](llm.base_url))
+    summary = json.loads(surfaces[0][1])["output"]["summary"]
+    assert "the LLM endpoint" in summary  # named, never shown
+    for where, text in surfaces:
+        assert_clean(text, where)
+
+
+@pytest.mark.slow
+@given(userinfo=USERINFO, key=KEY)
+# one App per test (a second analysis of the same pull request in it is not made again): one
+# credential a run, drawn afresh each time
+@settings(max_examples=1, deadline=None, database=None, phases=[Phase.generate],
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+def test_the_apps_surfaces_hide_any_credential(
+        apps: Callable[..., App], fake_github: Callable[..., FakeGitHub], scripted_llm: Callable[..., ScriptedLLM],
+        log_lines: Callable[[str], io.StringIO], userinfo: str, key: str) -> None:
+    llm = scripted_llm(varied)
+    for where, text in _app_surfaces(apps, fake_github, llm, log_lines, marked_url(llm.base_url, userinfo, key)):
+        assert_unmarked(text, where)

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import click
 
 from analyzers import registry
+from analyzers.urls import redact_url
 from bot.app.settings import ServiceSettings, load_settings
 from bot.core.settings import SettingsError
 
@@ -31,7 +32,8 @@ class Finding:
 
 def llm(settings: ServiceSettings) -> Finding:
     if settings.llm_base_url:
-        return Finding("LLM", f"the endpoint {settings.llm_base_url} (model {settings.llm_model or 'its default'})")
+        return Finding("LLM", f"the endpoint {redact_url(settings.llm_base_url)} "
+                              f"(model {settings.llm_model or 'its default'})")
     from analyzers.llm.local import gguf_path, unavailable_reason
 
     why = unavailable_reason(settings.embedded_gguf)
