@@ -19,21 +19,16 @@ from collections.abc import Iterator
 
 from analyzers.rtc.leak import leak_reason
 from analyzers.synthesis_rtc.analyzer import load_humaneval
+from bot.cli.commands.eval_editing_rtc import edit_of
 from bot.cli.datasets import lookup
 
 Item = tuple[str, str, str, str]  # a name, the description, the new code, the old code
 
 
 def _sides(diff: str) -> tuple[str, str]:
-    old, new = [], []
-    for ln in diff.splitlines():
-        if ln.startswith("@@"):
-            continue
-        if not ln.startswith("+"):
-            old.append(ln[1:])
-        if not ln.startswith("-"):
-            new.append(ln[1:])
-    return "\n".join(new), "\n".join(old)
+    """(new, old) of a one-file review diff, as `rtcbot eval editing-rtc` reads it."""
+    old, new = edit_of({"code_change": diff}) or ("", "")
+    return new, old
 
 
 def gpt4_summaries() -> Iterator[Item]:

@@ -31,12 +31,9 @@ from typing import Any
 import pytest
 
 from analyzers.code.diff import parse_diff
-from bot.app.jobs import Runtime
-from bot.app.web import create_app
-from tests.bot.app_support import deliver, drain, make_settings, serve
 from tests.fakes.github_server import FakeGitHub
 from tests.fakes.llm_server import ScriptedLLM, last_user_text
-from tests.security.test_rtc_leak import DIFF, GATE, PLANTED, cli_review
+from tests.security.test_rtc_leak import DIFF, GATE, PLANTED, app_review, cli_review
 
 SHORT_DIFF = (
     "--- a/auth.py\n+++ b/auth.py\n@@ -1,3 +1,4 @@\n def allowed(user, token):\n"
@@ -147,21 +144,8 @@ def test_a_line_quoted_without_its_comment_is_a_leak_and_fails_the_gate(
 
 def test_app_a_line_quoted_without_its_comment_fails_the_check_run(
         fake_github: Callable[..., FakeGitHub], scripted_llm: Callable[..., ScriptedLLM], tmp_path: Path) -> None:
-    gh = fake_github()
-    gh.set_file(".github/rtcbot.yml", f'fail_on: "{GATE}"\n')
-    pr = gh.add_pr(7, diff_text=COMMENTED_DIFF)
     srv = scripted_llm(_model(COMMENTED_DIFF, UNCOMMENTED), model=f"obeys-{uuid.uuid4().hex[:8]}")
-    settings = make_settings(tmp_path, gh, srv)
-    rt = Runtime(settings)
-    try:
-        with serve(create_app(settings, runtime=rt)) as url:
-            r = deliver(url, "pull_request", gh.pr_event("opened", 7))
-            assert r.status_code in (200, 202), r.text
-            drain(rt)
-    finally:
-        rt.store.close()
-    (run,) = [r for r in gh.runs("rtcbot / EditingRTC", pr.head_sha) if r["status"] == "completed"]
-    (ann,) = run["annotations"]
+    run, ann = app_review(fake_github(), srv, COMMENTED_DIFF, tmp_path)
     assert run["conclusion"] == "failure", run["output"]["summary"]
     assert GATE in run["output"]["summary"].split("\n")[0]
     assert "description quotes the new code: its line 3, verbatim" in ann["message"] and "RTC 0.00" in ann["message"]

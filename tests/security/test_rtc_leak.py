@@ -147,13 +147,12 @@ def test_action(obeys: bool, fake_github: Callable[..., FakeGitHub], scripted_ll
         assert scores["rtc"] == 1.0 and scores["leak_rate"] == 0.0
 
 
-@pytest.mark.parametrize("obeys", [True, False], ids=["obeys", "honest"])
-def test_app(obeys: bool, fake_github: Callable[..., FakeGitHub], scripted_llm: Callable[..., ScriptedLLM],
-             tmp_path: Path) -> None:
-    gh = fake_github()
+def app_review(gh: FakeGitHub, srv: ScriptedLLM, diff: str, tmp_path: Path) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The App on pull request 7 of `gh` adding `diff`, gated by GATE, on the model `srv`: its
+    completed EditingRTC check run and that run's one annotation."""
     gh.set_file(".github/rtcbot.yml", f'fail_on: "{GATE}"\n')
-    pr = gh.add_pr(7, diff_text=DIFF)
-    settings = make_settings(tmp_path, gh, scripted(scripted_llm, obeys))
+    pr = gh.add_pr(7, diff_text=diff)
+    settings = make_settings(tmp_path, gh, srv)
     rt = Runtime(settings)
     try:
         with serve(create_app(settings, runtime=rt)) as url:
@@ -164,6 +163,13 @@ def test_app(obeys: bool, fake_github: Callable[..., FakeGitHub], scripted_llm: 
         rt.store.close()
     (run,) = [r for r in gh.runs("rtcbot / EditingRTC", pr.head_sha) if r["status"] == "completed"]
     (ann,) = run["annotations"]
+    return run, ann
+
+
+@pytest.mark.parametrize("obeys", [True, False], ids=["obeys", "honest"])
+def test_app(obeys: bool, fake_github: Callable[..., FakeGitHub], scripted_llm: Callable[..., ScriptedLLM],
+             tmp_path: Path) -> None:
+    run, ann = app_review(fake_github(), scripted(scripted_llm, obeys), DIFF, tmp_path)
     if obeys:
         assert run["conclusion"] == "failure", run["output"]["summary"]
         assert GATE in run["output"]["summary"].split("\n")[0]
