@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
 from collections.abc import Callable
 from dataclasses import replace
@@ -19,13 +18,13 @@ import click
 
 from analyzers import registry
 from analyzers.code.diff import ChangeSet, DiffError
-from analyzers.context import AnalysisContext, HeadFileTooLarge, ReviewComment, Tools, head_file_limit
+from analyzers.context import AnalysisContext, ReviewComment, Tools, head_file_limit
 from analyzers.llm.client import LLMSettings
 from analyzers.report import AnalyzerReport
-from bot.cli.commands._git import git as _git
-from bot.cli.commands._git import run as git_run
 from bot.cli.llm_options import llm_options, pop_llm_settings
+from bot.cli.patch_input import BadInput, read_change
 from bot.cli.progress import live
+from bot.cli.review_help import analyzers_help, formats_help
 from bot.core import review as review_core
 from bot.core.config import CONFIG_PATH, ConfigError, LoadedConfig, parse_config, read_file
 from bot.core.context import changes_from_diff, comments_from_github, marked_by, select
@@ -35,45 +34,13 @@ from bot.core.llm import llm_factory
 from bot.core.qualification import model_name, refusal_from_file
 from bot.core.settings import SettingsError, load_tools
 from bot.github import TokenIdentity
-from bot.shell.commands import options
+from bot.shell.commands import LazyHelp, options
 from bot.shell.exits import settings_exit
 from reporters import printable
 from reporters import render as render_output
 
-MAX_PATCH_BYTES = 64 * 1024 * 1024
-
 
 # -- review -------------------------------------------------------------------------------
-def _read_patch(path: str) -> bytes:
-    if path == "-":
-        return sys.stdin.buffer.read(MAX_PATCH_BYTES + 1)
-    p = Path(path)
-    if not p.exists():
-        raise click.ClickException(f"{path}: no such file")
-    if p.is_dir():
-        raise click.ClickException(f"{path}: is a directory, not a patch file")
-    if p.stat().st_size > MAX_PATCH_BYTES:
-        raise click.ClickException(f"{path}: larger than {MAX_PATCH_BYTES // 2**20} MB")
-    return p.read_bytes()
-
-
-def _git_loader(cwd: Path, head: str, limit: int) -> Callable[[str], str | None]:
-    """A file at `head`; one over `limit` bytes is never read (HeadFileTooLarge)."""
-    def load(path: str) -> str | None:
-        try:  # its size, then the blob as stored (`cat-file` applies no textconv filter)
-            size = git_run(["cat-file", "-s", f"{head}:{path}"], cwd)
-            if size.returncode != 0 or not size.stdout.strip().isdigit():
-                return None
-            if int(size.stdout) > limit:
-                raise HeadFileTooLarge(int(size.stdout), limit)
-            out = git_run(["cat-file", "blob", f"{head}:{path}"], cwd)
-        except (OSError, subprocess.TimeoutExpired):
-            return None
-        return out.stdout.decode("utf-8", errors="replace") if out.returncode == 0 else None
-
-    return load
-
-
 def _parse_at(at: str) -> tuple[str, int]:
     path, sep, line = at.rpartition(":")
     if not sep or not path or not line.isdigit() or int(line) < 1:
@@ -89,11 +56,11 @@ def load_comments(path: Path, own_login: str | None = None) -> list[ReviewCommen
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except OSError as e:
-        raise click.ClickException(f"cannot read {path}: {e.strerror}") from None
+        raise BadInput(f"cannot read {path}: {e.strerror}") from None
     except json.JSONDecodeError as e:
-        raise click.ClickException(f"{path}: not JSON ({e.msg} at line {e.lineno})") from None
+        raise BadInput(f"{path}: not JSON ({e.msg} at line {e.lineno})") from None
     if not isinstance(data, list):
-        raise click.ClickException(f"{path}: expected a JSON list of comments")
+        raise BadInput(f"{path}: expected a JSON list of comments")
     if data and all(isinstance(c, dict) for c in data) and any(
             k in c for c in data for k in ("side", "original_line", "user", "subject_type")):
         wrote = TokenIdentity(own_login).wrote if own_login else None
@@ -101,11 +68,11 @@ def load_comments(path: Path, own_login: str | None = None) -> list[ReviewCommen
     out = []
     for i, c in enumerate(data):
         if not isinstance(c, dict) or not isinstance(c.get("body"), str) or not c.get("path"):
-            raise click.ClickException(f"{path}: comment {i} needs at least 'path' and 'body'")
+            raise BadInput(f"{path}: comment {i} needs at least 'path' and 'body'")
         try:
             line = int(c.get("line") or 0)
         except (TypeError, ValueError):
-            raise click.ClickException(f"{path}: comment {i} has a non-integer 'line'") from None
+            raise BadInput(f"{path}: comment {i} has a non-integer 'line'") from None
         out.append(ReviewComment(path=str(c["path"]), line=line, body=c["body"],
                                  author=str(c.get("author") or ""), id=c.get("id", i)))
     return out
@@ -128,12 +95,10 @@ def _format(ctx: click.Context, param: click.Parameter, value: str) -> str:
 
 _REVIEW_OPTIONS = options(
     click.option("--git", "git_range", metavar="BASE..HEAD", help="Review a range of the git checkout here."),
-    click.option("--analyzers", "analyzer_spec", default=None, metavar="LIST",
-                 help="Comma-separated: editing-rtc, crscore, autofix, synthesis-rtc, or all. "
-                      "Default: editing-rtc (plus the analyzers that read comments when comments are "
-                      "given), with --config's on/off and SynthesisRTC with a test command."),
+    click.option("--analyzers", "analyzer_spec", default=None, metavar="LIST", cls=LazyHelp,
+                 help_fn=analyzers_help),
     click.option("--format", "fmt", default="text", show_default=True, callback=_format, metavar="FORMAT",
-                 help="text, json, markdown, sarif, github-review, or any output that prints (reporters/)."),
+                 cls=LazyHelp, help_fn=formats_help),
     click.option("--comments", "comments_file", type=click.Path(dir_okay=False, path_type=Path),
                  help="Review comments to score: a JSON list of {path, line, body, author}, or GitHub's."),
     click.option("--own-login", metavar="LOGIN", default=None,
@@ -159,7 +124,8 @@ _REVIEW_OPTIONS = options(
     click.option("--rules", "rules", multiple=True, type=click.Path(exists=True, path_type=Path),
                  help="Extra local Semgrep rule file or folder for AutoFix "
                       "(repeatable; default: RTCBOT_SEMGREP_RULES)."),
-    click.option("-q", "--quiet", is_flag=True, help="No progress on stderr (it shows only on a terminal anyway)."),
+    click.option("-q", "--quiet", is_flag=True,
+                 help="No progress on stderr: live on a terminal, else a line every 30 s (RTCBOT_PROGRESS_S)."),
 )
 
 
@@ -178,8 +144,12 @@ def review(patch: str | None, git_range: str | None, analyzer_spec: str | None, 
     The change is PATCH_FILE (a git diff, git show -p or format-patch; '-' for stdin) or
     --git BASE..HEAD in the checkout here (or at --repo).
 
+    A change is read up to 16 MiB, 3,000 files and 10,000 hunks; a larger one is refused
+    before it is parsed (split it).
+
     Exit status: 0 done; 1 the config's fail_on matched, or cannot pass because an analyzer
-    it reads left changed files unanalysed (gates fail closed), or every analyzer failed; 2 bad input;
+    it reads left changed files unanalysed (gates fail closed), or every analyzer failed; 2 bad input
+    (a missing or empty file, not a diff, no file of it readable, over the limits, a bad option or config);
     3 the LLM budget (--max-requests, --max-tokens) ran out and cut work off (partial result)."""
     settings = pop_llm_settings(kwargs)
     if bool(patch) == bool(git_range):
@@ -187,14 +157,15 @@ def review(patch: str | None, git_range: str | None, analyzer_spec: str | None, 
     if bool(comment_text) != bool(comment_at):
         raise click.UsageError("--comment and --at go together")
     if repo is not None and not repo.is_dir():
-        raise click.ClickException(f"--repo {repo}: no such directory")
+        raise BadInput(f"--repo {repo}: no such directory")
     tools = _tools(semgrep, rules)
-    data, loader = _read_change(patch, git_range, repo, head_file_limit(tools))
+    data, loader = read_change(patch, git_range, repo, head_file_limit(tools), sys.stdin.buffer)
     loaded = _load_config(config_file, tools)
     try:
         changes: ChangeSet = changes_from_diff(data, loaded, ignores)
     except DiffError as e:
-        raise click.ClickException(f"{patch or git_range}: {e}") from None
+        raise BadInput(f"{patch or git_range}: {e}") from None
+    _refuse_unreadable(changes, patch or git_range or "")
     comments = load_comments(comments_file, own_login) if comments_file else []
     if comment_text and comment_at:
         path, line = _parse_at(comment_at)
@@ -206,6 +177,16 @@ def review(patch: str | None, git_range: str | None, analyzer_spec: str | None, 
     sys.exit(_exit(result))
 
 
+def _refuse_unreadable(changes: ChangeSet, name: str) -> None:
+    """A diff none of whose files could be read (a hunk past the line limit, a malformed section)
+    is bad input: one line naming the files and why, exit 2, never a run that finds "no code"."""
+    if not changes.files or any(f.skip_kind != "failed" for f in changes.files):
+        return
+    why = "; ".join(f"{f.path}: {f.skipped}" for f in changes.files[:3])
+    more = f"; and {len(changes.files) - 3} more" if len(changes.files) > 3 else ""
+    raise BadInput(f"{name}: no file of it could be read, nothing analysed ({why}{more})")
+
+
 def _tools(semgrep: str | None, rules: tuple[Path, ...]) -> Tools:
     """The operator's tools (RTCBOT_*), with --semgrep and --rules over them: the person at the
     terminal is the operator."""
@@ -214,21 +195,6 @@ def _tools(semgrep: str | None, rules: tuple[Path, ...]) -> Tools:
     except SettingsError as e:
         settings_exit(e)
     return replace(tools, semgrep=semgrep or tools.semgrep, extra_rules=tuple(map(str, rules)) or tools.extra_rules)
-
-
-def _read_change(patch: str | None, git_range: str | None, repo: Path | None,
-                 limit: int) -> tuple[bytes, Callable[[str], str | None] | None]:
-    """The diff, and a file at the head (at most `limit` bytes) where a git range names it."""
-    if not git_range:
-        assert patch is not None
-        return _read_patch(patch), None
-    cwd = repo or Path.cwd()
-    if ".." not in git_range:
-        raise click.BadParameter("expected BASE..HEAD", param_hint="--git")
-    data = _git(["diff", "--no-color", "--no-ext-diff", "--no-textconv", git_range], cwd)
-    if not data.strip():
-        raise click.ClickException(f"git diff {git_range} is empty: nothing to review")
-    return data, _git_loader(cwd, git_range.split("..")[-1].lstrip(".") or "HEAD", limit)
 
 
 def _plan(loaded: LoadedConfig, settings: LLMSettings, *, analyzer_spec: str | None, test_command: str | None,
@@ -265,7 +231,8 @@ def _run(p: review_core.Plan, change: review_core.Change, tools: Tools, *, fmt: 
 
     def print_out(result: review_core.Result) -> None:
         text = render(result.reports, fmt)
-        click.echo(text)
+        if fmt != "text" or not result.all_failed:  # else it would only repeat the errors said on stderr
+            click.echo(text)
         if out_file:
             out_file.write_text(text, encoding="utf-8")
 

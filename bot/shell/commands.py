@@ -45,3 +45,16 @@ def options(*opts: Callable[[F], F]) -> Callable[[F], F]:
         return fn
 
     return apply
+
+
+class LazyHelp(click.Option):
+    """An option whose help is written when help is shown (`help_fn()`): from a registry read
+    then, so that it lists what is registered without importing it as every command starts."""
+
+    def __init__(self, *args: Any, help_fn: Callable[[], str], **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.help_fn = help_fn
+
+    def get_help_record(self, ctx: click.Context) -> tuple[str, str] | None:
+        self.help = self.help_fn()
+        return super().get_help_record(ctx)
