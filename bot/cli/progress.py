@@ -1,15 +1,19 @@
-"""Live progress on long work, on stderr, for a person at a terminal.
+"""Progress on long work, on stderr: live on a terminal, a line at a time in a pipe or a CI log.
 
-`Live` shows what is done (analyzers, items), the LLM requests and tokens so far, and the time
-elapsed, refreshed a few times a second while the work runs (an LLM request can take seconds:
-a bar that only moves per item looks stuck). It is silent when stderr is not a terminal (a pipe,
-CI, a log file) or with `--quiet`, so that machine-read output stays clean.
+On a terminal, `Live` shows what is done (analyzers, items), the LLM requests and tokens so far,
+and the time elapsed, refreshed a few times a second while the work runs (an LLM request can take
+seconds: a bar that only moves per item looks stuck). Where stderr is not a terminal (a pipe, a
+CI log, a log file) it writes one plain line every `every` seconds (30 by default,
+RTCBOT_PROGRESS_S) — what is done, the requests, the time elapsed — so that a long run never
+looks hung, and, when it wrote any, one more with the whole run's as the work ends (a short
+run writes none); the machine-read output on stdout is untouched. `--quiet` silences both.
 """
 
 from __future__ import annotations
 
 import sys
 import threading
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import IO
@@ -26,15 +30,21 @@ from rich.progress import (
 )
 
 from analyzers.llm.client import Usage
+from bot.core.settings import SettingsError, load_log_settings
 
 UsageFn = Callable[[], Usage | None]  # the run's LLM usage so far (None: no LLM yet)
 REFRESH_S = 0.25
+EVERY_S = 30.0  # a progress line in a pipe or a CI log at least this often
+
+
+def is_terminal(stream: IO[str] | None = None) -> bool:
+    s = stream or sys.stderr
+    return bool(getattr(s, "isatty", lambda: False)())
 
 
 def shown(stream: IO[str] | None = None, quiet: bool = False) -> bool:
-    """Whether progress goes to `stream` (stderr): a terminal, and not --quiet."""
-    s = stream or sys.stderr
-    return not quiet and bool(getattr(s, "isatty", lambda: False)())
+    """Whether the live display goes to `stream` (stderr): a terminal, and not --quiet."""
+    return not quiet and is_terminal(stream)
 
 
 def usage_line(u: Usage | None) -> str:
@@ -44,21 +54,47 @@ def usage_line(u: Usage | None) -> str:
     return f"{u.requests:,} LLM requests, {u.tokens:,} tokens{cached}"
 
 
+def elapsed(seconds: float) -> str:
+    """0:00:07, 1:02:03: the time a run has taken."""
+    s = int(seconds)
+    return f"{s // 3600}:{s // 60 % 60:02d}:{s % 60:02d}"
+
+
+def every_s() -> float:
+    """How often a progress line is written where stderr is no terminal (RTCBOT_PROGRESS_S)."""
+    try:
+        return load_log_settings().progress_s
+    except SettingsError:  # said, with the exit, as the command started
+        return EVERY_S
+
+
 def _nothing(n: int = 1) -> None:
     return None
 
 
 class Live:
-    """One progress display: a task per step, the LLM usage line refreshed on its own."""
+    """One progress display: a task per step, the LLM usage line refreshed on its own. With
+    no rich display (a pipe), `line()` says the same in one line of words."""
 
-    def __init__(self, progress: Progress | None, usage: UsageFn) -> None:
+    def __init__(self, progress: Progress | None, usage: UsageFn, *, counting: bool = False) -> None:
         self.progress, self.usage = progress, usage
         self._tasks: dict[str, TaskID] = {}
+        self._counts: dict[str, list[int | None]] = {}  # label → [done, total] (line mode)
+        self._counting = counting
+        self._started = time.monotonic()
 
     def step(self, label: str, total: int | None = None) -> Callable[[int], None]:
         """A step of `total` items (None: unknown); returns `advance(n)`."""
         if self.progress is None:
-            return _nothing
+            if not self._counting:
+                return _nothing
+            count: list[int | None] = [0, total]
+            self._counts[label] = count
+
+            def tally(n: int = 1) -> None:
+                count[0] = (count[0] or 0) + n
+
+            return tally
         task = self.progress.add_task(label, total=total, usage=usage_line(self.usage()))
         self._tasks[label] = task
 
@@ -67,6 +103,13 @@ class Live:
             self.progress.advance(task, n)
 
         return advance
+
+    def line(self) -> str:
+        """What is done, the LLM usage and the time elapsed, in one line."""
+        steps = "; ".join(f"{label}: {done:,}" + (f" of {total:,} done" if total is not None else " done")
+                          for label, (done, total) in self._counts.items()) or "starting"
+        return f"rtcbot: progress: {steps} · {usage_line(self.usage())} · {elapsed(time.monotonic() - self._started)}" \
+               " elapsed"
 
     def _refresh(self) -> None:
         if self.progress is None:
@@ -77,27 +120,52 @@ class Live:
 
 
 @contextmanager
-def live(usage: UsageFn = lambda: None, *, quiet: bool = False, stream: IO[str] | None = None) -> Iterator[Live]:
-    """A Live display on stderr while the block runs (a silent one when not `shown`)."""
-    if not shown(stream, quiet):
+def _ticking(every: float, tick: Callable[[], None]) -> Iterator[None]:
+    """`tick()` every `every` seconds on a thread of its own while the block runs."""
+    stop = threading.Event()
+
+    def loop() -> None:
+        while not stop.wait(every):
+            tick()
+
+    t = threading.Thread(target=loop, name="progress", daemon=True)
+    t.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        t.join()
+
+
+@contextmanager
+def live(usage: UsageFn = lambda: None, *, quiet: bool = False, stream: IO[str] | None = None,
+         every: float | None = None) -> Iterator[Live]:
+    """A Live display on stderr while the block runs: rich on a terminal, a line every `every`
+    seconds elsewhere (None: RTCBOT_PROGRESS_S, 30 s by default), nothing with `quiet`."""
+    out = stream or sys.stderr
+    if quiet:
         yield Live(None, usage)
         return
-    console = Console(file=stream or sys.stderr)
+    if not is_terminal(out):
+        display = Live(None, usage, counting=True)
+        said: list[bool] = []
+
+        def say() -> None:
+            print(display.line(), file=out, flush=True)
+            said.append(True)
+
+        with _ticking(every or every_s(), say):
+            yield display
+        if said:  # a log that showed progress ends with the whole run's
+            say()
+        return
+    console = Console(file=out)
     progress = Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                         TextColumn("{task.fields[usage]}"), TimeElapsedColumn(), console=console, transient=False)
     display = Live(progress, usage)
-    stop = threading.Event()
-
-    def tick() -> None:
-        while not stop.wait(REFRESH_S):
-            display._refresh()
-
     with progress:
-        t = threading.Thread(target=tick, name="progress", daemon=True)
-        t.start()
         try:
-            yield display
+            with _ticking(REFRESH_S, display._refresh):
+                yield display
         finally:
-            stop.set()
-            t.join()
             display._refresh()

@@ -42,12 +42,14 @@ LOG_LEVELS = ("debug", "info", "warning", "error", "critical")
 class LogSettings(BaseSettings):
     """How every command logs (bot/core/logs.py): LOG_LEVEL or RTCBOT_LOG_LEVEL (debug, info,
     warning, error, critical; default: warning for the command line, info for `serve` and
-    `worker`), RTCBOT_LOG_FORMAT (text, or json: one object per line)."""
+    `worker`), RTCBOT_LOG_FORMAT (text, or json: one object per line); RTCBOT_PROGRESS_S, how
+    often a long command says how far it is where stderr is no terminal (a pipe, a CI log)."""
 
     model_config = SettingsConfigDict(env_prefix="RTCBOT_", extra="ignore", populate_by_name=True)
 
     log_level: str | None = Field(default=None, validation_alias=AliasChoices("LOG_LEVEL", "RTCBOT_LOG_LEVEL"))
     log_format: Literal["text", "json"] = "text"
+    progress_s: float = Field(default=30.0, gt=0, le=3600)
 
     @field_validator("log_level", mode="before")
     @classmethod
