@@ -14,7 +14,8 @@ whose `problems` are one line each, prefixed with the key path (`options.<analyz
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import difflib
+from collections.abc import Iterable, Mapping
 from typing import Any, ClassVar, TypeVar
 
 from pydantic import BaseModel, ConfigDict, ValidationError
@@ -39,6 +40,13 @@ class AnalyzerOptions(BaseModel):
 
     # keys a repository must not set, with where the operator sets them instead
     OPERATOR_KEYS: ClassVar[Mapping[str, str]] = {}
+
+
+def nearest(word: str, known: Iterable[str]) -> str:
+    """"; did you mean 'x'?" for the known name closest to a mistyped `word` (difflib's ratio at
+    least 0.6), else ""."""
+    match = difflib.get_close_matches(word, list(known), n=1, cutoff=0.6)
+    return f"; did you mean {match[0]!r}?" if match else ""
 
 
 def _loc(err: Mapping[str, Any]) -> str:
@@ -89,7 +97,7 @@ def validate(cls: type[OptionsT], raw: Any, analyzer: str, tools: Any = None,
         for err in errors[:MAX_PROBLEMS]:
             line = f"{where}.{_loc(err)}: {_message(err)}"
             if err["type"] == "extra_forbidden":
-                line += f" of {analyzer} (known: {known})"
+                line += f" of {analyzer}{nearest(str(err['loc'][-1]), cls.model_fields)} (known: {known})"
             problems.append(line)
         if len(errors) > MAX_PROBLEMS:
             problems.append(f"{where}: {len(errors) - MAX_PROBLEMS} more problems")

@@ -59,6 +59,7 @@ from pydantic import (
 from analyzers import registry
 from analyzers.code.checkout_files import CheckoutFileError, read_bytes, split
 from analyzers.context import Tools
+from analyzers.options import nearest
 from bot.core.gate import FailOn, FailOnError, from_thresholds, parse_fail_on
 
 CONFIG_PATH = ".github/rtcbot.yml"
@@ -151,7 +152,7 @@ class RepoConfig(BaseModel):
             key = registry.normalise(name)
             if key not in registry.ANALYZERS:
                 known = ", ".join(registry.ANALYZERS)
-                raise ValueError(f"unknown analyzer {name!r} (known: {known})")
+                raise ValueError(f"unknown analyzer {name!r}{nearest(key, registry.ANALYZERS)} (known: {known})")
             out[key] = value
         return out
 
@@ -305,11 +306,19 @@ def read_file(path: Path) -> bytes:
 
 
 # -- validation ---------------------------------------------------------------------------
+def settings_names() -> list[str]:
+    """Every name a repository's config may give a setting (its aliases too)."""
+    return [str(c) for n, f in RepoConfig.model_fields.items()
+            for c in (f.validation_alias.choices if isinstance(f.validation_alias, AliasChoices) else [n])]
+
+
 def _describe(e: ValidationError) -> list[str]:
     out = []
     for err in e.errors():
         loc = ".".join(str(x) for x in err["loc"]) or "(top level)"
         msg = str(err["msg"]).removeprefix("Value error, ")
+        if err["type"] == "extra_forbidden" and len(err["loc"]) == 1:  # a top-level key: a typo, most often
+            msg = f"unknown setting{nearest(str(err['loc'][0]), settings_names())}"
         out.append(f"{loc}: {msg}")
     return out
 

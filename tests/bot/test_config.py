@@ -60,7 +60,7 @@ def test_problems_name_analyzer_and_key_path() -> None:
                           "thresholds: {editing_rtc: {rtc: high}}\n")
     assert loaded.error is not None and loaded.config == RepoConfig()  # the defaults apply
     joined = "\n".join(loaded.problems)
-    assert "options.editing_rtc.n_forwards: unknown option of editing_rtc (known: " in joined
+    assert "options.editing_rtc.n_forwards: unknown option of editing_rtc; did you mean 'n_forward'? (known: " in joined
     assert "options.autofix.rtc: Input should be a valid boolean" in joined  # strict: no 'yes'
     assert "options.autofix.context_lines: Input should be a valid integer" in joined
     assert "thresholds.editing_rtc.rtc:" in joined
@@ -180,7 +180,7 @@ def test_validate_accepts_fail_on_thresholds_options_and_test_command(
 
 
 @pytest.mark.parametrize(("text", "problem"), [
-    ("fail_onn: total.findings>0\n", "fail_onn: Extra inputs are not permitted"),
+    ("fail_onn: total.findings>0\n", "fail_onn: unknown setting; did you mean 'fail_on'?"),
     ("options: {editing_rtc: {n_forward: three}}\n",
      "options.editing_rtc.n_forward: Input should be a valid integer"),
     ("options: {crscore: {tau: [1]}}\n", "options.crscore.tau: Input should be a valid number"),
@@ -188,6 +188,13 @@ def test_validate_accepts_fail_on_thresholds_options_and_test_command(
     ('fail_on: "nosuch.rtc<1"\n', "fail_on: unknown analyzer 'nosuch'"),
     ("test_command: [make, test]\n", "test_command: Input should be a valid string"),
     ("analyzers: [editing-rtc, nosuch]\n", "analyzers: unknown analyzer 'nosuch'"),
+    # a typo gets the nearest name (difflib), at the top level, in an analyzer's name and in its options
+    ("threshold: {editing_rtc: {rtc: 0.2}}\n", "threshold: unknown setting; did you mean 'thresholds'?"),
+    ("require-qualifed: true\n", "require-qualifed: unknown setting; did you mean 'require-qualified'?"),
+    ("analyzers: {editng-rtc: true}\n", "analyzers: unknown analyzer 'editng-rtc'; did you mean 'editing_rtc'?"),
+    ("options: {editing_rtc: {n_forwrd: 2}}\n",
+     "options.editing_rtc.n_forwrd: unknown option of editing_rtc; did you mean 'n_forward'? (known: "),
+    ("colour: blue\n", "colour: unknown setting"),
 ])
 def test_validate_rejects_with_the_key_path(tmp_path: Path, text: str, problem: str) -> None:
     f = tmp_path / "rtcbot.yml"
