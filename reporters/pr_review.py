@@ -217,11 +217,18 @@ def plan(target: Target, suggestions: Sequence[Suggestion], diff: DiffFilter,
     return body, old, len(outside)
 
 
+NOTHING_TO_POST = ("nothing to post: no verified fix and no review comment to suggest, "
+                   "so the pull request would get no review")
+
+
 def render_review(reports: list[AnalyzerReport]) -> str:
     """The review request body the reporter would post for `reports` (verified fixes), as
     JSON, for a dry run (`rtcbot review --format github-review`): no head SHA, and no check
-    that the lines are in a pull request's diff (GitHub refuses comments on lines outside it)."""
+    that the lines are in a pull request's diff (GitHub refuses comments on lines outside it).
+    With nothing to suggest, no event and a `note` saying that nothing would be posted."""
     suggestions = candidates(reports)
+    if not suggestions:  # the reporter posts no review: the dry run says so, not an empty body
+        return json.dumps({"event": None, "body": "", "comments": [], "note": NOTHING_TO_POST}, indent=2)
     return json.dumps({"event": "COMMENT", "body": review_body(suggestions),
                        "comments": [comment_of(s) for s in suggestions]}, indent=2, ensure_ascii=False)
 

@@ -1,7 +1,7 @@
 """AnalyzerReport → SARIF 2.1.0, for GitHub code scanning and other SARIF viewers.
 
-One SARIF run per analyzer (tool "rtcbot", one `automationDetails.id` per analyzer, so
-code scanning keeps each analysis in its own category). In each run:
+One SARIF run per analyzer, each its own tool (driver "rtcbot EditingRTC", …) with its own
+`automationDetails.id`, so code scanning keeps each analysis in its own category. In each run:
 
 - rules: a finding's `rule_id` (e.g. a Semgrep rule) or else the analyzer's name (its help
   text is the analyzer's own `help`; a rule's CWE and tags come from the finding's typed
@@ -11,8 +11,9 @@ code scanning keeps each analysis in its own category). In each run:
   and its fingerprint: content and place, what a dismissal names), the finding's scores as
   `properties.scores`, and `fixes` when the finding carries a Fix (AutoFix's verified
   replacements);
-- the run's aggregate scores, usage and notes as run properties; what was skipped (and an
-  analyzer error) as tool execution notifications, so nothing is silently left out.
+- the run's aggregate scores, usage and notes as run properties; what was skipped, why the
+  analyzer did not run (`not-run`) and its error (`executionSuccessful` false) as tool
+  execution notifications, so nothing is silently left out.
 """
 
 from __future__ import annotations
@@ -81,6 +82,11 @@ def _help(report: AnalyzerReport) -> str:
         return registry.help_text(report.name) or report.title
     except registry.UnknownAnalyzer:
         return report.title
+
+
+def driver_name(report: AnalyzerReport) -> str:
+    """The tool a run names: each analyzer its own, "rtcbot EditingRTC"."""
+    return f"{TOOL_NAME} {report.title}"
 
 
 def rule_id(f: Finding) -> str:
@@ -181,6 +187,9 @@ def report_run(report: AnalyzerReport) -> dict[str, Any]:
         index[report.name] = 0
         rules.append(_rule(report.name, report, Finding(report.name, report.title)))
     notifications = [_skipped_notification(s) for s in report.skipped]
+    if report.not_run:  # it ran, and had nothing it could do: said, never a silent clean run
+        notifications.insert(0, {"level": "note", "message": {"text": _text(f"not run: {report.not_run}", "not run")},
+                                 "descriptor": {"id": "not-run"}})
     if report.error:
         notifications.insert(0, {"level": "error", "message": {"text": _text(report.error, "error")},
                                  "descriptor": {"id": "analyzer-error"}})
@@ -191,12 +200,14 @@ def report_run(report: AnalyzerReport) -> dict[str, Any]:
         properties["usage"] = readable.public_usage(report.usage)  # samples and their bill: never a cache oracle
     if report.notes:
         properties["notes"] = list(report.notes)
+    if report.not_run:
+        properties["notRun"] = report.not_run
     if report.skipped:
         properties["skipped"] = [{"item": s.item, "reason": s.reason} for s in report.skipped]
     return {
         "tool": {"driver": {
-            "name": TOOL_NAME,
-            "fullName": f"rtcbot {report.title}",
+            "name": driver_name(report),
+            "fullName": f"{TOOL_NAME} {report.title} ({report.name})",
             "version": _version(),
             "rules": rules,
         }},

@@ -266,4 +266,8 @@ def test_review_format_github_review_prints_the_request_body_for_a_dry_run() -> 
 
     body = json.loads(render([report(fixed(2), fixed(3, rtc=False))], "github-review"))
     assert body["event"] == "COMMENT" and [c["line"] for c in body["comments"]] == [2]
-    assert "```suggestion" in body["comments"][0]["body"] and "commit_id" not in body
+    assert "```suggestion" in body["comments"][0]["body"] and "commit_id" not in body and "note" not in body
+    nothing = json.loads(render([report(fixed(3, rtc=False))], "github-review"))  # an unverified fix only
+    assert nothing == {"event": None, "body": "", "comments": [],
+                       "note": "nothing to post: no verified fix and no review comment to suggest, "
+                               "so the pull request would get no review"}

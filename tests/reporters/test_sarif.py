@@ -73,7 +73,8 @@ def hand_reports() -> list[AnalyzerReport]:
         skipped=[Skipped("src/big.py:40 python-eval", "snippet too large")],
     )
     broken = AnalyzerReport("synthesis_rtc", "SynthesisRTC", error="no test command configured")
-    return [editing, crscore, autofix, broken]
+    idle = AnalyzerReport("review", "Review", not_run="no changed code with added lines")
+    return [editing, crscore, autofix, broken, idle]
 
 
 def test_hand_built_reports_validate_and_carry_everything() -> None:
@@ -81,7 +82,18 @@ def test_hand_built_reports_validate_and_carry_everything() -> None:
     validate(log)
     assert log["version"] == "2.1.0"
     runs = {r["automationDetails"]["id"]: r for r in log["runs"]}
-    assert list(runs) == ["rtcbot/editing_rtc/", "rtcbot/crscore/", "rtcbot/autofix/", "rtcbot/synthesis_rtc/"]
+    assert list(runs) == ["rtcbot/editing_rtc/", "rtcbot/crscore/", "rtcbot/autofix/", "rtcbot/synthesis_rtc/",
+                          "rtcbot/review/"]
+    # one tool per analyzer (five runs all named "rtcbot" before)
+    assert [r["tool"]["driver"]["name"] for r in runs.values()] == [
+        "rtcbot EditingRTC", "rtcbot CRScore", "rtcbot AutoFix", "rtcbot SynthesisRTC", "rtcbot Review"]
+    # a run that did not happen says why: a notification (it ran, with nothing to do) or a failure
+    idle = runs["rtcbot/review/"]
+    assert idle["invocations"][0]["executionSuccessful"] is True and idle["results"] == []
+    assert idle["invocations"][0]["toolExecutionNotifications"] == [{
+        "level": "note", "message": {"text": "not run: no changed code with added lines"},
+        "descriptor": {"id": "not-run"}}]
+    assert idle["properties"]["notRun"] == "no changed code with added lines"
 
     edit = runs["rtcbot/editing_rtc/"]
     (res,) = edit["results"]
@@ -148,7 +160,7 @@ def test_sarif_reporter_writes_one_log_when_flushed(tmp_path: Path) -> None:
     assert reporter.flush() == path
     log = json.loads(path.read_text(encoding="utf-8"))
     validate(log)
-    assert len(log["runs"]) == 4
+    assert len(log["runs"]) == 5
 
 
 def test_findings_without_location_or_message_still_validate() -> None:
