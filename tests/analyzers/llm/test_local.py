@@ -2,6 +2,12 @@
 
 from __future__ import annotations
 
+import os
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
 import pytest
 
 from analyzers.code.diff import parse_diff
@@ -32,3 +38,28 @@ def test_editing_rtc_end_to_end_on_embedded_model(embedded_llm: LLMClient) -> No
         assert 0.0 <= f.scores["rtc"] <= 1.0 and -1.0 <= f.scores["lift"] <= 1.0
         assert len(f.evidence["descriptions"]) == 3
         assert all(isinstance(d, str) and d for d in f.evidence["descriptions"])
+
+
+def test_a_rerun_with_the_embedded_model_costs_no_request(tmp_path: Path) -> None:
+    """Two `rtcbot review` processes, each starting its own embedded server (a new port each):
+    the second is answered from the cache (keyed by the model file, not the port)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("RTCBOT_LLM_", "OPENAI_"))}
+    env.update({"RTCBOT_CACHE_DIR": str(tmp_path), "RTCBOT_PROGRESS_S": "0.05"})
+
+    def run() -> str:
+        p = subprocess.run([sys.executable, "-m", "bot", "review", "samples/demo.diff", "--format", "json"],
+                           cwd=ROOT, env=env, capture_output=True, text=True, timeout=600, check=False)
+        assert p.returncode == 0, p.stderr[-2000:]
+        return [ln for ln in p.stderr.splitlines() if ln.startswith("rtcbot: progress: ")][-1]
+
+    def rows() -> int:
+        [db] = tmp_path.rglob("*.sqlite3")
+        with sqlite3.connect(db) as c:
+            return int(c.execute("SELECT COUNT(*) FROM llm_cache").fetchone()[0])
+
+    first = run()
+    written = rows()
+    assert written > 0 and " 0 LLM requests" not in first
+    second = run()
+    assert " · 0 LLM requests, 0 tokens, " in second and "from the cache" in second, second
+    assert rows() == written
