@@ -165,7 +165,9 @@ class EditingRTC:
         todo = _hunks_to_score(changes, cfg, report)
         if not todo:
             report.notes.append("no code hunks to score")
-            report.not_run = "no changed code to re-create"
+            unread = sum(1 for f in changes.files if f.skip_kind == "failed")  # not "no code": code not read
+            report.not_run = (f"no changed code it could read ({unread} changed file{'s' if unread != 1 else ''} "
+                              "not analysed)" if unread else "no changed code to re-create")
             return report
         llm = ctx.llm
         # a model that keeps missing the formats asked (a description without code; code in a

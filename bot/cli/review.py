@@ -149,7 +149,7 @@ def review(patch: str | None, git_range: str | None, analyzer_spec: str | None, 
 
     Exit status: 0 done; 1 the config's fail_on matched, or cannot pass because an analyzer
     it reads left changed files unanalysed (gates fail closed), or every analyzer failed; 2 bad input
-    (a missing or empty file, not a diff, no file of it readable, over the limits, a bad option or config);
+    (a missing or empty file, not a diff, over the limits, a bad option or config);
     3 the LLM budget (--max-requests, --max-tokens) ran out and cut work off (partial result)."""
     settings = pop_llm_settings(kwargs)
     if bool(patch) == bool(git_range):
@@ -165,7 +165,6 @@ def review(patch: str | None, git_range: str | None, analyzer_spec: str | None, 
         changes: ChangeSet = changes_from_diff(data, loaded, ignores)
     except DiffError as e:
         raise BadInput(f"{patch or git_range}: {e}") from None
-    _refuse_unreadable(changes, patch or git_range or "")
     comments = load_comments(comments_file, own_login) if comments_file else []
     if comment_text and comment_at:
         path, line = _parse_at(comment_at)
@@ -175,16 +174,6 @@ def review(patch: str | None, git_range: str | None, analyzer_spec: str | None, 
     change = review_core.Change(changes, files=loader, comments=comments, checkout=repo)
     result = _run(p, change, tools, fmt=fmt, out_file=out_file, quiet=quiet)
     sys.exit(_exit(result))
-
-
-def _refuse_unreadable(changes: ChangeSet, name: str) -> None:
-    """A diff none of whose files could be read (a hunk past the line limit, a malformed section)
-    is bad input: one line naming the files and why, exit 2, never a run that finds "no code"."""
-    if not changes.files or any(f.skip_kind != "failed" for f in changes.files):
-        return
-    why = "; ".join(f"{f.path}: {f.skipped}" for f in changes.files[:3])
-    more = f"; and {len(changes.files) - 3} more" if len(changes.files) > 3 else ""
-    raise BadInput(f"{name}: no file of it could be read, nothing analysed ({why}{more})")
 
 
 def _tools(semgrep: str | None, rules: tuple[Path, ...]) -> Tools:

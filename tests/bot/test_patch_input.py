@@ -4,6 +4,7 @@ documented limits (bytes, files, hunks) is refused before it is parsed, in bound
 from __future__ import annotations
 
 import io
+import json
 import subprocess
 import sys
 import tracemalloc
@@ -103,11 +104,19 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path: Path) -> None:
 
 
 def test_a_hunk_past_the_line_limit_is_not_analysed_with_why(tmp_path: Path) -> None:
-    """Not "no changed code to re-create" and exit 0: the file could not be read, and says why."""
+    """Not "no changed code to re-create": the file could not be read, and says why."""
     far = tmp_path / "far.diff"
     far.write_text("diff --git a/big.py b/big.py\n--- a/big.py\n+++ b/big.py\n"
                    "@@ -1000001,1 +1000001,2 @@\n x = 1\n+y = 2\n")
-    one_line_exit_2([str(far)], "big.py: hunk header '@@ -1000001,1 +1000001,2 @@' is beyond line 1,000,000")
+    args = ["review", str(far), "--llm-base-url", "http://127.0.0.1:9/v1", "--model", "m"]
+    r = CliRunner().invoke(main, [*args, "--format", "json"])
+    assert r.exit_code == 0, r.output
+    [report] = json.loads(r.stdout)["reports"]
+    assert report["not_run"] == "no changed code it could read (1 changed file not analysed)"
+    assert report["skipped"][0]["item"] == "big.py" and report["skipped"][0]["kind"] == "failed"
+    assert report["skipped"][0]["reason"] == "hunk header '@@ -1000001,1 +1000001,2 @@' is beyond line 1,000,000"
+    text = CliRunner().invoke(main, args).stdout
+    assert "no changed code to re-create" not in text and "is beyond line 1,000,000" in text
 
 
 def test_refusal_by_files_is_in_bounded_memory(tmp_path: Path) -> None:
