@@ -165,9 +165,7 @@ class EditingRTC:
         todo = _hunks_to_score(changes, cfg, report)
         if not todo:
             report.notes.append("no code hunks to score")
-            unread = sum(1 for f in changes.files if f.skip_kind == "failed")  # not "no code": code not read
-            report.not_run = (f"no changed code it could read ({unread} changed file{'s' if unread != 1 else ''} "
-                              "not analysed)" if unread else "no changed code to re-create")
+            report.not_run = _nothing_to_score(changes)
             return report
         llm = ctx.llm
         # a model that keeps missing the formats asked (a description without code; code in a
@@ -250,6 +248,15 @@ def _hunks_to_score(changes: ChangeSet, cfg: EditingRTCConfig, report: AnalyzerR
 def _short(text: str, limit: int = 160) -> str:
     """`text` on one line in at most `limit` characters, cut at a word with " …"."""
     return textwrap.shorten(text, limit, placeholder=" …")
+
+
+def _nothing_to_score(changes: ChangeSet) -> str:
+    """Why no hunk was scored: no changed code, or code that could not be read (a hunk past the
+    line limit, a malformed section: "not analysed", never "no changed code")."""
+    unread = sum(1 for f in changes.files if f.skip_kind == "failed")
+    if unread:
+        return f"no changed code it could read ({unread} changed file{'s' if unread != 1 else ''} not analysed)"
+    return "no changed code to re-create"
 
 
 def to_finding(fc: FileChange, res: HunkResult, label: str = "") -> Finding:
