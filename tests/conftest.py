@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import signal
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -10,10 +11,15 @@ from typing import Any
 import pytest
 
 from analyzers.llm.client import LLMClient, LLMSettings
+from tests import hypothesis_profiles
 from tests.fakes.llm_server import ScriptedLLM
 
 # tests/markers.py: the markers that say what a slower test needs, checked; pytester for its test
 pytest_plugins = ["tests.markers", "pytester"]
+
+# Hypothesis without its wall-clock checks (tests/hypothesis_profiles.py): loaded before any
+# test module makes its @settings, which start from the loaded profile
+hypothesis_profiles.load(os.environ)
 
 
 def pytest_configure(config: pytest.Config) -> None:
