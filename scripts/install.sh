@@ -41,16 +41,19 @@ PIP=("$VENV/bin/python" -m pip)
 # multimodal (llava/mtmd) library, no HTTPS client, no tools, tests or examples.
 LLAMA_CMAKE_ARGS="-DGGML_NATIVE=OFF -DLLAVA_BUILD=OFF -DLLAMA_OPENSSL=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_TOOLS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_SERVER=OFF"
 # The build runs in the background beside the steps below (mostly downloads and unpacking),
-# and its log is shown only if it fails.
+# and its log is shown only if it fails. The wheel cache is shared by every clone on the
+# machine: scripts/build_once.sh builds under a lock, so a second set-up started meanwhile
+# waits for the first's wheel instead of compiling it again.
 mkdir -p "$WHEELS"
 LLAMA_PID=""
-if ! ls "$WHEELS"/llama_cpp_python-"$LLAMA_VERSION"-*.whl >/dev/null 2>&1; then
+LLAMA_WHEEL="llama_cpp_python-$LLAMA_VERSION-*.whl"
+if ! compgen -G "$WHEELS/$LLAMA_WHEEL" >/dev/null; then
   step "building llama-cpp-python $LLAMA_VERSION in the background (once)"
   LLAMA_LOG=$(mktemp)
   LLAMA_START=$SECONDS
-  CMAKE_ARGS="$LLAMA_CMAKE_ARGS" CMAKE_BUILD_PARALLEL_LEVEL="$(nproc 2>/dev/null || echo 2)" \
-    "${PIP[@]}" wheel "${PIP_FLAGS[@]}" --no-deps -w "$WHEELS" "llama-cpp-python==$LLAMA_VERSION" \
-    >"$LLAMA_LOG" 2>&1 &
+  CMAKE_ARGS="$LLAMA_CMAKE_ARGS" CMAKE_BUILD_PARALLEL_LEVEL="$(nproc 2>/dev/null || echo 2)" BUILD_LOG="$LLAMA_LOG" \
+    scripts/build_once.sh "$WHEELS" "$LLAMA_WHEEL" llama-cpp-python -- \
+    "${PIP[@]}" wheel "${PIP_FLAGS[@]}" --no-deps "llama-cpp-python==$LLAMA_VERSION" -w &
   LLAMA_PID=$!
 fi
 
