@@ -7,6 +7,7 @@ Attacks covered:
 - a signed JSON document nested 100,000 deep (Python's json would recurse past its limit): 400;
 - a chunked body over the 25 MB limit (no Content-Length to check first): 413, not 401;
 - malformed JSON and bodies that are not text: 400, one line, never a 500;
+- a request whose headers come seconds after its connect (a loaded machine): answered;
 - /static/... serving files from the service's working directory: 404.
 """
 
@@ -29,11 +30,13 @@ import httpx
 import pytest
 
 from analyzers.tools.programs import BoundProcess, popen_bound, tool_env
+from bot.app.commands.serve import KEEPALIVE_S
 from tests.fakes.github_server import sign
 
 SECRET = "webhook-secret-for-tests"
 SLOW_CLIENTS = 300
 ANSWER_WITHIN_S = 3.0
+STALL_S = 3.0  # over gunicorn's default keep-alive (2 s), under the service's (KEEPALIVE_S)
 NO_WORKER = 503  # /healthz of a service with no `rtcbot worker` running: it answers, unhealthy
 
 
@@ -170,6 +173,27 @@ def test_malformed_bodies_are_400_never_500(service: Service) -> None:
         r = signed_post(service.url, body)
         assert r.status_code == 400, (body, r.status_code, r.text)
         one_line_message(r)
+
+
+@pytest.mark.slow  # waits out gunicorn's default keep-alive window
+def test_a_request_sent_seconds_after_its_connect_is_answered(service: Service) -> None:
+    """A client (or the service) not scheduled for seconds between its connect and its headers,
+    as on a loaded machine: gunicorn's gevent worker closed such a connection with no answer
+    after its 2 s default `keepalive` (httpx: "Server disconnected without sending a response",
+    in test_malformed_bodies_are_400_never_500). The service waits KEEPALIVE_S."""
+    body = ping_body()
+    conn = http.client.HTTPConnection("127.0.0.1", service.port, timeout=10)
+    try:
+        conn.connect()
+        assert 2.0 < STALL_S < KEEPALIVE_S
+        time.sleep(STALL_S)
+        conn.request("POST", "/webhook", body, {
+            "Content-Type": "application/json", "X-GitHub-Event": "ping", "X-GitHub-Delivery": str(uuid.uuid4()),
+            "X-Hub-Signature-256": sign(body, SECRET)})
+        resp = conn.getresponse()
+        assert resp.status == 200 and json.loads(resp.read())["message"] == "pong"
+    finally:
+        conn.close()
 
 
 def test_no_static_files(service: Service) -> None:

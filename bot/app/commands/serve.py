@@ -35,6 +35,13 @@ from bot.core.settings import SettingsError
 SHM = "/dev/shm"
 WORKER_CLASSES = ("gevent", "gthread")
 MULTIPROC_ENV = "PROMETHEUS_MULTIPROC_DIR"  # prometheus_client's name for it
+# How long a connection may wait for its request's headers: for the first request as for the
+# next ones on a kept-alive connection (gunicorn's gevent worker bounds both with `keepalive`,
+# and closes the connection with no answer when it runs out). gunicorn's 2 s default dropped
+# requests on a loaded host: the client, or this process, was not scheduled for 2 s between the
+# connect and the headers (tests/security/test_webhook.py). 10 s is GitHub's own time limit for
+# a delivery; a proxy in front keeps idle connections to us for less (docs/github-app.md).
+KEEPALIVE_S = 10
 ACCESS_FORMAT = '%(h)s "%(r)s" %(s)s %(b)s %(M)sms "%(a)s"'  # the time is the line's own, in front
 
 log = logging.getLogger(__name__)
@@ -182,7 +189,7 @@ def _gunicorn_options(host: str, port: int, workers: int, worker_class: str, con
     return {
         "bind": f"{host}:{port}", "workers": workers, "threads": threads, "worker_class": worker_class,
         "worker_connections": connections,
-        "timeout": 30, "accesslog": "-", "errorlog": "-", "logger_class": _root_logger(),
+        "timeout": 30, "keepalive": KEEPALIVE_S, "accesslog": "-", "errorlog": "-", "logger_class": _root_logger(),
         "access_log_format": ACCESS_FORMAT,
         # the workers' heartbeat touches a file after every batch of requests: on a disk-backed
         # folder that can stall behind other processes' fsyncs (gunicorn's docs say so)
