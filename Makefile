@@ -4,7 +4,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 DEV_STAMP := $(VENV)/.installed-dev
 
-.PHONY: setup setup-dev demo test check check-tests lint typecheck unit bench chaos clean
+.PHONY: setup setup-dev demo test check check-tests lint typecheck unit test-loaded bench chaos clean
 
 # What the demo and the service need: the runtime packages, llama.cpp, Semgrep, PMD, JSHint.
 setup: $(STAMP)
@@ -55,6 +55,18 @@ check: setup-dev
 
 check-tests: setup-dev
 	$(BIN)/pytest -q -n 2 -m "not slow and not services and not browser and not model and not chaos"
+
+# The tests beside LOAD CPU-burning processes (default 2, one per core of a 2-core machine), as
+# on a machine shared with other builds: waits, timeouts and Hypothesis' timing must hold.
+# TESTS=... runs those pytest arguments alone (one process) instead of `make unit`.
+LOAD ?= 2
+TESTS ?=
+test-loaded: setup-dev
+ifneq ($(TESTS),)
+	scripts/with_load.sh $(LOAD) -- $(BIN)/pytest -q -n 0 $(TESTS)
+else
+	scripts/with_load.sh $(LOAD) -- $(MAKE) --no-print-directory unit
+endif
 
 bench: setup-dev
 	$(BIN)/python -m bench.run_all
