@@ -215,6 +215,7 @@ CATALOGUE: tuple[Transformation, ...] = (
     Transformation("renamed .mts", FINDINGS, _move("src/{stem}.mts"), JS_ONLY),
     Transformation("renamed .cts", FINDINGS, _move("src/{stem}.cts"), JS_ONLY),
     Transformation("no extension, a shebang", BOTH, _no_extension, PYTHON_ONLY | JS_ONLY),
+    Transformation("renamed .txt", FINDINGS, _move("tools/{stem}.txt"), PYTHON_ONLY),
     # marks the author writes: suppressions count only from the base, for the code they covered
     Transformation("trailing nosemgrep", FINDINGS, _trailing("nosemgrep")),
     Transformation("trailing nosem", FINDINGS, _trailing("nosem")),
