@@ -15,7 +15,8 @@ u e"). Before comparing, both the description and the code are read the same way
   (Greek `ε` as e, `τ` as t, small capitals: analyzers/rtc/extra_look_alikes.py).
 - `unseparate`: a separator no code writes (`·`, `•`) between two letters read as a space, and
   single letters joined by one of `.`, `-`, `_` as letters spaced apart (`r·e·t·u·r·n`,
-  `r.e.t.u.r.n`, `r-e-t`, `r_e_t` → `r e t u r n`; not `v1.2.3`, `user.id`, `foo_a_b`).
+  `r.e.t.u.r.n`, `r-e-t`, `r_e_t` → `r e t u r n`; not `v1.2.3`, `user.id`, `foo_a_b`), three or
+  more joined by `-` or `_` also beside a dot (`u-s-e-r.n-a-m-e` → `u s e r.n a m e`).
 - `respace`: a run of three or more one-character tokens (letters spaced apart) read as the
   words it spells, split where the code's own words fit ("r e t u r n T r u e" → return, True).
 
@@ -45,6 +46,9 @@ _DOTS = "\u00b7\u2022\u2027\u2219\u22c5\u30fb\u2024\u2043"  # · • ‧ ∙ ⋅
 # inside a word or a dotted name (`foo_a_b`, `v1.2.3`, `user.id` stay as they are)
 _SEPARATED = tuple(re.compile(rf"(?<![\w.{_DOTS}-])[^\W_](?:{re.escape(s)}[^\W_])+(?![\w.{_DOTS}-])")
                    for s in ".-_")
+# three or more, also beside a dot (`u-s-e-r.n-a-m-e`: a dotted name spelt apart)
+_SEPARATED_LONG = tuple(re.compile(rf"(?<![\w{_DOTS}-])[^\W_](?:{re.escape(s)}[^\W_]){{2,}}(?![\w{_DOTS}-])")
+                        for s in "-_")
 _DOT_BETWEEN = re.compile(rf"(?<=[^\W_])[{_DOTS}](?=[^\W_])")
 
 
@@ -123,7 +127,7 @@ def unseparate(text: str) -> str:
     """`text` with a dot-like separator no code writes between two letters read as a space
     (`if·not·token` → `if not token`, `r·e·t` → `r e t`) and single letters joined by `.`, `-`
     or `_` spaced apart (`r.e.t`, `r_e_t` → `r e t`), for `respace` to read as words."""
-    for run in _SEPARATED:
+    for run in (*_SEPARATED, *_SEPARATED_LONG):
         text = run.sub(lambda m: " ".join(m.group()[::2]), text)
     return _DOT_BETWEEN.sub(" ", text) if not text.isascii() else text
 

@@ -191,7 +191,8 @@ SMALL_CAPITALS = str.maketrans({"a": "\u1d00", "e": "\u1d07", "n": "\u0274", "r"
 
 
 def _joined(separator: str) -> Callable[[str], str]:
-    return lambda s: " ".join(separator.join(word) for word in s.split(" "))
+    """The letters and digits of each word joined by `separator` (`u·s·e·r.n·a·m·e`)."""
+    return lambda s: re.sub(r"[A-Za-z0-9]{2,}", lambda m: separator.join(m.group()), s)
 
 
 PYTHON_ONLY = frozenset({Language.PYTHON})

@@ -171,6 +171,9 @@ def test_separators_inside_names_and_numbers_stay() -> None:
     for text in ("foo_a_b_c", "v1.2.3", "10.0.0.1", "user.id", "max-age", "e.g."):
         assert unseparate(text) == text
     assert unseparate("if\u00b7not\u2022token") == "if not token"
+    # three or more letters spelt apart by - or _ beside a dot: a dotted name spelt apart
+    assert unseparate("u-s-e-r.n-a-m-e") == "u s e r.n a m e"
+    assert unseparate("t_o_k_e_n.s_t_a_r_t") == "t o k e n.s t a r t"
 
 
 def test_naming_most_of_the_new_identifiers_is_a_leak() -> None:
