@@ -244,6 +244,8 @@ def to_finding(o: FixOutcome, opts: Options) -> Finding:
         evidence["error"] = o.error
     if o.refused:
         evidence["refused"] = o.refused
+    if o.reason is not None:  # the refusal as a type (oracle.Reason); what the allowlist refused
+        evidence.update(reason=o.reason.value, added=[{"kind": c.kind.name, "text": c.text} for c in o.added])
     if o.has_fix:
         evidence.update(diff=o.diff, description=o.description, regenerated=o.regenerated,
                         remaining=o.remaining, new_findings=o.new_findings)

@@ -6,11 +6,15 @@ the fixed lines and no new finding appears anywhere in the file; a patch that no
 parses is *unparsable*, and one Semgrep could not fully scan (over its size limit, a timeout)
 is *not fixed*, with the reason. A fix the re-scan finds clean then meets the checks of
 analyzers/autofix/checks.py (no suppression added, the file parses, no name undefined, the
-tests where they are configured); the first that fails says why, in `FixOutcome.refused`.
+tests where they are configured) and the allowlist of what a fix may add
+(analyzers/autofix/allowlist.py); the first that fails says why, in words in
+`FixOutcome.refused` and as a type in `FixOutcome.reason` (a `Reason`; the allowlist's
+constructs in `FixOutcome.added`).
 """
 
 from __future__ import annotations
 
+import enum
 import tempfile
 from collections import Counter
 from collections.abc import Sequence
@@ -18,13 +22,29 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Literal
 
+from analyzers.autofix import allowlist
 from analyzers.autofix.checks import Checks, names, parse_failures, region_of, suppression, test_suite, tests
+from analyzers.autofix.constructs import Construct
 from analyzers.autofix.text import FixAnswer, line_span, python_parses
 from analyzers.code.paths import write_inside
 from analyzers.context import Tools
 from analyzers.semgrep.scan import ScanResult, SemgrepFinding, scan
 
 Verdict = Literal["fixed", "not fixed", "unparsable", "not applicable"]
+
+
+class Reason(enum.Enum):
+    """Why a proposed fix is not verified: the check that refused it."""
+
+    NOT_CHECKED = "not checked"  # its file could not be written for the scan
+    NOT_SCANNED = "not scanned"  # Semgrep did not fully scan it (size limit, timeout)
+    UNPARSABLE = "unparsable"  # the fixed file does not parse where the original did
+    STILL_FLAGGED = "still flagged"  # the rule (or another) still flags the fixed lines
+    NEW_FINDING = "new finding"  # any bundled rule finds something new elsewhere in the file
+    SUPPRESSION = "suppression added"
+    ADDS_UNLISTED = "adds what is not on the list"  # analyzers/autofix/allowlist.py; `FixOutcome.added`
+    NAMES = "names"  # pyflakes: a name undefined, a definition removed
+    TESTS = "tests"  # the tests fail, or could not run
 
 
 # --------------------------------------------------------------------------- one attempt
@@ -62,6 +82,11 @@ class FixOutcome:
     rtc_normalised: bool | None = None
     error: str | None = None
     refused: str = ""  # the check that refused the fix, in words (analyzers/autofix/checks.py)
+    reason: Reason | None = None  # the same, as a type
+    added: list[Construct] = field(default_factory=list)  # what the allowlist refused
+
+    def not_verified(self, verdict: Verdict, reason: Reason, words: str = "") -> None:
+        self.verdict, self.reason, self.refused = verdict, reason, words
 
     @property
     def fixed(self) -> bool:
@@ -87,7 +112,7 @@ def verify_fix(out: FixOutcome, before: ScanResult, before_path: str, after: Sca
     else:
         parsable = not (after_path in after.unparsable and before_path not in before.unparsable)
     if not parsable:
-        out.verdict, out.refused = "unparsable", "the fixed file does not parse"
+        out.not_verified("unparsable", Reason.UNPARSABLE, "the fixed file does not parse")
         return
     s, e = f.start_line, f.end_line
     k = len(out.replacement.splitlines())
@@ -99,7 +124,8 @@ def verify_fix(out: FixOutcome, before: ScanResult, before_path: str, after: Sca
     out.remaining = [_key(g) for g in in_region_after if g.rule_id == f.rule_id]
     # the full rule set must be quiet on the fixed lines: a finding of any other rule there
     # (even one the original lines had too) means the fix is not clean
-    new_keys = [g.rule_id for g in in_region_after if g.rule_id != f.rule_id]
+    in_region_other = [g.rule_id for g in in_region_after if g.rule_id != f.rule_id]
+    new_keys = list(in_region_other)
     expected = Counter(
         f"{g.rule_id}@{g.start_line if g.end_line < s else g.start_line + delta}"
         for g in old if g.end_line < s or g.start_line > e
@@ -108,6 +134,8 @@ def verify_fix(out: FixOutcome, before: ScanResult, before_path: str, after: Sca
     new_keys += [k2 for k2, c in (outside - expected).items() for _ in range(c)]
     out.new_findings = new_keys
     out.verdict = "fixed" if not out.remaining and not new_keys else "not fixed"
+    if not out.fixed:
+        out.reason = Reason.STILL_FLAGGED if out.remaining or in_region_other else Reason.NEW_FINDING
 
 
 def oracle(outcomes: Sequence[FixOutcome], opts: object = None, tools: Tools | None = None,
@@ -134,7 +162,7 @@ def oracle(outcomes: Sequence[FixOutcome], opts: object = None, tools: Tools | N
                 variants[i] = f"v{i}/{o.target.path}"
                 targets.append(variants[i])
             except (ValueError, OSError) as e:
-                o.verdict, o.error = "not fixed", f"the fix could not be checked: {e}"
+                o.verdict, o.reason, o.error = "not fixed", Reason.NOT_CHECKED, f"the fix could not be checked: {e}"
         result = (scan(root, targets, extra_rules=tools.extra_rules, semgrep=tools.semgrep, engine=tools.semgrep_engine,
                        max_target_bytes=tools.semgrep_max_target_bytes) if targets else ScanResult())
     # the original's own findings, re-keyed to the original path, are the baseline
@@ -146,7 +174,8 @@ def oracle(outcomes: Sequence[FixOutcome], opts: object = None, tools: Tools | N
         unscanned = next((f"{why} ({p.split('/', 1)[0]})" for p in (var, orig)
                           for why in (result.skipped.get(p), result.failed.get(p)) if why), None)
         if unscanned is not None:  # a fix Semgrep did not fully scan is never "fixed"
-            o.verdict, o.error = "not fixed", f"semgrep could not check the fix: {unscanned}"
+            o.verdict, o.reason = "not fixed", Reason.NOT_SCANNED
+            o.error = f"semgrep could not check the fix: {unscanned}"
             continue
         before = _rebase(result, orig, o.target.path)
         after = _rebase(result, var, o.target.path)
@@ -157,26 +186,38 @@ def oracle(outcomes: Sequence[FixOutcome], opts: object = None, tools: Tools | N
 
 
 def refuse(outcomes: Sequence[FixOutcome], checks: Checks) -> None:
-    """The checks after the re-scan, cheapest first; the first that fails refuses the fix and
-    says why. A suppression comment added is said even where the re-scan already refused."""
+    """The checks after the re-scan: suppression, parse, the allowlist of what a fix may add,
+    names, tests; the first that fails refuses the fix and says why. A suppression comment
+    added is said even where the re-scan already refused."""
     for o in outcomes:
         if o.replacement is not None and (why := suppression(o.target.language, o.target.snippet, o.replacement)):
-            o.verdict, o.refused = "not fixed", why
+            o.not_verified("not fixed", Reason.SUPPRESSION, why)
     fixed = [o for o in outcomes if o.fixed and o.patched is not None]
     parse = parse_failures([(o.target.language, o.target.path, o.target.text, o.patched or "") for o in fixed])
     for i, why in parse.items():
-        fixed[i].verdict, fixed[i].refused = "unparsable", why
+        fixed[i].not_verified("unparsable", Reason.UNPARSABLE, why)
+    for o in fixed:
+        if o.fixed and o.replacement is not None and (added := _unlisted(o, o.replacement)):
+            o.not_verified("not fixed", Reason.ADDS_UNLISTED, allowlist.refusal(added))
+            o.added = added
     for o in fixed:
         if o.fixed and o.target.language == "python" and o.replacement is not None:
             region = region_of(o.target.finding.start_line, o.replacement)
             if why := names(o.target.text, o.patched or "", region):
-                o.verdict, o.refused = "not fixed", why
+                o.not_verified("not fixed", Reason.NAMES, why)
     suite = test_suite(checks) if any(o.fixed for o in fixed) else None
     for o in fixed:
         if o.fixed and suite is not None:
             why = suite if isinstance(suite, str) else tests(suite, o.target.path, o.patched or "")
             if why:
-                o.verdict, o.refused = "not fixed", why
+                o.not_verified("not fixed", Reason.TESTS, why)
+
+
+def _unlisted(o: FixOutcome, replacement: str) -> list[Construct]:
+    """What the fix adds beyond the allowlist (analyzers/autofix/allowlist.py)."""
+    f = o.target.finding
+    return allowlist.unlisted(o.target.language, f.rule_id, o.target.text, o.patched or "",
+                              range(f.start_line, f.end_line + 1), region_of(f.start_line, replacement))
 
 
 def _rebase(result: ScanResult, prefix_path: str, path: str) -> ScanResult:
