@@ -7,9 +7,10 @@ is re-indented to the flagged lines and applied. Two independent checks follow:
 - oracle (analyzers/autofix/oracle.py): Semgrep re-scans the patched file with the full rule
   set and suppressions off; *fixed* only when no finding of any rule remains on the fixed
   lines and no new finding appears anywhere in the file, and then only if the fix adds no
-  suppression comment, the file still parses, pyflakes finds no name it left undefined
-  (Python) and, where a test command is configured, the tests pass on the fixed tree
-  (analyzers/autofix/checks.py); the check that refuses a fix says why;
+  suppression comment, the file still parses, it adds only what its rule's allowlist allows
+  (analyzers/autofix/allowlist.py), pyflakes finds no name it left undefined (Python) and,
+  where a test command is configured, the tests pass (analyzers/autofix/checks.py); the check
+  that refuses a fix says why (in words, and as a `Reason`);
 - Patched RTC: (before, after) → a description Q1 → regenerate after′ from (before, Q1);
   pass when after′ equals the fix (exact after stripping; whitespace-normalised reported too).
 
