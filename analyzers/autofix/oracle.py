@@ -215,9 +215,10 @@ def refuse(outcomes: Sequence[FixOutcome], checks: Checks) -> None:
 
 def _unlisted(o: FixOutcome, replacement: str) -> list[Construct]:
     """What the fix adds beyond the allowlist (analyzers/autofix/allowlist.py)."""
-    f = o.target.finding
+    f = o.target.finding  # a fix that only deletes occupies no line of the fixed file
+    region = region_of(f.start_line, replacement) if replacement.strip() else range(f.start_line, f.start_line)
     return allowlist.unlisted(o.target.language, f.rule_id, o.target.text, o.patched or "",
-                              range(f.start_line, f.end_line + 1), region_of(f.start_line, replacement))
+                              range(f.start_line, f.end_line + 1), region)
 
 
 def _rebase(result: ScanResult, prefix_path: str, path: str) -> ScanResult:

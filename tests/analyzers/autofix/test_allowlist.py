@@ -13,9 +13,12 @@ from __future__ import annotations
 import pytest
 
 from analyzers.autofix.allowlist import SAFE, listed, refusal, unlisted
+from analyzers.autofix.checks import Checks
 from analyzers.autofix.constructs import Added, Construct
 from analyzers.autofix.delta_tokens import tokens
-from analyzers.autofix.text import Edit, apply_edits, line_span, reindent
+from analyzers.autofix.oracle import FixOutcome, FixTarget, Reason, refuse
+from analyzers.autofix.text import Edit, FixAnswer, apply_edits, line_span, reindent
+from analyzers.semgrep.scan import SemgrepFinding
 from tests.support import FIXTURES
 
 SHELL = "import builtins\nimport subprocess\n\n\ndef run_user(cmd):\n    subprocess.call(cmd, shell=True)\n"
@@ -186,3 +189,27 @@ def test_the_refusal_says_the_first_three_and_counts_the_rest() -> None:
     words = refusal(found)
     assert words.startswith("it adds what a fix for this rule may not: call not in the flagged code")
     assert "`f2`" in words and "`f3`" not in words and words.endswith(" and 2 more")
+
+
+# ------------------------------------------------------------------------- in the oracle's checks
+def _outcome(text: str, line: int, rule: str, replacement: str) -> FixOutcome:
+    target = FixTarget(SemgrepFinding(rule, "app.py", line, line, "flagged"), "python", text)
+    patched, _ = apply_edits(text, [Edit(line, line, replacement)])
+    return FixOutcome(target, FixAnswer("code", code=replacement), replacement=replacement, patched=patched,
+                      verdict="fixed")
+
+
+def test_the_oracles_checks_refuse_a_disguise_with_its_reason_and_constructs() -> None:
+    o = _outcome(EVAL, 6, "python-code-injection", "    run = eval\n    return run(expr)\n")
+    refuse([o], Checks())
+    assert (o.verdict, o.reason) == ("not fixed", Reason.ADDS_UNLISTED)
+    assert o.added == [Construct(Added.ALIAS, "eval"), Construct(Added.CALL, "run")]
+    assert o.refused == refusal(o.added)
+
+
+def test_a_fix_that_only_deletes_the_flagged_line_adds_nothing() -> None:
+    """The line after a deletion is the file's own code, not the fix's: it adds nothing."""
+    text = "def f(code):\n    exec(code)\n    return print(code)\n"
+    o = _outcome(text, 2, "python-code-injection", "")
+    refuse([o], Checks())
+    assert (o.verdict, o.reason, o.added) == ("fixed", None, [])
