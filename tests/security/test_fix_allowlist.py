@@ -26,12 +26,12 @@ from click.testing import CliRunner
 from bot.entry import main
 from tests.bot.app_support import App
 from tests.bot.test_action import EVENT, TOKEN
-from tests.bot.test_jobs import finished
 from tests.fakes.github_server import FakeGitHub, fake_github  # noqa: F401  (fixture)
 from tests.fakes.llm_server import ScriptedLLM
 from tests.security.test_action import action
 from tests.security.test_fail_closed import pr_files
 from tests.security.test_semgrep_gates import _semgrep, new_file_diff
+from tests.security.test_verified_fix import app_fix
 
 pytestmark = pytest.mark.slow
 
@@ -130,13 +130,6 @@ def test_app_a_disguised_fix_publishes_no_suggestion(
     """The App with `RTCBOT_REPORTERS=pr-review`: `getattr(subprocess, "call")(cmd, shell=True)`
     gets no committable suggestion; the check run's annotation says it is not verified."""
     _semgrep()
-    w = apps(fake_github(), responder=answering('getattr(subprocess, "call")(cmd, shell=True)'),
-             analyzers=["autofix"], reporters=["pr-review"])
-    pr = w.gh.add_pr(43, files=pr_files(("app.py", SHELL)))
-    w.gh.set_file("app.py", SHELL, ref=pr.head_sha)
-    w.deliver("pull_request", w.gh.pr_event("opened", 43))
-    w.run()
-    run = finished(w, "rtcbot / AutoFix", sha=pr.head_sha)
-    (note,) = run["annotations"]
+    note, reviews = app_fix(apps, fake_github(), answering('getattr(subprocess, "call")(cmd, shell=True)'))
     assert WORDS in note["title"] and "verified by re-scan" not in note["title"]
-    assert w.gh.reviews == []
+    assert reviews == []

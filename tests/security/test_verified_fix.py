@@ -198,12 +198,20 @@ def test_app_a_fix_that_adds_nosemgrep_publishes_no_suggestion(
         system = req["messages"][0]["content"]
         return (NOSEMGREP_FIX if system.startswith(("Task: fix", "Task: apply")) else "Apply the change.")
 
-    w = apps(fake_github(), responder=answers, analyzers=["autofix"], reporters=["pr-review"])
+    note, reviews = app_fix(apps, fake_github(), answers)
+    assert "fix proposed, not verified: it adds a suppression comment" in note["title"]
+    assert reviews == []
+
+
+def app_fix(apps: Callable[..., App], gh: FakeGitHub, responder: Callable[[dict[str, Any]], str]
+            ) -> tuple[dict[str, Any], list[Any]]:
+    """The App with `RTCBOT_REPORTERS=pr-review` on a pull request that adds SHELL as app.py,
+    the model answering with `responder`: AutoFix's one annotation, and the reviews posted."""
+    w = apps(gh, responder=responder, analyzers=["autofix"], reporters=["pr-review"])
     pr = w.gh.add_pr(43, files=pr_files(("app.py", SHELL)))
     w.gh.set_file("app.py", SHELL, ref=pr.head_sha)
     w.deliver("pull_request", w.gh.pr_event("opened", 43))
     w.run()
     run = finished(w, "rtcbot / AutoFix", sha=pr.head_sha)
     (note,) = run["annotations"]
-    assert "fix proposed, not verified: it adds a suppression comment" in note["title"]
-    assert w.gh.reviews == []
+    return dict(note), list(w.gh.reviews)
