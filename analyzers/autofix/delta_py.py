@@ -14,7 +14,7 @@ flagged lines'):
 - a dangerous callable or an imported name referred to without being called (`run = eval`,
   `m = subprocess`, `partial(os.system, …)`): ALIAS;
 - `**kwargs` or `*args` in a call: UNPACKED;
-- `shell=` anything but the literal `False`, a `subprocess` call with more than one
+- `shell=` anything but the literal `False`, an `executable=`, a `subprocess` call with more than one
   positional argument (shell is Popen's ninth), or a shell program as the first item of an
   argument list (`["sh", "-c", cmd]`): SHELL;
 - every import, by the module (and name) it binds: IMPORT.
@@ -100,6 +100,8 @@ def _of_call(call: ast.Call, bound: Mapping[str, str]) -> Iterator[Construct]:
             yield Construct(Added.UNPACKED, f"**{_text(kw.value)}")
         elif kw.arg == "shell" and not (isinstance(kw.value, ast.Constant) and kw.value.value is False):
             yield Construct(Added.SHELL, f"shell={_text(kw.value)}")
+        elif kw.arg == "executable":  # Popen(["-c", cmd], executable="/bin/sh") is a shell
+            yield Construct(Added.SHELL, f"executable={_text(kw.value)}")
     for a in call.args:
         if isinstance(a, ast.Starred):
             yield Construct(Added.UNPACKED, f"*{_text(a.value)}")

@@ -12,8 +12,8 @@ strings kept as one token each (a template literal's `${…}` parts are read as 
   `ScriptEngineManager`, …): DYNAMIC, called or not;
 - a dangerous callable named without a call (`const run = eval`, `exec` handed on, a Java
   method reference `::`): ALIAS;
-- a spread `...`: UNPACKED; `shell:` anything but `false`, or a shell program as a string
-  (`"sh"`, `"/bin/bash"`, `"cmd.exe"`): SHELL;
+- a spread `...`: UNPACKED; a `shell` option (`shell:`, `"shell":`, `.shell =`) set to
+  anything but `false`, or a shell program as a string (`"sh"`, `"/bin/bash"`, `"cmd.exe"`): SHELL;
 - `require("m")`, `import … from "m"`, Java's `import a.b.C;`: IMPORT of that module;
   `require` of anything else, or `import(…)`: DYNAMIC.
 """
@@ -82,6 +82,8 @@ def _at(toks: Sequence[str], i: int, tok: str) -> Iterator[Construct]:
         yield Construct(Added.UNPACKED, "...")
     elif tok == "::":
         yield Construct(Added.ALIAS, f"::{nxt}")
+    elif tok[0] in "\"'" and tok[1:-1] == "shell":  # {"shell": true}
+        yield from _shell_option(toks, i)
     elif tok[0] in "\"'":
         if tok[1:-1].rsplit("/", 1)[-1].lower() in SHELLS:
             yield Construct(Added.SHELL, tok)
@@ -91,8 +93,8 @@ def _at(toks: Sequence[str], i: int, tok: str) -> Iterator[Construct]:
 
 def _name(toks: Sequence[str], i: int, tok: str, prev: str, nxt: str) -> Iterator[Construct]:
     after = toks[i + 2] if i + 2 < len(toks) else ""
-    if tok == "shell" and nxt == ":" and after != "false":
-        yield Construct(Added.SHELL, f"shell: {after}")
+    if tok == "shell":  # `shell: true`, `opts.shell = x`
+        yield from _shell_option(toks, i)
     elif tok == "require" and nxt == "(":
         string = after[:1] in ("'", '"') and toks[i + 3: i + 4] == [")"]
         yield Construct(Added.IMPORT, after[1:-1]) if string else Construct(Added.DYNAMIC, "require(…)")
@@ -110,6 +112,13 @@ def _name(toks: Sequence[str], i: int, tok: str, prev: str, nxt: str) -> Iterato
         yield Construct(Added.CALL, _callee(toks, i))
     elif tok in DANGEROUS and nxt not in (".", "?."):
         yield Construct(Added.ALIAS, tok)
+
+
+def _shell_option(toks: Sequence[str], i: int) -> Iterator[Construct]:
+    """A `shell` option set to anything but the literal `false` (or not set where it is named)."""
+    nxt, after = (list(toks[i + 1: i + 3]) + ["", ""])[:2]
+    if not (nxt in (":", "=") and after == "false"):
+        yield Construct(Added.SHELL, f"shell{nxt} {after}".rstrip())
 
 
 def _callee(toks: Sequence[str], i: int) -> str:
