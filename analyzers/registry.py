@@ -31,6 +31,7 @@ class Analyzer(Protocol):
     # optional: `counts = (singular, plural)`, what its findings are: ("hunk", "hunks") (see noun());
     # optional: `headline(report) -> str | None`, its main figure in one sentence (see headline());
     # `advice(finding) -> str | None`, what the PR's author does with a finding (see advice());
+    # `measures`, one sentence: what its figures measure and what a good value is (see measures());
     # `dashboard(DashboardData) -> Panel`, its part of the App's dashboard (see dashboards());
     # its words in a pull request's review: `in_review(n, first)`, `fix_note(finding)`,
     # `comment_note(finding)`; all described in analyzers/presentation.py
@@ -271,6 +272,13 @@ def labels() -> dict[str, str]:
         for key, words in declared.items():
             out.setdefault(str(key), str(words))
     return out
+
+
+def measures(name: str) -> str | None:
+    """What the analyzer `name`'s figures measure and what a good value is, in one sentence, as
+    it declares (`measures`); None: it says nothing."""
+    said = _declared(name, "measures")
+    return None if said is None else str(said)
 
 
 def count_scores() -> frozenset[str]:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import re
 from dataclasses import asdict, dataclass, field
+from enum import StrEnum
 from typing import Any, Literal
 
 Level = Literal["notice", "warning", "failure"]
@@ -59,6 +60,29 @@ class Fix:
         body = self.replacement if self.replacement.endswith("\n") or not self.replacement else self.replacement + "\n"
         fence = fence_for(body)
         return f"{fence}suggestion\n{body}{fence}"
+
+
+class Inconclusive(StrEnum):
+    """Why a finding's evidence says nothing about the change, only about the model: the item
+    is "inconclusive", counted apart from the scored ones, given no advice, and a gate over its
+    analyzer cannot pass over it unless the config says so (bot/core/gate.py). The words each
+    reason is said in are its `words`."""
+
+    BASELINE = "baseline"  # the model failed the item's own baseline
+    EVERY_ITEM = "every_item"  # the model failed every item of the run
+    EMBEDDED = "embedded"  # the embedded model: too small to judge a change
+
+    @property
+    def words(self) -> str:
+        """The reason as an author reads it, after "inconclusive: "."""
+        return INCONCLUSIVE_WORDS[self]
+
+
+INCONCLUSIVE_WORDS: dict[Inconclusive, str] = {
+    Inconclusive.BASELINE: 'the model could not give back the unchanged lines when asked for an unspecified "Edit."',
+    Inconclusive.EVERY_ITEM: "the model could not re-create any change of this run",
+    Inconclusive.EMBEDDED: "the embedded model is too small to judge a change",
+}
 
 
 @dataclass(frozen=True)
@@ -117,6 +141,11 @@ class Finding:
     tags: list[str] = field(default_factory=list)  # the rule's tags, e.g. ["security"]
     rule_description: str = ""  # what the rule `rule_id` flags, in its own words
     place: Place | None = None  # where it sits in the code's structure (what its fingerprint names)
+    # set when the evidence says nothing about the change (Inconclusive): no advice, not scored
+    inconclusive: Inconclusive | None = None
+    # what the evidence shows the model missed, as its analyzer words it for the author's advice
+    # (EditingRTC: the added lines no regeneration carried); the change's text, rendered inert
+    missed: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -159,7 +188,9 @@ class Finding:
             data.pop(derived, None)
         fix = data.pop("fix", None)
         place = data.pop("place", None)
-        return cls(**data, fix=Fix(**fix) if fix else None, place=Place(**place) if place else None)
+        why = data.pop("inconclusive", None)
+        return cls(**data, fix=Fix(**fix) if fix else None, place=Place(**place) if place else None,
+                   inconclusive=Inconclusive(why) if why else None)
 
 
 # How a gate's reason starts when it cannot pass over what an analyzer left unanalysed
@@ -216,6 +247,10 @@ class AnalyzerReport:
     # review comments", "the model's answers were not usable: 0 of 8 in format"); "" when it ran.
     # Outputs say "not run" and why, never a result.
     not_run: str = ""
+    # how many items (hunks, comments) it set out to score, when it counts them, and why it
+    # scored fewer ("" when it scored them all): "3 of 9 hunks scored (LLM budget)"
+    planned: int = 0
+    cut_by: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         out = asdict(self)
@@ -241,8 +276,18 @@ class AnalyzerReport:
         """What the analyzer could not analyse (kind "failed"): a gate on it cannot pass."""
         return [s for s in self.skipped if s.kind == "failed"]
 
+    @property
+    def conclusive(self) -> list[Finding]:
+        """The findings whose evidence says something about the change."""
+        return [f for f in self.findings if f.inconclusive is None]
+
+    @property
+    def inconclusive(self) -> list[Finding]:
+        """The findings whose evidence says nothing about the change (Inconclusive)."""
+        return [f for f in self.findings if f.inconclusive is not None]
+
     def lowest(self, score: str, n: int = 5) -> list[Finding]:
-        """The n findings with the lowest value of `score` (those without it last)."""
-        scored = [f for f in self.findings if score in f.scores]
+        """The n conclusive findings with the lowest value of `score`."""
+        scored = [f for f in self.conclusive if score in f.scores]
         return sorted(scored, key=lambda f: f.scores[score])[:n]
 

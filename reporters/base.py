@@ -194,12 +194,21 @@ def printable() -> list[str]:
     return out
 
 
-def render(reports: list[AnalyzerReport], fmt: str) -> str:
+# the FORMATS that open with the verdict (reporters/verdict.py): their function takes the gate's state
+VERDICT_FORMATS = ("text", "json", "markdown", "github-review")
+
+
+def render(reports: list[AnalyzerReport], fmt: str, gate: Any = None, *, verbose: bool = False) -> str:
     """`reports` in the printable format `fmt`: one of FORMATS, or a reporter that writes to a
-    stream (driven offline, what it prints)."""
+    stream (driven offline, what it prints). `gate`: the gate's state (reporters/verdict.py
+    `Gate`) for the formats that open with the verdict; `verbose`: the text format shows how
+    it was measured (the model's figures and notes)."""
     target = FORMATS.get(fmt)
     if target is not None:
-        return str(_load(target)(reports))
+        fn = _load(target)
+        if fmt == "text":
+            return str(fn(reports, gate=gate, verbose=verbose))
+        return str(fn(reports, gate=gate) if fmt in VERDICT_FORMATS else fn(reports))
     if fmt not in printable():
         raise UnknownReporter(f"unknown format {fmt!r} (known: {', '.join(printable())})")
     stream = io.StringIO()

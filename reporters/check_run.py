@@ -31,11 +31,12 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 from analyzers.report import GATE_CANNOT_PASS, AnalyzerReport, Finding
-from reporters import pr_view, readable, unanalysed
+from reporters import pr_view, readable, unanalysed, verdict
 from reporters.base import Sinks, Target, need
 from reporters.diff_filter import DiffFilter
 from reporters.markdown import dismissed_lines, location, render_evidence_markdown, render_markdown_report
 from reporters.untrusted import inert, plain, unclosed
+from reporters.verdict import Gate
 
 MAX_OUTPUT_BYTES = 65_535
 MAX_ANNOTATIONS_PER_REQUEST = 50
@@ -168,13 +169,13 @@ def outside_lines(findings: Sequence[Finding], target: Target | None) -> list[st
     return [*lines, ""]
 
 
-def title_of(report: AnalyzerReport) -> str:
-    """The check run's title: its headline, plain text, cut at a word. GitHub shows it after
-    the check's name ("rtcbot / EditingRTC — RTC 0.42 over 5 hunks; …"), so it does not
-    repeat the analyzer, and the headline already says what it counted."""
-    if report.error:
+def title_of(report: AnalyzerReport, gate: Gate | None = None) -> str:
+    """The check run's title: its verdict (reporters/verdict.py: the gate's result, then the
+    headline), plain text, cut at a word. GitHub shows it after the check's name ("rtcbot /
+    EditingRTC — 7 of 9 changes explained; 2 unclear"), so it does not repeat the analyzer."""
+    if report.error and (gate is None or not gate.fails):
         return "could not run"
-    return readable.title(readable.headline(report), MAX_ANNOTATION_TITLE)
+    return readable.title(verdict.sentence([report], gate), MAX_ANNOTATION_TITLE)
 
 
 def _primary_score(report: AnalyzerReport) -> str | None:
@@ -186,10 +187,12 @@ def _primary_score(report: AnalyzerReport) -> str | None:
 
 def summary_of(report: AnalyzerReport, crossed: Sequence[str] = (), notes: Sequence[str] = (),
                outside: Sequence[Finding] = (), target: Target | None = None) -> str:
-    """The summary: notes, error, thresholds crossed, the headline, what to do, findings
-    outside the diff (`outside`, linked at `target`'s head), the evidence of the lowest, what
-    was not analysed, dismissed findings, notes, the figures (folded), usage."""
-    lines: list[str] = []
+    """The summary: the verdict, notes, error, thresholds crossed, the headline, what to do,
+    findings outside the diff (`outside`, linked at `target`'s head), what the model understood
+    of the lowest (folded), what was not analysed, dismissed findings, how it was measured
+    (figures, the model's notes, usage: folded)."""
+    gate = Gate(fails=any(crossed), reasons=tuple(crossed))
+    lines: list[str] = [verdict.markdown([report], gate), ""]
     if readable.SMALL_MODEL_WARNING in report.notes:
         lines += [f"> **Warning:** {readable.SMALL_MODEL_WARNING}", ""]
     for n in notes:
@@ -201,25 +204,18 @@ def summary_of(report: AnalyzerReport, crossed: Sequence[str] = (), notes: Seque
             lines += [f"**{GATE_CANNOT_PASS.strip()}** {inert(c[len(GATE_CANNOT_PASS):])}", ""]
         else:
             lines += [f"**Threshold crossed:** {c}", ""]  # the gate's words, on the admins' config
-    lines += [f"**{inert(readable.headline(report))}**", ""] if not report.error else []
     repo, sha = (target.repo, target.head_sha) if target is not None else ("", "")
     lines += pr_view.todo_lines([(f, a) for f, a in pr_view.to_do(report) if f not in outside], repo, sha)
     lines += outside_lines(outside, target)  # before the evidence: a cut never takes it
     score = _primary_score(report)
     lowest = report.lowest(score, LOWEST_SHOWN) if score else []
-    if lowest:
-        lines += [f"### The evidence behind the lowest {readable.label(str(score))}", ""]
-        for f in lowest:
-            lines += [render_evidence_markdown(f, max_chars=2000), ""]
+    if lowest:  # the model's answers: what it understood, never a failure of the change
+        lines += pr_view.fold(f"What the model understood of the lowest {readable.label(str(score))}",
+                              [render_evidence_markdown(f, max_chars=2000) for f in lowest])
     lines += unanalysed.markdown([report], heading="###")
     if report.dismissed:  # what the team dismissed: one line each, never an annotation
         lines += ["### Dismissed", ""] + dismissed_lines(report) + [""]
-    for note in report.notes:
-        if note != readable.SMALL_MODEL_WARNING:
-            lines.append(f"> {inert(note)}")
     lines += ["", *pr_view.figures_fold(report, LOWEST_SHOWN)]
-    if work := readable.llm_work(report.usage):  # samples and their bill: never a cache oracle (readable.PUBLIC_USAGE)
-        lines += ["", work]
     return cut("\n".join(lines).strip() + "\n")
 
 
@@ -227,10 +223,7 @@ def annotation_of(f: Finding) -> dict[str, Any] | None:
     if not f.path or f.start_line is None or f.start_line < 1:
         return None
     end = f.end_line if f.end_line and f.end_line >= f.start_line else f.start_line
-    scores = readable.figures(f.scores)
     message = plain(f.message or f.title)
-    if scores and scores not in message:
-        message = f"{message}\n({scores})"
     if f.fix is not None:
         message += "\n\nProposed fix:\n" + plain(f.fix.suggestion)
     message += f"\n\nfingerprint {f.fingerprint()}"  # what `ignore` names to dismiss it (docs/github-app.md)
@@ -242,8 +235,9 @@ def annotation_of(f: Finding) -> dict[str, Any] | None:
         "title": readable.title(f.title or f.analyzer, MAX_ANNOTATION_TITLE),
         "message": clip_noted(message, MAX_ANNOTATION_BYTES),
     }
-    if f.evidence:
-        ann["raw_details"] = clip_noted(render_evidence_markdown(f, max_chars=4000, markdown=False),
+    if f.evidence or f.scores:  # the model's figures and answers: behind GitHub's "raw details"
+        figures = f"Figures: {readable.figures(f.scores)}\n\n" if f.scores else ""
+        ann["raw_details"] = clip_noted(figures + render_evidence_markdown(f, max_chars=4000, markdown=False),
                                         MAX_ANNOTATION_BYTES)  # shown as plain text
     return ann
 
@@ -258,7 +252,7 @@ def render(report: AnalyzerReport, *, conclusion: str | None = None, crossed: Se
     conclusion = conclusion or "neutral"
     annotations: list[dict[str, Any]] = []
     outside: list[Finding] = []
-    for f in report.findings:
+    for f in report.conclusive:  # an inconclusive hunk says nothing about its lines: no annotation
         ann = annotation_of(f)
         if ann is None:
             continue
@@ -268,7 +262,7 @@ def render(report: AnalyzerReport, *, conclusion: str | None = None, crossed: Se
         else:
             annotations.append(placed)
     return CheckOutput(
-        title=title_of(report),
+        title=title_of(report, Gate(fails=conclusion == "failure", reasons=tuple(crossed))),
         summary=summary_of(report, crossed, notes, outside, target),
         text=cut(render_markdown_report(report, repo=target.repo if target else "",
                                         head_sha=target.head_sha if target else "")),

@@ -8,13 +8,14 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Iterable, Mapping, Sequence
-from typing import IO
+from typing import IO, Any
 
 from analyzers import registry
 from analyzers.report import AnalyzerReport, Finding
-from reporters import pr_view, readable, unanalysed
+from reporters import pr_view, readable, unanalysed, verdict
 from reporters.base import Collecting, Sinks
 from reporters.untrusted import inert, plain
+from reporters.verdict import Gate
 
 
 def _fmt(value: float | int | None) -> str:
@@ -38,21 +39,25 @@ def score_columns(findings: Iterable[Finding]) -> list[str]:
     return cols
 
 
-def render_json(reports: Sequence[AnalyzerReport]) -> str:
-    """The reports as JSON: each with its headline in words, every finding with its fingerprint
-    (what a dismissal names) and what to do with it, usage as public as every output's
-    (readable.public_usage); then what was not analysed, each file once."""
+def render_json(reports: Sequence[AnalyzerReport], gate: Gate | None = None) -> str:
+    """The reports as JSON: the verdict first, then each report with its headline in words,
+    every finding with its fingerprint (what a dismissal names) and what to do with it, usage
+    as public as every output's (readable.public_usage); then what was not analysed, each file
+    once."""
     def finding(f: Finding) -> dict[str, object]:
         return {**f.to_dict(), "fingerprint": f.fingerprint(), "advice": registry.advice(f)}
 
     out = [{**r.to_dict(), "headline": readable.headline(r), "findings": [finding(f) for f in r.findings],
             "usage": readable.public_usage(r.usage)} for r in reports]
-    return json.dumps({"reports": out, "not_analysed": unanalysed.data(reports)}, indent=2, ensure_ascii=False)
+    return json.dumps({"verdict": verdict.sentence(reports, gate), "reports": out,
+                       "not_analysed": unanalysed.data(reports)}, indent=2, ensure_ascii=False)
 
 
-def render_text(reports: Sequence[AnalyzerReport], width: int = 120) -> str:
-    """A readable terminal table per analyzer (rich): where, what, what to do, the fingerprint
-    and its main score; the embedded model's warning once, what was not analysed once."""
+def render_text(reports: Sequence[AnalyzerReport], width: int = 120, gate: Gate | None = None,
+                verbose: bool = False) -> str:
+    """The verdict, then a readable terminal table per analyzer (rich): where, what, what to do
+    and the fingerprint; the embedded model's warning once, what was not analysed once. The
+    model's figures, notes and LLM work only when `verbose`."""
     from io import StringIO
 
     from rich.console import Console
@@ -62,6 +67,7 @@ def render_text(reports: Sequence[AnalyzerReport], width: int = 120) -> str:
     buf = StringIO()
     # markup off: a model's "[link=…]" or "[bold]" is text, never rich's markup
     console = Console(file=buf, width=width, force_terminal=False, color_system=None, markup=False)
+    console.print(verdict.text(reports, gate), soft_wrap=True)
     if readable.small_model_ran(reports):
         console.print(f"warning: {readable.SMALL_MODEL_WARNING}")
     for report in reports:
@@ -73,25 +79,17 @@ def render_text(reports: Sequence[AnalyzerReport], width: int = 120) -> str:
             table.add_column("item", overflow="fold")
             table.add_column("what to do")
             table.add_column("fingerprint", no_wrap=True)
-            main = next(iter(score_columns(report.findings)), None)
-            if main:
-                table.add_column(readable.label(main), justify="right")
             for f in report.findings:
-                table.add_row(Text(location(f)), Text(f.title), Text(registry.advice(f) or ""), f.fingerprint(),
-                              *([readable.value(main, f.scores.get(main))] if main else []))
+                todo = registry.advice(f) or (f"inconclusive: {f.inconclusive.words}" if f.inconclusive else "")
+                table.add_row(Text(location(f)), Text(f.title), Text(todo), f.fingerprint())
             console.print(table)
             for f in report.findings:
                 if f.message:
                     console.print(f"- {location(f)}: {f.message}", soft_wrap=False)
-        if report.scores:
-            console.print("figures: " + readable.figures(report.scores))
         for d in report.dismissed:
             console.print(f"dismissed: {d}")
-        for note in report.notes:
-            if note != readable.SMALL_MODEL_WARNING:
-                console.print(f"note: {note}")
-        if work := readable.llm_work(report.usage):
-            console.print(work)
+        if verbose:
+            _internals(console, report)
     for line in unanalysed.text(reports):
         console.print(line, soft_wrap=False)
     if any(r.findings for r in reports):
@@ -100,30 +98,47 @@ def render_text(reports: Sequence[AnalyzerReport], width: int = 120) -> str:
     return buf.getvalue()
 
 
+def _internals(console: Any, report: AnalyzerReport) -> None:
+    """How it was measured (`--verbose`): the figures, the model's notes, the LLM work."""
+    if measures := registry.measures(report.name):
+        console.print(measures)
+    for f in report.findings:
+        if f.scores:
+            console.print(f"figures {location(f)}: {readable.figures(f.scores)}", soft_wrap=False)
+    if report.scores:
+        console.print("figures: " + readable.figures(report.scores))
+    for note in report.notes:
+        if note != readable.SMALL_MODEL_WARNING:
+            console.print(f"note: {note}")
+    if work := readable.llm_work(report.usage):
+        console.print(work)
+
+
 md_cell = readable.cell  # text that may not be rtcbot's, for one line or table cell
 
 
 def render_markdown_report(report: AnalyzerReport, *, max_items: int | None = None, repo: str = "",
-                           head_sha: str = "", skipped: bool = True, notes: bool = True) -> str:
-    """One analyzer as its check run's text: headline, what to do, every finding and the figures
-    in folds (links to the lines at the head when `repo` and `head_sha` are given), what it did
-    not analyse (unless the caller says it once for every analyzer), dismissed findings, notes."""
+                           head_sha: str = "", skipped: bool = True) -> str:
+    """One analyzer as its check run's text: headline, what to do, every finding and how it was
+    measured (figures, notes) in folds (links to the lines at the head when `repo` and
+    `head_sha` are given), what it did not analyse (unless the caller says it once for every
+    analyzer), dismissed findings."""
     lines = pr_view.section(report, repo=repo, head_sha=head_sha, max_items=max_items)
     if skipped:
         lines += unanalysed.markdown([report], heading="###")
     if report.dismissed:
         lines += ["**Dismissed**", ""] + dismissed_lines(report) + [""]
-    if notes:
-        lines += [f"> {inert(n)}" for n in report.notes if n != readable.SMALL_MODEL_WARNING]
     return "\n".join(lines).rstrip() + "\n"
 
 
 def render_reports_markdown(reports: Sequence[AnalyzerReport], *, repo: str = "", head_sha: str = "",
                             max_items: int | None = None, conclusions: Mapping[str, str] | None = None,
-                            links: Mapping[str, str] | None = None) -> str:
-    """Every report behind one overview: the small-model warning when it applies, the overview
-    table, each analyzer, what was not analysed (once), and how to dismiss a finding."""
-    lines: list[str] = []
+                            links: Mapping[str, str] | None = None, gate: Gate | None = None,
+                            said: bool = False) -> str:
+    """Every report behind one overview: the verdict (unless the caller `said` it already), the
+    small-model warning when it applies, the overview table, each analyzer, what was not
+    analysed (once), and how to dismiss a finding."""
+    lines: list[str] = [] if said else [verdict.markdown(reports, gate), ""]
     if readable.small_model_ran(reports):
         lines += [f"> **Warning:** {readable.SMALL_MODEL_WARNING}", ""]
     lines += [*readable.overview(reports, conclusions, links), ""]
@@ -138,8 +153,8 @@ def dismissed_lines(report: AnalyzerReport) -> list[str]:
     return [f"- {inert(d)}" for d in report.dismissed]
 
 
-def render_markdown(reports: Sequence[AnalyzerReport]) -> str:
-    return render_reports_markdown(reports)
+def render_markdown(reports: Sequence[AnalyzerReport], gate: Gate | None = None) -> str:
+    return render_reports_markdown(reports, gate=gate)
 
 
 def render_evidence_markdown(f: Finding, max_chars: int = 4000, *, markdown: bool = True) -> str:

@@ -41,7 +41,9 @@ from analyzers import registry
 from analyzers.report import AnalyzerReport, Finding
 from reporters.base import ReporterError, Sinks, Target, need
 from reporters.diff_filter import DiffFilter
+from reporters import verdict
 from reporters.untrusted import code, inert
+from reporters.verdict import Gate
 
 Mode = Literal["off", "verified", "all"]
 MARKER = "<!-- rtcbot:suggestion:{key} -->"
@@ -171,9 +173,11 @@ def _said(name: str, fixes: int, comments: int, first: bool) -> str:
     return f"rtcbot {registry.title(name)}: {what}." if first else f"And {what} by rtcbot {registry.title(name)}."
 
 
-def review_body(posted: Sequence[Suggestion], outside: Sequence[Suggestion] = ()) -> str:
-    """The review's body: per analyzer (those with fixes first) what it carries of it, then
-    how many more touch lines the diff does not show, when fixes are posted."""
+def review_body(posted: Sequence[Suggestion], outside: Sequence[Suggestion] = (),
+                reports: Sequence[AnalyzerReport] = ()) -> str:
+    """The review's body: the verdict (reporters/verdict.py) of `reports`, then per analyzer
+    (those with fixes first) what it carries of it, then how many more touch lines the diff
+    does not show, when fixes are posted."""
     counts: dict[str, list[int]] = {}
     for s in sorted(posted, key=lambda s: s.is_comment):
         counts.setdefault(s.finding.analyzer, [0, 0])[s.is_comment] += 1
@@ -182,7 +186,7 @@ def review_body(posted: Sequence[Suggestion], outside: Sequence[Suggestion] = ()
         runs = list(dict.fromkeys(registry.title(s.finding.analyzer) for s in outside))
         text += (f" {len(outside)} more touch lines this pull request does not change, so GitHub cannot take "
                  f"them as suggestions: they are in the {' and '.join(runs)} check run{'s' if len(runs) > 1 else ''}.")
-    return text
+    return f"{verdict.markdown(reports)}\n\n{text}" if reports else text
 
 
 def by_a_bot(comment: Mapping[str, Any]) -> bool:
@@ -192,7 +196,8 @@ def by_a_bot(comment: Mapping[str, Any]) -> bool:
 
 def plan(target: Target, suggestions: Sequence[Suggestion], diff: DiffFilter,
          existing: Sequence[Mapping[str, Any]],
-         wrote: Callable[[Mapping[str, Any]], bool] = by_a_bot) -> tuple[dict[str, Any] | None, int, int]:
+         wrote: Callable[[Mapping[str, Any]], bool] = by_a_bot,
+         reports: Sequence[AnalyzerReport] = ()) -> tuple[dict[str, Any] | None, int, int]:
     """(the review request body, or None when there is nothing new; suggestions left out as
     already posted; suggestions left out as outside the diff: `diff` must show every line of
     one, in one hunk). Only the markers in comments rtcbot wrote (`wrote`: the client's; by
@@ -212,7 +217,7 @@ def plan(target: Target, suggestions: Sequence[Suggestion], diff: DiffFilter,
             new.append(s)
     if not new:
         return None, old, len(outside)
-    body = {"commit_id": target.head_sha, "event": "COMMENT", "body": review_body(new, outside),
+    body = {"commit_id": target.head_sha, "event": "COMMENT", "body": review_body(new, outside, reports),
             "comments": [comment_of(s) for s in new]}
     return body, old, len(outside)
 
@@ -221,7 +226,7 @@ NOTHING_TO_POST = ("nothing to post: no verified fix and no review comment to su
                    "so the pull request would get no review")
 
 
-def render_review(reports: list[AnalyzerReport]) -> str:
+def render_review(reports: list[AnalyzerReport], gate: Gate | None = None) -> str:
     """The review request body the reporter would post for `reports` (verified fixes), as
     JSON, for a dry run (`rtcbot review --format github-review`): no head SHA, and no check
     that the lines are in a pull request's diff (GitHub refuses comments on lines outside it).
@@ -229,7 +234,8 @@ def render_review(reports: list[AnalyzerReport]) -> str:
     suggestions = candidates(reports)
     if not suggestions:  # the reporter posts no review: the dry run says so, not an empty body
         return json.dumps({"event": None, "body": "", "comments": [], "note": NOTHING_TO_POST}, indent=2)
-    return json.dumps({"event": "COMMENT", "body": review_body(suggestions),
+    body = f"{verdict.markdown(reports, gate)}\n\n{review_body(suggestions)}".strip()
+    return json.dumps({"event": "COMMENT", "body": body,
                        "comments": [comment_of(s) for s in suggestions]}, indent=2, ensure_ascii=False)
 
 
@@ -267,7 +273,7 @@ class PullRequestReviewReporter:
             return 0
         diff = need(t.diff, self.name, "the lines the pull request's diff shows (Target.diff)")
         existing = need(self.comments, self.name, "the pull request's review comments (Sinks.review_comments)")()
-        body, _, _ = plan(t, suggestions, diff, existing, self.client.wrote)
+        body, _, _ = plan(t, suggestions, diff, existing, self.client.wrote, self.reports)
         if body is None:
             return 0
         self.client.create_review(t.repo, t.number, body)

@@ -48,6 +48,8 @@ def todo_line(f: Finding, advice: str, repo: str = "", head_sha: str = "") -> st
 def finding_line(f: Finding, repo: str = "", head_sha: str = "") -> str:
     """ "- [`a.py:3-5`](link) **title** — message · `finding: 3f2a…`" (no figures: see figures_fold)"""
     text = f"**{readable.cell(f.title)}**"
+    if f.inconclusive is not None:
+        text += f" — inconclusive: {f.inconclusive.words}."
     if f.message and f.message != f.title:
         text += f" — {readable.cell(f.message)}"
     return f"- {_where(f, repo, head_sha)} {text} · {code(dismissal(f))}".replace("-  ", "- ")
@@ -60,13 +62,23 @@ def fold(summary: str, body: Sequence[str]) -> list[str]:
     return [f"<details><summary>{summary}</summary>", "", *body, "", "</details>", ""]
 
 
+INTERNALS = "How it was measured (the model's figures and notes)"
+
+
 def figures_fold(report: AnalyzerReport, max_items: int | None = None) -> list[str]:
-    """The figures researchers read: the report's, then each finding's, in a closed fold."""
-    body = [f"- overall: {readable.figures(report.scores)}"] if report.scores else []
+    """What the author need not read, in a closed fold: what the figures measure and what a
+    good value is, the report's figures, each finding's, the model's notes (answers out of
+    format, thresholds) and the LLM work (samples)."""
+    measures = registry.measures(report.name)
+    body = [measures, ""] if measures and report.findings else []
+    body += [f"- overall: {readable.figures(report.scores)}"] if report.scores else []
     findings = [f for f in report.findings if f.scores][:max_items]
     body += [f"- {code(readable.where(f)) or inert(readable.title(f.title, 80))}: {readable.figures(f.scores)}"
              for f in findings]
-    return fold("Figures for researchers", body)
+    notes = [f"- note: {inert(n)}" for n in report.notes if n != readable.SMALL_MODEL_WARNING]
+    work = readable.llm_work(report.usage)  # samples only: never a cache oracle (readable.PUBLIC_USAGE)
+    body += [*notes, *([f"- {work}"] if work else [])]
+    return fold(INTERNALS, body) if body != [measures, ""] else []
 
 
 def findings_fold(report: AnalyzerReport, repo: str = "", head_sha: str = "",
@@ -99,7 +111,8 @@ def section(report: AnalyzerReport, *, repo: str = "", head_sha: str = "", max_i
     todo = to_do(report)
     lines += todo_lines(todo, repo, head_sha, max_items)
     if report.findings and not todo:
-        lines += ["Nothing to do here.", ""]
+        lines += ["Nothing to do here." if report.conclusive else
+                  "Nothing to do here: the evidence says nothing about the change.", ""]
     lines += findings_fold(report, repo, head_sha, max_items)
     lines += figures_fold(report, max_items)
     return lines

@@ -101,20 +101,35 @@ def headline(report: AnalyzerReport) -> str:
     if report.not_run:
         return f"not run: {report.not_run}"
     own = registry.headline(report)
-    if own is not None:
-        return own
-    s = report.scores
-    if not s or not report.findings:
-        return counted(report)
-    first = next(iter(s))
-    return f"{label(first)} {value(first, s[first])} over {counted(report)}"
+    if own is None:
+        s = report.scores
+        first = next(iter(s), "")
+        own = counted(report) if not s or not report.findings else \
+            f"{label(first)} {value(first, s[first])} over {counted(report)}"
+    return f"{own}; {partial(report)}" if partial(report) else own
+
+
+def partial(report: AnalyzerReport) -> str:
+    """ "3 of 9 hunks scored (LLM budget)" when the analysis scored fewer than it set out to
+    ("" when it scored them all, or does not count them)."""
+    if not report.planned or not report.cut_by or len(report.findings) >= report.planned:
+        return ""
+    one, many = registry.noun(report.name)
+    return f"{len(report.findings):,} of {report.planned:,} {one if report.planned == 1 else many} " \
+           f"scored ({report.cut_by})"
 
 
 def scored(report: AnalyzerReport) -> str:
-    """What the overview's "scored" column says: how many findings, or that it did not run."""
+    """What the overview's "scored" column says: how many findings ("3 of 9 hunks" when it
+    scored fewer than it set out to), or that it did not run."""
     if report.error:
         return "—"
-    return "not run" if report.not_run else counted(report)
+    if report.not_run:
+        return "not run"
+    if partial(report):
+        _, many = registry.noun(report.name)
+        return f"{len(report.findings):,} of {report.planned:,} {many}"
+    return counted(report)
 
 
 def title(text: str, limit: int) -> str:

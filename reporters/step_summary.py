@@ -17,10 +17,12 @@ from pathlib import Path
 from typing import IO
 
 from analyzers.report import AnalyzerReport
+from reporters import verdict
 from reporters.base import Collecting, Sinks, Target, need
 from reporters.check_run import cut
 from reporters.markdown import render_reports_markdown
 from reporters.untrusted import inert
+from reporters.verdict import Gate
 
 STEP_SUMMARY_BYTES = 1024 * 1024
 MAX_ITEMS = 50  # findings listed per analyzer
@@ -44,17 +46,25 @@ class RunOutcome:
     conclusions: dict[str, str] = field(default_factory=dict)  # analyzer → its check run's conclusion
 
 
+def gate_of(outcome: RunOutcome) -> Gate:
+    """The gate's state as the verdict reads it."""
+    reasons = (*outcome.blocked, *outcome.matched)
+    return Gate(outcome.gate, bool(outcome.matched or outcome.blocked), reasons)
+
+
 def step_summary(target: Target, reports: Sequence[AnalyzerReport], outcome: RunOutcome) -> str:
+    """The verdict first, then the pull request, the gate in detail, the service's notes and
+    every report (reporters/markdown.py)."""
     where = f"{target.repo}#{target.number}" if target.number is not None else target.repo
-    lines = [f"# rtcbot: {where}", ""]
+    lines = [verdict.markdown(reports, gate_of(outcome)), "", f"# rtcbot: {where}", ""]
     if target.title:
         lines += [f"**{inert(target.title)}** · head `{target.head_sha[:12]}`", ""]
     if outcome.mode_note:
         lines += [outcome.mode_note, ""]
     if outcome.gate:
-        verdict = ("**failed**: " + "; ".join(f"`{m}`" for m in outcome.matched)) if outcome.matched \
+        said = ("**failed**: " + "; ".join(f"`{m}`" for m in outcome.matched)) if outcome.matched \
             else "**failed**" if outcome.blocked else "passed"
-        lines += [f"fail-on `{outcome.gate}`: {verdict}", ""]
+        lines += [f"fail-on `{outcome.gate}`: {said}", ""]
         lines += [f"**{why.partition(': ')[0]}:** {inert(why.partition(': ')[2])}" for why in outcome.blocked]
         lines += [""] if outcome.blocked else []
         if outcome.missing:
@@ -62,7 +72,7 @@ def step_summary(target: Target, reports: Sequence[AnalyzerReport], outcome: Run
                       + ", ".join(f"`{m}`" for m in outcome.missing), ""]
     lines += [f"> {n}" for n in outcome.notes] + ([""] if outcome.notes else [])  # the service's own words
     body = render_reports_markdown(reports, repo=target.repo, head_sha=target.head_sha, max_items=MAX_ITEMS,
-                                   conclusions=outcome.conclusions, links=outcome.links)
+                                   conclusions=outcome.conclusions, links=outcome.links, said=True)
     return cut("\n".join(lines) + "\n" + body, STEP_SUMMARY_BYTES)
 
 

@@ -292,9 +292,8 @@ class AutoFix:
         report = AnalyzerReport(self.name, self.title)
         scannable, read = in_scope(changes, ctx)  # whatever their paths (analyzers/autofix/scope.py)
         files = [f for f in scannable if f.language in SCANNED_LANGUAGES]
-        other = [f for f in scannable if f.language not in SCANNED_LANGUAGES]
-        if other:
-            report.notes.append(f"{len(other)} changed file(s) in languages without AutoFix rules were not scanned")
+        for fc in (f for f in scannable if f.language not in SCANNED_LANGUAGES):  # one "Not analysed" line
+            report.skipped.append(Skipped(fc.path, "no AutoFix rules for its language", "policy", fc.path))
         if not files:
             report.notes.append("no changed Python, JavaScript or Java files to scan")
             return report

@@ -114,8 +114,9 @@ def brace_headers(text: str, lines: Iterable[int]) -> dict[int, list[tuple[Defin
 
 
 def hunk_label(hunk: Hunk, text: str | None, language: str | None) -> str:
-    """What a report calls a hunk: the definition its change starts in at the head; git's
-    header context only when the file is not there or does not parse; else "hunk at line N".
+    """What a report calls a hunk: the definition its change starts in at the head; else git's
+    header context (the file not there or not parsed, or the change outside any definition: the
+    same label whether the head's file was read or not); else "hunk at line N".
     One line of at most LABEL_CHARS characters (analyzers/code/diff.py `one_line`)."""
     return hunk_labels([hunk], text, language)[0]
 
@@ -129,8 +130,8 @@ def hunk_labels(hunks: Sequence[Hunk], text: str | None, language: str | None) -
         name = found[line]
         if name:
             out.append(one_line(name, LABEL_CHARS))
-        elif name is None and hunk.section:
-            out.append(one_line(hunk.section, LABEL_CHARS))
+        elif hunk.section:  # no definition around it, or none known: git's context line in either case,
+            out.append(one_line(hunk.section, LABEL_CHARS))  # so a hunk's label is the same from a file or --git
         else:
             out.append(f"hunk at line {line}")
     return out

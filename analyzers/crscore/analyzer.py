@@ -35,6 +35,7 @@ from pydantic import Field, ValidationInfo, field_validator
 
 from analyzers.code import suppressions
 from analyzers.code.diff import CODE_LANGUAGES, ChangeSet, FileChange, Hunk
+from analyzers.code.kinds import not_code
 from analyzers.context import AnalysisContext, ReviewComment
 from analyzers.crscore import score as crs
 from analyzers.crscore import view
@@ -90,7 +91,7 @@ def locate(changes: ChangeSet, comment: ReviewComment) -> tuple[FileChange, list
     if fc.skipped:
         return f"file not analysed ({fc.skipped})"
     if fc.language not in CODE_LANGUAGES:  # claims and smells are about code, as EditingRTC's round trip
-        return f"not code ({fc.language or 'unknown language'})"
+        return not_code(fc.path, fc.language)
     if comment.outdated:
         return "outdated: GitHub no longer shows it on the diff"
     if not comment.line or comment.line <= 0:

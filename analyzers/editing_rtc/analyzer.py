@@ -26,12 +26,15 @@ from pydantic import Field
 
 from analyzers.code.diff import CODE_LANGUAGES, ChangeSet, FileChange, Hunk
 from analyzers.code.enclosing import hunk_labels
+from analyzers.code.kinds import not_code
 from analyzers.context import AnalysisContext
+from analyzers.editing_rtc import evidence
 from analyzers.editing_rtc import view as editing_rtc_view
 from analyzers.editing_rtc.prompts import END, backward_messages, forward_messages
 from analyzers.llm.answer import cut_note
 from analyzers.llm.client import BudgetExceeded, Halted, LLMClient
 from analyzers.llm.format_watch import FormatWatch
+from analyzers.llm.local import ALIAS as EMBEDDED_ALIAS
 from analyzers.options import AnalyzerOptions
 from analyzers.pipeline import files_at_head
 from analyzers.report import AnalyzerReport, Finding, SkipKind, Skipped
@@ -116,6 +119,7 @@ class EditingRTC:
     counts = ("hunk", "hunks")
     headline = staticmethod(editing_rtc_view.headline)  # its words and its dashboard (analyzers/presentation.py)
     advice = staticmethod(editing_rtc_view.advice)
+    measures = editing_rtc_view.MEASURES  # what its figures measure, and what a good value is
     dashboard = staticmethod(editing_rtc_view.dashboard)
     labels, count_scores = editing_rtc_view.LABELS, editing_rtc_view.COUNTS
 
@@ -190,24 +194,38 @@ class EditingRTC:
             results = llm.map(one, todo)
             texts, labels = loading.result()
         report.notes += [f"{p}: {w}; its hunks are named by git's header" for p in texts if (w := ctx.unread.get(p))]
+        failed: list[bool] = []
         for (fc, hunk), res, label in zip(todo, results, labels, strict=True):
             if isinstance(res, str):
                 report.skipped.append(Skipped(f"{fc.path} {hunk.header}", res, path=fc.path))
                 continue
             report.findings.append(to_finding(fc, res, label))
-        format_note = watch.note(sum(isinstance(r, str) and r.startswith("not asked") for r in results))
+            failed.append(evidence.failed_baseline(hunk, res.trip))
+        evidence.judge(report.findings, failed, embedded=llm.settings.model == EMBEDDED_ALIAS)
+        stopped = sum(isinstance(r, str) and r.startswith("not asked") for r in results)
+        format_note = watch.note(stopped)
         if format_note and watch.bad:
             report.notes.append(format_note)
         if not report.findings and watch.bad and not watch.good:
             report.not_run = f"the model's answers were not usable: {watch.good} of {watch.seen} in format"
-        if report.findings:
-            report.scores = aggregate([f.scores for f in report.findings])
-            report.scores["hunks"] = float(len(report.findings))
-            leaks = [f.scores.get("leaks", 0.0) for f in report.findings]
-            report.scores["leaks"] = sum(leaks)
-            report.scores["leak_rate"] = leak_rate(leaks, [float(len(f.evidence["descriptions"]))
-                                                           for f in report.findings])
+        report.planned = len(todo)
+        if len(report.findings) < len(todo):
+            report.cut_by = "the model's answers out of format" if stopped else "LLM budget"
+        _aggregate(report)
         return report
+
+
+def _aggregate(report: AnalyzerReport) -> None:
+    """The report's figures over its conclusive hunks (the inconclusive ones counted apart)."""
+    scored = report.conclusive
+    if report.inconclusive:
+        report.scores["inconclusive"] = float(len(report.inconclusive))
+    if not scored:
+        return
+    report.scores = {**aggregate([f.scores for f in scored]), "hunks": float(len(scored)), **report.scores}
+    leaks = [f.scores.get("leaks", 0.0) for f in scored]
+    report.scores["leaks"] = sum(leaks)
+    report.scores["leak_rate"] = leak_rate(leaks, [float(len(f.evidence["descriptions"])) for f in scored])
 
 
 def labels_at_head(ctx: AnalysisContext,
@@ -231,9 +249,11 @@ def _hunks_to_score(changes: ChangeSet, cfg: EditingRTCConfig, report: AnalyzerR
     kind: SkipKind
     for fc, hunk in changes.hunks():
         if fc.language not in CODE_LANGUAGES:
-            why, kind = f"not code ({fc.language or 'unknown language'})", "policy"
+            why, kind = not_code(fc.path, fc.language), "policy"
         elif not hunk.added_lines and not hunk.removed_lines:
             continue
+        elif not hunk.added_lines:  # nothing to re-create: a deletion is described by what it removes
+            why, kind = "lines removed only: nothing to re-create", "policy"
         elif len(hunk.old_code) + len(hunk.new_code) > cfg.max_hunk_chars:
             why, kind = f"hunk over {cfg.max_hunk_chars} characters", "failed"
         elif len(todo) >= cfg.max_hunks:
@@ -264,18 +284,17 @@ def to_finding(fc: FileChange, res: HunkResult, label: str = "") -> Finding:
     git's header context."""
     h, s, trip = res.hunk, res.scores, res.trip
     start, end = h.span
-    rtc, lift_ = s["rtc"], s["lift"]
     verdict = (
-        "the model re-created this edit from its own description" if rtc > 0
+        "the model re-created this edit from its own description" if s["rtc"] > 0
         else "no description let the model re-create this edit"
     )
     leaks = trip.leaks or []
     return Finding(
         analyzer=EditingRTC.name,
         title=label or h.section or f"hunk at line {start}",
-        message=f"EditingRTC {rtc:.2f} (lift {lift_:+.2f} over '{BASELINE}'): {verdict}.{leak_note(leaks)} "
+        message=f"{verdict[0].upper()}{verdict[1:]}.{leak_note(leaks)} "
                 f"{cut_note(res.cut) + ' ' if res.cut else ''}"
-                f"First description: \"{_short(trip.forward[0] if trip.forward else '')}\"",
+                f"What the model understood: \"{_short(trip.forward[0] if trip.forward else '')}\"",
         path=fc.path,
         start_line=start,
         end_line=end,
@@ -291,4 +310,5 @@ def to_finding(fc: FileChange, res: HunkResult, label: str = "") -> Finding:
             "baseline_sims": trip.baseline_sims,
         },
         key=h.key,
+        missed=evidence.missed(h, trip),
     )

@@ -3,6 +3,8 @@ per pull request and per week, with the pull requests and hunks that scored lowe
 
 from __future__ import annotations
 
+import textwrap
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from statistics import fmean
 from typing import Any
@@ -18,24 +20,45 @@ LOWEST = 10  # rows in each "lowest scores" table
 
 
 def headline(report: AnalyzerReport) -> str | None:
-    """"3 of 5 changed hunks re-created from a description of them (RTC 0.42)": how many hunks
-    any description re-created, then the mean RTC (per hunk, the share of its descriptions that
-    re-create it), so the two figures never read as one."""
-    s = report.scores
-    total = len(report.findings) or int(round(s.get("hunks", 0)))  # one finding per scored hunk
-    if "rtc" not in s or not total:
+    """"7 of 9 changes explained; 2 unclear; 3 inconclusive (the embedded model is too small to
+    judge a change)": how many scored hunks some description re-created (explained), how many
+    none did (unclear), and the hunks whose evidence says nothing about the change, with why."""
+    scored, apart = report.conclusive, report.inconclusive
+    if not scored and not apart:
         return None if report.findings else "no hunks scored"  # None: the generic words
-    made = sum(1 for f in report.findings if f.scores.get("rtc", 0) > 0)
-    hunks = f"{total} changed hunk{'s' if total != 1 else ''}"
-    many = "none of the" if not made and total > 1 else "not the" if not made else f"{made} of"
-    return f"{many} {hunks} re-created from a description of {'them' if total != 1 else 'it'} (RTC {s['rtc']:.2f})"
+    parts = []
+    if scored:
+        made, n = sum(1 for f in scored if f.scores.get("rtc", 0) > 0), len(scored)
+        if n == 1:
+            parts.append("the change is explained" if made else "the change is not explained")
+        else:
+            parts.append(f"{made} of {n} changes explained" + (f"; {n - made} unclear" if made and n - made else ""))
+    if apart:
+        reasons = Counter(f.inconclusive for f in apart if f.inconclusive is not None)
+        why = reasons.most_common(1)[0][0].words
+        many = f"{len(apart)} inconclusive" if scored else \
+            "every hunk is inconclusive" if len(apart) > 1 else "the hunk is inconclusive"
+        parts.append(f"{many} ({why})")
+    return "; ".join(parts)
+
+
+MEASURES = ("EditingRTC asks a model to describe each changed hunk and to re-create the hunk from "
+            "each description alone; RTC is the share of descriptions that re-create it exactly "
+            "(1.00 best), and a lift above 0 over the baseline means the descriptions carried the edit.")
+QUOTED = 60  # characters of a missed line in the advice
 
 
 def advice(f: Finding) -> str | None:
-    """What the author does with a hunk no description re-created (None: nothing to do)."""
-    if f.scores.get("rtc", 1.0) > 0:
+    """What the author does with a hunk no description re-created, naming what the descriptions
+    missed (None: nothing to do, or the evidence cannot say: an inconclusive hunk)."""
+    if f.inconclusive is not None or f.scores.get("rtc", 1.0) > 0:
         return None
-    return "no description re-created it: say in the pull request what it does and why, or split it"
+    if f.missed:
+        line = textwrap.shorten(f.missed[0], QUOTED, placeholder=" …")
+        more = f" (and {len(f.missed) - 1} more added line{'s' if len(f.missed) > 2 else ''})" if len(f.missed) > 1 else ""
+        return f"no description carried “{line}”{more}: say in the pull request what it does and why"
+    return ("each description carried the added lines but not the edit as a whole (their place, or what "
+            "they replace): say in the pull request how the parts fit, or split it")
 
 
 def per_pr(data: DashboardData) -> list[dict[str, Any]]:

@@ -30,6 +30,7 @@ import numpy as np
 from pydantic import Field
 
 from analyzers.code.diff import CODE_LANGUAGES, ChangeSet, FileChange, Hunk
+from analyzers.code.kinds import not_code
 from analyzers.context import AnalysisContext
 from analyzers.crscore import recipe
 from analyzers.crscore import score as crs
@@ -229,7 +230,7 @@ def _hunks_to_review(changes: ChangeSet, opts: ReviewOptions, report: AnalyzerRe
     for fc, h in changes.hunks():
         where = f"{fc.path}:{h.span[0]}"
         if fc.language not in CODE_LANGUAGES:  # as EditingRTC: a reviewer of code
-            report.skipped.append(Skipped(where, f"not code ({fc.language or 'unknown language'})", "policy", fc.path))
+            report.skipped.append(Skipped(where, not_code(fc.path, fc.language), "policy", fc.path))
         elif not h.added_lines:
             report.skipped.append(Skipped(where, "no added lines to review", "policy", fc.path))
         elif len(todo) >= opts.max_hunks:

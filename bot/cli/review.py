@@ -38,6 +38,7 @@ from bot.shell.commands import LazyHelp, options
 from bot.shell.exits import settings_exit
 from reporters import printable
 from reporters import render as render_output
+from reporters.verdict import Gate
 
 
 # -- review -------------------------------------------------------------------------------
@@ -78,9 +79,9 @@ def load_comments(path: Path, own_login: str | None = None) -> list[ReviewCommen
     return out
 
 
-def render(reports: list[AnalyzerReport], fmt: str) -> str:
+def render(reports: list[AnalyzerReport], fmt: str, gate: Gate | None = None, verbose: bool = False) -> str:
     try:
-        return render_output(reports, fmt)
+        return render_output(reports, fmt, gate, verbose=verbose)
     except (ImportError, AttributeError):
         raise click.ClickException(f"the {fmt} output is not available in this build") from None
 
@@ -126,6 +127,8 @@ _REVIEW_OPTIONS = options(
                       "(repeatable; default: RTCBOT_SEMGREP_RULES)."),
     click.option("-q", "--quiet", is_flag=True,
                  help="No progress on stderr: live on a terminal, else a line every 30 s (RTCBOT_PROGRESS_S)."),
+    click.option("-v", "--verbose", is_flag=True,
+                 help="--format text: also how it was measured (the model's figures, notes and samples)."),
 )
 
 
@@ -137,7 +140,7 @@ def review(patch: str | None, git_range: str | None, analyzer_spec: str | None, 
            comments_file: Path | None, own_login: str | None, comment_text: str | None, comment_at: str | None,
            repo: Path | None, test_command: str | None, config_file: Path | None, ignores: tuple[str, ...],
            dismissals_file: Path | None, out_file: Path | None,
-           semgrep: str | None, rules: tuple[Path, ...], quiet: bool,
+           semgrep: str | None, rules: tuple[Path, ...], quiet: bool, verbose: bool,
            **kwargs: Any) -> None:
     """Score a change's hunks and review comments.
 
@@ -172,7 +175,7 @@ def review(patch: str | None, git_range: str | None, analyzer_spec: str | None, 
     p = _plan(loaded, settings, analyzer_spec=analyzer_spec, test_command=test_command, config_file=config_file,
               comments=bool(comments), repo=repo, dismissals=_load_dismissals(dismissals_file))
     change = review_core.Change(changes, files=loader, comments=comments, checkout=repo)
-    result = _run(p, change, tools, fmt=fmt, out_file=out_file, quiet=quiet)
+    result = _run(p, change, tools, fmt=fmt, out_file=out_file, quiet=quiet, verbose=verbose)
     sys.exit(_exit(result))
 
 
@@ -214,12 +217,12 @@ def _plan(loaded: LoadedConfig, settings: LLMSettings, *, analyzer_spec: str | N
 
 
 def _run(p: review_core.Plan, change: review_core.Change, tools: Tools, *, fmt: str, out_file: Path | None,
-         quiet: bool) -> review_core.Result:
+         quiet: bool, verbose: bool = False) -> review_core.Result:
     """The review with progress on stderr, its output on stdout (and in --out)."""
     usage: list[Callable[[], Any]] = []
 
     def print_out(result: review_core.Result) -> None:
-        text = render(result.reports, fmt)
+        text = render(result.reports, fmt, result.gate(), verbose)
         if fmt != "text" or not result.all_failed:  # else it would only repeat the errors said on stderr
             click.echo(text)
         if out_file:

@@ -20,6 +20,7 @@ from the default branch, by the Action at the pull request's base commit, and by
     dismissals: on        # on | off: hide what the team dismissed (@rtcbot ignore; the Action
                           #   and the CLI: .github/rtcbot-dismissals.yml)
     gate_dismissed: false # whether a dismissed finding still counts toward `fail_on`
+    gate_inconclusive: fail # fail | ignore: a gate over inconclusive items (docs/reports.md)
 
 On/off settings take YAML's booleans and the words alike (`on`, `off`, `yes`, `no`, `true`,
 `false`, quoted or not, in any case): YAML 1.1 reads unquoted `on`/`off` as booleans, and a
@@ -122,6 +123,9 @@ class RepoConfig(BaseModel):
     dismissals: Literal["on", "off"] = "on"
     # a dismissed finding still counts toward the gate (`fail_on`'s counts) when true
     gate_dismissed: bool = Field(default=False, validation_alias=AliasChoices("gate_dismissed", "gate-dismissed"))
+    # a gate over an analyzer with inconclusive items: `fail` (it cannot pass, and says why) or
+    # `ignore` (it reads the conclusive items only)
+    gate_inconclusive: Literal["fail", "ignore"] = "fail"
 
     @field_validator("suggestions", "feedback", "dismissals", mode="before")
     @classmethod
@@ -394,6 +398,7 @@ def effective(loaded: LoadedConfig, default_analyzers: Sequence[str],
         "options": options,
         "dismissals": cfg.dismissals,
         "gate_dismissed": cfg.gate_dismissed,
+        "gate_inconclusive": cfg.gate_inconclusive,
         "suggestions": cfg.suggestions,
         "feedback": cfg.feedback,
         "require_qualified": cfg.require_qualified,

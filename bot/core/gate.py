@@ -14,7 +14,12 @@ not produce (no hunks, the analyzer not run) makes its comparison false, and the
 unless ignore globs spared changed code from that analyzer (its Skipped items marked `spared`):
 then there was code and nothing measured it, and the gate cannot pass (`all_spared`).
 
-Gates fail closed. `unscanned` counts what the analyzer could not analyse (its Skipped items
+Gates fail closed. `inconclusive` counts the items whose evidence says nothing about the
+change, only about the model (analyzers/report.py `Inconclusive`: EditingRTC's hunks scored by
+the embedded model, or by a model that failed the hunk's baseline or every hunk); the other
+counts and the scores are over the conclusive items. A gate that reads an analyzer with
+inconclusive items cannot pass, and says why, unless the config says `gate_inconclusive: ignore`
+(then it reads the conclusive items only). `unscanned` counts what the analyzer could not analyse (its Skipped items
 of kind "failed": a file over Semgrep's size limit or one Semgrep failed on, a diff that could
 not be read, a hunk or comment a size limit or an LLM budget cut off), never what was left out
 on purpose ("policy": ignore globs, lock files, binary files, languages it is not made for).
@@ -39,6 +44,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Literal
 
 from analyzers import registry
 from analyzers.report import GATE_CANNOT_PASS as CANNOT_PASS
@@ -48,8 +54,10 @@ OPS: dict[str, Callable[[float, float], bool]] = {
     "<=": lambda a, b: a <= b, ">=": lambda a, b: a >= b, "==": lambda a, b: a == b,
     "!=": lambda a, b: a != b, "<": lambda a, b: a < b, ">": lambda a, b: a > b,
 }
-COUNTS = ("findings", "failures", "warnings", "notices", "fixes", "skipped", "errors", "unscanned")
-COVERAGE = ("unscanned", "skipped", "errors")  # a gate on these alone does not fail closed
+COUNTS = ("findings", "failures", "warnings", "notices", "fixes", "skipped", "errors", "unscanned",
+          "inconclusive")
+COVERAGE = ("unscanned", "skipped", "errors", "inconclusive")  # a gate on these alone does not fail closed
+InconclusivePolicy = Literal["fail", "ignore"]  # the config's `gate_inconclusive`
 SHOWN_ITEMS = 10  # unanalysed items named in one reason (then "and N more")
 _TOKEN = re.compile(r"""\s*(?:
     (?P<and>&&|\band\b) | (?P<or>\|\||\bor\b) |
@@ -164,15 +172,17 @@ def metrics_of(reports: Sequence[AnalyzerReport]) -> Metrics:
     out: Metrics = {}
     total = dict.fromkeys(COUNTS, 0.0)
     for r in reports:
+        found = r.conclusive  # the inconclusive items are counted apart
         counts = {
-            "findings": len(r.findings),
-            "failures": sum(f.level == "failure" for f in r.findings),
-            "warnings": sum(f.level == "warning" for f in r.findings),
-            "notices": sum(f.level == "notice" for f in r.findings),
-            "fixes": sum(f.fix is not None for f in r.findings),
+            "findings": len(found),
+            "failures": sum(f.level == "failure" for f in found),
+            "warnings": sum(f.level == "warning" for f in found),
+            "notices": sum(f.level == "notice" for f in found),
+            "fixes": sum(f.fix is not None for f in found),
             "skipped": len(r.skipped),
             "errors": 1 if r.error else 0,
             "unscanned": sum(s.count for s in r.unanalysed),
+            "inconclusive": len(r.inconclusive),
         }
         out[r.name] = {**{k: float(v) for k, v in r.scores.items()},
                            **{k: float(v) for k, v in counts.items()}}
@@ -229,8 +239,10 @@ class Verdict:
         return self.conclusion_of(report.name), self.crossed(report.name)
 
 
-def judge(gate: FailOn, reports: Sequence[AnalyzerReport]) -> Verdict:
-    """The gate over these reports."""
+def judge(gate: FailOn, reports: Sequence[AnalyzerReport], inconclusive: InconclusivePolicy = "fail") -> Verdict:
+    """The gate over these reports. `inconclusive`: "fail", a gate that reads an analyzer with
+    inconclusive items cannot pass (the config's default); "ignore", it reads the conclusive
+    items only (the analyzer's figures are theirs)."""
     metrics = metrics_of(reports)
     matched, missing = gate.evaluate(metrics)
     failed: set[str] = set()
@@ -241,26 +253,36 @@ def judge(gate: FailOn, reports: Sequence[AnalyzerReport]) -> Verdict:
             failed |= {c.analyzer for c in g}
             explained[text] = "; ".join(_explain(c, metrics[c.analyzer][c.name]) for c in g)
     read = {c.analyzer for c in gate.comparisons() if c.name not in COVERAGE}
-    blocked = {r.name: cannot_pass(r) for r in reports
-               if (r.name in read or "total" in read) and (r.error or r.unanalysed)}
+    counted = inconclusive == "fail"
+    blocked = {r.name: cannot_pass(r, counted) for r in reports
+               if (r.name in read or "total" in read) and (r.error or r.unanalysed or (counted and r.inconclusive))}
     unmeasured = {c.analyzer: str(c) for c in gate.comparisons() if c.name not in COVERAGE and c.holds(metrics) is None}
     blocked |= {r.name: all_spared(r, unmeasured[r.name]) for r in reports
                 if r.name in unmeasured and r.name not in blocked and any(s.spared for s in r.skipped)}
     return Verdict(gate, tuple(matched), tuple(missing), frozenset(failed), explained, blocked)
 
 
-def cannot_pass(report: AnalyzerReport) -> str:
+def cannot_pass(report: AnalyzerReport, inconclusive: bool = True) -> str:
     """Why a gate on `report`'s findings or scores cannot pass, in words: "The gate cannot
-    pass: AutoFix could not scan 1 changed file: big.py (over Semgrep's size limit: ...)"."""
+    pass: AutoFix could not scan 1 changed file: big.py (over Semgrep's size limit: ...)";
+    "The gate cannot pass: EditingRTC: 9 of 9 hunks are inconclusive (the embedded model is
+    too small to judge a change)" (`inconclusive`: whether those count)."""
     if report.error:
         return f"{CANNOT_PASS}{report.title} could not run: {report.error}"
-    verb, noun = registry.unanalysed_words(report.name)
-    items = report.unanalysed
-    named = ", ".join(f"{s.item} ({s.reason})" for s in items[:SHOWN_ITEMS])
-    more = f", and {len(items) - SHOWN_ITEMS} more" if len(items) > SHOWN_ITEMS else ""
-    n = sum(s.count for s in items)
-    return (f"{CANNOT_PASS}{report.title} could not {verb} {n:,} {noun}"
-            f"{'' if n == 1 else 's'}: {named}{more}")
+    said = []
+    if items := report.unanalysed:
+        verb, noun = registry.unanalysed_words(report.name)
+        named = ", ".join(f"{s.item} ({s.reason})" for s in items[:SHOWN_ITEMS])
+        more = f", and {len(items) - SHOWN_ITEMS} more" if len(items) > SHOWN_ITEMS else ""
+        n = sum(s.count for s in items)
+        said.append(f"{report.title} could not {verb} {n:,} {noun}{'' if n == 1 else 's'}: {named}{more}")
+    if inconclusive and (apart := report.inconclusive):
+        one, many = registry.noun(report.name)
+        why = "; ".join(dict.fromkeys(f.inconclusive.words for f in apart if f.inconclusive is not None))
+        total = len(report.findings)
+        said.append(f"{report.title}: {len(apart)} of {total} {one if total == 1 else many} "
+                    f"{'is' if len(apart) == 1 else 'are'} inconclusive ({why})")
+    return CANNOT_PASS + "; ".join(said)
 
 
 def all_spared(report: AnalyzerReport, comparison: str) -> str:

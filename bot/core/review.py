@@ -37,6 +37,7 @@ from bot.core.context import Comments, Selection, Unlisted, analysis_context
 from bot.core.dismissals import Dismissal, dismiss
 from bot.core.gate import FailOn, Verdict, judge
 from bot.core.llm import refusing_factory
+from reporters.verdict import Gate
 
 LLMFactory = Callable[[], LLMClient]
 EXIT_GATE = 1  # the gate failed (or cannot pass), or every analyzer failed
@@ -125,6 +126,12 @@ class Result:
                           *(f"{t} stopped early" for t in stopped)]) or "some work not done"
         return f"the LLM budget ran out ({self.budget_cut}): {done}; the result is partial"
 
+    def gate(self) -> Gate:
+        """The gate's state as every output's verdict reads it (reporters/verdict.py): its
+        expression, whether it fails, why (what it cannot pass over, the alternatives that hold)."""
+        v = self.verdict
+        return Gate(v.gate.text, v.fails, (*v.blocked.values(), *(v.explained.get(m, m) for m in v.matched)))
+
     def exit_code(self, *, partial_is_status: bool = False) -> int:
         """1: the gate fails (or cannot pass) or every analyzer failed; 3: a budget cut work off
         and `partial_is_status` (the CLI); else 0."""
@@ -157,8 +164,9 @@ def run(p: Plan, change: Change, *, tools: Tools, on_done: Callable[[AnalyzerRep
         note_cut(cut, r)
         if change.unlisted is not None:
             r.skipped.append(change.unlisted.item)
-    counted = judge(p.gate, reports) if p.loaded.config.gate_dismissed else None
+    policy = p.loaded.config.gate_inconclusive
+    counted = judge(p.gate, reports, policy) if p.loaded.config.gate_dismissed else None
     for r in reports:
         dismiss(r, p.dismissals)
-    verdict = counted if counted is not None else judge(p.gate, reports)
+    verdict = counted if counted is not None else judge(p.gate, reports, policy)
     return Result(reports, verdict, cut, (*p.notes, *change.said))
