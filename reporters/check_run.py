@@ -175,7 +175,7 @@ def title_of(report: AnalyzerReport, gate: Gate | None = None) -> str:
     EditingRTC — 7 of 9 changes explained; 2 unclear"), so it does not repeat the analyzer."""
     if report.error and (gate is None or not gate.fails):
         return "could not run"
-    return readable.title(verdict.sentence([report], gate), MAX_ANNOTATION_TITLE)
+    return readable.title(verdict.sentence([report], gate).removesuffix("."), MAX_ANNOTATION_TITLE)
 
 
 def _primary_score(report: AnalyzerReport) -> str | None:

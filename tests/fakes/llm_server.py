@@ -24,8 +24,10 @@ under test goes through the real `openai` client. It can:
 
 from __future__ import annotations
 
+import hashlib
 import json
 import random
+import re
 import threading
 import time
 from collections import Counter
@@ -238,6 +240,41 @@ def varied(req: dict[str, Any]) -> list[str]:
     if "[edit description]" in last_user_text(req):
         return ["```\nnothing\n```"]
     return [f"description {req.get('seed')}-{i}" for i in range(int(req.get("n") or 1))]
+
+
+_BLOCK = re.compile(r"\[(old|new)\]\n(`{3,})[^\n]*\n(.*?)\n\2", re.S)
+
+
+class RoundTrips:
+    """A model that round-trips well: it describes each hunk in words (never its code) and
+    re-creates a hunk from its own description, and gives the code back unchanged for the
+    uninformative "Edit." (it keeps the unchanged lines: it passes every baseline) — except for
+    hunks of more than `long` added lines, which its descriptions do not carry (it gives the old
+    code back). A description names its hunk by a digest of the new code, so the same hunk gets
+    the same words on every server (the App and the Action compared byte for byte)."""
+
+    def __init__(self, long: int = 12) -> None:
+        self.long = long
+        self.lock = threading.Lock()
+        self.new: dict[str, str] = {}
+
+    def __call__(self, req: dict[str, Any]) -> str | list[str]:
+        text = last_user_text(req)
+        blocks = {kind: body for kind, _, body in _BLOCK.findall(text)}
+        n = int(req.get("n") or 1)
+        old, new = blocks.get("old", ""), blocks.get("new", "")
+        if "[edit description]" not in text:  # forward: describe, in words only
+            key = hashlib.sha256(new.encode()).hexdigest()[:8]
+            with self.lock:
+                self.new[key] = new
+            added = len(set(new.splitlines()) - set(old.splitlines()))
+            return [f"Apply the edit named {key}, which changes {added} line{'s' if added != 1 else ''} "
+                    "of this code as the author intended." for _ in range(n)]
+        m = re.search(r"named ([0-9a-f]{8})", text.rsplit("[edit description]", 1)[1])
+        with self.lock:
+            new = self.new.get(m.group(1), old) if m else old
+        carried = len(set(new.splitlines()) - set(old.splitlines())) <= self.long
+        return [f"```\n{new if carried else old}\n```\n[end]"] * n
 
 
 def describes_only(description: str, code: str = "return 0") -> Responder:

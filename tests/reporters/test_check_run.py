@@ -32,13 +32,15 @@ def test_render_maps_findings_to_annotations_and_a_summary() -> None:
     assert [(a["path"], a["start_line"], a["end_line"]) for a in out.annotations] == [
         ("a.py", 1, 3), ("a.py", 11, 13), ("a.py", 21, 23)]
     assert all(a["annotation_level"] == "notice" for a in out.annotations)
-    # the headline says what each figure counts; no "· 3 findings" after it (they are hunks), and
+    # the verdict says what each figure counts; no "· 3 findings" after it (they are hunks), and
     # no "EditingRTC: " before it (GitHub shows the title after the check's name)
-    assert out.title == "2 of 3 changed hunks re-created from a description of them (RTC 0.40)"
-    assert "`logo.png`: binary file" in out.summary and "### The evidence behind the lowest RTC" in out.summary
-    assert out.summary.startswith("**2 of 3 changed hunks re-created")
-    # the figures researchers read, in a closed fold; evidence as Markdown, not JSON
-    assert "<details><summary>Figures for researchers</summary>\n\n- overall: RTC 0.40" in out.summary
+    assert out.title == "2 of 3 changes explained; 1 unclear"
+    assert "`logo.png`: binary file" in out.summary
+    assert "<details><summary>What the model understood of the lowest RTC</summary>" in out.summary
+    assert out.summary.startswith("**2 of 3 changes explained; 1 unclear.**")
+    # the model's figures, in a closed fold; evidence as Markdown, not JSON
+    assert "<details><summary>How it was measured (the model's figures and notes)</summary>\n\n" in out.summary
+    assert "\n- overall: RTC 0.40" in out.summary
     assert "[\"" not in out.summary
     assert out.text.startswith("## EditingRTC")
 

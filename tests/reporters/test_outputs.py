@@ -101,7 +101,8 @@ def test_step_summary_and_outputs_reporters(tmp_path: Path) -> None:
         reporter.conclude(outcome)
         reporter.flush()
     text = (tmp_path / "summary.md").read_text()
-    assert text.startswith("# rtcbot: o/r#4\n\n**Fix the parser** · head `ffffffffffff`")
+    assert text.startswith("**The gate fails: total.findings>0. EditingRTC: ")  # the verdict first
+    assert "\n# rtcbot: o/r#4\n\n**Fix the parser** · head `ffffffffffff`" in text
     assert "fail-on `total.findings>0`: **failed**: `total.findings>0`" in text
     assert "`crscore.rel<0.3`" in text and "> the defaults apply" in text
     assert "## EditingRTC" in text and "## CRScore" in text and "h \\| pipe" in text
@@ -129,7 +130,7 @@ def test_text_json_markdown() -> None:
                                      "analyzers": ["EditingRTC"], "failed": True}]
     md = render(rs, "markdown")
     assert "## EditingRTC" in md and "`a.py:3` **h \\| pipe**" in md and "**could not run: LLM down**" in md
-    assert md.startswith("| analysis | in words | scored | conclusion |")
+    assert md.startswith("**EditingRTC: ") and "\n\n| analysis | in words | scored | conclusion |" in md
     assert md.count("`logo.png`: binary file") == 1  # skipped once, not under every analyzer
     text = render(rs, "text")
     assert "EditingRTC" in text and "error: LLM down" in text and "- logo.png: binary file (EditingRTC)" in text

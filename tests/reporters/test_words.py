@@ -20,15 +20,15 @@ def test_a_title_is_plain_text_cut_at_a_word_with_an_ellipsis() -> None:
 
 def test_counts_say_what_they_count_and_no_title_repeats_itself() -> None:
     empty = AnalyzerReport("crscore", "CRScore")
-    assert check_run.title_of(empty) == "no review comments scored"
-    assert "**no review comments scored**" in check_run.render(empty).summary
+    assert check_run.title_of(empty) == "No review comments scored"
+    assert check_run.render(empty).summary.startswith("**No review comments scored.**")
     assert "**no review comments scored**" in render_markdown_report(empty)
     hunks = AnalyzerReport("editing_rtc", "EditingRTC", scores={"rtc": 0.67, "hunks": 9.0}, findings=[
         Finding("editing_rtc", f"function f{i}", scores={"rtc": 0.67}) for i in range(9)])
-    assert check_run.title_of(hunks) == "9 of 9 changed hunks re-created from a description of them (RTC 0.67)"
+    assert check_run.title_of(hunks) == "9 of 9 changes explained"
     assert "| 9 hunks |" in "\n".join(readable.overview([hunks]))
     other = AnalyzerReport("toy", "Toy", findings=[Finding("toy", "t")])  # an analyzer that says nothing
-    assert check_run.title_of(other) == "1 finding"
+    assert check_run.title_of(other) == "1 finding"  # the verdict, without its full stop
     own = AnalyzerReport("crscore", "CRScore", skipped=[
         Skipped("comment at a.py:3", "written by rtcbot: its own comments are not scored", "policy")] * 3)
     assert readable.headline(own) == "no review comments scored; 3 comments by rtcbot not scored"
@@ -58,6 +58,7 @@ def test_the_embedded_models_warning_is_said_once_and_nothing_reads_as_a_result_
     for fmt in ("text", "markdown"):
         out = render(rs, fmt)
         assert out.count("These scores come from the embedded") == 1, fmt  # at the top, not under every report
-        assert "over no findings" not in out and "rtc chrf" not in out and "RTC chrF 0.50" in out
+        internals = render(rs, fmt, verbose=True) if fmt == "text" else out  # text: --verbose
+        assert "over no findings" not in out and "rtc chrf" not in out and "RTC chrF 0.50" in internals
         assert "not run: the model's answers were not usable: 0 of 8 in format" in out
     assert readable.headline(rs[2]) == "no findings"  # an analyzer that says nothing: never "hunks 3 over …"
