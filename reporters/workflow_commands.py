@@ -45,7 +45,7 @@ def workflow_commands(reports: Sequence[AnalyzerReport]) -> tuple[list[str], int
     """`::warning file=…,line=…::msg` lines within the per-step limits: (lines, shown, left out)."""
     per_level: dict[str, int] = {}
     lines: list[str] = []
-    located = [(r, f) for r in reports for f in r.findings if f.path and f.start_line]
+    located = [(r, f) for r in reports for f in r.conclusive if f.path and f.start_line]  # never an inconclusive one
     located.sort(key=lambda rf: _priority(rf[1]))
     for report, f in located:
         level = WORKFLOW_LEVEL.get(f.level, "notice")

@@ -25,7 +25,7 @@ from bot.core.gate import FailOnError, metrics_of, parse_fail_on
 from reporters.step_summary import RunOutcome, output_values
 from reporters.workflow_commands import STEP_ANNOTATIONS_PER_LEVEL
 from tests.fakes.github_server import FakeGitHub, files_from_diff
-from tests.fakes.llm_server import ScriptedLLM, varied
+from tests.fakes.llm_server import RoundTrips, ScriptedLLM, varied
 from tests.support import FIXTURES, ROOT, require
 
 EVENT = FIXTURES / "github" / "webhooks" / "pull_request" / "opened.payload.json"
@@ -131,7 +131,7 @@ def test_action_posts_check_runs_summary_and_outputs(
         pr_github: Callable[..., FakeGitHub], scripted_llm: Callable[..., ScriptedLLM], tmp_path: Path) -> None:
     path = "src/main/java/org/jsoup/internal/StringUtil.java"
     gh = pr_github([(path, 312, "Why is this check removed? A StringBuilder would be clearer.")])
-    llm = scripted_llm(varied)
+    llm = scripted_llm(RoundTrips())  # passes every baseline: its hunks are conclusive, and annotated
     proc = run_action(gh, llm, tmp_path, analyzers="editing-rtc,crscore", sarif_file="out/rtcbot.sarif")
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "::warning" not in proc.stdout and "::notice" not in proc.stdout
@@ -155,7 +155,7 @@ def test_action_posts_check_runs_summary_and_outputs(
     assert llm.request_count > 0
 
     summary = (tmp_path / "summary.md").read_text()
-    assert summary.startswith("# rtcbot: Codertocat/Hello-World#2")
+    assert summary.startswith("**") and "\n# rtcbot: Codertocat/Hello-World#2\n" in summary  # the verdict first
     assert "Posted 2 check run(s)" in summary and "## EditingRTC" in summary and "## CRScore" in summary
     assert "gen/f99.bin" in summary and "docs/logo.png" in summary
     outputs = read_outputs(tmp_path / "output.txt")
@@ -172,7 +172,7 @@ def test_action_posts_check_runs_summary_and_outputs(
 def test_action_falls_back_to_workflow_commands_on_403(
         pr_github: Callable[..., FakeGitHub], scripted_llm: Callable[..., ScriptedLLM], tmp_path: Path) -> None:
     gh = pr_github(read_only=True)
-    llm = scripted_llm(varied)
+    llm = scripted_llm(RoundTrips())  # passes every baseline: conclusive hunks, which the gate counts
     proc = run_action(gh, llm, tmp_path, analyzers="editing-rtc", fail_on="total.findings>0")
     assert proc.returncode == 1, proc.stderr[-3000:]  # fail-on matched
     assert gh.check_runs == {}

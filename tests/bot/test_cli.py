@@ -112,8 +112,11 @@ def test_review_json_has_every_hunk(fixture: str, scripted_llm: Callable[..., Sc
     r = CliRunner().invoke(main, ["review", str(path), "--format", "json", *llm_args(srv)])
     assert r.exit_code == 0, r.output
     rep = json.loads(r.output)["reports"][0]
-    code_hunks = [(f, h) for f, h in parse_diff(path.read_text()).hunks() if f.language in CODE_LANGUAGES]
+    hunks = [(f, h) for f, h in parse_diff(path.read_text()).hunks() if f.language in CODE_LANGUAGES]
+    code_hunks = [(f, h) for f, h in hunks if h.added_lines]  # a pure deletion has nothing to re-create
     assert len(rep["findings"]) == len(code_hunks)
+    deletions = [s for s in rep["skipped"] if s["reason"] == "lines removed only: nothing to re-create"]
+    assert len(deletions) == len(hunks) - len(code_hunks) and all(s["kind"] == "policy" for s in deletions)
     for f in rep["findings"]:
         assert {"rtc", "lift", "baseline", "rtc@3"} <= set(f["scores"])
         assert len(f["evidence"]["descriptions"]) == 3 and len(f["evidence"]["regenerated"]) == 3

@@ -13,7 +13,7 @@ from click.testing import CliRunner
 
 from bot.entry import main
 from tests.bot.test_cli import llm_args, rtcbot
-from tests.fakes.llm_server import ScriptedLLM, varied
+from tests.fakes.llm_server import RoundTrips, ScriptedLLM
 
 PATCH = ("--- a/m.py\n+++ b/m.py\n@@ -1 +1 @@\n-x = 1\n+x = 2\n"
          "--- a/tests/t.py\n+++ b/tests/t.py\n@@ -1 +1 @@\n-y = 1\n+y = 2\n")
@@ -23,7 +23,7 @@ FILE = ('dismissals:\n  - rule: editing_rtc\n    paths: "tests/*"\n    by: alice
 
 def test_review_with_dismissals_shows_them_as_lines_outside_the_gate(
         scripted_llm: Callable[..., ScriptedLLM], tmp_path: Path) -> None:
-    srv = scripted_llm(varied)
+    srv = scripted_llm(RoundTrips())  # re-creates both hunks: findings a gate counts, none inconclusive
     patch, dismissals, cfg = tmp_path / "p.diff", tmp_path / "d.yml", tmp_path / "rtcbot.yml"
     patch.write_text(PATCH)
     dismissals.write_text(FILE)
