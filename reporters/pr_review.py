@@ -39,9 +39,9 @@ from typing import Any, Literal, Protocol
 
 from analyzers import registry
 from analyzers.report import AnalyzerReport, Finding
+from reporters import verdict
 from reporters.base import ReporterError, Sinks, Target, need
 from reporters.diff_filter import DiffFilter
-from reporters import verdict
 from reporters.untrusted import code, inert
 from reporters.verdict import Gate
 

@@ -195,13 +195,18 @@ class EditingRTC:
             texts, labels = loading.result()
         report.notes += [f"{p}: {w}; its hunks are named by git's header" for p in texts if (w := ctx.unread.get(p))]
         failed: list[bool] = []
+        done: list[HunkResult] = []
         for (fc, hunk), res, label in zip(todo, results, labels, strict=True):
             if isinstance(res, str):
                 report.skipped.append(Skipped(f"{fc.path} {hunk.header}", res, path=fc.path))
                 continue
             report.findings.append(to_finding(fc, res, label))
             failed.append(evidence.failed_baseline(hunk, res.trip))
+            done.append(res)
         evidence.judge(report.findings, failed, embedded=llm.settings.model == EMBEDDED_ALIAS)
+        for f, res in zip(report.findings, done, strict=True):
+            if f.inconclusive is not None:  # what the model understood; nothing said of the change
+                f.message = message(res, conclusive=False)
         stopped = sum(isinstance(r, str) and r.startswith("not asked") for r in results)
         format_note = watch.note(stopped)
         if format_note and watch.bad:
@@ -279,22 +284,26 @@ def _nothing_to_score(changes: ChangeSet) -> str:
     return "no changed code to re-create"
 
 
+def message(res: HunkResult, conclusive: bool = True) -> str:
+    """The finding's words: whether a description re-created the edit (only where the evidence
+    says something about the change), leaks and cut answers, and what the model understood."""
+    trip = res.trip
+    said = ("The model re-created this edit from its own description." if res.scores["rtc"] > 0
+            else "No description let the model re-create this edit.") if conclusive else ""
+    return (f"{said}{leak_note(trip.leaks or [])} {cut_note(res.cut) + ' ' if res.cut else ''}"
+            f"What the model understood: \"{_short(trip.forward[0] if trip.forward else '')}\"").strip()
+
+
 def to_finding(fc: FileChange, res: HunkResult, label: str = "") -> Finding:
     """The hunk's finding; `label`: the definition it changes (analyzers/code/enclosing.py), else
     git's header context."""
     h, s, trip = res.hunk, res.scores, res.trip
     start, end = h.span
-    verdict = (
-        "the model re-created this edit from its own description" if s["rtc"] > 0
-        else "no description let the model re-create this edit"
-    )
     leaks = trip.leaks or []
     return Finding(
         analyzer=EditingRTC.name,
         title=label or h.section or f"hunk at line {start}",
-        message=f"{verdict[0].upper()}{verdict[1:]}.{leak_note(leaks)} "
-                f"{cut_note(res.cut) + ' ' if res.cut else ''}"
-                f"What the model understood: \"{_short(trip.forward[0] if trip.forward else '')}\"",
+        message=message(res),
         path=fc.path,
         start_line=start,
         end_line=end,

@@ -13,8 +13,9 @@ from analyzers.presentation import Cell, Chart, DashboardData, Panel, Table, Tot
 from analyzers.report import AnalyzerReport, Finding
 from analyzers.rtc import round_trip
 
-LABELS = {**round_trip.LABELS, "rtc_chrf": "RTC chrF", "rtc_normalised": "RTC normalised"}  # its scores' words
-COUNTS = round_trip.COUNTS
+LABELS = {**round_trip.LABELS, "rtc_chrf": "RTC chrF", "rtc_normalised": "RTC normalised",
+          "inconclusive": "inconclusive hunks"}  # its scores' words
+COUNTS = (*round_trip.COUNTS, "inconclusive")
 
 LOWEST = 10  # rows in each "lowest scores" table
 
@@ -55,7 +56,8 @@ def advice(f: Finding) -> str | None:
         return None
     if f.missed:
         line = textwrap.shorten(f.missed[0], QUOTED, placeholder=" …")
-        more = f" (and {len(f.missed) - 1} more added line{'s' if len(f.missed) > 2 else ''})" if len(f.missed) > 1 else ""
+        rest = len(f.missed) - 1
+        more = f" (and {rest} more added line{'s' if rest > 1 else ''})" if rest else ""
         return f"no description carried “{line}”{more}: say in the pull request what it does and why"
     return ("each description carried the added lines but not the edit as a whole (their place, or what "
             "they replace): say in the pull request how the parts fit, or split it")

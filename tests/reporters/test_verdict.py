@@ -39,7 +39,8 @@ def test_the_verdict_is_the_gate_then_what_was_found_with_the_partial_count() ->
     assert said.startswith("The gate fails: EditingRTC: 1 of 3 hunks is inconclusive")
     assert said.endswith("1 of 2 changes explained; 1 unclear; 1 inconclusive (the model could not give back the "
                          'unchanged lines when asked for an unspecified "Edit."); 3 of 9 hunks scored (LLM budget).')
-    assert verdict.sentence(reports(), Gate("editing_rtc.rtc<0.1")).startswith("The gate passes (editing_rtc.rtc<0.1). 1 of 2")
+    passes = verdict.sentence(reports(), Gate("editing_rtc.rtc<0.1"))
+    assert passes.startswith("The gate passes (editing_rtc.rtc<0.1). 1 of 2")
     assert verdict.sentence(reports()).startswith("1 of 2 changes explained")  # no gate: what was found
     assert "| EditingRTC |" in "\n".join(readable.overview(reports())) \
         and "| 3 of 9 hunks |" in "\n".join(readable.overview(reports()))
@@ -52,7 +53,8 @@ def test_the_verdict_is_the_first_line_of_every_output() -> None:
     assert json.loads(render(rs, "json", GATE))["verdict"] == said
     assert json.loads(render(rs, "github-review", GATE))["body"].startswith(f"**{readable.cell(said)}**")
     out = check_run.render(rs[0], conclusion="failure", crossed=list(GATE.reasons))
-    assert first_line(out.summary) == f"**{readable.cell(verdict.sentence(rs, Gate(fails=True, reasons=GATE.reasons)))}**"
+    failed = Gate(fails=True, reasons=GATE.reasons)  # a check run knows its conclusion, not the expression
+    assert first_line(out.summary) == f"**{readable.cell(verdict.sentence(rs, failed))}**"
     assert out.title.startswith("The gate fails: EditingRTC: 1 of 3 hunks is inconclusive")
     outcome = RunOutcome(gate=GATE.expression, blocked=GATE.reasons, conclusion="failure")
     assert first_line(step_summary(Target("o/r", 7, "abc"), rs, outcome)) == f"**{readable.cell(said)}**"

@@ -58,6 +58,7 @@ def test_a_model_that_fails_the_hunks_baseline_makes_it_inconclusive_with_no_adv
     assert f.inconclusive is None and f.scores["rtc"] == 1.0  # re-created: evidence all the same
     assert g.inconclusive is Inconclusive.BASELINE
     assert registry.advice(g) is None
+    assert g.message.startswith("What the model understood: ")  # nothing said of the change
     assert report.scores["inconclusive"] == 1.0 and report.scores["hunks"] == 1.0  # counted apart
     assert report.scores["rtc"] == 1.0  # the figures are the conclusive hunks'
     assert registry.headline(report) == (
@@ -71,7 +72,8 @@ def test_a_model_that_re_creates_no_hunk_of_the_run_makes_every_hunk_inconclusiv
     assert [f.inconclusive for f in report.findings] == [Inconclusive.EVERY_ITEM] * 2
     assert all(registry.advice(f) is None for f in report.findings)
     assert "rtc" not in report.scores and report.scores["inconclusive"] == 2.0
-    assert registry.headline(report) == "every hunk is inconclusive (the model could not re-create any change of this run)"
+    assert registry.headline(report) == \
+        "every hunk is inconclusive (the model could not re-create any change of this run)"
 
 
 def test_the_embedded_model_is_inconclusive_whatever_it_answers(scripted_llm: Callable[..., ScriptedLLM]) -> None:
