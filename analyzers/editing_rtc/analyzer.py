@@ -194,19 +194,7 @@ class EditingRTC:
             results = llm.map(one, todo)
             texts, labels = loading.result()
         report.notes += [f"{p}: {w}; its hunks are named by git's header" for p in texts if (w := ctx.unread.get(p))]
-        failed: list[bool] = []
-        done: list[HunkResult] = []
-        for (fc, hunk), res, label in zip(todo, results, labels, strict=True):
-            if isinstance(res, str):
-                report.skipped.append(Skipped(f"{fc.path} {hunk.header}", res, path=fc.path))
-                continue
-            report.findings.append(to_finding(fc, res, label))
-            failed.append(evidence.failed_baseline(hunk, res.trip))
-            done.append(res)
-        evidence.judge(report.findings, failed, embedded=llm.settings.model == EMBEDDED_ALIAS)
-        for f, res in zip(report.findings, done, strict=True):
-            if f.inconclusive is not None:  # what the model understood; nothing said of the change
-                f.message = message(res, conclusive=False)
+        _findings(report, todo, results, labels, embedded=llm.settings.model == EMBEDDED_ALIAS)
         stopped = sum(isinstance(r, str) and r.startswith("not asked") for r in results)
         format_note = watch.note(stopped)
         if format_note and watch.bad:
@@ -218,6 +206,25 @@ class EditingRTC:
             report.cut_by = "the model's answers out of format" if stopped else "LLM budget"
         _aggregate(report)
         return report
+
+
+def _findings(report: AnalyzerReport, todo: Sequence[tuple[FileChange, Hunk]], results: Sequence[HunkResult | str],
+              labels: Sequence[str], *, embedded: bool) -> None:
+    """Each scored hunk's finding, judged conclusive or not (analyzers/editing_rtc/evidence.py);
+    each hunk not scored listed as skipped, with why."""
+    failed: list[bool] = []
+    done: list[HunkResult] = []
+    for (fc, hunk), res, label in zip(todo, results, labels, strict=True):
+        if isinstance(res, str):
+            report.skipped.append(Skipped(f"{fc.path} {hunk.header}", res, path=fc.path))
+            continue
+        report.findings.append(to_finding(fc, res, label))
+        failed.append(evidence.failed_baseline(hunk, res.trip))
+        done.append(res)
+    evidence.judge(report.findings, failed, embedded=embedded)
+    for f, res in zip(report.findings, done, strict=True):
+        if f.inconclusive is not None:  # what the model understood; nothing said of the change
+            f.message = message(res, conclusive=False)
 
 
 def _aggregate(report: AnalyzerReport) -> None:
