@@ -43,6 +43,7 @@ from analyzers.rtc.leak import leak_note, leak_rate, leak_reason
 from analyzers.rtc.round_trip import RoundTrip, aggregate, round_trip
 
 BASELINE = "Edit."
+REMOVED_ONLY = "lines removed only: nothing to re-create"  # a hunk EditingRTC does not score
 
 
 class EditingRTCConfig(AnalyzerOptions):
@@ -168,8 +169,8 @@ class EditingRTC:
         report = AnalyzerReport(self.name, self.title)
         todo = _hunks_to_score(changes, cfg, report)
         if not todo:
-            report.notes.append("no code hunks to score")
-            report.not_run = _nothing_to_score(changes)
+            removed = any(s.reason == REMOVED_ONLY for s in report.skipped)
+            report.not_run = "the code changes only remove lines" if removed else _nothing_to_score(changes)
             return report
         llm = ctx.llm
         # a model that keeps missing the formats asked (a description without code; code in a
@@ -265,7 +266,7 @@ def _hunks_to_score(changes: ChangeSet, cfg: EditingRTCConfig, report: AnalyzerR
         elif not hunk.added_lines and not hunk.removed_lines:
             continue
         elif not hunk.added_lines:  # nothing to re-create: a deletion is described by what it removes
-            why, kind = "lines removed only: nothing to re-create", "policy"
+            why, kind = REMOVED_ONLY, "policy"
         elif len(hunk.old_code) + len(hunk.new_code) > cfg.max_hunk_chars:
             why, kind = f"hunk over {cfg.max_hunk_chars} characters", "failed"
         elif len(todo) >= cfg.max_hunks:

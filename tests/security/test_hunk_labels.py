@@ -21,7 +21,7 @@ from reporters.check_run import MAX_ANNOTATION_TITLE, render
 from reporters.markdown import render_text
 from reporters.untrusted import unclosed
 from tests.conftest import client_for
-from tests.fakes.llm_server import ScriptedLLM, varied
+from tests.fakes.llm_server import RoundTrips, ScriptedLLM
 from tests.security.markdown_audit import MENTION, audit
 from tests.security.test_untrusted_text import HOST
 
@@ -45,7 +45,7 @@ LONG_PY = f"def {LONG_NAME}():\n" + "    pass\n" * 12  # line 9, where the hunk'
 
 
 def _report(scripted_llm: Callable[..., ScriptedLLM]) -> AnalyzerReport:
-    srv = scripted_llm(varied)
+    srv = scripted_llm(RoundTrips())  # passes every baseline: the hunks are conclusive, and annotated
     ctx = AnalysisContext(llm_factory=lambda: client_for(srv),
                           file_loader=lambda p: LONG_PY if p == "long.py" else None)
     report = run_one("editing_rtc", parse_diff(DIFF), ctx)

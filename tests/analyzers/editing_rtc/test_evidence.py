@@ -99,7 +99,7 @@ def test_pure_deletions_are_not_scored(scripted_llm: Callable[..., ScriptedLLM])
     assert srv.request_count == 0 and not report.findings
     [s] = report.skipped
     assert (s.reason, s.kind) == ("lines removed only: nothing to re-create", "policy")
-    assert report.not_run == "no changed code to re-create"
+    assert report.not_run == "the code changes only remove lines"
 
 
 def test_a_budget_cut_says_how_many_of_the_hunks_were_scored(scripted_llm: Callable[..., ScriptedLLM]) -> None:
