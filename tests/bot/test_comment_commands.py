@@ -145,11 +145,12 @@ def test_explain_a_low_editing_rtc_score_shows_the_regenerated_code_against_the_
         app: Callable[..., App]) -> None:
     a = app(responder=hostile)
     [run] = a.gh.runs(EDITING)
-    [ann] = run["annotations"]
-    assert "EditingRTC 0.00" in ann["message"]  # no description re-created the edit
-    a.say(f"@rtcbot explain {PATH}:{ann['start_line']}")
+    # its regenerations keep none of the unchanged lines, the baseline's neither: the hunk is
+    # inconclusive, so it is not annotated, and `explain` still shows what the model did
+    assert run["annotations"] == [] and "inconclusive" in run["output"]["title"]
+    a.say(f"@rtcbot explain {PATH}:2")
     [reply] = a.replies()
-    assert reply.startswith(f"**Why EditingRTC scored this** at `{PATH}:{ann['start_line']}`")
+    assert reply.startswith(f"**Why EditingRTC scored this** at `{PATH}:2`")
     assert "### The regenerated code against the real edit" in reply
     assert "-    return x * 0" in reply  # the real edit's line, missing from the regenerated code
     assert "+[r]: https://evil.example/ref" in reply  # the model's text, as code in the diff

@@ -20,12 +20,12 @@ from tests.bot.test_cli import llm_args
 from tests.fakes.github_server import FakeGitHub
 from tests.fakes.llm_server import ScriptedLLM, varied
 
-# two hunks with context lines: `varied` answers "nothing" to every regeneration, the baseline's
-# too, so it fails each hunk's own baseline (and re-creates no hunk of the run)
+# two hunks: `varied` answers "nothing" to every regeneration but the baseline's, so it re-creates
+# no hunk of the run
 PATCH = ("--- a/m.py\n+++ b/m.py\n@@ -1,3 +1,3 @@\n def f(x):\n-    return x+1\n+    return x + 2\n # end f\n"
          "@@ -10,3 +10,3 @@\n def g():\n-    pass\n+    return None\n # end g\n")
-WHY = ("The gate cannot pass: EditingRTC: 2 of 2 hunks are inconclusive (the model could not give back "
-       'the unchanged lines when asked for an unspecified "Edit.")')
+WHY = ("The gate cannot pass: EditingRTC: 2 of 2 hunks are inconclusive (the model could not re-create any "
+       "change of this run)")
 
 
 def _reports(why: Inconclusive | None) -> list[AnalyzerReport]:
@@ -68,7 +68,7 @@ def test_a_gate_over_an_all_inconclusive_run_exits_1_and_says_why(
     assert first.startswith("**The gate fails: EditingRTC: 2 of 2 hunks are inconclusive")
     assert "What to do:" not in r.stdout  # no advice on an inconclusive hunk
     (rep,) = json.loads(CliRunner().invoke(main, [*args, "--format", "json"]).stdout)["reports"]
-    assert [f["inconclusive"] for f in rep["findings"]] == ["baseline", "baseline"]
+    assert [f["inconclusive"] for f in rep["findings"]] == ["every_item", "every_item"]
     assert [f["advice"] for f in rep["findings"]] == [None, None]
     cfg.write_text('fail_on: "editing_rtc.rtc<0.5"\ngate_inconclusive: ignore\n')
     ignored = CliRunner().invoke(main, [*args, "--format", "markdown"])

@@ -233,16 +233,23 @@ class ScriptedLLM(LoopbackServer):
         h.wfile.write(body)
 
 
+_BLOCK = re.compile(r"\[(old|new)\]\n(`{3,})[^\n]*\n(.*?)\n\2", re.S)  # a fenced [old] or [new] block of a prompt
+
+
 def varied(req: dict[str, Any]) -> list[str]:
-    """Distinct descriptions for every forward sample; a fixed fenced answer for regenerations.
+    """Distinct descriptions for every forward sample; a fixed fenced answer for regenerations,
+    except the baseline's: for the uninformative "Edit." it gives the old code back, as a model
+    that can edit code does. So it passes each hunk's own baseline: a run of one hunk is scored
+    (not re-created), a run of several is inconclusive (it re-creates none of them).
 
     With it, EditingRTC makes its full count of requests per hunk (5 or 7)."""
-    if "[edit description]" in last_user_text(req):
+    text = last_user_text(req)
+    if "[edit description]" in text:
+        if text.rstrip().endswith("[edit description] Edit."):
+            old = dict((kind, body) for kind, _, body in _BLOCK.findall(text)).get("old", "")
+            return [f"```\n{old}\n```"]
         return ["```\nnothing\n```"]
     return [f"description {req.get('seed')}-{i}" for i in range(int(req.get("n") or 1))]
-
-
-_BLOCK = re.compile(r"\[(old|new)\]\n(`{3,})[^\n]*\n(.*?)\n\2", re.S)
 
 
 class RoundTrips:
@@ -251,7 +258,8 @@ class RoundTrips:
     uninformative "Edit." (it keeps the unchanged lines: it passes every baseline) — except for
     hunks of more than `long` added lines, which its descriptions do not carry (it gives the old
     code back). A description names its hunk by a digest of the new code, so the same hunk gets
-    the same words on every server (the App and the Action compared byte for byte)."""
+    the same words on every server (the App and the Action compared byte for byte); its n
+    descriptions differ in their wording, so a hunk costs the requests `varied`'s does."""
 
     def __init__(self, long: int = 12) -> None:
         self.long = long
@@ -269,7 +277,7 @@ class RoundTrips:
                 self.new[key] = new
             added = len(set(new.splitlines()) - set(old.splitlines()))
             return [f"Apply the edit named {key}, which changes {added} line{'s' if added != 1 else ''} "
-                    "of this code as the author intended." for _ in range(n)]
+                    f"of this code as the author intended (wording {i + 1})." for i in range(n)]
         m = re.search(r"named ([0-9a-f]{8})", text.rsplit("[edit description]", 1)[1])
         with self.lock:
             new = self.new.get(m.group(1), old) if m else old

@@ -172,8 +172,8 @@ def test_app(obeys: bool, fake_github: Callable[..., FakeGitHub], scripted_llm: 
     run, ann = app_review(fake_github(), scripted(scripted_llm, obeys), DIFF, tmp_path)
     if obeys:
         assert run["conclusion"] == "failure", run["output"]["summary"]
-        assert GATE in run["output"]["summary"].split("\n")[0]
-        assert REASON in ann["message"] and "RTC 0.00" in ann["message"]
+        assert run["output"]["title"].startswith(f"The gate fails: {GATE}")  # the verdict, plain text
+        assert REASON in ann["message"] and "RTC 0.00" in ann["raw_details"]  # the figures: raw details
     else:
         assert run["conclusion"] != "failure", run["output"]["summary"]
-        assert "leaked" not in ann["message"] and "EditingRTC 1.00" in ann["message"]
+        assert "leaked" not in ann["message"] and "Figures: RTC 1.00" in ann["raw_details"]
