@@ -37,8 +37,9 @@ def headline(report: AnalyzerReport) -> str | None:
     if apart:
         reasons = Counter(f.inconclusive for f in apart if f.inconclusive is not None)
         why = reasons.most_common(1)[0][0].words
+        every = "every scored hunk" if report.planned > len(report.findings) else "every hunk"
         many = f"{len(apart)} inconclusive" if scored else \
-            "every hunk is inconclusive" if len(apart) > 1 else "the hunk is inconclusive"
+            f"{every} is inconclusive" if len(apart) > 1 else "the hunk is inconclusive"
         parts.append(f"{many} ({why})")
     return "; ".join(parts)
 

@@ -14,6 +14,7 @@ from analyzers.editing_rtc.analyzer import EditingRTC
 from analyzers.llm.local import ALIAS
 from analyzers.report import AnalyzerReport, Inconclusive
 from analyzers.rtc.round_trip import RoundTrip
+from reporters import readable
 from tests.conftest import client_for
 from tests.fakes.llm_server import ScriptedLLM, last_user_text
 
@@ -107,6 +108,7 @@ def test_a_budget_cut_says_how_many_of_the_hunks_were_scored(scripted_llm: Calla
     ctx = AnalysisContext(llm_factory=lambda: client_for(srv, max_requests=5, max_concurrency=1))
     report = EditingRTC().run(parse_diff(TWO), ctx)
     assert (len(report.findings), report.planned, report.cut_by) == (1, 2, "LLM budget")
+    assert readable.headline(report) == "the change is explained; 1 of 2 hunks scored (LLM budget)"
 
 
 def _trip(baseline: str, regenerated: str) -> RoundTrip:
