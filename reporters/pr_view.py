@@ -69,16 +69,15 @@ def figures_fold(report: AnalyzerReport, max_items: int | None = None) -> list[s
     """What the author need not read, in a closed fold: what the figures measure and what a
     good value is, the report's figures, each finding's, the model's notes (answers out of
     format, thresholds) and the LLM work (samples)."""
-    measures = registry.measures(report.name)
-    body = [measures, ""] if measures and report.findings else []
-    body += [f"- overall: {readable.figures(report.scores)}"] if report.scores else []
+    body = [f"- overall: {readable.figures(report.scores)}"] if report.scores else []
     findings = [f for f in report.findings if f.scores][:max_items]
     body += [f"- {code(readable.where(f)) or inert(readable.title(f.title, 80))}: {readable.figures(f.scores)}"
              for f in findings]
-    notes = [f"- note: {inert(n)}" for n in report.notes if n != readable.SMALL_MODEL_WARNING]
+    body += [f"- note: {inert(n)}" for n in report.notes if n != readable.SMALL_MODEL_WARNING]
     work = readable.llm_work(report.usage)  # samples only: never a cache oracle (readable.PUBLIC_USAGE)
-    body += [*notes, *([f"- {work}"] if work else [])]
-    return fold(INTERNALS, body) if body != [measures, ""] else []
+    body += [f"- {work}"] if work else []
+    measures = registry.measures(report.name) if report.findings else None
+    return fold(INTERNALS, [measures, "", *body] if measures and body else body)
 
 
 def findings_fold(report: AnalyzerReport, repo: str = "", head_sha: str = "",
