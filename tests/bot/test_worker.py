@@ -19,7 +19,7 @@ from bot.app.web import create_app
 from tests.bot.app_support import deliver, make_settings, serve
 from tests.bot.conftest import Backend
 from tests.fakes.github_server import FakeGitHub, many_hunks_diff
-from tests.fakes.llm_server import ScriptedLLM, varied
+from tests.fakes.llm_server import RoundTrips, ScriptedLLM
 from tests.support import ROOT
 
 RTCBOT = [sys.executable, "-m", "bot"]
@@ -83,11 +83,12 @@ def test_sigkill_mid_job_then_restart_finishes_everything(
     # when the wait below ended: a test process descheduled that long on a loaded machine
     # killed a worker that had finished it.)
     kill_landed = threading.Event()
+    round_trips = RoundTrips()  # passes every baseline, re-creates each one-line hunk: all annotated
 
-    def held(req: dict[str, Any]) -> list[str]:
+    def held(req: dict[str, Any]) -> str | list[str]:
         if llm.request_count > 3:
             kill_landed.wait(120)
-        return varied(req)
+        return round_trips(req)
 
     llm = scripted_llm(held, delay_s=1.0)
     settings = make_settings(tmp_path, gh, llm, database_url=backend.database_url, redis_url=backend.redis_url)
