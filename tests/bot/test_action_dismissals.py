@@ -16,7 +16,7 @@ import pytest
 from bot.core.dismissals_file import DISMISSALS_PATH
 from tests.bot.test_action import EVENT, TOKEN, run_action
 from tests.fakes.github_server import FakeGitHub, files_from_diff, many_hunks_diff
-from tests.fakes.llm_server import ScriptedLLM, varied
+from tests.fakes.llm_server import RoundTrips, ScriptedLLM, varied
 
 pytestmark = pytest.mark.slow
 EDITING = "rtcbot / EditingRTC"
@@ -57,7 +57,7 @@ def _file(fp: str) -> str:
 
 def test_the_base_commits_file_dismisses_a_finding_wherever_it_moves(
         fake_github: Callable[..., FakeGitHub], scripted_llm: Callable[..., ScriptedLLM], tmp_path: Path) -> None:
-    llm = scripted_llm(varied)
+    llm = scripted_llm(RoundTrips())  # its two hunks conclusive, so each annotated with its fingerprint
     for run_dir in ("1", "2"):
         (tmp_path / run_dir).mkdir()
     gh, _ = _pr(fake_github, many_hunks_diff(PATH, hunks=2))

@@ -227,25 +227,26 @@ def test_invalid_repo_config_is_explained_and_defaults_apply(world: Callable[...
 
 def test_threshold_crossed_is_failure(world: Callable[..., App]) -> None:
     w = world()
-    w.gh.set_file(".github/rtcbot.yml", "thresholds:\n  editing_rtc: {rtc: 0.5}\n")
+    w.gh.set_file(".github/rtcbot.yml", "thresholds:\n  editing_rtc: {rtc: 0.6}\n")
     pr = w.gh.add_pr(12, fixture="more-itertools-d992be0de9.diff")
     w.deliver("pull_request", w.gh.pr_event("opened", 12))
     w.run()
     run = finished(w, sha=pr.head_sha)
-    assert run["conclusion"] == "failure"  # the scripted model never re-creates an edit: rtc 0
+    assert run["conclusion"] == "failure"  # the scripted model re-creates 2 of the 4 edits: rtc 0.5
     assert "below the threshold" in run["output"]["summary"]
 
 
 def test_fail_on_gates_the_check_run(world: Callable[..., App]) -> None:
     w = world()
-    w.gh.set_file(".github/rtcbot.yml", "fail_on: editing_rtc.findings>0 && editing_rtc.rtc<=0\n")
+    w.gh.set_file(".github/rtcbot.yml", "fail_on: editing_rtc.findings>0 && editing_rtc.rtc<=0.5\n")
     pr = w.gh.add_pr(18, fixture="more-itertools-d992be0de9.diff")
     w.deliver("pull_request", w.gh.pr_event("opened", 18))
     w.run()
     run = finished(w, sha=pr.head_sha)
     assert run["conclusion"] == "failure"
-    crossed = run["output"]["summary"].split("\n")[0]
-    assert "Threshold crossed" in crossed and "editing_rtc.findings>0" in crossed and "editing_rtc.rtc<=0" in crossed
+    verdict, crossed = [ln for ln in run["output"]["summary"].split("\n") if ln][:2]
+    assert verdict.startswith("**The gate fails: editing\\_rtc.findings>0")  # the verdict first
+    assert "Threshold crossed" in crossed and "editing_rtc.findings>0" in crossed and "editing_rtc.rtc<=0.5" in crossed
     assert "the defaults apply" not in run["output"]["summary"]  # the App reads the same file as the Action
 
 

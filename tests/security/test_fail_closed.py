@@ -27,7 +27,7 @@ from tests.bot.app_support import App
 from tests.bot.test_action import EVENT, TOKEN, read_outputs
 from tests.bot.test_jobs import finished, world  # noqa: F401  (fixture)
 from tests.fakes.github_server import FakeGitHub, fake_github  # noqa: F401  (fixture)
-from tests.fakes.llm_server import ScriptedLLM, varied
+from tests.fakes.llm_server import RoundTrips, ScriptedLLM, varied
 from tests.security.test_action import action
 from tests.security.test_semgrep_gates import _semgrep, new_file_diff
 from tests.support import ROOT
@@ -127,7 +127,7 @@ def test_cli_policy_skips_do_not_fail_the_gate(scripted_llm: Callable[..., Scrip
 @pytest.mark.slow
 def test_cli_a_budget_cut_leaves_the_gate_failing_closed(scripted_llm: Callable[..., ScriptedLLM],
                                                          tmp_path: Path) -> None:
-    srv = scripted_llm("```\nx\n```")
+    srv = scripted_llm(RoundTrips())  # a model that can edit code: the whole run's hunks are conclusive
     llm = ["--llm-base-url", srv.base_url, "--model", srv.model]
     cfg = tmp_path / "rtcbot.yml"
     cfg.write_text('fail_on: "editing_rtc.rtc<0"\n')  # never holds on a measured rtc

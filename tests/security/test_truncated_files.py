@@ -77,7 +77,8 @@ def test_app_fails_the_gate_over_the_files_github_did_not_list(world: Callable[.
     run = finished(w, "rtcbot / AutoFix", sha=pr.head_sha)
     summary = run["output"]["summary"]
     assert run["conclusion"] == "failure", summary
-    assert summary.startswith(f"> **Note:** {NOTE}")
+    verdict, rest = summary.split("\n\n", 1)
+    assert verdict.startswith("**The gate fails: AutoFix could not scan") and rest.startswith(f"> **Note:** {NOTE}")
     assert f"**The gate cannot pass:** {SAID}" in summary
     assert run["annotations"] == []  # the eval was never seen: the gate failed on what was not listed
 
