@@ -27,7 +27,7 @@ import httpx
 
 from tests.bot.app_support import REDIS_URL, SECRET, deliver, drop_schema, postgres_url
 from tests.fakes.github_server import FakeGitHub
-from tests.fakes.llm_server import Responder, ScriptedLLM, varied
+from tests.fakes.llm_server import Responder, RoundTrips, ScriptedLLM
 from tests.support import ROOT
 
 DEPLOY = ROOT / "deploy"
@@ -105,7 +105,8 @@ class Stack:
 
     tmp: Path
     llm_delay_s: float = 0.05
-    responder: Responder = varied
+    # a model that can edit code: each one-line hunk re-created, so each is annotated
+    responder: Responder = field(default_factory=RoundTrips)
     overrides: dict[str, str] = field(default_factory=dict)
     gh: FakeGitHub = field(init=False)
     llm: ScriptedLLM = field(init=False)

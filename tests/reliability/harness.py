@@ -38,7 +38,7 @@ from bot.app.settings import ServiceSettings
 from bot.app.web import create_app
 from tests.bot.app_support import deliver, make_settings, serve
 from tests.fakes.github_server import FakeGitHub
-from tests.fakes.llm_server import Responder, ScriptedLLM, varied
+from tests.fakes.llm_server import Responder, RoundTrips, ScriptedLLM
 from tests.reliability.services import Postgres, Redis
 from tests.support import ROOT
 
@@ -121,11 +121,13 @@ class World:
     """Everything one scenario runs on; a context manager that stops it all."""
 
     def __init__(self, name: str, pg: Postgres, redis: Redis, tmp: Path, *, llm_delay_s: float = 0.2,
-                 hunks: int = 2, threads: int = 2, llm_concurrency: int = 8, responder: Responder = varied) -> None:
+                 hunks: int = 2, threads: int = 2, llm_concurrency: int = 8,
+                 responder: Responder | None = None) -> None:
         logging.getLogger("werkzeug").setLevel(logging.WARNING)  # one line per delivery otherwise
         self.name, self.pg, self.redis, self.tmp, self.hunks = name, pg, redis, tmp, hunks
         self.gh = FakeGitHub().start()
-        self.llm = ScriptedLLM(responder, delay_s=llm_delay_s).start()
+        # by default a model that can edit code: each one-line hunk re-created, so each is annotated
+        self.llm = ScriptedLLM(responder or RoundTrips(), delay_s=llm_delay_s).start()
         redis.flush()
         db = pg.create_database(f"chaos_{name}_{uuid.uuid4().hex[:6]}")
         self.settings = make_settings(tmp, self.gh, self.llm, database_url=db, redis_url=redis.url)

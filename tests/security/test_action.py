@@ -23,7 +23,7 @@ import pytest
 
 from tests.bot.test_action import EVENT, TOKEN, pr_github, read_outputs  # noqa: F401  (fixture)
 from tests.fakes.github_server import FakeGitHub, fake_github  # noqa: F401  (fixture)
-from tests.fakes.llm_server import ScriptedLLM, varied
+from tests.fakes.llm_server import RoundTrips, ScriptedLLM, varied
 
 HOSTILE_CONFIG = 'ignore: ["*"]\nfail_on: "total.errors>99"\n'
 
@@ -65,7 +65,7 @@ def test_a_pull_requests_own_config_cannot_turn_the_gate_green(
         inputs["fail_on"] = "total.findings>0"
     else:  # the admins' file on the base commit (the PR's head has no such file in the API)
         gh.set_file(".github/rtcbot.yml", "fail_on: total.findings>0\n", ref=base_sha)
-    proc = action(gh, scripted_llm(varied), tmp_path, **inputs)
+    proc = action(gh, scripted_llm(RoundTrips()), tmp_path, **inputs)  # conclusive hunks: findings the gate counts
     assert proc.returncode == 1, proc.stderr[-3000:]
     assert "fail-on matched: total.findings>0" in proc.stderr
     reads = [r for r in gh.requests if r.method == "GET" and "/contents/" in r.path]
