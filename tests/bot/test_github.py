@@ -34,7 +34,7 @@ from bot.github import (
 )
 from bot.github.policy import RESET_MARGIN_S, Attempts, GiveUp, Retry, decide
 from tests.fakes.github_server import FakeGitHub, Request, many_hunks_diff
-from tests.fakes.llm_server import ScriptedLLM, varied
+from tests.fakes.llm_server import RoundTrips, ScriptedLLM
 from tests.support import FIXTURES, ROOT
 
 TOKEN = "ghs_action_token"
@@ -287,7 +287,7 @@ def test_the_action_rides_out_a_secondary_limit_without_retry_after(
         head_sha=event["pull_request"]["head"]["sha"],
     )
     gh.fail_next(1, status=403, retry_after=None, match="POST /repos")
-    llm = scripted_llm(varied)
+    llm = scripted_llm(RoundTrips())  # its two hunks conclusive: annotated
     workspace = tmp_path / "workspace"
     workspace.mkdir()
     env = {
