@@ -16,6 +16,7 @@ the hunk's old code.
 
 from __future__ import annotations
 
+import logging
 import re
 import textwrap
 from collections.abc import Callable, Sequence
@@ -42,6 +43,7 @@ from analyzers.rtc import similarity
 from analyzers.rtc.leak import leak_note, leak_rate, leak_reason
 from analyzers.rtc.round_trip import RoundTrip, aggregate, round_trip
 
+log = logging.getLogger(__name__)
 BASELINE = "Edit."
 REMOVED_ONLY = "lines removed only: nothing to re-create"  # a hunk EditingRTC does not score
 
@@ -200,8 +202,9 @@ class EditingRTC:
         format_note = watch.note(stopped)
         if format_note and watch.bad:
             report.notes.append(format_note)
-        if not report.findings and watch.bad and not watch.good:
+        if not report.findings and watch.bad and not watch.good:  # the operator's problem, not a finding
             report.not_run = f"the model's answers were not usable: {watch.good} of {watch.seen} in format"
+            log.warning("EditingRTC did not run: %s (the model's, not the change's)", report.not_run)
         report.planned = len(todo)
         if len(report.findings) < len(todo):
             report.cut_by = "the model's answers out of format" if stopped else "LLM budget"
