@@ -137,7 +137,7 @@ def test_the_toy_analyzer_reaches_every_format_of_the_command_line(tmp_path: Pat
     assert [(c["path"], c["line"]) for c in posted["comments"]] == [("src/calc.py", 2)]  # the verified fix
     # in generic words, its title: the toy declares no `in_review` or `fix_note`, and no other
     # analyzer's words (a Semgrep re-scan, Patched RTC) are said of its fix
-    assert posted["body"] == "rtcbot Toy: 1 fix you can commit."
+    assert posted["body"] == f"**{HEADLINE}.**\n\nrtcbot Toy: 1 fix you can commit."  # the verdict first
     assert "Verified by its analyzer's checks." in posted["comments"][0]["body"]
     assert "Semgrep" not in json.dumps(posted) and "Patched RTC" not in json.dumps(posted)
 
