@@ -35,7 +35,8 @@ from analyzers.code.diff import parse_diff
 from analyzers.context import AnalysisContext, Tools
 from analyzers.pipeline import run_one
 from bot.cli.commands.config import command as config_command
-from bot.core.config import MAX_CONFIG_BYTES, MAX_DEPTH, parse_config
+from bot.core.config import parse_config
+from bot.core.config_file import MAX_CONFIG_BYTES, MAX_DEPTH
 from tests.conftest import client_for
 from tests.fakes.llm_server import ScriptedLLM
 from tests.support import require
