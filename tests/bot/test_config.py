@@ -29,7 +29,7 @@ from bot.core.settings import SettingsError, load_tools
 from bot.entry import main
 from tests.bot.test_action import EVENT, pr_github, run_action  # noqa: F401  (fixture)
 from tests.fakes.github_server import FakeGitHub
-from tests.fakes.llm_server import ScriptedLLM, varied
+from tests.fakes.llm_server import RoundTrips, ScriptedLLM, varied
 from tests.support import require
 
 SEMGREP = Path(sys.executable).parent / "semgrep"
@@ -338,7 +338,7 @@ def test_the_app_gates_on_fail_on_and_runs_no_test_command(
         tmp_path: Path, fake_github: Callable[..., FakeGitHub], scripted_llm: Callable[..., ScriptedLLM]) -> None:
     """The App reads `fail_on` (it refused the key before) and never runs a test command: the
     check run says so."""
-    run = _app_check_run(tmp_path, fake_github(), scripted_llm(varied),
+    run = _app_check_run(tmp_path, fake_github(), scripted_llm(RoundTrips()),  # conclusive hunks: findings
                          'fail_on: "editing_rtc.findings>0"\ntest_command: touch MARKER\n')
     assert run["conclusion"] == "failure"
     summary = run["output"]["summary"]
