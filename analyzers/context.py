@@ -69,6 +69,11 @@ class ReviewComment:
             heads = after[:1] or before[-1:] or [hunk.span[0]]
         return min(heads), max(heads)
 
+    def removed_only(self, hunk: Hunk) -> bool:
+        """The comment covers removed lines only in `hunk` (no line of the head)."""
+        at = self._range(hunk)
+        return at is not None and all(ln.new_no is None for ln in hunk.lines[at[0]:at[1] + 1])
+
     def _range(self, hunk: Hunk) -> tuple[int, int] | None:
         """The first and last index in `hunk.lines` of the lines the comment is on."""
         if self.outdated or self.line <= 0:

@@ -146,6 +146,9 @@ class Finding:
     # what the evidence shows the model missed, as its analyzer words it for the author's advice
     # (EditingRTC: the added lines no regeneration carried); the change's text, rendered inert
     missed: list[str] = field(default_factory=list)
+    # about lines the change removed only: the head has no such line, so `start_line` is the head
+    # line where they were (an annotation's place) and no output may present it as that line's
+    on_removed: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

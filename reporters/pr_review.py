@@ -233,7 +233,8 @@ def render_review(reports: list[AnalyzerReport], gate: Gate | None = None) -> st
     With nothing to suggest, no event and a `note` saying that nothing would be posted."""
     suggestions = candidates(reports)
     if not suggestions:  # the reporter posts no review: the dry run says so, not an empty body
-        return json.dumps({"event": None, "body": "", "comments": [], "note": NOTHING_TO_POST}, indent=2)
+        note = f"{verdict.markdown(reports, gate)}\n\n{NOTHING_TO_POST}".strip()  # the verdict first, still
+        return json.dumps({"event": None, "body": "", "comments": [], "note": note}, indent=2, ensure_ascii=False)
     body = f"{verdict.markdown(reports, gate)}\n\n{review_body(suggestions)}".strip()
     return json.dumps({"event": "COMMENT", "body": body,
                        "comments": [comment_of(s) for s in suggestions]}, indent=2, ensure_ascii=False)

@@ -130,7 +130,8 @@ def _fix(fix: Fix) -> dict[str, Any]:
 
 
 def _message(f: Finding) -> dict[str, Any]:
-    text = _text(f"{f.title}: {f.message}" if f.message else f.title, f.analyzer)
+    where = " (on lines the change removed)" if f.on_removed else ""
+    text = _text(f"{f.title}{where}: {f.message}" if f.message else f"{f.title}{where}", f.analyzer)
     md = f"**{inert(f.title)}**" + (f"\n\n{inert(f.message, block=True)}" if f.message else "")
     if f.fix is not None:
         md += "\n\n" + f.fix.suggestion
@@ -144,7 +145,8 @@ def _result(f: Finding, index: int) -> dict[str, Any]:
         "level": LEVELS.get(f.level, "note"),
         "message": _message(f),
     }
-    loc = _location(f.path, f.start_line, f.end_line)
+    # on removed lines: the file, no line (the head has none of them; its line there is another's)
+    loc = _location(f.path, None, None) if f.on_removed else _location(f.path, f.start_line, f.end_line)
     if loc:
         result["locations"] = [loc]
     result["partialFingerprints"] = {**({FINGERPRINT: f.key} if f.key else {}),
@@ -187,6 +189,11 @@ def report_run(report: AnalyzerReport) -> dict[str, Any]:
         index[report.name] = 0
         rules.append(_rule(report.name, report, Finding(report.name, report.title)))
     notifications = [_skipped_notification(s) for s in report.skipped]
+    if apart := report.inconclusive:  # the evidence says nothing about the change: no result, one line
+        why = "; ".join(dict.fromkeys(f.inconclusive.words for f in apart if f.inconclusive is not None))
+        notifications.insert(0, {"level": "note", "descriptor": {"id": "inconclusive"}, "message": {"text": _text(
+            f"{len(apart)} of {len(report.findings)} items inconclusive, not reported as results ({why})",
+            "inconclusive")}})
     if report.not_run:  # it ran, and had nothing it could do: said, never a silent clean run
         notifications.insert(0, {"level": "note", "message": {"text": _text(f"not run: {report.not_run}", "not run")},
                                  "descriptor": {"id": "not-run"}})
@@ -218,7 +225,7 @@ def report_run(report: AnalyzerReport) -> dict[str, Any]:
         }],
         "columnKind": "unicodeCodePoints",
         "originalUriBaseIds": {SRCROOT: {"description": {"text": "The repository root."}}},
-        "results": [_result(f, index[rule_id(f)]) for f in report.findings],
+        "results": [_result(f, index[rule_id(f)]) for f in report.findings if f.inconclusive is None],
         "properties": properties,
     }
 

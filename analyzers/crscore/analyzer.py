@@ -390,4 +390,5 @@ class CRScoreAnalyzer:
             evidence={"comment": c.body, "pseudo_references": unit.pseudo_refs, **s.evidence()},
             key=comment_key(unit.key, c.body),
             comment_id=c.id,
+            on_removed=c.removed_only(unit.hunks[0]),
         )

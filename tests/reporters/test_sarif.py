@@ -16,7 +16,7 @@ import pytest
 
 from analyzers.report import AnalyzerReport, Finding, Fix, Skipped
 from reporters.sarif import SarifReporter, render_sarif, to_sarif
-from tests.fakes.llm_server import ScriptedLLM, varied
+from tests.fakes.llm_server import RoundTrips, ScriptedLLM
 from tests.support import FIXTURES, ROOT, require
 
 
@@ -178,6 +178,48 @@ def test_findings_without_location_or_message_still_validate() -> None:
     assert r2["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] == "abs/b.py"
 
 
+def test_a_finding_on_removed_lines_names_the_file_and_no_head_line() -> None:
+    """Issue #47 item 8: a comment on lines the change removed sits at a head line for the
+    annotation, but that line is another's: SARIF names the file, no region, and says so."""
+    report = AnalyzerReport("crscore", "CRScore", findings=[
+        Finding("crscore", "comment: why drop this?", "Con 0.50", path="a.py", start_line=7, end_line=7,
+                on_removed=True)])
+    log = to_sarif([report])
+    validate(log)
+    (result,) = log["runs"][0]["results"]
+    assert "region" not in result["locations"][0]["physicalLocation"]
+    assert result["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] == "a.py"
+    assert "(on lines the change removed)" in result["message"]["text"]
+
+
+def test_an_inconclusive_hunk_is_no_result_and_one_notification() -> None:
+    """Issue #47: what the model could not judge is no alert on the author's code."""
+    from analyzers.report import Inconclusive
+
+    report = AnalyzerReport("editing_rtc", "EditingRTC", findings=[
+        Finding("editing_rtc", "def a():", path="a.py", start_line=1),
+        Finding("editing_rtc", "def b():", path="a.py", start_line=9, inconclusive=Inconclusive.EMBEDDED)])
+    log = to_sarif([report])
+    validate(log)
+    (run,) = log["runs"]
+    assert [r["message"]["text"].split(":")[0] for r in run["results"]] == ["def a()"]
+    notes = run["invocations"][0]["toolExecutionNotifications"]
+    (note,) = [n for n in notes if n["descriptor"]["id"] == "inconclusive"]
+    assert note["message"]["text"].startswith("1 of 2 items inconclusive, not reported as results (")
+
+
+def test_a_left_side_comment_is_on_removed_lines() -> None:
+    from analyzers.code.diff import parse_diff
+    from analyzers.context import ReviewComment
+
+    diff = "--- a/a.py\n+++ b/a.py\n@@ -1,4 +1,2 @@\n x = 1\n-y = 2\n-z = 3\n w = 4\n"
+    (hunk,) = [h for _, h in parse_diff(diff).hunks()]
+    left = ReviewComment("a.py", 2, "why drop y?", "bob", 1, side="LEFT")
+    right = ReviewComment("a.py", 2, "w is fine", "bob", 2)
+    assert left.removed_only(hunk) and left.head_span(hunk) == (2, 2)
+    assert not right.removed_only(hunk)
+
+
 def test_empty_input_is_a_valid_log() -> None:
     log = to_sarif([])
     validate(log)
@@ -196,7 +238,7 @@ def test_the_validator_rejects_a_broken_log() -> None:
 def test_cli_review_of_a_real_diff_validates(scripted_llm: Callable[..., ScriptedLLM], tmp_path: Path) -> None:
     diff = FIXTURES / "prs" / "jsoup-b035b623d3.diff"
     require(diff.is_file(), f"{diff} is missing")
-    llm = scripted_llm(varied)
+    llm = scripted_llm(RoundTrips())  # passes every baseline: its hunks are conclusive, so results
     out = tmp_path / "out.sarif"
     proc = subprocess.run(
         [sys.executable, "-m", "bot", "review", str(diff), "--format", "sarif",

@@ -51,7 +51,8 @@ def test_the_verdict_is_the_first_line_of_every_output() -> None:
     assert first_line(render(rs, "markdown", GATE)) == f"**{readable.cell(said)}**"
     assert first_line(render(rs, "text", GATE)).startswith("The gate fails: EditingRTC: 1 of 3 hunks")
     assert json.loads(render(rs, "json", GATE))["verdict"] == said
-    assert json.loads(render(rs, "github-review", GATE))["body"].startswith(f"**{readable.cell(said)}**")
+    review = json.loads(render(rs, "github-review", GATE))  # nothing to suggest: no review, the note says so
+    assert review["event"] is None and review["note"].startswith(f"**{readable.cell(said)}**")
     out = check_run.render(rs[0], conclusion="failure", crossed=list(GATE.reasons))
     failed = Gate(fails=True, reasons=GATE.reasons)  # a check run knows its conclusion, not the expression
     assert first_line(out.summary) == f"**{readable.cell(verdict.sentence(rs, failed))}**"
