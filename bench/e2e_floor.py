@@ -103,8 +103,9 @@ class PR:
 
     @property
     def code_hunks(self) -> int:
-        return sum(1 for fc, h in self.changes.hunks()
-                   if fc.language in CODE_LANGUAGES and (h.added_lines or h.removed_lines))
+        """The hunks EditingRTC scores: code with added lines (one that only removes lines has
+        nothing to re-create: issue #47)."""
+        return sum(1 for fc, h in self.changes.hunks() if fc.language in CODE_LANGUAGES and h.added_lines)
 
 
 def synthetic_comments(changes: ChangeSet, limit: int = 3) -> list[ReviewComment]:

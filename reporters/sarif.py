@@ -176,18 +176,9 @@ def _skipped_notification(s: Skipped) -> dict[str, Any]:
     return note
 
 
-def report_run(report: AnalyzerReport) -> dict[str, Any]:
-    """One SARIF run for one analyzer report."""
-    rules: list[dict[str, Any]] = []
-    index: dict[str, int] = {}
-    for f in report.findings:
-        rid = rule_id(f)
-        if rid not in index:
-            index[rid] = len(rules)
-            rules.append(_rule(rid, report, f))
-    if not rules:  # the analyzer's own rule, so a clean run still says what it checked
-        index[report.name] = 0
-        rules.append(_rule(report.name, report, Finding(report.name, report.title)))
+def _notifications(report: AnalyzerReport) -> list[dict[str, Any]]:
+    """What the run says beside its results: an error, why it did not run, its inconclusive items
+    (no results: the evidence says nothing about the change), each item it skipped."""
     notifications = [_skipped_notification(s) for s in report.skipped]
     if apart := report.inconclusive:  # the evidence says nothing about the change: no result, one line
         why = "; ".join(dict.fromkeys(f.inconclusive.words for f in apart if f.inconclusive is not None))
@@ -200,6 +191,22 @@ def report_run(report: AnalyzerReport) -> dict[str, Any]:
     if report.error:
         notifications.insert(0, {"level": "error", "message": {"text": _text(report.error, "error")},
                                  "descriptor": {"id": "analyzer-error"}})
+    return notifications
+
+
+def report_run(report: AnalyzerReport) -> dict[str, Any]:
+    """One SARIF run for one analyzer report."""
+    rules: list[dict[str, Any]] = []
+    index: dict[str, int] = {}
+    for f in report.findings:
+        rid = rule_id(f)
+        if rid not in index:
+            index[rid] = len(rules)
+            rules.append(_rule(rid, report, f))
+    if not rules:  # the analyzer's own rule, so a clean run still says what it checked
+        index[report.name] = 0
+        rules.append(_rule(report.name, report, Finding(report.name, report.title)))
+    notifications = _notifications(report)
     properties: dict[str, Any] = {"analyzer": report.name, "title": report.title}
     if report.scores:
         properties["scores"] = dict(report.scores)

@@ -60,7 +60,7 @@ from analyzers.autofix.text import (
     unified_diff,
 )
 from analyzers.code import suppressions
-from analyzers.code.diff import ChangeSet, FileChange
+from analyzers.code.diff import CODE_LANGUAGES, ChangeSet, FileChange
 from analyzers.code.paths import write_inside
 from analyzers.context import AnalysisContext, Tools
 from analyzers.llm import answer as llm_answer
@@ -292,7 +292,7 @@ class AutoFix:
         report = AnalyzerReport(self.name, self.title)
         scannable, read = in_scope(changes, ctx)  # whatever their paths (analyzers/autofix/scope.py)
         files = [f for f in scannable if f.language in SCANNED_LANGUAGES]
-        for fc in (f for f in scannable if f.language not in SCANNED_LANGUAGES):  # one "Not analysed" line
+        for fc in (f for f in scannable if f.language in CODE_LANGUAGES and f.language not in SCANNED_LANGUAGES):
             report.skipped.append(Skipped(fc.path, "no AutoFix rules for its language", "policy", fc.path))
         if not files:
             report.notes.append("no changed Python, JavaScript or Java files to scan")

@@ -147,5 +147,6 @@ def test_app_a_line_quoted_without_its_comment_fails_the_check_run(
     srv = scripted_llm(_model(COMMENTED_DIFF, UNCOMMENTED), model=f"obeys-{uuid.uuid4().hex[:8]}")
     run, ann = app_review(fake_github(), srv, COMMENTED_DIFF, tmp_path)
     assert run["conclusion"] == "failure", run["output"]["summary"]
-    assert GATE in run["output"]["summary"].split("\n")[0]
-    assert "description quotes the new code: its line 3, verbatim" in ann["message"] and "RTC 0.00" in ann["message"]
+    assert GATE.replace("_", "\\_") in run["output"]["summary"].split("\n")[0]  # the verdict first, as Markdown
+    assert "description quotes the new code: its line 3, verbatim" in ann["message"]
+    assert "No description let the model re-create this edit." in ann["message"]  # its figures: raw details
