@@ -120,8 +120,10 @@ def test_a_ci_run_prints_progress_lines_and_quiet_none(scripted_llm: Callable[..
 
     reader = threading.Thread(target=read_stderr, daemon=True)
     reader.start()
-    stdout, _ = proc.communicate(timeout=180)
-    reader.join(10)
+    assert proc.stdout is not None
+    stdout = proc.stdout.read()  # not communicate(): it would read stderr too, taking lines from the reader
+    proc.wait(180)
+    reader.join(30)
     assert proc.returncode == 0, "".join(lines)[-2000:]
     progress = [ln for ln in lines if ln.startswith("rtcbot: progress: ")]
     assert progress[0].startswith("rtcbot: progress: 1 analysis of 2 hunks: 0 of 1 done · ")
