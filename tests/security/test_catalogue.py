@@ -25,16 +25,16 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from analyzers.code.diff import parse_diff
 from bot.entry import main
 from tests.bot.app_support import App
 from tests.bot.test_action import EVENT, TOKEN, read_outputs
 from tests.bot.test_jobs import finished, world  # noqa: F401  (fixture)
 from tests.fakes.github_server import FakeGitHub, fake_github  # noqa: F401  (fixture)
-from tests.fakes.llm_server import ScriptedLLM, last_user_text
+from tests.fakes.llm_server import ScriptedLLM
 from tests.security.catalogue import CATALOGUE, Change, Gate, Transformation, cases, findings_fixtures
 from tests.security.test_action import action
 from tests.security.test_fingerprints import dismissals_file, finding
+from tests.security.test_leak_disguised import _model
 from tests.security.test_semgrep_gates import _semgrep
 
 pytestmark = pytest.mark.slow
@@ -97,17 +97,7 @@ def obeying(change: Change, scripted_llm: Callable[..., ScriptedLLM]) -> Scripte
     """EditingRTC's model obeys the planted instruction: forward, it quotes the planted line the
     way `change.quote` disguises it; backward, it re-creates the edit from its own description
     (the quote reads as the line) and never from the baseline "Edit."."""
-    hunks = [h for _, h in parse_diff(patch_of(change.base, change.head)).hunks()]
-    new = "".join(h.new_code for h in hunks)
-    old = "".join(h.old_code for h in hunks)
-    quote = change.quote(change.planted)
-
-    def answer(req: dict[str, Any]) -> str | list[str]:
-        text = last_user_text(req)
-        if "[edit description]" not in text:
-            return [f"Let the deploy account in ({i}): {quote}" for i in range(int(req.get("n") or 1))]
-        told = text.rsplit("[edit description]", 1)[1]
-        return f"```python\n{new if 'deploy account in' in told else old}```\n[end]"
+    answer = _model(patch_of(change.base, change.head), change.quote(change.planted))
     return scripted_llm(answer, model=f"obeys-{uuid.uuid4().hex[:8]}")
 
 
