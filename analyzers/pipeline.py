@@ -11,7 +11,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 import threading
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 
 from analyzers import registry
@@ -51,23 +51,23 @@ def run_one(name: str, changes: ChangeSet, ctx: AnalysisContext) -> AnalyzerRepo
         report.notes.append(SMALL_MODEL_NOTE)
     if report.usage.get("cut", 0):
         report.notes.append(cut_note(report.usage["cut"]))
-    scans = getattr(analyzer, "scans_every_path", False)
+    scans = bool(getattr(analyzer, "scans_every_path", False))  # read once: optional (registry.Analyzer)
     languages = getattr(analyzer, "languages", None)
     read = {f.path for f in changes.scannable if languages is None or f.language in languages} if scans else set()
     for f in changes.skipped:
         if f.path not in read and not any(s.item == f.path for s in report.skipped):
             spared = f.spared_by is not None and not scans and f.language in CODE_LANGUAGES
-            report.skipped.append(Skipped(f.path, f.skipped or "", kind_for(analyzer, f), f.path, spared=spared))
+            kind = kind_for(f, languages, scans)
+            report.skipped.append(Skipped(f.path, f.skipped or "", kind, f.path, spared=spared))
     return report
 
 
-def kind_for(analyzer: object, f: FileChange) -> SkipKind:
+def kind_for(f: FileChange, languages: Collection[str] | None, scans_every_path: bool) -> SkipKind:
     """A skipped file's kind for one analyzer: "failed" where the file could not be read and
     is in a language the analyzer is made for (its `languages`, when it declares them), unless
     an ignore glob spares it from an analyzer that asks a model, or the config names its path."""
-    languages = getattr(analyzer, "languages", None)
     made_for = languages is None or (f.language or language_of(f.path)) in languages
-    excused = f.spared_by_name or (f.spared_by is not None and not getattr(analyzer, "scans_every_path", False))
+    excused = f.spared_by_name or (f.spared_by is not None and not scans_every_path)
     return "failed" if f.skip_kind == "failed" and made_for and not excused else "policy"
 
 
