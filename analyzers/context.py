@@ -168,6 +168,9 @@ class AnalysisContext:
     test_command: str | None = None
     tools: Tools = field(default_factory=Tools)
     unread: dict[str, str] = field(default_factory=dict)  # files at the head too large to read: why
+    # why the model that runs is not qualified for the repository, where a qualification record
+    # says so ("" when it is, or no record says): its scores are inconclusive (bot/core/qualification.py)
+    unqualified: str = ""
     _llm: LLMClient | None = field(default=None, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 

@@ -71,6 +71,7 @@ class Inconclusive(StrEnum):
     BASELINE = "baseline"  # the model failed the item's own baseline
     EVERY_ITEM = "every_item"  # the model failed every item of the run
     EMBEDDED = "embedded"  # the embedded model: too small to judge a change
+    UNQUALIFIED = "unqualified"  # a qualification record of the repository does not qualify the model
 
     @property
     def words(self) -> str:
@@ -82,6 +83,7 @@ INCONCLUSIVE_WORDS: dict[Inconclusive, str] = {
     Inconclusive.BASELINE: 'the model could not give back the unchanged lines when asked for an unspecified "Edit."',
     Inconclusive.EVERY_ITEM: "the model could not re-create any change of this run",
     Inconclusive.EMBEDDED: "the embedded model is too small to judge a change",
+    Inconclusive.UNQUALIFIED: "the model that ran is not qualified for this repository: see docs/qualify.md",
 }
 
 

@@ -197,7 +197,8 @@ class EditingRTC:
             results = llm.map(one, todo)
             texts, labels = loading.result()
         report.notes += [f"{p}: {w}; its hunks are named by git's header" for p in texts if (w := ctx.unread.get(p))]
-        _findings(report, todo, results, labels, embedded=llm.settings.model == EMBEDDED_ALIAS)
+        _findings(report, todo, results, labels, embedded=llm.settings.model == EMBEDDED_ALIAS,
+                  unqualified=bool(ctx.unqualified))
         stopped = sum(isinstance(r, str) and r.startswith("not asked") for r in results)
         format_note = watch.note(stopped)
         if format_note and watch.bad:
@@ -213,7 +214,7 @@ class EditingRTC:
 
 
 def _findings(report: AnalyzerReport, todo: Sequence[tuple[FileChange, Hunk]], results: Sequence[HunkResult | str],
-              labels: Sequence[str], *, embedded: bool) -> None:
+              labels: Sequence[str], *, embedded: bool, unqualified: bool = False) -> None:
     """Each scored hunk's finding, judged conclusive or not (analyzers/editing_rtc/evidence.py);
     each hunk not scored listed as skipped, with why."""
     failed: list[bool] = []
@@ -225,7 +226,7 @@ def _findings(report: AnalyzerReport, todo: Sequence[tuple[FileChange, Hunk]], r
         report.findings.append(to_finding(fc, res, label))
         failed.append(evidence.failed_baseline(hunk, res.trip))
         done.append(res)
-    evidence.judge(report.findings, failed, embedded=embedded)
+    evidence.judge(report.findings, failed, embedded=embedded, unqualified=unqualified)
     for f, res in zip(report.findings, done, strict=True):
         if f.inconclusive is not None:  # what the model understood; nothing said of the change
             f.message = message(res, conclusive=False)

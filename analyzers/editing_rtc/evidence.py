@@ -16,8 +16,10 @@ re-create from a description stays scored: that evidence holds). Precisely:
 A hunk is **inconclusive** (analyzers/report.py `Inconclusive`) when its model failed its
 baseline (BASELINE), when no description re-created any hunk of a run of two or more (EVERY_ITEM:
 the model, not each change, is what the run measured), or when the model is the embedded one
-(EMBEDDED: 135M parameters only show the pipeline working). The first reason found is kept, in
-the order EMBEDDED, BASELINE, EVERY_ITEM. Pure.
+(EMBEDDED: 135M parameters only show the pipeline working), or when the repository's
+qualification record does not qualify the model that ran (UNQUALIFIED: bot/core/qualification.py;
+the analysis context's `unqualified`). The first reason found is kept, in the order EMBEDDED,
+UNQUALIFIED, BASELINE, EVERY_ITEM. Pure.
 """
 
 from __future__ import annotations
@@ -62,13 +64,16 @@ def missed(hunk: Hunk, trip: RoundTrip) -> list[str]:
     return [ln for ln in dict.fromkeys(added) if ln not in carried][:MISSED_SHOWN]
 
 
-def judge(findings: Sequence[Finding], failed: Sequence[bool], *, embedded: bool) -> None:
+def judge(findings: Sequence[Finding], failed: Sequence[bool], *, embedded: bool, unqualified: bool = False) -> None:
     """Mark each finding inconclusive where its evidence cannot say anything about its change:
-    `failed[i]`, whether finding i's model failed its baseline; `embedded`, the embedded model."""
+    `failed[i]`, whether finding i's model failed its baseline; `embedded`, the embedded model;
+    `unqualified`, a model the repository's qualification record does not qualify."""
     none_made = len(findings) > 1 and all(f.scores.get("rtc", 0.0) == 0 for f in findings)
     for f, base in zip(findings, failed, strict=True):
         if embedded:
             f.inconclusive = Inconclusive.EMBEDDED
+        elif unqualified:
+            f.inconclusive = Inconclusive.UNQUALIFIED
         elif base and f.scores.get("rtc", 0.0) == 0:  # a re-created edit is evidence all the same
             f.inconclusive = Inconclusive.BASELINE
         elif none_made:

@@ -54,7 +54,7 @@ from bot.core.context import (
     marked_by,
     unlisted_files,
 )
-from bot.core.qualification import refusal_from_commit
+from bot.core.qualification import standing_from_commit
 from bot.github import GitHub, GitHubError, token_client
 from reporters import check_run
 from reporters.base import Sinks, Target, run_reporter
@@ -148,7 +148,7 @@ class PullRequestRun:
         dismissed = dismissals_at_base(gh, pr, p.loaded, self.say)
         sel = replace(p.selection, names=p.names, notes=[*p.notes, *([dismissed.error] if dismissed.error else [])])
         review = review_core.plan(p.loaded, sel, llm=llm, gate=p.gate,
-                                  refusal=lambda: refusal_from_commit(gh, pr.full_name, pr.base_sha,
+                                  standing=lambda: standing_from_commit(gh, pr.full_name, pr.base_sha,
                                                                       model or s.model_name),
                                   dismissals=dismissed.dismissals)
         return Planned(review, p.checkout)

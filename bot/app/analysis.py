@@ -132,7 +132,7 @@ class Analysis:
             started = io.submit(self.checks.start, gh, job, analyzer.title, existing)
             p = review_core.plan(cfg, dataclasses.replace(sel, names=[job.analyzer]),
                                  llm=budget.llm_factory(self.settings, self.store, sel.model, payer_of(job)),
-                                 refusal=lambda: self._refusal(job, sel.model),
+                                 standing=lambda: self._standing(job, sel.model),
                                  dismissals=self.store.dismissals.listed(job.repository_id, job.repo))
             files = inputs.files.result()
             changes = changes_from_github(files, cfg)
@@ -156,11 +156,10 @@ class Analysis:
         except Exception:
             log.warning("could not write the LLM answers of job %s to the cache", row.id, exc_info=True)
 
-    def _refusal(self, job: AnalyzeJob, model: str | None) -> str | None:
-        """Under `require_qualified: true`: why the App's database does not record the model as
-        qualified for the repository (bot/core/qualification.py); None when it does."""
+    def _standing(self, job: AnalyzeJob, model: str | None) -> qualification.Standing:
+        """What the App's database records of the model on the repository (bot/core/qualification.py)."""
         name = qualification.model_name(self.settings.llm_settings(model))
-        return qualification.refusal_from_store(self.store, job.repo, name)
+        return qualification.standing_from_store(self.store, job.repo, name)
 
     def _recorder(self, job: AnalyzeJob, gh: GitHub) -> Callable[[list[dict[str, Any]]], int]:
         """Records what a reporter published on the job's pull request (bot/app/feedback.py), with

@@ -31,7 +31,7 @@ from bot.core.context import changes_from_diff, comments_from_github, marked_by,
 from bot.core.dismissals import Dismissal
 from bot.core.dismissals_file import parse_dismissals
 from bot.core.llm import llm_factory
-from bot.core.qualification import model_name, refusal_from_file
+from bot.core.qualification import Standing, model_name, standing_from_file
 from bot.core.settings import SettingsError, load_tools
 from bot.github import TokenIdentity
 from bot.shell.commands import LazyHelp, options
@@ -208,12 +208,14 @@ def _plan(loaded: LoadedConfig, settings: LLMSettings, *, analyzer_spec: str | N
     if sel.model:
         settings = replace(settings, model=sel.model)
 
-    def refusal() -> str | None:
-        if (why := refusal_from_file(model_name(settings), repo)) is not None:
+    def standing() -> Standing:
+        said = standing_from_file(model_name(settings), repo)
+        why = said.refusal() if loaded.config.require_qualified else said.unqualified()
+        if why is not None:
             click.echo(f"note: {why}", err=True)
-        return why
+        return said
 
-    return review_core.plan(loaded, sel, llm=llm_factory(settings), refusal=refusal, dismissals=dismissals)
+    return review_core.plan(loaded, sel, llm=llm_factory(settings), standing=standing, dismissals=dismissals)
 
 
 def _run(p: review_core.Plan, change: review_core.Change, tools: Tools, *, fmt: str, out_file: Path | None,

@@ -9,14 +9,21 @@ qualify` qualified for it. The record is read where each surface trusts it:
 - the App: the `qualifications` table (bot/store/store.py), written by `rtcbot qualify --database`
   (`refusal_from_store`).
 
-When the model is not qualified, the surface hands the analyzers `refusing_factory(reason)` (bot/core/llm.py):
-EditingRTC, SynthesisRTC, CRScore's claims and AutoFix's fixes get no model, while Semgrep's
-findings, the code smells and the execution findings still publish, and `reason` (which model
-ran, that it is not qualified, how to qualify it) is a note on every check run.
+Each reading is a `Standing`: whether a record exists there, and why the model is not qualified
+in it ("" when it is). When the model is not qualified, under `require_qualified: true` the
+surface hands the analyzers `refusing_factory(reason)` (bot/core/llm.py): EditingRTC,
+SynthesisRTC, CRScore's claims and AutoFix's fixes get no model, while Semgrep's findings, the
+code smells and the execution findings still publish, and `reason` (which model ran, that it is
+not qualified, how to qualify it) is a note on every check run. Without it, a record that exists
+and does not qualify the model makes the model's scores inconclusive (analyzers/report.py
+`Inconclusive.UNQUALIFIED`: no advice to the author, and a gate over them fails closed unless
+`gate_inconclusive: ignore`), with `Standing.unqualified` (the same words) as the note; no record
+at all changes nothing.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -46,21 +53,53 @@ def not_qualified(model: str, repo: str, detail: str) -> str:
             f"(Semgrep, code smells, test runs) are; {HOW}")
 
 
-def refusal_from_text(model: str, text: str | None, where: str, repo: str = "this repository") -> str | None:
-    """Why `model` may not score `repo` given a record's JSON `text` found at `where` (None:
-    there is no record there); None when it may."""
+def unqualified(model: str, repo: str, detail: str) -> str:
+    """The note when a record exists and does not qualify `model`, without `require_qualified`."""
+    return (f"this run's model {model!r} is not qualified for {repo}: {detail}. Its model-based scores "
+            f"are inconclusive (the evidence is the model's, not the change's); {HOW}")
+
+
+@dataclass(frozen=True)
+class Standing:
+    """What a surface's qualification record says of the model that runs: whether a record
+    exists (`recorded`; an unreadable one counts), and why the model is not qualified in it
+    (`detail`, "" when it is)."""
+
+    model: str
+    repo: str
+    recorded: bool
+    detail: str = ""
+
+    def refusal(self) -> str | None:
+        """Under `require_qualified: true`: why the model is refused (None: it is qualified)."""
+        return not_qualified(self.model, self.repo, self.detail) if self.detail else None
+
+    def unqualified(self) -> str | None:
+        """Without it: why the model's scores are inconclusive (None: it is qualified, or no
+        record says anything of it)."""
+        return unqualified(self.model, self.repo, self.detail) if self.detail and self.recorded else None
+
+
+def standing_from_text(model: str, text: str | None, where: str, repo: str = "this repository") -> Standing:
+    """The standing of `model` on `repo` given a record's JSON `text` found at `where` (None:
+    there is no record there)."""
     if text is None:
-        return not_qualified(model, repo, f"no qualification record at {where}")
+        return Standing(model, repo, False, f"no qualification record at {where}")
     try:
         ok = qualified_in(text, where)
     except RecordError as e:
-        return not_qualified(model, repo, str(e))
+        return Standing(model, repo, True, str(e))
     if model in ok:
-        return None
-    return not_qualified(model, repo, f"qualified in {where}: {', '.join(sorted(ok)) or 'none'}")
+        return Standing(model, repo, True)
+    return Standing(model, repo, True, f"qualified in {where}: {', '.join(sorted(ok)) or 'none'}")
 
 
-def refusal_from_file(model: str, checkout: Path | None) -> str | None:
+def refusal_from_text(model: str, text: str | None, where: str, repo: str = "this repository") -> str | None:
+    """Why `model` may not score `repo` under `require_qualified: true` (None: it may)."""
+    return standing_from_text(model, text, where, repo).refusal()
+
+
+def standing_from_file(model: str, checkout: Path | None) -> Standing:
     """`rtcbot review`: the record in the checkout (.rtcbot/qualification.json), read as every
     fixed-name file in a checkout is (analyzers/code/checkout_files.py: no link followed, a regular
     file of at most MAX_RECORD_BYTES)."""
@@ -68,11 +107,15 @@ def refusal_from_file(model: str, checkout: Path | None) -> str | None:
     try:
         text = read_text(root, RECORD_PATH.as_posix(), limit=MAX_RECORD_BYTES)
     except CheckoutFileError as e:
-        return not_qualified(model, "this repository", str(e))
-    return refusal_from_text(model, text, str(root / RECORD_PATH))
+        return Standing(model, "this repository", True, str(e))
+    return standing_from_text(model, text, str(root / RECORD_PATH))
 
 
-def refusal_from_commit(gh: GitHub, repo: str, sha: str, model: str) -> str | None:
+def refusal_from_file(model: str, checkout: Path | None) -> str | None:
+    return standing_from_file(model, checkout).refusal()
+
+
+def standing_from_commit(gh: GitHub, repo: str, sha: str, model: str) -> Standing:
     """The Action: the record at the base commit `sha`, read through the contents API as the
     config is; the pull request's own copy (in the checkout) never counts."""
     from bot.github import GitHubError
@@ -81,8 +124,8 @@ def refusal_from_commit(gh: GitHub, repo: str, sha: str, model: str) -> str | No
     try:
         text = gh.config_text(repo, RECORD_PATH.as_posix(), sha)
     except GitHubError as e:
-        return not_qualified(model, repo, f"{where} could not be read ({e.status}: {e.message})")
-    return refusal_from_text(model, text, where, repo)
+        return Standing(model, repo, True, f"{where} could not be read ({e.status}: {e.message})")
+    return standing_from_text(model, text, where, repo)
 
 
 class Record(Protocol):
@@ -96,6 +139,8 @@ class Record(Protocol):
 class Records(Protocol):
     def latest(self, repo: str, model: str) -> Record | None: ...
 
+    def recorded(self, repo: str) -> bool: ...
+
 
 class Store(Protocol):
     """Where the App keeps qualification records (bot/store/qualifications.py)."""
@@ -104,13 +149,19 @@ class Store(Protocol):
     def qualifications(self) -> Records: ...
 
 
-def refusal_from_store(store: Store, repo: str, model: str) -> str | None:
-    """The App: the latest record of `model` on `repo` in its database."""
+def standing_from_store(store: Store, repo: str, model: str) -> Standing:
+    """The App: the latest record of `model` on `repo` in its database (a record exists when
+    any model was qualified, or failed to, for `repo`)."""
     row = store.qualifications.latest(repo, model)
     if row is None:
-        return not_qualified(model, repo, "no qualification record in the App's database")
+        return Standing(model, repo, store.qualifications.recorded(repo),
+                        "no qualification record of it in the App's database")
     if row.qualified:
-        return None
+        return Standing(model, repo, True)
     reasons = row.figures.get("reasons") if isinstance(row.figures, dict) else None
     why = "; ".join(str(r) for r in reasons) if isinstance(reasons, list) and reasons else "it did not qualify"
-    return not_qualified(model, repo, f"its latest qualification failed ({why})")
+    return Standing(model, repo, True, f"its latest qualification failed ({why})")
+
+
+def refusal_from_store(store: Store, repo: str, model: str) -> str | None:
+    return standing_from_store(store, repo, model).refusal()

@@ -37,6 +37,7 @@ from bot.core.context import Comments, Selection, Unlisted, analysis_context
 from bot.core.dismissals import Dismissal, dismiss
 from bot.core.gate import FailOn, Verdict, judge
 from bot.core.llm import refusing_factory
+from bot.core.qualification import Standing
 from reporters.verdict import Gate
 
 LLMFactory = Callable[[], LLMClient]
@@ -77,6 +78,7 @@ class Plan:
     llm: LLMFactory | None
     notes: tuple[str, ...] = ()
     dismissals: tuple[Dismissal, ...] = ()
+    unqualified: str = ""  # a record exists and does not qualify the model: its scores are inconclusive
 
     @property
     def names(self) -> list[str]:
@@ -84,18 +86,27 @@ class Plan:
 
 
 def plan(loaded: LoadedConfig, selection: Selection, *, llm: LLMFactory | None, gate: FailOn | None = None,
-         refusal: Callable[[], str | None] | None = None, dismissals: Sequence[Dismissal] = ()) -> Plan:
+         standing: Callable[[], Standing] | None = None, dismissals: Sequence[Dismissal] = ()) -> Plan:
     """The plan of a review. `gate`: the surface's (an input that wins over the file), else
-    the file's `fail_on`; `refusal`: under `require_qualified: true`, the surface's reading of
-    its qualification record (None: the model is qualified), asked only then — a refused model
-    gives a factory that refuses with the reason, and the reason is a note. `dismissals`: the
-    repository's, kept unless the config turns them off (`dismissals: off`)."""
+    the file's `fail_on`; `standing`: the surface's reading of its qualification record
+    (bot/core/qualification.py), asked when a model may run. Under `require_qualified: true` a
+    model it does not qualify gets a factory that refuses with the reason; without it, a model a
+    record exists for and does not qualify runs, and its scores are inconclusive. Either way the
+    reason is a note. `dismissals`: the repository's, kept unless the config turns them off
+    (`dismissals: off`)."""
     notes = list(selection.notes)
-    if loaded.config.require_qualified and refusal is not None and (why := refusal()) is not None:
-        notes.append(why)
-        llm = refusing_factory(why)
+    unqualified = ""
+    if llm is not None and standing is not None:
+        said = standing()
+        if loaded.config.require_qualified and (why := said.refusal()) is not None:
+            notes.append(why)
+            llm = refusing_factory(why)
+        elif not loaded.config.require_qualified and (why := said.unqualified()) is not None:
+            notes.append(why)
+            unqualified = why
     kept = tuple(dismissals) if loaded.config.dismissals == "on" else ()
-    return Plan(loaded, selection, gate if gate is not None else loaded.config.gate(), llm, tuple(notes), kept)
+    return Plan(loaded, selection, gate if gate is not None else loaded.config.gate(), llm, tuple(notes), kept,
+                unqualified)
 
 
 @dataclass
@@ -156,6 +167,7 @@ def run(p: Plan, change: Change, *, tools: Tools, on_done: Callable[[AnalyzerRep
     files = cache(change.files) if change.files is not None else None
     ctx = analysis_context(p.loaded, p.selection, tools=tools, llm_factory=p.llm, comments=change.comments,
                            file_loader=files, repo_path=change.checkout)
+    ctx.unqualified = p.unqualified
     if on_context is not None:
         on_context(ctx)
     reports = run_all(p.names, change.changes, ctx, on_done=on_done)

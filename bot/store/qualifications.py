@@ -39,3 +39,9 @@ class Qualifications:
                              .where(QualificationRow.repo == repo, QualificationRow.model == model)
                              .order_by(QualificationRow.created_at.desc(), QualificationRow.id.desc())
                              .limit(1)).first()
+
+    def recorded(self, repo: str) -> bool:
+        """Whether any model was qualified (or failed to be) for `repo`."""
+        with self.db.session() as s:
+            found = s.scalars(select(QualificationRow.id).where(QualificationRow.repo == repo).limit(1)).first()
+            return found is not None

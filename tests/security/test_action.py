@@ -73,10 +73,13 @@ def test_a_pull_requests_own_config_cannot_turn_the_gate_green(
     assert len(config) == 1 and f"ref={base_sha}" in config[0].target, config  # the config: once, at the base
     dismissals = [r for r in reads if r.path.endswith("/contents/.github/rtcbot-dismissals.yml")]
     assert len(dismissals) == 1 and f"ref={base_sha}" in dismissals[0].target, dismissals  # at the base too
+    record = [r for r in reads if r.path.endswith("/contents/.rtcbot/qualification.json")]
+    assert len(record) == 1 and f"ref={base_sha}" in record[0].target, record  # the qualification record too
     head_sha = event()["pull_request"]["head"]["sha"]
     for r in reads[:]:  # anything else read is a file at the head (EditingRTC names its hunks from it)
-        if r is not config[0] and r is not dismissals[0]:
-            assert f"ref={head_sha}" in r.target and not r.path.endswith(("rtcbot.yml", "rtcbot-dismissals.yml")), r
+        if r not in (config[0], dismissals[0], record[0]):
+            assert f"ref={head_sha}" in r.target and not r.path.endswith(("rtcbot.yml", "rtcbot-dismissals.yml",
+                                                                          "qualification.json")), r
     said = ("settings from .github/rtcbot.yml" if gate_from == "base config" else "no .github/rtcbot.yml")
     assert f"{said} at the base commit {base_sha[:12]}" in proc.stderr
     (run,) = gh.check_runs.values()
