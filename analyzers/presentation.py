@@ -58,6 +58,7 @@ class Item:
     end_line: int | None
     scores: Mapping[str, Any]
     title: str = ""
+    inconclusive: str = ""  # the Inconclusive reason's value when its evidence says nothing of the change
 
 
 @dataclass(frozen=True)

@@ -96,9 +96,11 @@ def lowest_prs(data: DashboardData, n: int = LOWEST) -> Table:
 
 
 def lowest_hunks(data: DashboardData, n: int = LOWEST) -> Table:
+    """The conclusive hunks with the lowest RTC (an inconclusive hunk's RTC says nothing about
+    its change: it is no low score, and is counted apart, `inconclusive_hunks`)."""
     by_id = {r.id: r for r in data.runs}
     scored = [(it, by_id[it.run_id]) for it in data.items
-              if it.run_id in by_id and num(it.scores.get("rtc")) is not None]
+              if it.run_id in by_id and not it.inconclusive and num(it.scores.get("rtc")) is not None]
     scored.sort(key=lambda p: (float(p[0].scores["rtc"]), p[1].pr_number or 0, p[0].path or "", p[0].start_line or 0))
     rows = []
     for it, run in scored[:n]:
@@ -111,6 +113,12 @@ def lowest_hunks(data: DashboardData, n: int = LOWEST) -> Table:
                      Cell(score(num(it.scores.get("lift"))), numeric=True),
                      Cell("check run", run_url) if run_url else Cell("–")))
     return Table("Hunks with the lowest EditingRTC", ("PR", "lines", "RTC", "lift", "check run"), rows)
+
+
+def inconclusive_hunks(data: DashboardData) -> int:
+    """The hunks of the shown check runs whose evidence says nothing about their change."""
+    ids = {r.id for r in data.runs}
+    return sum(1 for it in data.items if it.run_id in ids and it.inconclusive)
 
 
 def dashboard(data: DashboardData) -> Panel:
@@ -130,6 +138,8 @@ def dashboard(data: DashboardData) -> Panel:
                   weekly, x="week", x_title="week", y="value", y_title="mean over PRs", series="metric",
                   order=("rtc", "lift")),
         ],
-        totals=[Total(score(mean_rtc), "mean EditingRTC"), Total(score(mean_lift), "mean lift")],
+        totals=[Total(score(mean_rtc), "mean EditingRTC"), Total(score(mean_lift), "mean lift"),
+                *([Total(str(apart), "inconclusive hunks (not scored: the model, not the change)")]
+                  if (apart := inconclusive_hunks(data)) else [])],
         tables=[lowest_prs(data), lowest_hunks(data)],
     )

@@ -20,7 +20,8 @@ KEY = ["repo", "name", "head_sha"]  # one row each (uq_check_run)
 IN_CHUNK = 500  # names in one IN (...) list (SQLite allows 32,766 parameters; PostgreSQL 65,535)
 
 # (check run id, path, start line, end line, scores, title) of one finding
-ScoredFinding = tuple[int, str | None, int | None, int | None, dict[str, Any], str]
+# (check run, path, start line, end line, scores, title, why it is inconclusive: "" when it is not)
+ScoredFinding = tuple[int, str | None, int | None, int | None, dict[str, Any], str, str]
 
 
 class Checks:
@@ -94,15 +95,17 @@ class Checks:
     def scored_findings(self, repository_id: int, installation_id: int, since: float, names: Sequence[str],
                         limit: int) -> list[ScoredFinding]:
         """The newest `limit` findings of the repository's completed check runs named `names`
-        updated since `since`, each with its title (from its stored data)."""
+        updated since `since`, each with its title and the reason it is inconclusive (from its
+        stored data; "" when it is conclusive)."""
         q = (select(FindingRow.check_run_id, FindingRow.path, FindingRow.start_line, FindingRow.end_line,
-                    FindingRow.scores, FindingRow.data["title"].as_string())
+                    FindingRow.scores, FindingRow.data["title"].as_string(),
+                    FindingRow.data["inconclusive"].as_string())
              .join(CheckRunRow, CheckRunRow.id == FindingRow.check_run_id)
              .where(*_tenant(repository_id, installation_id), CheckRunRow.status == "completed",
                     CheckRunRow.updated_at >= since, CheckRunRow.name.in_(list(names)))
              .order_by(FindingRow.id.desc()).limit(limit))
         with self.db.session() as s:
-            return [(c, p, a, b, dict(sc or {}), t or "") for c, p, a, b, sc, t in s.execute(q)]
+            return [(c, p, a, b, dict(sc or {}), t or "", why or "") for c, p, a, b, sc, t, why in s.execute(q)]
 
 
 def _tenant(repository_id: int, installation_id: int) -> tuple[Any, Any]:

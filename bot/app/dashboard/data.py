@@ -56,8 +56,8 @@ def load(store: Store, repo: str, installation_id: int, github_url: str, *, week
     items: list[Item] = []
     checks = item_checks()  # the runs of the analyzers whose dashboard reads findings
     if any(r.name in checks for r in runs):
-        items = [Item(run_id=c, path=p, start_line=a, end_line=b, scores=sc, title=t)
-                 for c, p, a, b, sc, t in store.checks.scored_findings(rid, inst, since, checks, MAX_FINDINGS)]
+        items = [Item(run_id=c, path=p, start_line=a, end_line=b, scores=sc, title=t, inconclusive=why)
+                 for c, p, a, b, sc, t, why in store.checks.scored_findings(rid, inst, since, checks, MAX_FINDINGS)]
     jobs = [Job(pr_number=p, llm_requests=r, llm_tokens=t, created_at=c, prompt_tokens=pt, completion_tokens=ct,
                 cached_tokens=k) for p, r, t, c, pt, ct, k in store.job_queries.usage_since(rid, inst, since)]
     suggestions = [Suggestion(analyzer=a, created_at=c, applied=done) for a, c, done in

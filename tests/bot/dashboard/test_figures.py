@@ -83,6 +83,39 @@ def test_lowest_hunks_link_to_their_lines_and_check_run() -> None:
     assert low.rows[0][4].href == "https://ghe.example.com/o/r/runs/901"
 
 
+def test_an_inconclusive_hunk_is_no_low_score_and_is_counted_apart() -> None:
+    runs = [run(1, EDITING_RTC, 4, T0, rtc=0.7)]
+    items = [Item(1, "src/a.py", 10, 12, {"rtc": 0.7}),
+             Item(1, "src/b.py", 5, 5, {"rtc": 0.0}, inconclusive="baseline"),
+             Item(1, "src/c.py", 1, 1, {"rtc": 0.0}, inconclusive="unqualified")]
+    shown = data(runs, items)
+    assert [row[1].text for row in editing_rtc_view.lowest_hunks(shown).rows] == ["src/a.py:10-12"]
+    totals = [(t.value, t.label) for t in editing_rtc_view.dashboard(shown).totals]
+    assert ("2", "inconclusive hunks (not scored: the model, not the change)") in totals
+    conclusive = [(t.value, t.label) for t in editing_rtc_view.dashboard(data(runs, items[:1])).totals]
+    assert not any("inconclusive" in label for _, label in conclusive)
+
+
+def test_the_stores_inconclusive_hunks_stay_out_of_the_lowest(tmp_path: Path) -> None:
+    from bot.store.schema import CheckRunRow, FindingRow
+
+    store = Store(f"sqlite:///{tmp_path / 'db.sqlite3'}")
+    try:
+        seed(store, "o/r", prs=2, now=T0)
+        with store.db.session() as s:
+            newest = max(s.query(CheckRunRow).filter_by(name=EDITING_RTC), key=lambda r: r.updated_at)
+            s.add(FindingRow(check_run_id=newest.id, analyzer="editing_rtc", path="src/confused.py", start_line=1,
+                             end_line=2, key="x", scores={"rtc": 0.0, "lift": -1.0},
+                             data={"title": "def x", "inconclusive": "unqualified"}))
+        f = load(store, "o/r", 77, "https://github.com", now=T0)
+        (panel,) = [sec.panel for sec in f.sections if sec.name == "editing_rtc"]
+        assert "src/confused.py" not in {row[1].text.split(":")[0] for row in panel.tables[1].rows}
+        assert ("1", "inconclusive hunks (not scored: the model, not the change)") in [
+            (t.value, t.label) for t in panel.totals]
+    finally:
+        store.close()
+
+
 def test_llm_sums_per_week() -> None:
     jobs = [Job(1, 5, 100, T0), Job(2, 7, 300, T0 - DAY), Job(3, 1, 10, T0 - 7 * DAY)]
     assert figures.llm(jobs) == [{"week": "2026-11-16", "requests": 1, "tokens": 10},
