@@ -1,5 +1,5 @@
 """`rtcbot`: the one entry point over the three surfaces. `review`, `eval …`, `qualify` and
-`config` are the CLI's (bot/cli); `serve`, `worker`, `doctor` and `stats` the App's (bot/app:
+`config` are the CLI's (bot/cli); `serve`, `worker`, `doctor`, `stats` and `redeliver` the App's (bot/app:
 its settings, its store); `action` the Action's (bot/action); each is imported only when it is
 called.
 
@@ -28,6 +28,7 @@ COMMANDS = {
     "doctor": "bot.app.commands.doctor:command",
     "serve": "bot.app.commands.serve:command",
     "worker": "bot.app.commands.worker:command",
+    "redeliver": "bot.app.commands.redeliver:command",
     "action": "bot.action.command:command",
 }
 SERVICES = ("serve", "worker")  # long-running: log at info by default

@@ -39,6 +39,7 @@ __all__ = [
     "GitHubSettings",
     "GitHubSettingsError",
     "AppSettings",
+    "app_client",
     "installation_client",
     "load_github_settings",
     "token_client",
@@ -131,13 +132,13 @@ def _github_settings(settings: AppSettings) -> GitHubSettings:
 
 def installation_auth(settings: AppSettings, installation_id: int) -> InstallationAuth:
     """The process's token of one installation (shared by every job, so it is reused)."""
-    app_id, key = settings.require_app()
+    app_id, _ = settings.require_app()
     api_url = settings.github_api_url.rstrip("/")
     cache_key = (api_url, app_id, installation_id)
     with _installations_lock:
         auth = _installations.get(cache_key)
         if auth is None:
-            app = GitHubClient(api_url, AppJWT(app_id, key), _github_settings(settings))
+            app = app_client(settings)
 
             def mint() -> tuple[str, float]:
                 data = app.request(
@@ -151,6 +152,14 @@ def installation_auth(settings: AppSettings, installation_id: int) -> Installati
 
             auth = _installations[cache_key] = InstallationAuth(mint)
         return auth
+
+
+def app_client(settings: AppSettings) -> GitHubClient:
+    """The App itself (its JWT: the /app endpoints), its key read again for each JWT: a key file
+    replaced by a rotation is used from the next request on (docs/deploy.md)."""
+    app_id, _ = settings.require_app()
+    return GitHubClient(settings.github_api_url.rstrip("/"), AppJWT(app_id, lambda: settings.require_app()[1]),
+                        _github_settings(settings))
 
 
 def installation_client(settings: AppSettings, installation_id: int) -> GitHubClient:

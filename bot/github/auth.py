@@ -4,7 +4,8 @@ App authentication as GitHub documents it: a JWT signed RS256 with the App's key
 the past, `exp` 9 minutes after now, `iss` the App id) exchanged at
 `POST /app/installations/{id}/access_tokens` for an installation token, which lives an hour and
 is used until a minute before it expires (a 401 renews it at once). The private key is parsed
-once per process (~30 ms of CPU for each parse); one token per installation is shared by every
+once per process and key text (~30 ms of CPU for each parse), its file read again for each JWT
+(a rotated key is used from the next token request on); one token per installation is shared by every
 thread and job of the process, and asked for by one thread at a time.
 """
 
@@ -67,15 +68,17 @@ def jwt_signer(private_key_pem: str) -> Callable[[dict[str, Any]], str]:
 
 
 class AppJWT:
-    """The App itself (for /app endpoints and for minting installation tokens)."""
+    """The App itself (for /app endpoints and for minting installation tokens). `private_key`:
+    the PEM, or where to read it each time a JWT is made (a key file replaced by a rotation is
+    used from the next JWT on, without a restart; each key text is parsed once)."""
 
-    def __init__(self, app_id: int, private_key_pem: str) -> None:
+    def __init__(self, app_id: int, private_key: str | Callable[[], str]) -> None:
         self.app_id = app_id
-        self._sign = jwt_signer(private_key_pem)
+        self._key = private_key if callable(private_key) else (lambda: private_key)
 
     def header(self) -> str:
         now = int(time.time())
-        token = self._sign(
+        token = jwt_signer(self._key())(
             {"iat": now - JWT_BACKDATE_S, "exp": now + JWT_LIFETIME_S, "iss": str(self.app_id)}
         )
         return f"Bearer {token}"

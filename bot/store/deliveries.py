@@ -98,6 +98,14 @@ class Deliveries:
         """Record a delivery, not routed yet; False when this id was seen before (a redelivery)."""
         return self.accept(delivery_id, event, action, payload, None) is not None
 
+    def recorded(self, delivery_ids: Sequence[str]) -> set[str]:
+        """Those of `delivery_ids` (X-GitHub-Delivery GUIDs) the store holds."""
+        found: set[str] = set()
+        with self.db.session() as s:
+            for start in range(0, len(delivery_ids), 500):
+                found.update(s.scalars(select(Delivery.id).where(Delivery.id.in_(delivery_ids[start:start + 500]))))
+        return found
+
     def get(self, delivery_id: str) -> Delivery | None:
         with self.db.session() as s:
             return s.get(Delivery, delivery_id)

@@ -40,7 +40,8 @@ def test_the_vendored_description_is_the_extract_scripts_operations() -> None:
                          ("GET", "/repos/o/r/pulls/3/comments"), ("GET", "/repos/o/r/contents/a/b.py"),
                          ("GET", "/repos/o/r/commits/abc/check-runs"), ("POST", "/repos/o/r/check-runs"),
                          ("PATCH", "/repos/o/r/check-runs/9"), ("GET", "/app"),
-                         ("GET", "/repos/o/r/pulls/comments/5/reactions")]:  # every call in bot/github/
+                         ("GET", "/repos/o/r/pulls/comments/5/reactions"), ("GET", "/app/hook/deliveries"),
+                         ("POST", "/app/hook/deliveries/90000001/attempts")]:  # every call in bot/github/
         assert api.match(method, path) is not None, (method, path)
 
 
@@ -161,4 +162,32 @@ def test_the_fakes_answers_to_the_bots_calls_are_what_the_description_describes(
         for q in answered:
             if isinstance(q.response, str):
                 continue  # the raw media type: the file's bytes, no schema
+            assert api.response_problems(q.method, q.target, q.status, "application/json", q.response) == [], q.target
+
+
+def test_the_fakes_app_webhook_deliveries_are_what_the_description_describes(tmp_path: Path) -> None:
+    """`rtcbot redeliver`'s calls (bot/github/hook_deliveries.py): the list, newest first, over
+    cursor pages, and a redelivery, each answer checked against the description."""
+    from datetime import UTC, datetime
+
+    from bot.github import app_client
+    from bot.github.hook_deliveries import deliveries_since, redeliver
+
+    api = description()
+    with FakeGitHub() as gh:
+        gh.add_pr(1, diff_text=many_hunks_diff(hunks=1))
+        for _ in range(105):  # the App is not reachable: each attempt fails
+            gh.send_hook("pull_request", gh.pr_event("opened", 1))
+        app = app_client(make_settings(tmp_path, gh))
+        listed = list(deliveries_since(app, datetime(2020, 1, 1, tzinfo=UTC)))
+        assert [d.id for d in listed] == sorted((d["id"] for d in gh.hook_deliveries), reverse=True)
+        assert {d.status_code for d in listed} == {502} and len({d.guid for d in listed}) == 105
+        redeliver(app, listed[-1])
+        gh.wait_for(lambda: len(gh.hook_deliveries) == 106)
+        assert gh.hook_deliveries[-1]["guid"] == listed[-1].guid and gh.hook_deliveries[-1]["redelivery"]
+        answered = [q for q in gh.requests if q.status < 300]
+        assert {api.match(q.method, q.path)[0].operation_id for q in answered} == {  # type: ignore[index]
+            "apps/list-webhook-deliveries", "apps/redeliver-webhook-delivery"}
+        assert len([q for q in answered if q.method == "GET"]) == 2  # 100, then 5 through the cursor
+        for q in answered:
             assert api.response_problems(q.method, q.target, q.status, "application/json", q.response) == [], q.target

@@ -79,6 +79,7 @@ from tests.contract.openapi import Violation, description
 from tests.fakes import LoopbackServer
 from tests.fakes.github_conversation import Conversation
 from tests.fakes.github_conversation import user_id as user_id  # re-exported: the fake's user ids
+from tests.fakes.github_hooks import HookDeliveries
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 WEBHOOKS = FIXTURES / "github" / "webhooks"
@@ -219,7 +220,7 @@ class PullRequest:
     author: str = "Codertocat"  # its user's login (GitHub's example payloads' user), id `user_id(author)`
 
 
-class FakeGitHub(Conversation, LoopbackServer):
+class FakeGitHub(Conversation, HookDeliveries, LoopbackServer):
     def __init__(self, *, app_id: int = 4242, installation_id: int = 77, repo: str = "octo-org/widgets",
                  default_branch: str = "main", token_ttl_s: float = 3600.0,
                  expect_violations: bool = False) -> None:
@@ -230,6 +231,9 @@ class FakeGitHub(Conversation, LoopbackServer):
         self.default_branch = default_branch
         self.token_ttl_s = token_ttl_s
         self.key = app_key()
+        # the public keys GitHub checks an App's JWT with: an App may hold several private keys
+        # at once (a rotation adds the new one, then deletes the old one: `app_keys`)
+        self.app_keys: list[rsa.RSAPublicKey] = [self.key.public_key()]
         self.pulls: dict[int, PullRequest] = {}
         self.contents: dict[tuple[str, str], str | Padded] = {}  # (ref, path) → text
         self.check_runs: dict[int, dict[str, Any]] = {}
@@ -264,6 +268,7 @@ class FakeGitHub(Conversation, LoopbackServer):
         self.oauth_codes: dict[str, tuple[str, str]] = {}  # code → (redirect_uri, login)
         self.user_tokens: dict[str, str] = {}  # user-to-server token → login
         self._init_conversation()  # comments in the conversation, replies, reactions, permissions
+        self._init_hooks()  # the App's webhook: deliveries sent, listed and redelivered
 
     # -- setup ------------------------------------------------------------------------------
     @property
@@ -576,11 +581,14 @@ class FakeGitHub(Conversation, LoopbackServer):
             ok, why = self._check_jwt(auth)
             if not ok:
                 return self._error(401, why)
-            if (method, path) != ("GET", "/app"):
-                return self._error(404, "Not Found")
-            if problems:
-                return self._invalid(problems)
-            return 200, self._app_json(), {}, None
+            routes = [("GET", r"/app", lambda **_: (200, self._app_json(), {}, None)), *self.hook_routes()]
+            for verb, pattern, fn in routes:
+                mm = re.fullmatch(pattern, path)
+                if verb == method and mm:
+                    if problems:
+                        return self._invalid(problems)
+                    return fn(*mm.groups(), query=query, body=body)  # type: ignore[no-any-return]
+            return self._error(404, "Not Found")
         if path == "/user" or path.startswith("/user/"):
             return self._user_api(method, path, query, auth, problems)
         inst = self._check_token(auth)
@@ -618,11 +626,18 @@ class FakeGitHub(Conversation, LoopbackServer):
         if not auth.startswith("Bearer "):
             return False, "A JSON web token could not be decoded"
         token = auth[len("Bearer "):]
-        try:
-            claims = jwt.decode(token, self.key.public_key(), algorithms=["RS256"],
-                                options={"require": ["iat", "exp", "iss"], "verify_iat": False})
-        except jwt.PyJWTError as e:
-            return False, f"A JSON web token could not be decoded ({e})"
+        claims: dict[str, Any] | None = None
+        for key in list(self.app_keys):
+            try:
+                claims = jwt.decode(token, key, algorithms=["RS256"],
+                                    options={"require": ["iat", "exp", "iss"], "verify_iat": False})
+                break
+            except jwt.InvalidSignatureError:
+                continue
+            except jwt.PyJWTError as e:
+                return False, f"A JSON web token could not be decoded ({e})"
+        if claims is None:
+            return False, "A JSON web token could not be decoded (no key of the App signed it)"
         now = time.time()
         with self._lock:
             self.jwt_claims.append(claims)
