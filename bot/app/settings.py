@@ -46,6 +46,9 @@ class ServiceSettings(ToolSettings, GitHubSettings, LogSettings, CommandSettings
     model_config = SettingsConfigDict(env_prefix="RTCBOT_", extra="ignore", populate_by_name=True)
 
     webhook_secret: str | None = None
+    # while set, a delivery signed with this one is accepted too: a rotation without an outage
+    # (docs/deploy.md, "Rotating secrets"); never logged, like the current one
+    webhook_secret_previous: str | None = None
     # GET /stats (acceptance of rtcbot's suggestions) answers only `Authorization: Bearer <this>`;
     # unset: the endpoint is off (404)
     stats_token: str | None = Field(default=None, min_length=16)

@@ -86,7 +86,7 @@ def _refused(meters: Meters, status: int, reason: str, event: str) -> Response:
     return meters.answer(status, reason, event)
 
 
-def _verified_delivery(settings: ServiceSettings, secret: str, event: str,
+def _verified_delivery(settings: ServiceSettings, secrets: tuple[str, ...], event: str,
                        meters: Meters) -> Response | tuple[str, dict[str, Any], str]:
     """(delivery id, payload, its text) of a signed, well-formed delivery; else the answer that
     refuses it (413, 401, 400 or 415)."""
@@ -98,7 +98,8 @@ def _verified_delivery(settings: ServiceSettings, secret: str, event: str,
     except TooLarge:
         return _refused(meters, 413, _too_large_message(settings), event)
     # SHA-256 only: a request that carries only the SHA-1 X-Hub-Signature is refused
-    if not verify_signature(body, request.headers.get("X-Hub-Signature-256"), secret):
+    signature = request.headers.get("X-Hub-Signature-256")
+    if not any(verify_signature(body, signature, secret) for secret in secrets):
         return _refused(meters, 401, "missing or wrong X-Hub-Signature-256", event)
     delivery = request.headers.get("X-GitHub-Delivery", "")
     if not event or not delivery:
@@ -132,13 +133,14 @@ def _accepted_answer(meters: Meters, event: str, delivery: str, accepted: Accept
 
 def _webhook_route(app: Flask, settings: ServiceSettings, rt: Runtime, meters: Meters) -> None:
     """POST /webhook: verify, record with its jobs, enqueue, answer (the module's docstring)."""
-    secret: str = settings.webhook_secret or ""
+    # the current secret, and the previous one while a rotation keeps it (docs/deploy.md)
+    secrets = tuple(s for s in (settings.webhook_secret, settings.webhook_secret_previous) if s)
 
     @app.post("/webhook")
     def webhook() -> Response:
         t0 = time.perf_counter()
         event = request.headers.get("X-GitHub-Event", "")
-        verified = _verified_delivery(settings, secret, event, meters)
+        verified = _verified_delivery(settings, secrets, event, meters)
         if isinstance(verified, Response):
             return verified
         delivery, payload, text = verified
