@@ -10,6 +10,7 @@ import json
 import os
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
@@ -22,7 +23,7 @@ from tests.fakes.github_server import FakeGitHub, sign
 OLD, NEW = "the-old-webhook-secret-0123456789", "the-new-webhook-secret-9876543210"
 
 
-def answers(tmp_path: Path, **settings: str | None) -> dict[str, int]:
+def answers(tmp_path: Path, **settings: Any) -> dict[str, int]:
     """The status a delivery signed with each secret gets from an App started on `settings`."""
     app = create_app(make_settings(tmp_path, **settings))
     try:
