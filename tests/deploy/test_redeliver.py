@@ -122,3 +122,30 @@ def test_the_plan_asks_once_per_event_for_its_latest_attempt() -> None:
 def test_ids_after_a_restore_start_a_new_era() -> None:
     assert next_era(0) == ERA and next_era(27) == 2 * ERA and next_era(ERA - 1) == 2 * ERA
     assert next_era(ERA) == 2 * ERA and next_era(2 * ERA + 5) == 4 * ERA
+
+
+@pytest.mark.services
+def test_on_postgresql_the_sequence_moves_past_the_mark() -> None:
+    import uuid
+
+    from bot.store.restored import skip_job_ids
+    from bot.store.store import Store
+    from tests.bot.app_support import drop_schema, postgres_url
+    from tests.support import require
+
+    schema = f"restored_{uuid.uuid4().hex[:8]}"
+    url = postgres_url(schema)
+    require(url is not None, "the local PostgreSQL does not answer")
+    assert url is not None
+    store = Store(url)
+    try:
+        spec = {"kind": "analysis", "repo": "o/r", "pr_number": 1, "head_sha": "a" * 40, "analyzer": "editing_rtc"}
+        first = store.jobs.add(spec)
+        assert first is not None
+        assert skip_job_ids(store.db, "test") == (first, next_era(first))
+        assert store.jobs.add({**spec, "head_sha": "b" * 40}) == next_era(first)
+        mark = store.jobs.get(next_era(first) - 1)
+        assert mark is not None and mark.kind == "restore" and mark.status == "cancelled"
+    finally:
+        store.close()
+        drop_schema(schema)
