@@ -26,6 +26,7 @@ from analyzers.context import AnalysisContext, head_file_limit
 from analyzers.report import AnalyzerReport
 from bot.app import budget, feedback, job_kinds
 from bot.app.job_kinds import AnalyzeJob, Job
+from bot.app.one_run import COMMENTED, Lease, one_run
 from bot.app.pipeline import JobEnd, JobError
 from bot.app.pr_inputs import GithubFactory, PRInputs, PRReader, installation_github
 from bot.app.results import publish_results, record
@@ -42,9 +43,6 @@ from reporters.check_run import check_name
 from reporters.diff_filter import DiffFilter
 
 log = logging.getLogger(__name__)
-
-
-COMMENTED = ("pull_request_review", "pull_request_review_comment")  # reasons: a commenter asked for it
 
 
 def payer_of(job: AnalyzeJob) -> budget.Payer | None:
@@ -92,6 +90,20 @@ class Analysis:
             raise JobError(f"a {job.kind} job is not an analysis")
         if (unpaid := budget.unpaid(self.settings, self.store, payer_of(job))) is not None:
             return "skipped", unpaid, {}  # nothing asked of GitHub: the check run stays as it was
+        # one run per check run (bot/app/one_run.py): the lease held from before the check run
+        # is touched until it is recorded
+        with one_run(self.store, row, job, ttl_s=self.settings.stale_after_s,
+                     poll_s=min(1.0, self.settings.heartbeat_s)) as lease:
+            if not isinstance(lease, Lease):
+                return lease
+            try:
+                return self._run(row, job, lease, inputs)
+            except Exception as e:  # its check run completed while the lease is held, never after
+                self.fail_check_run(row, f"rtcbot could not finish this analysis: {e}")
+                raise
+
+    def _run(self, row: JobRow, job: AnalyzeJob, lease: Lease, inputs: PRInputs | None) -> JobEnd:
+        """The analysis, its lease held: reviewed, published, recorded."""
         gh = installation_github(self.github, job)
         done = self._review(row, job, gh, inputs)
         if not isinstance(done, _Reviewed):
@@ -100,6 +112,8 @@ class Analysis:
         try:  # the check run is published first; the store's bookkeeping follows
             if self.store.jobs.status(row.id) == "cancelled":
                 return "cancelled", "superseded while running", report.usage
+            if not lease.held():  # a later attempt of this job took it over
+                return "cancelled", "taken over by a later attempt while running", report.usage
             cfg = done.config.config
             out = publish_results(gh, job, done.check_run, report, conclude=done.result.verdict.of,
                                   notes=list(done.result.notes), extra=self.settings.reporters,

@@ -53,13 +53,15 @@ def database_failed(outage: Outage, e: Exception, doing: str) -> float:
 
 @contextmanager
 def heartbeat(store: Store, job_id: int, every_s: float, database: Outage) -> Iterator[None]:
-    """Beat the running job's heartbeat every `every_s` while the block runs."""
+    """Beat the running job's heartbeat every `every_s` while the block runs, and renew the lease
+    of the analysis it runs (bot/app/one_run.py)."""
     stop = threading.Event()
 
     def beat() -> None:
         while not stop.wait(every_s):
             try:
                 store.jobs.heartbeat(job_id)
+                store.leases.renew(job_id)
             except Exception as e:  # the database is away for a moment; the next beat retries
                 database_failed(database, e, f"heartbeat of job {job_id}")
             else:

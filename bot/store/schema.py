@@ -7,8 +7,9 @@ messages), check_runs (one per repository, check name and head SHA), findings (s
 and per comment), published (what people did with a suggestion), the LLM cache (keyed by
 installation, so no tenant can probe another's answers), the LLM usage of each installation per
 UTC day (its daily budget) and of each pull request and author in it (theirs), installations,
-qualifications, the workers' heartbeats, and
-dismissals (the findings and rules each repository's team dismissed).
+qualifications, the workers' heartbeats,
+dismissals (the findings and rules each repository's team dismissed) and the analyses' leases (one
+run per repository, head and analyzer at a time).
 """
 
 from __future__ import annotations
@@ -262,3 +263,19 @@ class DashboardSessionRow(Base):
     data: Mapped[dict[str, Any]] = mapped_column(JSON)
     created_at: Mapped[float] = mapped_column(Float)
     expires_at: Mapped[float] = mapped_column(Float, index=True)
+
+
+class LeaseRow(Base):
+    """Who runs one analysis now (bot/store/leases.py): one row per (repository, head SHA,
+    analyzer), held by one attempt of one job until it releases it or `expires_at` passes (its
+    holder stopped renewing it: it died)."""
+
+    __tablename__ = "leases"
+    key: Mapped[str] = mapped_column(String(500), primary_key=True)  # repository id (or name):head:analyzer
+    job_id: Mapped[int] = mapped_column(Integer)
+    attempt: Mapped[int] = mapped_column(Integer)
+    ttl_s: Mapped[float] = mapped_column(Float)  # each renewal extends it this long
+    taken_at: Mapped[float] = mapped_column(Float)
+    expires_at: Mapped[float] = mapped_column(Float)
+
+    __table_args__ = (Index("ix_leases_job", "job_id"),)

@@ -7,9 +7,9 @@ life) and `store.job_queries` (reads across jobs: unsent, stale, the LLM use),
 `store.checks` (check runs and findings), `store.published` (what people did with a
 suggestion), `store.usage` (LLM use per installation and day), `store.installations`, `store.repositories`,
 `store.qualifications`, `store.cache` (the LLM cache, written behind), `store.workers`
-(the workers' heartbeats) and `store.dismissals` (the findings and rules a repository's team
-dismissed). The tables are in bot/store/schema.py. Callers outside bot/store/
-never write a query: they call these.
+(the workers' heartbeats), `store.dismissals` (the findings and rules a repository's team
+dismissed) and `store.leases` (one run of an analysis at a time). The tables are in
+bot/store/schema.py. Callers outside bot/store/ never write a query: they call these.
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ from bot.store.deliveries import Deliveries
 from bot.store.dismissals import Dismissals
 from bot.store.job_queries import JobQueries
 from bot.store.jobs import Jobs
+from bot.store.leases import Leases
 from bot.store.published import Published
 from bot.store.qualifications import Qualifications
 from bot.store.schema import Delivery, JobRow, LLMUsageRow
@@ -57,6 +58,7 @@ class Store:
         self.workers = WorkerBeats(self.db)
         self.sessions = Sessions(self.db)  # the dashboard's sign-in sessions
         self.dismissals = Dismissals(self.db)
+        self.leases = Leases(self.db)  # one run per repository, head and analyzer at a time
 
     def ping(self) -> None:
         self.db.ping()

@@ -72,6 +72,20 @@ def start_worker(tmp_path: Path) -> Iterator[Callable[[dict[str, str]], subproce
                 p.wait()
 
 
+def held_llm(scripted_llm: Callable[..., ScriptedLLM], kill_landed: threading.Event, delay_s: float) -> ScriptedLLM:
+    """An LLM that passes every baseline and re-creates each one-line hunk (all annotated), and
+    holds every request that finds more than 3 made until `kill_landed` is set."""
+    round_trips = RoundTrips()
+
+    def held(req: dict[str, Any]) -> str | list[str]:
+        if llm.request_count > 3:
+            kill_landed.wait(120)
+        return round_trips(req)
+
+    llm = scripted_llm(held, delay_s=delay_s)
+    return llm
+
+
 @pytest.mark.slow
 def test_sigkill_mid_job_then_restart_finishes_everything(
         tmp_path: Path, backend: Backend, fake_github: Callable[..., FakeGitHub],
@@ -83,14 +97,7 @@ def test_sigkill_mid_job_then_restart_finishes_everything(
     # when the wait below ended: a test process descheduled that long on a loaded machine
     # killed a worker that had finished it.)
     kill_landed = threading.Event()
-    round_trips = RoundTrips()  # passes every baseline, re-creates each one-line hunk: all annotated
-
-    def held(req: dict[str, Any]) -> str | list[str]:
-        if llm.request_count > 3:
-            kill_landed.wait(120)
-        return round_trips(req)
-
-    llm = scripted_llm(held, delay_s=1.0)
+    llm = held_llm(scripted_llm, kill_landed, delay_s=1.0)
     settings = make_settings(tmp_path, gh, llm, database_url=backend.database_url, redis_url=backend.redis_url)
     rt = Runtime(settings)
     a = gh.add_pr(1, diff_text=many_hunks_diff("src/a.py", hunks=6))
