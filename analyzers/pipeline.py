@@ -51,8 +51,7 @@ def run_one(name: str, changes: ChangeSet, ctx: AnalysisContext) -> AnalyzerRepo
         report.notes.append(SMALL_MODEL_NOTE)
     if report.usage.get("cut", 0):
         report.notes.append(cut_note(report.usage["cut"]))
-    scans = bool(getattr(analyzer, "scans_every_path", False))  # read once: optional (registry.Analyzer)
-    languages = getattr(analyzer, "languages", None)
+    scans, languages = analyzer.scans_every_path, analyzer.languages
     read = {f.path for f in changes.scannable if languages is None or f.language in languages} if scans else set()
     for f in changes.skipped:
         if f.path not in read and not any(s.item == f.path for s in report.skipped):

@@ -1,7 +1,7 @@
 """What an analyzer says about itself beyond its findings: the shapes of its headline and of
 its part of the App's dashboard. Pure data; no Flask, no database, no charts library.
 
-An analyzer may declare (analyzers/registry.py reads them, with defaults when it does not):
+An analyzer may declare (on analyzers/info.py `AnalyzerInfo`, whose defaults apply when it does not):
 
     headline(report) -> str | None      one sentence with its main figure, in words (None:
                                         the generic "<first score> <value>")
@@ -31,6 +31,18 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
+
+
+@dataclass(frozen=True)
+class Regenerations:
+    """The code a model wrote back for a finding, each under the description it came from
+    (`descriptions[i]` for `regenerated[i]`; fewer descriptions than regenerations: the rest
+    had none), and what it wrote from the uninformative baseline description (None: no
+    baseline). What `explain` diffs against the real edit; an analyzer says it (`regenerations`)."""
+
+    regenerated: list[str]
+    descriptions: list[str] = field(default_factory=list)
+    baseline: str | None = None
 
 
 # ---------------------------------------------------------------------------- rows (plain data)

@@ -23,7 +23,7 @@ import io
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any, Protocol
+from typing import IO, Any, ClassVar, Self
 
 from analyzers.report import AnalyzerReport
 from reporters.diff_filter import DiffFilter
@@ -60,12 +60,16 @@ class Sinks:
     review_comments: Callable[[], Sequence[Mapping[str, Any]]] | None = None
 
 
-class Reporter(Protocol):
-    name: str  # its key in REPORTERS
+class Reporter:
+    """Every output subclasses it: what it must say (`name`, `from_sinks`, `start`, `publish`,
+    `flush`) and what it may (`conclude`, `published`), declared once with their defaults."""
+
+    name: ClassVar[str]  # its key in REPORTERS
 
     @classmethod
-    def from_sinks(cls, sinks: Sinks) -> Reporter:
+    def from_sinks(cls, sinks: Sinks) -> Self:
         """The reporter on what it needs of `sinks` (ReporterError names what is missing)."""
+        raise NotImplementedError(f"{cls.__name__} does not say what it needs")
 
     def start(self, target: Target, analyzers: Mapping[str, str]) -> None:
         """Before the analyses: `analyzers` maps each name to its display title."""
@@ -75,6 +79,15 @@ class Reporter(Protocol):
 
     def flush(self) -> Any:
         """After the last report: write or print what was held back."""
+
+    def conclude(self, outcome: Any) -> None:
+        """How the run ended, for a reporter that shows it (the step summary); others take none."""
+        raise TypeError(f"the {self.name} reporter takes no outcome")
+
+    def published(self) -> list[dict[str, Any]] | None:
+        """What it published that a person can apply, when it keeps a record (the pr-review
+        reporter's suggestions, for feedback); None: it keeps none."""
+        return None
 
 
 # name → "module:class"; a new output is one line here
@@ -109,18 +122,13 @@ def run_reporter(reporter: Reporter, target: Target, analyzers: Mapping[str, str
     for report in reports:
         reporter.publish(report)
     if outcome is not None:
-        conclude = getattr(reporter, "conclude", None)
-        if conclude is None:
-            raise TypeError(f"the {reporter.name} reporter takes no outcome")
-        conclude(outcome)
+        reporter.conclude(outcome)
     return reporter.flush()
 
 
-class Collecting:
+class Collecting(Reporter):
     """A reporter that writes everything at the end: it keeps the run's target and reports,
     and its `flush` renders them."""
-
-    name = ""
 
     def __init__(self) -> None:
         self.target = Target()

@@ -32,7 +32,7 @@ from typing import Any, Protocol
 
 from analyzers.report import GATE_CANNOT_PASS, AnalyzerReport, Finding
 from reporters import pr_view, readable, unanalysed, verdict
-from reporters.base import Sinks, Target, need
+from reporters.base import Reporter, Sinks, Target, need
 from reporters.diff_filter import DiffFilter
 from reporters.markdown import dismissed_lines, location, render_evidence_markdown, render_markdown_report
 from reporters.untrusted import inert, plain, unclosed
@@ -312,7 +312,7 @@ class CheckRunAPI(Protocol):
     def update_check_run(self, repo: str, check_run_id: int, **fields: Any) -> Any: ...
 
 
-class CheckRunReporter:
+class CheckRunReporter(Reporter):
     """One check run per analyzer: opened in progress by `start`, completed by `publish`.
 
     `runs`: check runs already open (the App's lifecycle finds or reuses them), by analyzer

@@ -40,7 +40,7 @@ from typing import Any, Literal, Protocol
 from analyzers import registry
 from analyzers.report import AnalyzerReport, Finding
 from reporters import verdict
-from reporters.base import ReporterError, Sinks, Target, need
+from reporters.base import Reporter, ReporterError, Sinks, Target, need
 from reporters.diff_filter import DiffFilter
 from reporters.untrusted import code, inert
 from reporters.verdict import Gate
@@ -240,7 +240,7 @@ def render_review(reports: list[AnalyzerReport], gate: Gate | None = None) -> st
                        "comments": [comment_of(s) for s in suggestions]}, indent=2, ensure_ascii=False)
 
 
-class PullRequestReviewReporter:
+class PullRequestReviewReporter(Reporter):
     """Posts the verified fixes and the review comments of the reports it is given as one
     review when flushed; the number of comments posted."""
 

@@ -5,7 +5,11 @@ Every string literal of bot/ and reporters/ (read from the syntax tree: f-string
 docstrings included) that equals a registered analyzer's name, in either spelling
 (`editing_rtc`, `editing-rtc`), or its title (`EditingRTC`) is a failure, unless ALLOWED lists
 that file and literal with the reason it means something else. The failure names every place,
-so one run shows all that is left."""
+so one run shows all that is left.
+
+Nor does bot/ or reporters/ import an analyzer's package (`analyzers.crscore…`) to reach it
+around the registry (a worker's warm-up, `rtcbot doctor`'s tool checks, `explain` reading an
+analyzer's evidence once did), unless IMPORTS_ALLOWED lists the file with its reason."""
 
 from __future__ import annotations
 
@@ -45,6 +49,41 @@ ALLOWED: dict[tuple[str, str], str] = {
     ("bot/cli/datasets/__init__.py", "editing-rtc"): _DATASET,
     ("reporters/eval_plots.py", "crscore"): "a field of the chart of `rtcbot eval crscore`",
 }
+
+
+# file → why it imports an analyzer's package: the evaluations of the paper's methods
+IMPORTS_ALLOWED: dict[str, str] = {
+    "bot/cli/commands/_crscore_cv.py": _EVAL,
+    "bot/cli/commands/eval_autofix.py": _EVAL,
+    "bot/cli/commands/eval_crscore.py": _EVAL,
+    "bot/cli/commands/eval_editing_rtc.py": _EVAL,
+    "bot/cli/commands/eval_review_filter.py": _EVAL,
+    "bot/cli/commands/eval_synthesis_rtc.py": _EVAL,
+    "bot/cli/commands/qualify.py": "`rtcbot qualify`: a model qualified by EditingRTC's round trip on a sample",
+}
+
+
+def analyzer_packages() -> dict[str, str]:
+    """Every registered analyzer's package ("analyzers.crscore") → that analyzer's name."""
+    return {target.split(":")[0].rsplit(".", 1)[0]: name for name, target in registry.ANALYZERS.items()}
+
+
+def importing(root: Path, packages: Mapping[str, str], allowed: Mapping[str, str] = IMPORTS_ALLOWED,
+              where: tuple[str, ...] = PACKAGES) -> list[str]:
+    """One line per import, anywhere in a module of `where` (a function's too), of an analyzer's
+    package or a module in it, from a file `allowed` does not list."""
+    out = []
+    for package in where:
+        for path in sorted((root / package).rglob("*.py")):
+            rel = path.relative_to(root).as_posix()
+            if rel in allowed:
+                continue
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), filename=rel)):
+                names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
+                    [node.module or ""] if isinstance(node, ast.ImportFrom) else []
+                out += [f"{rel}:{node.lineno}: imports {n}, the analyzer {packages[p]}'s (ask analyzers/registry.py)"
+                        for n in names for p in packages if n == p or n.startswith(p + ".")]
+    return out
 
 
 def analyzer_words() -> dict[str, str]:
@@ -107,3 +146,24 @@ def test_a_default_written_as_a_name_again_fails(tmp_path: Path) -> None:
     ]  # "{1} AutoFix" and "crscored" are not equal to a name; bot/entry.py's "review" is ALLOWED
     assert naming(tmp_path, analyzer_words(), allowed={}) == [
         *found, "bot/entry.py:1: 'review' names the analyzer review (ask analyzers/registry.py)"]
+
+
+def test_nothing_in_bot_or_reporters_imports_an_analyzer() -> None:
+    found = importing(ROOT, analyzer_packages())
+    assert not found, f"{len(found)} imports reach an analyzer around the registry:\n" + "\n".join(found)
+    stale = sorted(rel for rel in IMPORTS_ALLOWED if not (ROOT / rel).exists())
+    assert not stale, f"no longer in the code, remove from IMPORTS_ALLOWED: {stale}"
+
+
+def test_an_import_of_an_analyzer_again_fails(tmp_path: Path) -> None:
+    """A warm-up that imports CRScore's module again (as the worker's once did), even inside a
+    function, is found; the same import in a file IMPORTS_ALLOWED lists passes."""
+    worker = tmp_path / "bot" / "app" / "worker.py"
+    worker.parent.mkdir(parents=True)
+    worker.write_text("import analyzers.editing_rtc\nfrom analyzers import registry\n\n\ndef warm_up():\n"
+                      "    from analyzers.crscore.analyzer import warm_up\n    warm_up()\n", encoding="utf-8")
+    (tmp_path / "reporters").mkdir()
+    assert importing(tmp_path, analyzer_packages()) == [
+        "bot/app/worker.py:1: imports analyzers.editing_rtc, the analyzer editing_rtc's (ask analyzers/registry.py)",
+        "bot/app/worker.py:6: imports analyzers.crscore.analyzer, the analyzer crscore's (ask analyzers/registry.py)"]
+    assert importing(tmp_path, analyzer_packages(), allowed={"bot/app/worker.py": "a test"}) == []

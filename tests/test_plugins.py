@@ -24,6 +24,7 @@ from click.testing import CliRunner
 from analyzers import registry
 from analyzers.code.diff import ChangeSet
 from analyzers.context import AnalysisContext
+from analyzers.info import AnalyzerInfo
 from analyzers.options import AnalyzerOptions
 from analyzers.presentation import Chart, DashboardData, Panel, Run, Total
 from analyzers.report import AnalyzerReport, Finding, Fix
@@ -43,7 +44,7 @@ class ToyOptions(AnalyzerOptions):
     weight: float = 1.0
 
 
-class ToyAnalyzer:
+class ToyAnalyzer(AnalyzerInfo):
     name = "toy"
     title = "Toy"
     help = HELP
@@ -74,7 +75,7 @@ class ToyAnalyzer:
 
 
 # ---------------------------------------------------------------------------- the toy reporter
-class ToyReporter:
+class ToyReporter(reporters.Reporter):
     """Keeps what it is given (every surface's instance, for the test to read) and prints one
     line per report where it has a stream."""
 

@@ -63,6 +63,7 @@ from analyzers.code import suppressions
 from analyzers.code.diff import CODE_LANGUAGES, ChangeSet, FileChange
 from analyzers.code.paths import write_inside
 from analyzers.context import AnalysisContext, Tools
+from analyzers.info import AnalyzerInfo
 from analyzers.llm import answer as llm_answer
 from analyzers.llm.client import LLMClient, LLMError
 from analyzers.options import AnalyzerOptions, validate
@@ -265,7 +266,7 @@ def to_finding(o: FixOutcome, opts: Options) -> Finding:
 
 
 # --------------------------------------------------------------------------- analyzer
-class AutoFix:
+class AutoFix(AnalyzerInfo):
     name = "autofix"
     title = "AutoFix"
     help = ("AutoFix: a Semgrep finding on changed lines with a proposed fix, checked by a "
@@ -279,6 +280,7 @@ class AutoFix:
     dashboard = staticmethod(autofix_view.dashboard)
     in_review, fix_note = staticmethod(autofix_view.in_review), staticmethod(autofix_view.fix_note)
     labels, count_scores = autofix_view.LABELS, autofix_view.COUNTS
+    regenerations = staticmethod(autofix_view.regenerations)  # what `explain` diffs
     needs = ("semgrep",)
     scans_every_path = True  # ignore globs spare only the analyzers that ask a model
 

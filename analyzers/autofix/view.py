@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from analyzers.presentation import Chart, DashboardData, Panel, Total, num, week
+from analyzers.presentation import Chart, DashboardData, Panel, Regenerations, Total, num, week
 from analyzers.report import AnalyzerReport, Finding
 
 ORDER = ("findings", "fixes proposed", "fixes verified", "suggested", "applied")
@@ -110,3 +110,10 @@ def dashboard(data: DashboardData) -> Panel:
                       f"({suggested}) and applied ({applied})", "grouped-bars", per_week(data),
                       x="week", x_title="week", y="count", y_title="count", series="what", order=ORDER)],
         totals=[Total(f"{applied}/{suggested}", "AutoFix suggestions applied")])
+
+
+def regenerations(f: Finding) -> Regenerations | None:
+    """The code Patched RTC wrote back from the fix's description (its evidence's
+    `regenerated`), for `explain`."""
+    regenerated = f.evidence.get("regenerated")
+    return Regenerations([regenerated]) if isinstance(regenerated, str) else None

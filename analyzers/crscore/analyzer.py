@@ -36,7 +36,7 @@ from pydantic import Field, ValidationInfo, field_validator
 from analyzers.code import suppressions
 from analyzers.code.diff import CODE_LANGUAGES, ChangeSet, FileChange, Hunk
 from analyzers.code.kinds import not_code
-from analyzers.context import AnalysisContext, ReviewComment
+from analyzers.context import AnalysisContext, ReviewComment, Tools
 from analyzers.crscore import score as crs
 from analyzers.crscore import view
 from analyzers.crscore.claims import Claims, generate_claims
@@ -57,6 +57,7 @@ from analyzers.crscore.sts import (
     canonical_name,
     shared_embedder,
 )
+from analyzers.info import AnalyzerInfo
 from analyzers.llm.client import LLMError
 from analyzers.options import AnalyzerOptions, allowed
 from analyzers.pipeline import files_at_head
@@ -240,7 +241,7 @@ class CRScoreOptions(AnalyzerOptions):
         return not self.soft if self.soft is not None else self.tau is not None
 
 
-class CRScoreAnalyzer:
+class CRScoreAnalyzer(AnalyzerInfo):
     name = "crscore"
     title = "CRScore"
     help = ("CRScore: conciseness, comprehensiveness and relevance of a review comment "
@@ -253,6 +254,10 @@ class CRScoreAnalyzer:
     dashboard = staticmethod(view.dashboard)
     labels = view.LABELS
     needs = ("embeddings", "smells")  # the sentence-embedding model; PMD, JSHint, Python's smells
+
+    @staticmethod
+    def warm_up(tools: Tools) -> None:
+        warm_up(tools.pmd_server)
 
     def run(self, changes: ChangeSet, ctx: AnalysisContext) -> AnalyzerReport:
         report = AnalyzerReport(self.name, self.title)

@@ -32,6 +32,7 @@ from analyzers.context import AnalysisContext
 from analyzers.editing_rtc import evidence
 from analyzers.editing_rtc import view as editing_rtc_view
 from analyzers.editing_rtc.prompts import END, backward_messages, forward_messages
+from analyzers.info import AnalyzerInfo
 from analyzers.llm.answer import cut_note
 from analyzers.llm.client import BudgetExceeded, Halted, LLMClient
 from analyzers.llm.format_watch import FormatWatch
@@ -42,6 +43,7 @@ from analyzers.report import AnalyzerReport, Finding, SkipKind, Skipped
 from analyzers.rtc import similarity
 from analyzers.rtc.leak import leak_note, leak_rate, leak_reason
 from analyzers.rtc.round_trip import RoundTrip, aggregate, round_trip
+from analyzers.rtc.round_trip import regenerations as trip_regenerations
 
 log = logging.getLogger(__name__)
 BASELINE = "Edit."
@@ -113,7 +115,7 @@ class HunkResult:
     cut: int = 0  # the hunk's answers cut at the byte cap (analyzers/llm/answer.py)
 
 
-class EditingRTC:
+class EditingRTC(AnalyzerInfo):
     name = "editing_rtc"
     title = "EditingRTC"
     help = ("EditingRTC: can a model describe this edit and re-create it from its own "
@@ -125,6 +127,7 @@ class EditingRTC:
     measures = editing_rtc_view.MEASURES  # what its figures measure, and what a good value is
     dashboard = staticmethod(editing_rtc_view.dashboard)
     labels, count_scores = editing_rtc_view.LABELS, editing_rtc_view.COUNTS
+    regenerations = staticmethod(trip_regenerations)  # what `explain` diffs
 
     def __init__(self, config: EditingRTCConfig | None = None) -> None:
         self.config = config

@@ -36,6 +36,7 @@ from analyzers.crscore import recipe
 from analyzers.crscore import score as crs
 from analyzers.crscore.analyzer import CRScoreAnalyzer, Unit
 from analyzers.crscore.sts import EmbeddingError, shared_embedder
+from analyzers.info import AnalyzerInfo
 from analyzers.llm.client import Halted, LLMClient, LLMError, Message
 from analyzers.llm.format_watch import FormatWatch
 from analyzers.options import AnalyzerOptions
@@ -259,7 +260,7 @@ def _after_asking(todo: list[HunkWork], watch: FormatWatch, report: AnalyzerRepo
     return live
 
 
-class ReviewAnalyzer:
+class ReviewAnalyzer(AnalyzerInfo):
     name = "review"
     title = "Review"
     help = ("Review: rtcbot's own review comments, several drafted per changed hunk and only the "

@@ -13,6 +13,9 @@ from dataclasses import dataclass, field
 from statistics import fmean
 from typing import Protocol, TypeVar
 
+from analyzers.presentation import Regenerations
+from analyzers.report import Finding
+
 T = TypeVar("T")
 R = TypeVar("R")
 
@@ -136,3 +139,22 @@ def aggregate(per_item: Sequence[Mapping[str, float]]) -> dict[str, float]:
     for s in per_item:
         keys += [k for k in s if k not in keys]
     return {k: fmean([s[k] for s in per_item if k in s]) for k in keys if any(k in s for s in per_item)}
+
+
+def _texts(value: object) -> list[str]:
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, Sequence):
+        return [v if isinstance(v, str) else "" for v in value]
+    return []
+
+
+def regenerations(f: Finding) -> Regenerations | None:
+    """What a round trip's finding holds of the code its model wrote back: its evidence's
+    `regenerated`, `descriptions` and `baseline_regenerated` (EditingRTC's and SynthesisRTC's)."""
+    regenerated = _texts(f.evidence.get("regenerated"))
+    if not regenerated:
+        return None
+    baseline = f.evidence.get("baseline_regenerated")
+    return Regenerations(regenerated, _texts(f.evidence.get("descriptions")),
+                         baseline if isinstance(baseline, str) else None)

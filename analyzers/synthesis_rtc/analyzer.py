@@ -35,11 +35,13 @@ from analyzers.context import AnalysisContext
 from analyzers.execution.oracle import Case, Executor, Limits, Program
 from analyzers.execution.passk import pass_at_k
 from analyzers.execution.repair import code_blocks, trim_to_valid_python
+from analyzers.info import TEST_COMMAND, AnalyzerInfo
 from analyzers.llm.client import BudgetExceeded, LLMClient, LLMError
 from analyzers.options import AnalyzerOptions
 from analyzers.report import AnalyzerReport, Finding, Skipped
 from analyzers.rtc.leak import check_descriptions, leak_note, leak_rate
 from analyzers.rtc.round_trip import RoundTrip, aggregate
+from analyzers.rtc.round_trip import regenerations as trip_regenerations
 from analyzers.sandbox.box import NOT_ISOLATED, Sandbox, SandboxUnavailable
 from analyzers.sandbox.suite import Suite
 from analyzers.synthesis_rtc import view as synthesis_view
@@ -317,7 +319,7 @@ def _summary(per_region: Sequence[dict[str, float]], n_forward: int) -> dict[str
             "leak_rate": leak_rate([s["leaks"] for s in per_region], [n_forward] * len(per_region))}
 
 
-class SynthesisRTCAnalyzer:
+class SynthesisRTCAnalyzer(AnalyzerInfo):
     name = "synthesis_rtc"
     title = "SynthesisRTC"
     help = "SynthesisRTC: execution-based round-trip correctness of a code region."
@@ -325,8 +327,9 @@ class SynthesisRTCAnalyzer:
     advice = staticmethod(synthesis_view.advice)
     options_type = SynthesisOptions
     labels, count_scores = synthesis_view.LABELS, synthesis_view.COUNTS
+    regenerations = staticmethod(trip_regenerations)  # what `explain` diffs
     runs_code = True  # the repository's tests, on the pull request's code (in the sandbox)
-    turned_on_by = "test_command"  # a test command turns it on (registry.TEST_COMMAND)
+    turned_on_by = TEST_COMMAND  # a test command turns it on
 
     def run(self, changes: ChangeSet, ctx: AnalysisContext) -> AnalyzerReport:
         report = AnalyzerReport(self.name, self.title)

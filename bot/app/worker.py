@@ -15,6 +15,7 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
+from analyzers import registry
 from bot.app import budget, job_kinds
 from bot.app.outage import Outage
 from bot.app.pipeline import Handler
@@ -148,11 +149,9 @@ class Worker:
         client and its first request cost ~50 ms of CPU). Failures only log: an analyzer that
         cannot start says why when it runs."""
         try:
-            from analyzers.crscore.analyzer import warm_up as warm_crscore
-
-            warm_crscore(self.settings.pmd_server)
+            registry.warm_up(registry.ANALYZERS, self.settings.tools())  # each warms what it declares
         except Exception:
-            log.warning("warm-up of CRScore failed; it starts on first use", exc_info=True)
+            log.warning("warm-up of the analyzers failed; they start on first use", exc_info=True)
         if self.settings.llm_base_url:  # the embedded model starts on first use, not here
             try:
                 budget.llm_factory(self.settings, self.store, None, None)().check()

@@ -15,8 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
-from collections.abc import Iterable, Sequence
-from typing import Any
+from collections.abc import Iterable
 
 from analyzers import registry
 from analyzers.code.diff import ChangeSet
@@ -59,14 +58,6 @@ def hunk_at(changes: ChangeSet, path: str, line: int) -> ChangeSet | None:
     return None
 
 
-def _texts(value: Any) -> list[str]:
-    if isinstance(value, str):
-        return [value]
-    if isinstance(value, Sequence):
-        return [v if isinstance(v, str) else "" for v in value]
-    return []
-
-
 def _diff(real: str, regenerated: str) -> str:
     lines = difflib.unified_diff(real.splitlines(), regenerated.splitlines(), "the real edit",
                                  "regenerated", lineterm="", n=2)
@@ -74,11 +65,12 @@ def _diff(real: str, regenerated: str) -> str:
 
 
 def _diffs(f: Finding, real: str) -> list[str]:
-    """Each regeneration against the real edit, under the description it came from."""
-    regenerated = _texts(f.evidence.get("regenerated"))
-    if not regenerated:
+    """Each regeneration against the real edit, under the description it came from (what the
+    finding's analyzer says its model wrote back: its `regenerations`)."""
+    said = registry.regenerations(f)
+    if said is None:
         return []
-    described = _texts(f.evidence.get("descriptions"))
+    regenerated, described = said.regenerated, said.descriptions
     out = ["### The regenerated code against the real edit", "",
            "`-` lines: the real edit (the code after it); `+` lines: what the model wrote back from "
            "the description.", ""]
@@ -86,10 +78,9 @@ def _diffs(f: Finding, real: str) -> list[str]:
         about = described[i - 1] if i - 1 < len(described) else ""
         out.append(f"{i}. From the description: {inert(about) if about.strip() else '(none)'}")
         out += [f"   {ln}" if ln else "" for ln in fenced(_diff(real, regen), "diff")]
-    baseline = f.evidence.get("baseline_regenerated")
-    if isinstance(baseline, str):
+    if said.baseline is not None:
         out.append(f"{len(regenerated[:MAX_DIFFS]) + 1}. From the uninformative baseline description (\"Edit.\"):")
-        out += [f"   {ln}" if ln else "" for ln in fenced(_diff(real, baseline), "diff")]
+        out += [f"   {ln}" if ln else "" for ln in fenced(_diff(real, said.baseline), "diff")]
     return [*out, ""]
 
 

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from analyzers.report import AnalyzerReport
+from bot.github.errors import GitHubError
 from reporters.base import Sinks, Target, failure, reporters_named, run_reporter
 
 HELD_ELSEWHERE = "the check runs and the summary hold the same findings"
@@ -36,11 +37,9 @@ def drive(names: Sequence[str], sinks: Sinks, target: Target, titles: Mapping[st
         try:
             done = run_reporter(reporter, target, dict(titles), reports)
         except Exception as e:
-            status = getattr(e, "status", None)
-            said = (f"{reporter.name}: GitHub refused it ({status}: {getattr(e, 'message', e)}); {HELD_ELSEWHERE}"
-                    if isinstance(status, int) else f"{reporter.name} failed ({failure(e)}); {HELD_ELSEWHERE}")
+            said = (f"{reporter.name}: GitHub refused it ({e.status}: {e.message}); {HELD_ELSEWHERE}"
+                    if isinstance(e, GitHubError) else f"{reporter.name} failed ({failure(e)}); {HELD_ELSEWHERE}")
             out.append(Driven(reporter.name, said, False, reason=failure(e), error=e))
             continue
-        published = getattr(reporter, "published", None)
-        out.append(Driven(reporter.name, f"{reporter.name}: {done}", published=published() if published else None))
+        out.append(Driven(reporter.name, f"{reporter.name}: {done}", published=reporter.published()))
     return out

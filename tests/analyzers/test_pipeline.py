@@ -12,6 +12,7 @@ import pytest
 from analyzers import pipeline, registry
 from analyzers.code.diff import ChangeSet, parse_diff
 from analyzers.context import AnalysisContext, ReviewComment
+from analyzers.info import AnalyzerInfo
 from analyzers.report import AnalyzerReport
 from tests.conftest import client_for
 from tests.fakes.llm_server import ScriptedLLM, last_user_text
@@ -64,7 +65,7 @@ def test_the_run_budget_is_shared(scripted_llm: Callable[..., ScriptedLLM]) -> N
     assert sum(r.usage["requests"] for r in reports) == srv.request_count
 
 
-class Waits:
+class Waits(AnalyzerInfo):
     """An analyzer that finishes only when its partner has started: they must run at once."""
 
     name = "waits"
@@ -76,7 +77,7 @@ class Waits:
         return AnalyzerReport(self.name, self.title, notes=[threading.current_thread().name])
 
 
-class Fails:
+class Fails(AnalyzerInfo):
     name = "fails"
     title = "Fails"
 

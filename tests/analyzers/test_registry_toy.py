@@ -21,6 +21,7 @@ from click.testing import CliRunner
 from analyzers import registry
 from analyzers.code.diff import ChangeSet
 from analyzers.context import AnalysisContext, Tools
+from analyzers.info import AnalyzerInfo
 from analyzers.options import AnalyzerOptions
 from analyzers.report import AnalyzerReport, Finding
 
@@ -35,7 +36,7 @@ class ToyOptions(AnalyzerOptions):
     pass
 
 
-class CountingToy:
+class CountingToy(AnalyzerInfo):
     name = "toy"
     title = "CountingToy"
     help = "CountingToy: counts the lines a change adds (a test's analyzer)."
@@ -145,3 +146,16 @@ def test_the_defaults_the_registry_names_are_what_they_say() -> None:
     assert registry.DEFAULT_COMMENT_ANALYZERS
     assert all(registry.reads_comments(n) for n in registry.DEFAULT_COMMENT_ANALYZERS)
     assert not any(registry.reads_comments(n) for n in registry.PATCH_DEFAULTS)
+
+
+class Undeclared:  # not an AnalyzerInfo: what it declares is nowhere the type checker sees
+    name = "undeclared"
+    title = "Undeclared"
+
+
+def test_a_class_that_is_not_an_analyzer_is_refused_by_name(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A registry line naming a class outside AnalyzerInfo is refused with the line it came from,
+    never read through defaults (a misspelt declaration would fall back silently)."""
+    monkeypatch.setitem(registry.ANALYZERS, "undeclared", f"{__name__}:Undeclared")
+    with pytest.raises(registry.NotAnAnalyzer, match=f"{__name__}:Undeclared is not an analyzer"):
+        registry.get("undeclared")

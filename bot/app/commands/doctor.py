@@ -7,27 +7,18 @@ missing piece says what to install). Settings that do not validate: their lines,
 
 from __future__ import annotations
 
-import importlib.util
 import sys
-from collections.abc import Callable
-from dataclasses import dataclass
 
 import click
 
 from analyzers import registry
+from analyzers.tools.needs import CHECKS as CHECKS
+from analyzers.tools.needs import Check
 from analyzers.urls import redact_url
 from bot.app.settings import ServiceSettings, load_settings
 from bot.core.settings import SettingsError
 
-
-@dataclass(frozen=True)
-class Finding:
-    what: str
-    says: str
-    ok: bool = True
-
-    def line(self) -> str:
-        return f"{'ok     ' if self.ok else 'MISSING'} {self.what}: {self.says}"
+Finding = Check
 
 
 def llm(settings: ServiceSettings) -> Finding:
@@ -42,40 +33,6 @@ def llm(settings: ServiceSettings) -> Finding:
     return Finding("LLM", f"the embedded model {gguf_path(settings.embedded_gguf)} (no RTCBOT_LLM_BASE_URL)")
 
 
-def embeddings() -> Finding:
-    from analyzers.crscore.sts import DEFAULT_MODEL, EmbeddingError, model_path
-
-    if importlib.util.find_spec("sentence_transformers") is None:
-        return Finding("embeddings", "sentence-transformers is not installed (pip install 'rtcbot[local]' "
-                       "or scripts/install.sh)", ok=False)
-    try:
-        return Finding("embeddings", f"{DEFAULT_MODEL} from {model_path(DEFAULT_MODEL)}")
-    except EmbeddingError as e:
-        return Finding("embeddings", str(e), ok=False)
-
-
-def semgrep(settings: ServiceSettings) -> Finding:
-    from analyzers.semgrep.scan import find_semgrep
-
-    exe = find_semgrep(settings.semgrep)
-    return Finding("Semgrep", exe) if exe else Finding(
-        "Semgrep", "not found (RTCBOT_SEMGREP, or semgrep beside rtcbot: scripts/install.sh)", ok=False)
-
-
-def smell_tools(settings: ServiceSettings) -> list[Finding]:
-    from analyzers.crscore.smells import jshint, node_bin, pmd, which
-
-    out = []
-    why = pmd.unavailable_reason()
-    out.append(Finding("PMD (Java smells)", why, ok=False) if why else Finding(
-        "PMD (Java smells)", f"{pmd.PMD_LIB} on {which('java')} (server: RTCBOT_PMD_SERVER={settings.pmd_server})"))
-    why = jshint.unavailable_reason()
-    out.append(Finding("JSHint (JavaScript smells)", why, ok=False) if why else Finding(
-        "JSHint (JavaScript smells)", f"{node_bin('jshint')} on {which('node')}"))
-    out.append(Finding("Python smells", "radon and the design checks, in process"))
-    return out
-
-
 def sandbox(settings: ServiceSettings) -> Finding:
     from analyzers.sandbox.box import Sandbox, SandboxUnavailable
 
@@ -87,21 +44,13 @@ def sandbox(settings: ServiceSettings) -> Finding:
     return Finding("sandbox", f"{box.mode} (RTCBOT_SANDBOX={settings.sandbox})")
 
 
-# what each tool an analyzer may need (its `needs`, analyzers/registry.py) is checked by, in the order said
-CHECKS: dict[str, Callable[[ServiceSettings], list[Finding]]] = {
-    "embeddings": lambda settings: [embeddings()],
-    "smells": smell_tools,
-    "semgrep": lambda settings: [semgrep(settings)],
-}
-
-
 def findings(settings: ServiceSettings) -> list[Finding]:
     """The LLM, the tools the configured analyzers need (each declares its own) and the sandbox."""
     out = [Finding("analyzers", ", ".join(settings.analyzers) or "none"), llm(settings)]
     needed = registry.needs([*settings.analyzers, *settings.comment_analyzers])
     for tool, check in CHECKS.items():
         if tool in needed:
-            out += check(settings)
+            out += check(settings.tools())
     return [*out, sandbox(settings)]
 
 

@@ -108,11 +108,11 @@ def _run(runtime: Runtime, workers: int) -> None:
     presence = Presence(runtime.store, runtime.worker.database, lambda: heard_as(runtime.huey, settings))
     stop = threading.Event()
     # "rtcbot: worker on the": what scripts and tests wait for (tests/reliability/harness.py READY)
-    from analyzers.crscore.smells.pmd import unavailable_reason
+    from analyzers.tools.needs import pmd_ready
 
     log.info("rtcbot: worker on the %s queue, %s at a time: starting (warming up: %s; jobs may start meanwhile)",
              "redis" if settings.redis_url else "sqlite", workers,
-             warm_up_words(settings, pmd_ready=unavailable_reason() is None))
+             warm_up_words(settings, pmd_ready=pmd_ready()))
     threading.Thread(target=_warm_up, args=(runtime, presence, t0), name="warm-up", daemon=True).start()
     beating = threading.Thread(target=presence.run, args=(settings.heartbeat_s, stop), name="worker-heartbeat",
                                daemon=True)
