@@ -206,9 +206,8 @@ class EditingRTC(AnalyzerInfo):
         format_note = watch.note(stopped)
         if format_note and watch.bad:
             report.notes.append(format_note)
-        if not report.findings and watch.bad and not watch.good:  # the operator's problem, not a finding
-            report.not_run = f"the model's answers were not usable: {watch.good} of {watch.seen} in format"
-            log.warning("EditingRTC did not run: %s (the model's, not the change's)", report.not_run)
+        if watch.bad and not watch.good:  # the operator's problem, not a finding
+            _unusable(report, watch.seen)
         report.planned = len(todo)
         if len(report.findings) < len(todo):
             report.cut_by = "the model's answers out of format" if stopped else "LLM budget"
@@ -233,6 +232,17 @@ def _findings(report: AnalyzerReport, todo: Sequence[tuple[FileChange, Hunk]], r
     for f, res in zip(report.findings, done, strict=True):
         if f.inconclusive is not None:  # what the model understood; nothing said of the change
             f.message = message(res, conclusive=False)
+
+
+def _unusable(report: AnalyzerReport, seen: int) -> None:
+    """No answer of the model was in the format asked: the run says so ("not run", and a
+    warning in the operator's log), and the hunks it finished are listed as not scored, never
+    as findings built from answers it could not read."""
+    report.not_run = f"the model's answers were not usable: 0 of {seen} in format"
+    report.skipped += [Skipped(f"{f.path} {f.title}", "not scored: none of the model's answers was usable",
+                               path=f.path or "") for f in report.findings]
+    report.findings = []
+    log.warning("EditingRTC did not run: %s (the model's, not the change's)", report.not_run)
 
 
 def _aggregate(report: AnalyzerReport) -> None:

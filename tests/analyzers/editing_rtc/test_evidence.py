@@ -124,3 +124,23 @@ def test_the_baseline_is_failed_below_half_the_unchanged_lines_kept() -> None:
     assert evidence.failed_baseline(hunk, _trip("x = 1\n", ""))
     assert evidence.missed(hunk, _trip("", "def h():\n    return 3\n")) == ["b = 2"]
     assert evidence.missed(hunk, _trip("", "def h():\n    b  =  2\n")) == []
+
+
+def test_a_model_whose_answers_are_unusable_is_the_operators_problem_not_a_finding(
+        scripted_llm: Callable[..., ScriptedLLM], caplog: Any) -> None:
+    """Issue #47 item 3: code where a description was asked, words where code was. The model is
+    stopped after a handful of answers; with none of them in format, the report is "not run"
+    with why and a warning in the operator's log, and the hunks it finished are not scored (a
+    "failed" item: a gate cannot pass over them), never findings read from unusable answers."""
+    def unusable(req: dict[str, Any]) -> list[str]:
+        n = int(req.get("n") or 1)
+        return (["I would rather not write code."] * n if "[edit description]" in last_user_text(req)
+                else ["```\nx = 1\n```"] * n)
+
+    with caplog.at_level("WARNING", logger="analyzers.editing_rtc.analyzer"):
+        report = run(scripted_llm(unusable), TWO)
+    assert not report.findings and "rtc" not in report.scores
+    assert report.not_run.startswith("the model's answers were not usable: 0 of ")
+    assert readable.headline(report) == f"not run: {report.not_run}"
+    assert {s.path for s in report.unanalysed} == {"m.py"} and len(report.unanalysed) == 2
+    assert any("EditingRTC did not run" in r.getMessage() for r in caplog.records)
