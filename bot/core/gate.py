@@ -16,7 +16,8 @@ then there was code and nothing measured it, and the gate cannot pass (`all_spar
 
 Gates fail closed. `inconclusive` counts the items whose evidence says nothing about the
 change, only about the model (analyzers/report.py `Inconclusive`: EditingRTC's hunks scored by
-the embedded model, or by a model that failed the hunk's baseline or every hunk); the other
+the embedded model, by a model the repository's qualification record does not qualify, or by a
+model that failed the hunk's baseline or every hunk); the other
 counts and the scores are over the conclusive items. A gate that reads an analyzer with
 inconclusive items cannot pass, and says why, unless the config says `gate_inconclusive: ignore`
 (then it reads the conclusive items only). `unscanned` counts what the analyzer could not analyse (its Skipped items
