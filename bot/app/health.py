@@ -1,9 +1,11 @@
 """The service's health, as /healthz (and /readyz) answers it and /metrics counts it: the
-database and the queue answer, at least one worker consuming this service's queue is live (its
-heartbeat, bot/store/workers.py, is younger than RTCBOT_WORKER_STALE_S and names the queue it
-consumes: bot/app/queue.py identity) and no job has waited in the queue longer than
-RTCBOT_HEALTH_MAX_QUEUE_AGE_S. `verdict` is the pure rule; `check` reads the figures. A worker
-whose heartbeat names no queue (one started before workers said theirs) is counted.
+database and the queue answer, the database has every table and takes a write, the data disk
+has RTCBOT_HEALTH_MIN_FREE_MB free (bot/app/vitals.py), at least one worker consuming this
+service's queue is live (its heartbeat, bot/store/workers.py, is younger than
+RTCBOT_WORKER_STALE_S and names the queue it consumes: bot/app/queue.py identity) and no job
+has waited in the queue longer than RTCBOT_HEALTH_MAX_QUEUE_AGE_S. `verdict` is the pure rule;
+`check` reads the figures. A worker whose heartbeat names no queue (one started before workers
+said theirs) is counted.
 
 /livez is not this: it says only that `rtcbot serve` answers (bot/app/web.py)."""
 
@@ -16,6 +18,7 @@ from typing import Any
 from bot.app.jobs import Runtime
 from bot.app.queue import describe, heard_as, identity, ping, same_queue
 from bot.app.sweep import why
+from bot.app.vitals import data_disk, disk_problem, store_problems
 
 
 @dataclass
@@ -90,6 +93,7 @@ def check(rt: Runtime) -> Health:
     except Exception as e:
         health.figures["queue"] = f"error: {type(e).__name__}"
         health.reasons.append(f"the queue does not answer ({why(e)})")
+    _disk_and_store(rt, health)
     if health.figures["database"] != "ok":
         return health
     workers, oldest_age = worker_figures(rt)
@@ -99,3 +103,21 @@ def check(rt: Runtime) -> Health:
     health.reasons += verdict(len(workers), oldest_age, stale_s=rt.settings.worker_stale_s,
                               max_queue_age_s=rt.settings.health_max_queue_age_s, elsewhere=elsewhere)
     return health
+
+
+def _disk_and_store(rt: Runtime, health: Health) -> None:
+    """The data disk's free space (RTCBOT_HEALTH_MIN_FREE_MB) and, when the database answers,
+    whether it has every table and takes a write (bot/app/vitals.py)."""
+    try:
+        disk = data_disk(rt.settings.data_dir)
+        health.figures["disk_free_mb"] = round(disk.free_bytes / 2**20, 1)
+        problem = disk_problem(disk, rt.settings.health_min_free_mb)
+    except OSError as e:
+        problem = f"cannot read the data disk's free space ({why(e)})"
+    if problem:
+        health.reasons.append(problem)
+    if health.figures["database"] == "ok":
+        problems = store_problems(rt)
+        if problems:
+            health.figures["database"] = "error: cannot do its job"
+            health.reasons += problems

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 import os
+from collections.abc import Callable
 from typing import Any
 
 from flask import Response, g, jsonify, request
@@ -17,6 +18,8 @@ from prometheus_client.registry import Collector
 
 from bot.app.health import worker_figures
 from bot.app.jobs import Runtime
+from bot.app.labels import event_label
+from bot.app.vitals import VitalsCollector
 
 log = logging.getLogger("bot.app.web")  # the service's lines, under the name they always had
 MULTIPROC_ENV = "PROMETHEUS_MULTIPROC_DIR"
@@ -35,8 +38,12 @@ class StoreCollector(Collector):
             log.warning("metrics: the database did not answer", exc_info=True)
             return
         d = CounterMetricFamily("rtcbot_deliveries", "Webhook deliveries recorded", labels=["event", "status"])
+        per: dict[tuple[str, str], float] = {}  # events outside the known set summed as "other"
         for event, status, n in m["deliveries"]:
-            d.add_metric([event, status], n)
+            key = (event_label(event), str(status))
+            per[key] = per.get(key, 0) + n
+        for key, n in sorted(per.items()):
+            d.add_metric(list(key), n)
         yield d
         jobs = GaugeMetricFamily("rtcbot_jobs", "Jobs by kind and status", labels=["kind", "status"])
         dur = CounterMetricFamily("rtcbot_job_duration_seconds", "Time spent in jobs", labels=["kind"])
@@ -92,6 +99,7 @@ def scrape_registry(own: CollectorRegistry, rt: Runtime) -> CollectorRegistry:
     merged = CollectorRegistry()
     multiprocess.MultiProcessCollector(merged, path=path)
     merged.register(StoreCollector(rt))
+    merged.register(VitalsCollector(rt))
     return merged
 
 
@@ -106,14 +114,34 @@ class Meters:
         self.latency = Histogram("rtcbot_webhook_seconds", "Time to answer a webhook", registry=registry,
                                  buckets=(0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10))
         registry.register(StoreCollector(rt))
+        registry.register(VitalsCollector(rt))
         self.scraped = scrape_registry(registry, rt)
 
     def answer(self, status: int, message: str, event: str = "", **extra: Any) -> Response:
+        """`event`: the delivery's, once its signature is trusted ("" for a refused one): its
+        label is from a known set (bot/app/labels.py)."""
         if request.path == "/webhook":  # /metrics', /stats' and the error pages' answers are not webhooks
-            self.webhooks.labels(event or "-", str(status)).inc()
+            self.count(event_label(event), status)
         jobs = extra.get("jobs")
         # the answer in words, for the request's log line: "202: accepted (jobs 12, 13)"
         g.said = f"{status}: {message}" + (f" (jobs {', '.join(map(str, jobs))})" if jobs else "")
         resp = jsonify({"message": message, **extra})
         resp.status_code = status
         return resp
+
+    def count(self, event: str, status: int) -> None:
+        """Count a webhook answer (`safely`)."""
+        safely("count a webhook answer", lambda: self.webhooks.labels(event, str(status)).inc())
+
+    def observe(self, seconds: float) -> None:
+        """The time to answer a webhook (`safely`)."""
+        safely("record a webhook's time", lambda: self.latency.observe(seconds))
+
+
+def safely(what: str, write: Callable[[], None]) -> None:
+    """A metric written, or, where it cannot be (its file's folder gone, its disk full), a
+    warning: never the request's failure."""
+    try:
+        write()
+    except Exception:
+        log.warning("metrics: could not %s", what, exc_info=True)

@@ -122,6 +122,9 @@ class ServiceSettings(ToolSettings, GitHubSettings, LogSettings, CommandSettings
     # longer than health_max_queue_age_s
     worker_stale_s: float = Field(default=60.0, gt=0, le=3600)
     health_max_queue_age_s: float = Field(default=600.0, gt=0, le=7 * 24 * 3600.0)
+    # /healthz is unhealthy when the data folder's disk has less free than this (MiB): a full
+    # disk refuses deliveries (503) and jobs
+    health_min_free_mb: float = Field(default=1024.0, ge=0)
     # forced work (re-run requests, edited review comments): at most one analysis per head and
     # analysis per window; a delivery's payload is dropped this long after it was routed
     force_debounce_s: float = Field(default=30.0, ge=0)

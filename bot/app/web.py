@@ -83,7 +83,7 @@ def _refused(meters: Meters, status: int, reason: str, event: str) -> Response:
     """The answer to a delivery refused before it is recorded, and its one log line
     (bot/app/refusals.py)."""
     log_refusal(status, reason, event=event, delivery=request.headers.get("X-GitHub-Delivery", ""))
-    return meters.answer(status, reason, event)
+    return meters.answer(status, reason)  # counted under no value of its headers (bot/app/labels.py)
 
 
 def _verified_delivery(settings: ServiceSettings, secrets: tuple[str, ...], event: str,
@@ -163,7 +163,7 @@ def _record_delivery(rt: Runtime, meters: Meters, event: str, delivery: str, pay
         return meters.answer(503, "could not record the delivery; redeliver it", event, delivery=delivery)
     if accepted is None:
         return meters.answer(200, "duplicate delivery: already received", event, delivery=delivery)
-    meters.latency.observe(time.perf_counter() - t0)
+    meters.observe(time.perf_counter() - t0)
     return _accepted_answer(meters, event, delivery, accepted)
 
 

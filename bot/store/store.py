@@ -19,6 +19,7 @@ from typing import Any
 
 from sqlalchemy import func, select
 
+from bot.store.alert_figures import failed_analyses, usage_today
 from bot.store.cache import LLMCache
 from bot.store.checks import Checks
 from bot.store.db import Database
@@ -27,6 +28,7 @@ from bot.store.dismissals import Dismissals
 from bot.store.job_queries import JobQueries
 from bot.store.jobs import Jobs
 from bot.store.leases import Leases
+from bot.store.probe import missing_tables, probe_write
 from bot.store.published import Published
 from bot.store.qualifications import Qualifications
 from bot.store.schema import Delivery, JobRow, LLMUsageRow
@@ -62,6 +64,18 @@ class Store:
 
     def ping(self) -> None:
         self.db.ping()
+
+    def missing_tables(self) -> list[str]:
+        """The schema's tables the database lacks (bot/store/probe.py)."""
+        return missing_tables(self.db)
+
+    def alert_figures(self) -> dict[str, Any]:
+        """Failed analyses by analyzer and today's LLM use by installation (bot/store/alert_figures.py)."""
+        return {"failed_analyses": failed_analyses(self.db), "usage_today": usage_today(self.db)}
+
+    def probe_write(self) -> None:
+        """A write rolled back: the database's error when it cannot write (bot/store/probe.py)."""
+        probe_write(self.db)
 
     def close(self) -> None:
         """Write the LLM answers still buffered, then close the engine's connections."""

@@ -60,6 +60,7 @@ def make_settings(tmp_path: Path, gh: FakeGitHub | None = None, llm: ScriptedLLM
         "analyzers": ["editing_rtc"],
         "llm_base_url": None,
         "llm_model": None,
+        "health_min_free_mb": 0.0,  # a test's /healthz does not depend on the machine's free disk
     }
     if gh is not None:
         values.update(app_id=gh.app_id, private_key=gh.private_key_pem, github_api_url=gh.base_url)

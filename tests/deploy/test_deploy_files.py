@@ -146,6 +146,17 @@ def test_the_worker_unit_leaves_bubblewrap_and_the_jvm_what_they_need() -> None:
     assert service["KillSignal"] == "SIGINT"
 
 
+def test_the_metric_files_live_off_the_data_disk_in_every_install() -> None:
+    """serve's memory-mapped metric files (bot/app/commands/serve.py `metrics_dir`): systemd
+    gives it /run/rtcbot (RUNTIME_DIRECTORY), a container has /dev/shm; no install names a
+    PROMETHEUS_MULTIPROC_DIR, which would win over both."""
+    service = read_unit(UNITS["serve"])["Service"]
+    assert service["RuntimeDirectory"] == "rtcbot" and service["RuntimeDirectoryMode"] == "0700"
+    assert "PROMETHEUS_MULTIPROC_DIR" not in compose()["x-rtcbot"]["environment"]
+    for path in (*UNITS.values(), ROOT / "Dockerfile", ROOT / "deploy" / "rtcbot.env.example"):
+        assert "PROMETHEUS_MULTIPROC_DIR" not in path.read_text(), path
+
+
 @pytest.mark.skipif(not shutil.which("systemd-analyze"), reason="systemd-analyze is not installed")
 def test_systemd_reads_every_key_of_the_units(tmp_path: Path) -> None:
     """systemd-analyze verify: an unknown key or a bad value is reported; the one complaint left

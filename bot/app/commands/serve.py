@@ -19,8 +19,11 @@ with the zone) and one level (LOG_LEVEL, -v).
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import os
+import shutil
+import stat
 import warnings
 from pathlib import Path
 from typing import Any
@@ -50,18 +53,53 @@ log = logging.getLogger(__name__)
 def metrics_dir(data_dir: Path, port: int) -> Path:
     """The folder where gunicorn's workers keep their metric files (prometheus_client's
     multiprocess mode), private (0700) and emptied at start: files a previous run left would
-    add its counts to this one's. PROMETHEUS_MULTIPROC_DIR, when the operator set it; else one
-    per data directory and port."""
+    add its counts to this one's. PROMETHEUS_MULTIPROC_DIR, when the operator set it; else in
+    memory, never on the data disk: the files are memory-mapped, and a write to one on a full
+    disk kills the worker (SIGBUS) with the request it answers. systemd's RUNTIME_DIRECTORY
+    (RuntimeDirectory=, /run/rtcbot) first, else /dev/shm (a container's too), else, where
+    neither is writable, the data directory."""
     given = os.environ.get(MULTIPROC_ENV)
-    path = Path(given) if given else data_dir / f"metrics-{port}"
-    if not path.parent.is_dir():  # the data directory, private as the store would make it
-        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    path = Path(given) if given else default_metrics_dir(data_dir, port)
     path.mkdir(mode=0o700, exist_ok=True)
     if not given:
-        path.chmod(0o700)
+        _own_private(path)
     for old in path.glob("*.db"):
         old.unlink()
     return path
+
+
+def default_metrics_dir(data_dir: Path, port: int) -> Path:
+    """The metric files' folder without PROMETHEUS_MULTIPROC_DIR (`metrics_dir`); its parent made."""
+    folder = _memory_folder(data_dir)
+    folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+    return folder / f"metrics-{port}-{_digest(data_dir)}"
+
+
+def _memory_folder(data_dir: Path) -> Path:
+    """Where the metric files go by default: a folder of this user's."""
+    runtime = os.environ.get("RUNTIME_DIRECTORY", "").split(":")[0]
+    if runtime and os.path.isdir(runtime) and os.access(runtime, os.W_OK):
+        return Path(runtime)
+    if os.path.isdir(SHM) and os.access(SHM, os.W_OK):
+        folder = Path(SHM) / f"rtcbot-{os.getuid()}"
+        folder.mkdir(mode=0o700, exist_ok=True)
+        _own_private(folder)  # /dev/shm is everyone's: a folder another user made is refused
+        return folder
+    return data_dir
+
+
+def _own_private(path: Path) -> None:
+    """`path` is a real folder of this user's, private (0700); OSError otherwise."""
+    st = path.lstat()
+    if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.getuid():
+        raise OSError(f"{path} is not a folder of this user's")
+    path.chmod(0o700)
+
+
+def _digest(data_dir: Path) -> str:
+    """A short name for the data directory: two services on one port (one at a time) with
+    different data never share a folder."""
+    return hashlib.sha256(str(data_dir.resolve()).encode()).hexdigest()[:12]
 
 
 def _worker_exited(_server: Any, worker: Any) -> None:
@@ -146,6 +184,7 @@ def command(host: str, port: int, workers: int, worker_class: str, connections: 
         # fork; gevent patches `select` only in each worker): its C wait would hold a worker's
         # every greenlet while PostgreSQL answers one. select() is patched, so greenlets go on.
         os.environ.setdefault("PSYCOPG_WAIT_FUNC", "wait_select")
+    given_env = dict(os.environ)
     _use_metrics_dir(settings, port)
     _open_once(settings)
     _say_started(settings, host, port)
@@ -157,7 +196,10 @@ def command(host: str, port: int, workers: int, worker_class: str, connections: 
         warnings.filterwarnings("ignore", message="Monkey-patching ssl after ssl has already been imported")
     from bot.app.web import create_app
 
-    _gunicorn(lambda: create_app(settings), _gunicorn_options(host, port, workers, worker_class, connections, threads))
+    options = _gunicorn_options(host, port, workers, worker_class, connections, threads)
+    if MULTIPROC_ENV not in given_env:  # our folder, in memory: gone with the service
+        options["on_exit"] = lambda _server: shutil.rmtree(os.environ[MULTIPROC_ENV], ignore_errors=True)
+    _gunicorn(lambda: create_app(settings), options)
 
 
 def _use_metrics_dir(settings: ServiceSettings, port: int) -> None:

@@ -17,6 +17,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+from bot.app.commands.serve import default_metrics_dir
 from tests.bot.app_support import METRICS_TOKEN, SECRET, scrape
 from tests.fakes.github_server import sign
 from tests.support import ROOT
@@ -63,7 +64,8 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
     """`rtcbot serve` with two gunicorn workers (started once for this module's tests)."""
     tmp_path = tmp_path_factory.mktemp("serve")
     port = _port()
-    metrics = tmp_path / "data" / f"metrics-{port}"
+    metrics = default_metrics_dir(tmp_path / "data", port)  # in memory, not on the data disk
+    assert not metrics.is_relative_to(tmp_path)
     metrics.mkdir(parents=True)
     stale = metrics / "counter_1.db"
     stale.write_bytes(b"left by an earlier run")
@@ -85,6 +87,7 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
     finally:
         p.send_signal(signal.SIGTERM)
         p.wait(60)
+    assert not metrics.exists()  # its folder in memory went with it
 
 
 def _ping(url: str, delivery: str, secret: str = SECRET) -> httpx.Response:
@@ -125,7 +128,7 @@ def test_metrics_agree_across_gunicorn_workers(served: Served) -> None:
         r = _ping(url, f"m{i}", SECRET if i % 3 else "wrong")
         assert r.status_code == (200 if i % 3 else 401)
     ok, refused = 'rtcbot_webhook_requests_total{event="ping",status="200"}', \
-        'rtcbot_webhook_requests_total{event="ping",status="401"}'
+        'rtcbot_webhook_requests_total{event="-",status="401"}'
     want = {ok: before.get(ok, 0) + 20, refused: before.get(refused, 0) + 10,
             "rtcbot_webhook_seconds_count": before.get("rtcbot_webhook_seconds_count", 0) + 20}
     for _ in range(20):  # whichever worker answers: every worker's counts, summed
