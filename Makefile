@@ -13,11 +13,12 @@ $(STAMP): pyproject.toml scripts/install.sh $(wildcard package.json)
 	RTCBOT_EXTRAS="" bash scripts/install.sh $(VENV)
 	@touch $@
 
-# What the tests and lint add: the dev extras and Chromium (the dashboard's browser test).
+# What the tests and lint add: the dev extras, Chromium (the dashboard's browser test) and
+# promtool (the alert rules' test).
 setup-dev: $(DEV_STAMP)
 
 $(DEV_STAMP): $(STAMP)
-	RTCBOT_EXTRAS=dev RTCBOT_BROWSER=1 bash scripts/install.sh $(VENV)
+	RTCBOT_EXTRAS=dev RTCBOT_BROWSER=1 RTCBOT_PROMTOOL=1 bash scripts/install.sh $(VENV)
 	@touch $@
 
 demo: setup

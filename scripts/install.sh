@@ -6,7 +6,8 @@
 #
 # Environment: PYTHON (default python3), RTCBOT_WHEEL_CACHE (default ~/.cache/rtcbot/wheels),
 # RTCBOT_EXTRAS (default "dev"; "" for a runtime-only install), RTCBOT_EDITABLE (1 = pip -e),
-# RTCBOT_BROWSER (1 = also Chromium, for the dashboard's browser test).
+# RTCBOT_BROWSER (1 = also Chromium, for the dashboard's browser test), RTCBOT_PROMTOOL (1 = also
+# promtool, for the alert rules' test).
 set -euo pipefail
 
 VENV=${1:-.venv}
@@ -95,6 +96,13 @@ apt_or_warn bwrap bubblewrap "the sandbox will use user namespaces, or refuse to
 # browser test drives Debian's build through Playwright (whose own download is not reachable)
 if [ "${RTCBOT_BROWSER:-0}" = "1" ]; then
   apt_or_warn chromium chromium "the dashboard's browser test will skip (and fail in CI)"
+fi
+# promtool: only for the tests (RTCBOT_PROMTOOL=1, which `make test` sets): it checks the alert
+# rules and runs their unit test (deploy/prometheus/). Debian ships it in the `prometheus`
+# package, whose server is installed beside it (on a host with systemd, started: stop and
+# disable it if this machine is not to run Prometheus)
+if [ "${RTCBOT_PROMTOOL:-0}" = "1" ]; then
+  apt_or_warn promtool prometheus "the alert rules' test will skip (and fail in CI)"
 fi
 
 if [ -f package.json ]; then

@@ -40,6 +40,7 @@ def test_the_test_job_runs_the_same_command_as_ci_run() -> None:
     assert job["env"]["CI"] == "true"
     installs = " ".join(_runs(job))
     assert "chromium" in installs and "bubblewrap" in installs
+    assert "prometheus" in installs  # promtool, for the alert rules (tests/deploy/test_alerts.py)
 
 
 def test_rtcbot_reviews_its_own_pull_requests_without_failing_on_scores() -> None:
