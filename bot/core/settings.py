@@ -160,7 +160,8 @@ OTHER_VARIABLES: dict[str, str] = {
     "RTCBOT_CACHE_DIR": "the LLM cache's folder (LLMEnvSettings)",
     "RTCBOT_MODEL": "an older name of RTCBOT_LLM_MODEL (LLMEnvSettings)",
     "RTCBOT_EXTRAS": "scripts/install.sh", "RTCBOT_EDITABLE": "scripts/install.sh",
-    "RTCBOT_BROWSER": "scripts/install.sh", "RTCBOT_WHEEL_CACHE": "scripts/install.sh",
+    "RTCBOT_BROWSER": "scripts/install.sh", "RTCBOT_PROMTOOL": "scripts/install.sh",
+    "RTCBOT_WHEEL_CACHE": "scripts/install.sh",
     "RTCBOT_CHROMIUM": "the tests' browser", "RTCBOT_TEST_ARTIFACTS": "the tests' screenshots",
     "RTCBOT_TEST_MARKERS": "tests/markers.py", "RTCBOT_TEST_REDIS_DB": "tests/bot/app_support.py",
 }
