@@ -8,16 +8,20 @@ Bad input is one clear line on stderr and a non-zero exit, never a traceback.
 
 from __future__ import annotations
 
-import logging
-import sys
-from typing import Any
+from bot.shell.gevent_first import patch_for_serve
 
-import click
+patch_for_serve()  # before anything else is imported: `rtcbot serve`'s workers start in ms (see there)
 
-from bot.core import logs
-from bot.core.settings import LogSettings, SettingsError, load_log_settings
-from bot.shell.commands import LazyGroup
-from bot.shell.exits import settings_exit
+import logging  # noqa: E402
+import sys  # noqa: E402
+from typing import Any  # noqa: E402
+
+import click  # noqa: E402
+
+from bot.core import logs  # noqa: E402
+from bot.core.settings import LogSettings, SettingsError, load_log_settings  # noqa: E402
+from bot.shell.commands import LazyGroup  # noqa: E402
+from bot.shell.exits import settings_exit  # noqa: E402
 
 COMMANDS = {
     "review": "bot.cli.review:review",

@@ -12,6 +12,13 @@ multiprocess mode, `metrics_dir`), and whichever worker answers a scrape sums ev
 successive scrapes agree (with a registry per process they alternated between two sets of
 numbers). The folder is emptied at start; gunicorn's `child_exit` hook marks dead workers.
 
+Reload (SIGHUP to the master; `systemctl reload rtcbot-serve`): the master reads the settings
+again (`--env-file`'s lines over its environment: a reload cannot change the environment systemd
+gave it), then gunicorn forks new workers on them and retires the old ones, which answer what
+they hold first; connections arriving meanwhile wait in the listening socket's queue. Settings
+that no longer validate are logged and the running ones kept. The workers are ready within a
+second because gevent patched the master first (bot/shell/gevent_first.py).
+
 Logging: gunicorn's own lines and its access lines go to the root logger that rtcbot configured
 (bot/core/logs.py), so every line has one format (text or RTCBOT_LOG_FORMAT=json, ISO times
 with the zone) and one level (LOG_LEVEL, -v).
@@ -136,16 +143,67 @@ def _root_logger() -> type:
     return RootLogger
 
 
-def _gunicorn(app_factory: Any, options: dict[str, Any]) -> None:
+def apply_env_file(env_file: Path, read: set[str]) -> None:
+    """`env_file`'s VAR=value lines (systemd's EnvironmentFile, compose's env_file) over this
+    process's environment; the names it set the last time (`read`, updated) and sets no longer
+    are unset. OSError when it cannot be read."""
+    from dotenv import dotenv_values
+
+    if not env_file.is_file():
+        raise FileNotFoundError(2, "no such file", str(env_file))
+    values = {k: v for k, v in dotenv_values(env_file).items() if v is not None}
+    for gone in read - values.keys():
+        os.environ.pop(gone, None)
+    os.environ.update(values)
+    read.clear()
+    read.update(values)
+
+
+def reread_settings(env_file: Path | None, settings: ServiceSettings, read: set[str]) -> ServiceSettings:
+    """At a reload (SIGHUP): the settings again, from the environment with `env_file`'s lines
+    over it (names it set before and no longer sets are unset: `read`, updated); the running
+    settings, with every problem logged, when the new ones do not validate (a reload never
+    stops serve)."""
+    from bot.app.service_checks import service_settings
+
+    if env_file is not None:
+        try:
+            apply_env_file(env_file, read)
+        except OSError as e:
+            log.error("reload: cannot read %s (%s); the settings stay as they were", env_file, e.strerror)
+            return settings
+    try:
+        new = service_settings(webhooks=True)
+    except SettingsError as e:
+        for line in e.lines or [str(e)]:
+            log.error("reload: %s", line)
+        log.error("reload: the settings stay as they were; the web workers are replaced")
+        return settings
+    log.info("reload: settings read again%s; the web workers are replaced", f" from {env_file}" if env_file else "")
+    return new
+
+
+def _gunicorn(settings: ServiceSettings, env_file: Path | None, read: set[str], options: dict[str, Any]) -> None:
+    """gunicorn on `settings`; a SIGHUP reads them again (`reread_settings`, in the master) and
+    replaces the web workers with ones on the new settings (gunicorn's graceful reload: new
+    workers first, then the old ones finish what they hold and stop)."""
     from gunicorn.app.base import BaseApplication
 
+    from bot.app.web import create_app
+
     class Server(BaseApplication):  # type: ignore[misc]
+        current = settings
+        loaded = False
+
         def load_config(self) -> None:
             for key, value in options.items():
                 self.cfg.set(key, value)
+            if self.loaded:  # a reload (BaseApplication's __init__ loads the first time)
+                Server.current = reread_settings(env_file, Server.current, read)
+            Server.loaded = True
 
         def load(self) -> Any:
-            return app_factory()
+            return create_app(Server.current)
 
     Server().run()
 
@@ -167,16 +225,25 @@ def _say_started(settings: ServiceSettings, host: str, port: int) -> None:
               help="Connections each gevent worker holds at once.")
 @click.option("--threads", default=4, show_default=True, type=click.IntRange(1, 256),
               help="Threads per worker (gthread only).")
-def command(host: str, port: int, workers: int, worker_class: str, connections: int, threads: int) -> None:
+@click.option("--env-file", "env_file", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Read this file's VAR=value lines again at each reload (SIGHUP), over the environment.")
+def command(host: str, port: int, workers: int, worker_class: str, connections: int, threads: int,
+            env_file: Path | None) -> None:
     """Receive GitHub webhooks: verify, record, enqueue, answer 202 (work happens in `rtcbot worker`).
 
     Settings come from the environment: RTCBOT_WEBHOOK_SECRET (required), DATABASE_URL,
-    REDIS_URL, RTCBOT_DATA_DIR; see docs/github-app.md."""
+    REDIS_URL, RTCBOT_DATA_DIR; see docs/github-app.md. SIGHUP: the settings read again (with
+    --env-file's lines over the environment) and the web workers replaced, no delivery refused."""
     make_non_dumpable()  # a same-user process cannot read our secrets from /proc
     from bot.shell.exits import settings_exit
 
+    read: set[str] = set()
     try:  # every setting checked before anything starts: one line each, exit 2
+        if env_file is not None:
+            apply_env_file(env_file, read)
         settings = service_settings(webhooks=True)
+    except OSError as e:
+        settings_exit(SettingsError(f"--env-file {env_file}: cannot read it ({e.strerror})"))
     except SettingsError as e:
         settings_exit(e)
     if worker_class == "gevent":
@@ -194,12 +261,10 @@ def command(host: str, port: int, workers: int, worker_class: str, connections: 
         # blocking; the webhook service makes none: its one outbound client, GitHub's, runs
         # in `rtcbot worker`, and PostgreSQL's TLS is libpq's own.
         warnings.filterwarnings("ignore", message="Monkey-patching ssl after ssl has already been imported")
-    from bot.app.web import create_app
-
     options = _gunicorn_options(host, port, workers, worker_class, connections, threads)
     if MULTIPROC_ENV not in given_env:  # our folder, in memory: gone with the service
         options["on_exit"] = lambda _server: shutil.rmtree(os.environ[MULTIPROC_ENV], ignore_errors=True)
-    _gunicorn(lambda: create_app(settings), options)
+    _gunicorn(settings, env_file, read, options)
 
 
 def _use_metrics_dir(settings: ServiceSettings, port: int) -> None:
