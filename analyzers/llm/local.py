@@ -15,6 +15,7 @@ from __future__ import annotations
 import atexit
 import contextlib
 import importlib.util
+import logging
 import os
 import socket
 import subprocess
@@ -30,10 +31,12 @@ from analyzers.llm.cache import file_identity
 from analyzers.llm.client import LLMClient, LLMError, LLMSettings
 from analyzers.tools.programs import BoundProcess, popen_bound, tool_env, workdir
 
+log = logging.getLogger(__name__)
+
 ALIAS = "smollm2-135m-instruct"
 # what was chosen, said once as the run starts; what it means for the scores is said once, in
 # the report (SMALL_MODEL_NOTE), not here again
-NOTICE = "rtcbot: using the embedded SmolLM2-135M model (no LLM endpoint configured; --llm-base-url names one)."
+NOTICE = "using the embedded SmolLM2-135M model (no LLM endpoint configured; --llm-base-url names one)"
 # said in every report whose scores came from the embedded model
 SMALL_MODEL_NOTE = ("These scores come from the embedded 135M model, which only shows the pipeline working: "
                     "point rtcbot at a larger model (llm-base-url) before trusting them.")
@@ -200,7 +203,7 @@ def show_notice_once() -> None:
     global _notice_shown
     if not _notice_shown:
         _notice_shown = True
-        print(NOTICE, file=sys.stderr)
+        log.warning(NOTICE)  # a log line like any other: its time, its level, its logger
 
 
 def client_from_settings(settings: LLMSettings) -> LLMClient:

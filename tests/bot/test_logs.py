@@ -63,6 +63,20 @@ def test_text_lines_have_a_timestamp_and_the_jobs_context(captured: Callable[[st
     assert re.fullmatch(rf"{STAMP} INFO rtcbot.test: a webhook \[delivery=d-2 t=\d+\.\d\ds\]", third), third
 
 
+def test_the_embedded_models_notice_is_a_log_line(captured: Callable[[str], io.StringIO],
+                                                  monkeypatch: pytest.MonkeyPatch,
+                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    from analyzers.llm import local
+
+    monkeypatch.setattr(local, "_notice_shown", False)
+    buf = captured("text")
+    local.show_notice_once()
+    local.show_notice_once()
+    [line] = buf.getvalue().splitlines()  # once, with its time and level, not a bare print
+    assert re.fullmatch(rf"{STAMP} WARNING analyzers.llm.local: using the embedded SmolLM2-135M model .*", line), line
+    assert capsys.readouterr().err == ""
+
+
 def test_json_lines_carry_the_same_fields(captured: Callable[[str], io.StringIO]) -> None:
     buf = captured("json")
     with job_context(3, repo="octo/hello", pr=1, head="b" * 40, analyzer="editing_rtc", delivery="d-3"):

@@ -19,6 +19,8 @@ they hold first; connections arriving meanwhile wait in the listening socket's q
 that no longer validate are logged and the running ones kept. The workers are ready within a
 second because gevent patched the master first (bot/shell/gevent_first.py).
 
+gunicorn's control socket is the instance's own: `<data dir>/serve-<port>.ctl` (`control_socket`).
+
 Logging: gunicorn's own lines and its access lines go to the root logger that rtcbot configured
 (bot/core/logs.py), so every line has one format (text or RTCBOT_LOG_FORMAT=json, ISO times
 with the zone) and one level (LOG_LEVEL, -v).
@@ -52,6 +54,7 @@ MULTIPROC_ENV = "PROMETHEUS_MULTIPROC_DIR"  # prometheus_client's name for it
 # connect and the headers (tests/security/test_webhook.py). 10 s is GitHub's own time limit for
 # a delivery; a proxy in front keeps idle connections to us for less (docs/github-app.md).
 KEEPALIVE_S = 10
+UNIX_PATH_MAX = 108  # sun_path's size on Linux, its final NUL included
 ACCESS_FORMAT = '%(h)s "%(r)s" %(s)s %(b)s %(M)sms "%(a)s"'  # the time is the line's own, in front
 
 log = logging.getLogger(__name__)
@@ -261,7 +264,7 @@ def command(host: str, port: int, workers: int, worker_class: str, connections: 
         # blocking; the webhook service makes none: its one outbound client, GitHub's, runs
         # in `rtcbot worker`, and PostgreSQL's TLS is libpq's own.
         warnings.filterwarnings("ignore", message="Monkey-patching ssl after ssl has already been imported")
-    options = _gunicorn_options(host, port, workers, worker_class, connections, threads)
+    options = _gunicorn_options(host, port, workers, worker_class, connections, threads, settings.data_dir)
     if MULTIPROC_ENV not in given_env:  # our folder, in memory: gone with the service
         options["on_exit"] = lambda _server: shutil.rmtree(os.environ[MULTIPROC_ENV], ignore_errors=True)
     _gunicorn(settings, env_file, read, options)
@@ -290,10 +293,24 @@ def _open_once(settings: ServiceSettings) -> None:
         raise click.ClickException(start_problem(e, settings)) from None
 
 
+def control_socket(data_dir: Path, port: int) -> dict[str, Any]:
+    """gunicorn's control socket (`gunicornc -s PATH`), one per serve instance: in its data folder
+    (private, 0700), named by its port like its metrics folder. gunicorn's default,
+    `$HOME/.gunicorn/gunicorn.ctl`, is one per user: two instances of one user took it from
+    each other. A path too long for a Unix socket (108 bytes) means no control socket."""
+    path = data_dir.absolute() / f"serve-{port}.ctl"
+    if len(os.fsencode(path)) >= UNIX_PATH_MAX:
+        log.info("no gunicorn control socket: its path %s is too long for a Unix socket", path)
+        return {"control_socket_disable": True}
+    return {"control_socket": str(path), "control_socket_mode": 0o600}
+
+
 def _gunicorn_options(host: str, port: int, workers: int, worker_class: str, connections: int,
-                      threads: int) -> dict[str, Any]:
-    """gunicorn's settings: its lines through the root logger, a dead worker's gauges dropped."""
+                      threads: int, data_dir: Path) -> dict[str, Any]:
+    """gunicorn's settings: its lines through the root logger, a dead worker's gauges dropped,
+    its control socket its own."""
     return {
+        **control_socket(data_dir, port),
         "bind": f"{host}:{port}", "workers": workers, "threads": threads, "worker_class": worker_class,
         "worker_connections": connections,
         "timeout": 30, "keepalive": KEEPALIVE_S, "accesslog": "-", "errorlog": "-", "logger_class": _root_logger(),

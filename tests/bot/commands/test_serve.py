@@ -107,6 +107,17 @@ def test_serve_answers_over_http_under_gunicorn(served: Served) -> None:
     bad = _ping(url, "p2", "wrong")
     assert bad.status_code == 401
     assert "gunicorn" in (r.headers.get("server", "") + h.headers.get("server", "")).lower()
+    # gunicorn's control socket is this instance's own, beside its metrics folder, never the user's one
+    port = url.rsplit(":", 1)[1]
+    ctl = served.metrics.parent / f"serve-{port}.ctl"
+    assert ctl.is_socket() and ctl.stat().st_mode & 0o777 == 0o600
+
+
+def test_a_control_socket_per_instance_or_none(tmp_path: Path) -> None:
+    from bot.app.commands.serve import control_socket
+
+    assert control_socket(tmp_path, 8000)["control_socket"] != control_socket(tmp_path, 8001)["control_socket"]
+    assert control_socket(tmp_path / ("d" * 120), 8000) == {"control_socket_disable": True}
 
 
 def _scrape(url: str) -> dict[str, float]:
