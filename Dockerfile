@@ -35,7 +35,9 @@ COPY reporters/ reporters/
 COPY bot/ bot/
 
 # A runtime-only, non-editable install into /opt/rtcbot (Semgrep in /opt/rtcbot/opt/semgrep).
-RUN RTCBOT_EXTRAS="" RTCBOT_EDITABLE=0 scripts/install.sh /opt/rtcbot \
+# PYTHON: the image's interpreter (the one the runtime stage has), not a /usr/bin/python3 that
+# a build package may have brought.
+RUN PYTHON=/usr/local/bin/python3 RTCBOT_EXTRAS="" RTCBOT_EDITABLE=0 scripts/install.sh /opt/rtcbot \
     && /opt/rtcbot/bin/rtcbot --version \
     && /opt/rtcbot/bin/semgrep --version
 

@@ -3,15 +3,33 @@
 # so the two cannot drift. Idempotent: a second run reuses the virtualenv and the built wheel.
 #
 #   scripts/install.sh [VENV]          (default .venv)
+#   scripts/install.sh --which-python [VENV]   the interpreter it would make VENV with, and stop
 #
-# Environment: PYTHON (default python3), RTCBOT_WHEEL_CACHE (default ~/.cache/rtcbot/wheels),
+# Environment: PYTHON (the interpreter of a new virtualenv; default: /usr/bin/python3 for an
+# install into an absolute path, such as the service's /opt/rtcbot-0.1.0, else python3 from
+# PATH), RTCBOT_WHEEL_CACHE (default ~/.cache/rtcbot/wheels),
 # RTCBOT_EXTRAS (default "dev"; "" for a runtime-only install), RTCBOT_EDITABLE (1 = pip -e),
 # RTCBOT_BROWSER (1 = also Chromium, for the dashboard's browser test), RTCBOT_PROMTOOL (1 = also
 # promtool, for the alert rules' test).
 set -euo pipefail
 
+WHICH_PYTHON=0
+if [ "${1:-}" = "--which-python" ]; then WHICH_PYTHON=1; shift; fi
 VENV=${1:-.venv}
-PYTHON=${PYTHON:-python3}
+# A service's virtualenv (an absolute path) is made with the system's interpreter, which its
+# user can run: the first python3 on root's PATH may be a pyenv in /root, which gives the
+# service's user "bad interpreter" (exit 126) at every start. PYTHON says otherwise.
+if [ -z "${PYTHON:-}" ]; then
+  case "$VENV" in
+    /*) PYTHON=/usr/bin/python3 ;;
+    *) PYTHON=python3 ;;
+  esac
+fi
+if [ "$WHICH_PYTHON" = 1 ]; then printf '%s\n' "$PYTHON"; exit 0; fi
+if ! command -v "$PYTHON" >/dev/null; then
+  echo "install.sh: no interpreter $PYTHON: install python3 (apt install python3-venv) or name one in PYTHON" >&2
+  exit 2
+fi
 WHEELS=${RTCBOT_WHEEL_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/rtcbot/wheels}
 EXTRAS=${RTCBOT_EXTRAS-dev}
 EDITABLE=${RTCBOT_EDITABLE:-1}
