@@ -85,6 +85,7 @@ def check(rt: Runtime) -> Health:
     try:
         rt.store.ping()
         health.figures["database"] = "ok"
+        health.figures["schema"] = rt.store.schema_version()  # bot/store/versions.py
     except Exception as e:
         health.figures["database"] = f"error: {type(e).__name__}"
         health.reasons.append(f"the database does not answer ({why(e)})")

@@ -1,5 +1,6 @@
 """The database under the store: its engine (a SQLite file by default, PostgreSQL through
-DATABASE_URL), sessions and write transactions, the tables made or brought up to date at start,
+DATABASE_URL), sessions and write transactions, the tables made or brought up to date at start
+(and the schema's versioned steps applied: bot/store/versions.py),
 and what callers outside the store need to know of its errors and URLs without importing
 SQLAlchemy.
 
@@ -31,6 +32,7 @@ from analyzers.urls import redact_url
 from bot.store.backfill import backfill
 from bot.store.migrations import add_missing_columns
 from bot.store.schema import Base
+from bot.store.versions import migrate
 
 DatabaseError = SQLAlchemyError  # whatever the database, its driver or SQLAlchemy raised
 BadDatabaseURL = ArgumentError  # a database URL SQLAlchemy cannot read
@@ -76,6 +78,7 @@ class Database:
             if add_missing_columns(self.engine, Base.metadata):  # a database made by an older rtcbot
                 with self.writing() as c:
                     backfill(c)  # GitHub's ids where the old rows let them be known
+            migrate(self.engine)  # the versioned steps (bot/store/versions.py)
 
     @contextmanager
     def session(self) -> Iterator[Session]:

@@ -8,8 +8,8 @@ and per comment), published (what people did with a suggestion), the LLM cache (
 installation, so no tenant can probe another's answers), the LLM usage of each installation per
 UTC day (its daily budget) and of each pull request and author in it (theirs), installations,
 qualifications, the workers' heartbeats,
-dismissals (the findings and rules each repository's team dismissed) and the analyses' leases (one
-run per repository, head and analyzer at a time).
+dismissals (the findings and rules each repository's team dismissed), the analyses' leases (one
+run per repository, head and analyzer at a time) and the schema's version (bot/store/versions.py).
 """
 
 from __future__ import annotations
@@ -279,3 +279,12 @@ class LeaseRow(Base):
     expires_at: Mapped[float] = mapped_column(Float)
 
     __table_args__ = (Index("ix_leases_job", "job_id"),)
+
+
+class SchemaVersionRow(Base):
+    """The schema's version (bot/store/versions.py): one row, the last step applied."""
+
+    __tablename__ = "schema_version"
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=False)  # always 1
+    version: Mapped[int] = mapped_column(Integer)
+    migrated_at: Mapped[float] = mapped_column(Float)

@@ -35,6 +35,7 @@ from bot.store.schema import Delivery, JobRow, LLMUsageRow
 from bot.store.sessions import Sessions
 from bot.store.tenants import Installations, Repositories
 from bot.store.usage import Usage
+from bot.store.versions import read_version
 from bot.store.workers import WorkerBeats
 
 log = logging.getLogger(__name__)
@@ -76,6 +77,9 @@ class Store:
     def probe_write(self) -> None:
         """A write rolled back: the database's error when it cannot write (bot/store/probe.py)."""
         probe_write(self.db)
+    def schema_version(self) -> int | None:
+        """The database's schema version (bot/store/versions.py); None: made before versions."""
+        return read_version(self.engine)
 
     def close(self) -> None:
         """Write the LLM answers still buffered, then close the engine's connections."""

@@ -19,6 +19,7 @@ from bot.app.outage import Outage
 from bot.app.queue import MARK_KEY, heard_as, identity, make_huey, same_queue
 from bot.app.web import create_app
 from bot.app.worker import Presence
+from bot.store.versions import SCHEMA_VERSION
 from tests.bot.app_support import REDIS_URL, deliver, make_settings, redis_ok, scrape, serve
 from tests.bot.test_app import payload
 
@@ -43,6 +44,7 @@ def test_healthz_is_503_with_no_worker_and_200_with_one_beating(service: tuple[s
     assert h.status_code == 503, h.text
     body = h.json()
     assert body["status"] == "unhealthy" and body["database"] == "ok" and body["workers"]["live"] == 0
+    assert body["schema"] == SCHEMA_VERSION  # the database's schema version (bot/store/versions.py)
     assert len(body["reasons"]) == 1 and body["reasons"][0].startswith("no live worker")
     assert "RTCBOT_WORKER_STALE_S" in body["reasons"][0]
 

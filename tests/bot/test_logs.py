@@ -22,6 +22,7 @@ from bot.app.jobs import Runtime
 from bot.app.web import create_app
 from bot.core.logs import configure, delivery_context, job_context
 from bot.core.settings import LogSettings
+from bot.store.versions import SCHEMA_VERSION
 from tests.bot.app_support import deliver, drain, make_settings, serve
 from tests.fakes.github_server import FakeGitHub, app_key
 from tests.fakes.llm_server import ScriptedLLM, varied
@@ -159,6 +160,11 @@ def test_the_worker_logs_at_info_with_timestamps(tmp_path: Path) -> None:
     finally:
         p.terminate()
         p.wait(30)
+    # its start line says the database's schema version (bot/store/versions.py), migrated first
+    text = log.read_text()
+    assert re.search(rf"^{STAMP} INFO bot.store.versions: database: schema 0 → {SCHEMA_VERSION} ", text, re.M), text
+    assert re.search(rf"^{STAMP} INFO rtcbot.worker: rtcbot: worker on the sqlite queue, 1 at a time, "
+                     rf"database schema {SCHEMA_VERSION}: starting", text, re.M), text
 
 
 @pytest.mark.slow

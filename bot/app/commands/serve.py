@@ -211,9 +211,9 @@ def _gunicorn(settings: ServiceSettings, env_file: Path | None, read: set[str], 
     Server().run()
 
 
-def _say_started(settings: ServiceSettings, host: str, port: int) -> None:
-    log.info("webhook service on http://%s:%s/webhook (database %s, queue %s)", host, port,
-             settings.database().split("://")[0], "redis" if settings.redis_url else "sqlite")
+def _say_started(settings: ServiceSettings, host: str, port: int, schema: int | None) -> None:
+    log.info("webhook service on http://%s:%s/webhook (database %s, schema %s, queue %s)", host, port,
+             settings.database().split("://")[0], schema, "redis" if settings.redis_url else "sqlite")
     if not settings.metrics_token:  # off rather than open to whoever reaches the port
         log.info("/metrics is off: set RTCBOT_METRICS_TOKEN to serve it to a scraper with that bearer token")
 
@@ -256,8 +256,8 @@ def command(host: str, port: int, workers: int, worker_class: str, connections: 
         os.environ.setdefault("PSYCOPG_WAIT_FUNC", "wait_select")
     given_env = dict(os.environ)
     _use_metrics_dir(settings, port)
-    _open_once(settings)
-    _say_started(settings, host, port)
+    schema = _open_once(settings)
+    _say_started(settings, host, port, schema)
     if worker_class == "gevent":
         # gevent patches the standard library in each worker, after this process imported ssl
         # (the LLM and GitHub clients' imports). It warns that TLS contexts made before then stay
@@ -280,13 +280,17 @@ def _use_metrics_dir(settings: ServiceSettings, port: int) -> None:
     os.environ[MULTIPROC_ENV] = str(metrics)
 
 
-def _open_once(settings: ServiceSettings) -> None:
+def _open_once(settings: ServiceSettings) -> int | None:
     """Fail here, once, on a bad database or queue URL; each gunicorn worker makes its own app
-    after the fork, so this one's connections are closed before any fork."""
+    after the fork, so this one's connections are closed before any fork. The database's schema
+    version, migrated (bot/store/versions.py)."""
     from bot.app.web import create_app
 
     try:
-        create_app(settings).extensions["rtcbot"].store.close()
+        store = create_app(settings).extensions["rtcbot"].store
+        schema: int | None = store.schema_version()
+        store.close()
+        return schema
     except SettingsError as e:
         raise click.ClickException(str(e)) from None
     except Exception as e:  # one line; a database error names DATABASE_URL (bot/store/settings.py)

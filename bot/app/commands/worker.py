@@ -110,9 +110,9 @@ def _run(runtime: Runtime, workers: int) -> None:
     # "rtcbot: worker on the": what scripts and tests wait for (tests/reliability/harness.py READY)
     from analyzers.tools.needs import pmd_ready
 
-    log.info("rtcbot: worker on the %s queue, %s at a time: starting (warming up: %s; jobs may start meanwhile)",
-             "redis" if settings.redis_url else "sqlite", workers,
-             warm_up_words(settings, pmd_ready=pmd_ready()))
+    log.info("rtcbot: worker on the %s queue, %s at a time, database schema %s: starting (warming up: %s; "
+             "jobs may start meanwhile)", "redis" if settings.redis_url else "sqlite", workers,
+             runtime.store.schema_version(), warm_up_words(settings, pmd_ready=pmd_ready()))
     threading.Thread(target=_warm_up, args=(runtime, presence, t0), name="warm-up", daemon=True).start()
     beating = threading.Thread(target=presence.run, args=(settings.heartbeat_s, stop), name="worker-heartbeat",
                                daemon=True)

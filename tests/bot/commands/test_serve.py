@@ -18,6 +18,7 @@ import httpx
 import pytest
 
 from bot.app.commands.serve import default_metrics_dir
+from bot.store.versions import SCHEMA_VERSION
 from tests.bot.app_support import METRICS_TOKEN, SECRET, scrape
 from tests.fakes.github_server import sign
 from tests.support import ROOT
@@ -201,5 +202,8 @@ def test_gunicorns_lines_and_rtcbots_have_one_text_format(tmp_path: Path) -> Non
     assert out == "" and lines, lines
     assert all(re.match(rf"{ISO} (INFO|WARNING|ERROR|DEBUG) \S+: ", line) for line in lines), lines
     assert any(re.search(r" gunicorn\.error: Booting worker", line) for line in lines), lines
+    # its start line says the database's schema version (bot/store/versions.py)
+    assert any(re.search(rf" bot\.app\.commands\.serve: webhook service on http://\S+ \(database sqlite, "
+                         rf"schema {SCHEMA_VERSION}, queue sqlite\)$", line) for line in lines), lines
     assert any(re.search(r" bot\.app\.web: ping delivery answered 200: pong \[delivery=guid-text t=\d+\.\d\ds\]$", line)
                for line in lines), lines
