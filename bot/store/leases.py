@@ -19,6 +19,7 @@ from bot.store.db import Database
 from bot.store.schema import Base, LeaseRow
 
 LEASES = Base.metadata.tables[LeaseRow.__tablename__]
+FORGET_AFTER_S = 24 * 3600.0  # a lease expired this long ago is deleted by the next release
 
 
 def lease_key(repository_id: int | None, repo: str, head_sha: str, analyzer: str) -> str:
@@ -68,7 +69,9 @@ class Leases:
             return s.get(LeaseRow, key)
 
     def release(self, key: str, job_id: int, attempt: int) -> None:
-        """Free the lease `key` if this attempt of this job still holds it."""
+        """Free the lease `key` if this attempt of this job still holds it; and forget the leases
+        whose holders died over FORGET_AFTER_S ago and that nobody took since."""
         with self.db.writing() as c:
             c.execute(delete(LeaseRow).where(LeaseRow.key == key, LeaseRow.job_id == job_id,
                                              LeaseRow.attempt == attempt))
+            c.execute(delete(LeaseRow).where(LeaseRow.expires_at < time.time() - FORGET_AFTER_S))

@@ -7,7 +7,7 @@ from __future__ import annotations
 import time
 from concurrent.futures import ThreadPoolExecutor
 
-from bot.store.leases import lease_key
+from bot.store.leases import FORGET_AFTER_S, lease_key
 from bot.store.store import Store
 
 KEY = lease_key(42, "octo/repo", "a" * 40, "editing_rtc")
@@ -60,4 +60,14 @@ def test_jobs_taking_a_free_lease_at_once_one_wins(db_url: str) -> None:
     assert won.count(True) == 1
     holder = store.leases.holder(KEY)
     assert holder is not None and won[holder.job_id - 1]
+    store.close()
+
+
+def test_a_lease_its_dead_holder_left_a_day_ago_is_forgotten_by_the_next_release(db_url: str) -> None:
+    store = Store(db_url)
+    old = lease_key(42, "octo/repo", "d" * 40, "editing_rtc")
+    assert store.leases.take(old, job_id=5, attempt=1, ttl_s=-FORGET_AFTER_S - 60)  # expired a day ago
+    assert store.leases.take(KEY, job_id=6, attempt=1, ttl_s=60)
+    store.leases.release(KEY, 6, 1)
+    assert store.leases.holder(old) is None and store.leases.holder(KEY) is None
     store.close()
