@@ -41,6 +41,7 @@ from bot.core.pr_commands import Explain, Ignore, Unignore
 from bot.github import GitHub, GitHubError
 from bot.github.conversation import Conversation
 from bot.ids import positive_int
+from bot.store.jobs import CHARGED
 from bot.store.schema import JobRow
 from bot.store.store import Store
 from reporters.untrusted import code
@@ -93,8 +94,9 @@ class CommentCommands:
 
 @dataclass
 class _Talk:
-    """The command's conversation (where it was written) and the rerun ledger: the author's
-    re-runs of the pull request that were queued in the last day, counted in the store's jobs."""
+    """The command's conversation (where it was written) and the ledger: the author's commands
+    on the pull request that spent in the last day (each charged on its job), counted in the
+    store's jobs, whatever their verb."""
 
     app: CommentCommands
     row: JobRow
@@ -117,11 +119,12 @@ class _Talk:
     def charged_today(self, asked: Asked) -> int:
         job, since = self.job, time.time() - DAY_S
         return sum(1 for r in self.app.store.jobs.where(kind="command", repo=job.repo, pr_number=job.pr_number)
-                   if r.id != self.row.id and r.created_at >= since and r.spec.get("verb") == "rerun"
-                   and r.spec.get("author") == job.author and (r.result or "").startswith("rerun: queued"))
+                   if r.id != self.row.id and r.created_at >= since and r.spec.get("author") == job.author
+                   and r.spec.get(CHARGED))
 
     def charge(self, asked: Asked, verb: str, head: str, n: int) -> None:
-        """Nothing to write: the job itself, once queued, is the charge."""
+        """The command spends: recorded on its own job, before its work is done."""
+        self.app.store.jobs.charge(self.row.id, n)
 
 
 @dataclass
@@ -154,13 +157,13 @@ class _Work:
         if analyzers:
             specs = [dataclasses.replace(job_kinds.AnalyzeJob.of(pr, n, root=0), reason="command.rerun", root=None)
                      for n in analyzers]
-        charge()
         ids = [i for i in (self.app.store.jobs.add(job_kinds.to_spec(spec), self.row.delivery_id,
                                                    force_window_s=s.force_debounce_s) for spec in specs)
                if i is not None]
-        if not ids:
+        if not ids:  # nothing made again: nothing spent
             return Answer("debounced", "The same analysis is already queued, or was re-run less than "
                           f"{s.force_debounce_s:g} s ago; it is not made again.")
+        charge()  # before the jobs go out
         self.app.send(ids)
         return Answer(f"queued job(s) {', '.join(map(str, ids))} at {head[:12]}", None, "+1")
 

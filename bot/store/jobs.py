@@ -25,6 +25,7 @@ from bot.store.schema import ACTIVE, UNSENT, Base, JobRow
 
 INSERT_JOB = insert(Base.metadata.tables[JobRow.__tablename__])
 _NULLABLE_KEYS = ("head_sha", "analyzer", "pr_number")
+CHARGED = "charged"  # a command job's spec key: it spent (its author's nth of the day; Jobs.charge)
 
 
 def job_conditions(null_keys: tuple[str, ...]) -> list[Any]:
@@ -127,6 +128,14 @@ class Jobs:
             with self.db.writing() as c:
                 c.execute(update(JobRow).where(JobRow.id.in_(list(job_ids)), JobRow.status == "queued",
                                                JobRow.updated_at == UNSENT).values(updated_at=time.time()))
+
+    def charge(self, job_id: int, n: int) -> None:
+        """Record on a command's job that it spent: its author's `n`th charged command of the day
+        (the App's ledger counts these, whatever the verb)."""
+        with self.db.session() as s:
+            row = s.get(JobRow, job_id)
+            if row is not None:
+                row.spec = {**row.spec, CHARGED: n}
 
     def get(self, job_id: int) -> JobRow | None:
         with self.db.session() as s:

@@ -179,7 +179,8 @@ class Scheduler(Protocol):
 
     def rerun(self, analyzers: Sequence[str], head: str, pull: Mapping[str, Any],
               charge: Callable[[], None]) -> Answer:
-        """Re-run `analyzers` (all the repository enables when empty) at `head`; `charge` first."""
+        """Re-run `analyzers` (all the repository enables when empty) at `head`; `charge` before
+        the work goes out (not when nothing is made again)."""
 
     def explain(self, command: Explain, head: str, pull: Mapping[str, Any], charge: Callable[[], None]) -> Answer:
         """Explain the score at the place the command points to (`charge` before analysing)."""
