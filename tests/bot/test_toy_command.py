@@ -31,6 +31,7 @@ class PingVerb:
 
     name = "ping"
     needs_write: bool = False
+    spending: bool = False  # it spends, as `rerun` does: the author's, up to the daily budget
 
     def usage(self, at: str) -> str:
         return f"`{at} ping`: rtcbot answers with the head it sees"
@@ -39,9 +40,10 @@ class PingVerb:
         return Ping() if not rest else Malformed("ping takes nothing after it")
 
     def spends(self, scheduler: Scheduler) -> bool:
-        return False
+        return self.spending
 
     def answer(self, call: Call) -> Answer:
+        call.charge()  # nothing recorded where it does not spend
         return Answer("pong", f"pong: the head is `{call.head[:7]}`")
 
 
@@ -76,39 +78,13 @@ def test_the_core_applies_a_new_commands_rules(
                              ["Only people with write access to this repository can use `ping`."])
 
 
-@dataclass(frozen=True)
-class Spend:
-    verb = "spend"
-
-
-@dataclass(frozen=True)
-class SpendVerb:
-    """A toy command that spends (as `rerun` does): the author's, up to the daily budget."""
-
-    name = "spend"
-    needs_write: bool = False
-
-    def usage(self, at: str) -> str:
-        return f"`{at} spend`: rtcbot spends on it"
-
-    def parse(self, rest: str) -> Command:
-        return Spend()
-
-    def spends(self, scheduler: Scheduler) -> bool:
-        return True
-
-    def answer(self, call: Call) -> Answer:
-        call.charge()
-        return Answer("spent", "spent")
-
-
 def test_a_new_verb_that_spends_is_charged_on_the_app_through_the_one_ledger(
         monkeypatch: pytest.MonkeyPatch, apps: Callable[..., App], fake_github: Callable[..., FakeGitHub]) -> None:
     """The App counts what its commands spent as a fact on their jobs, whatever the verb (it
     once counted only the jobs whose result read "rerun: queued"): the author's second spending
     command of the day, past a budget of one, is refused."""
-    monkeypatch.setitem(VERBS, "spend", SpendVerb())
+    monkeypatch.setitem(VERBS, "ping", PingVerb(spending=True))
     app = apps(_fake(fake_github, "Codertocat", "read", "open"), author_reruns_per_day=1, permission_cache_s=0.0)
-    assert on_the_app(app, "@rtcbot spend", "Codertocat")[0] == "spent"
-    refused = on_the_app(app, "@rtcbot spend", "Codertocat")
+    assert on_the_app(app, "@rtcbot ping", "Codertocat")[0] == "pong"
+    refused = on_the_app(app, "@rtcbot ping", "Codertocat")
     assert refused[0] == "refused" and refused[1][-1] == pr_commands.author_budget_reply(1)
