@@ -22,6 +22,7 @@ import textwrap
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from enum import Enum
 
 from pydantic import Field
 
@@ -115,6 +116,26 @@ class HunkResult:
     cut: int = 0  # the hunk's answers cut at the byte cap (analyzers/llm/answer.py)
 
 
+class Unscored(Enum):
+    """Why a hunk's round trip was not made."""
+
+    BUDGET = "not scored"  # the run's LLM budget was spent
+    HALTED = "not asked"  # the format watch had stopped the run before its turn
+
+
+@dataclass(frozen=True)
+class NotScored:
+    """A hunk not scored: why, as a fact, and the model client's words."""
+
+    why: Unscored
+    words: str
+
+    @property
+    def reason(self) -> str:
+        """What the report's Skipped item says: "not scored: <the budget's words>"."""
+        return f"{self.why.value}: {self.words}"
+
+
 class EditingRTC(AnalyzerInfo):
     name = "editing_rtc"
     title = "EditingRTC"
@@ -134,10 +155,12 @@ class EditingRTC(AnalyzerInfo):
 
     # -- one edit ------------------------------------------------------------------------
     def round_trip(self, llm: LLMClient, old: str, new: str, lang: str = "",
-                   answered: Callable[[bool], object] | None = None) -> RoundTrip:
+                   answered: Callable[[bool], object] | None = None, *,
+                   cfg: EditingRTCConfig | None = None) -> RoundTrip:
         """`answered(well_formed)`: called for each of the model's answers (`rtcbot qualify`
-        counts the share in the expected format)."""
-        cfg = self.config or EditingRTCConfig()
+        counts the share in the expected format); `cfg`: the run's options (else the
+        instance's, else the defaults)."""
+        cfg = cfg or self.config or EditingRTCConfig()
 
         def seen(texts: list[str], check: Callable[[str], bool]) -> list[str]:
             if answered is not None:
@@ -163,14 +186,14 @@ class EditingRTC(AnalyzerInfo):
         return round_trip(forward, backward, new, similarity.SIMS, BASELINE, mapper=llm.map, leak=leak)
 
     def score(self, llm: LLMClient, old: str, new: str, lang: str = "",
-              answered: Callable[[bool], object] | None = None) -> tuple[RoundTrip, dict[str, float]]:
-        trip = self.round_trip(llm, old, new, lang, answered)
+              answered: Callable[[bool], object] | None = None, *,
+              cfg: EditingRTCConfig | None = None) -> tuple[RoundTrip, dict[str, float]]:
+        trip = self.round_trip(llm, old, new, lang, answered, cfg=cfg)
         return trip, trip.scores("exact")
 
     # -- a change set --------------------------------------------------------------------
     def run(self, changes: ChangeSet, ctx: AnalysisContext) -> AnalyzerReport:
-        cfg = self.config or ctx.config(self.name, EditingRTCConfig)
-        self.config = cfg
+        cfg = self.config or ctx.config(self.name, EditingRTCConfig)  # this run's: the instance stays as made
         report = AnalyzerReport(self.name, self.title)
         todo = _hunks_to_score(changes, cfg, report)
         if not todo:
@@ -183,15 +206,15 @@ class EditingRTC(AnalyzerInfo):
         watch = FormatWatch("(a description without code; the code in a fence)")
         watched = llm.halting(watch.why)
 
-        def one(item: tuple[FileChange, Hunk]) -> HunkResult | str:
+        def one(item: tuple[FileChange, Hunk]) -> HunkResult | NotScored:
             fc, hunk = item
             view = watched.scoped()  # this hunk's usage: its answers cut, if any
             try:
-                trip, scores = self.score(view, hunk.old_code, hunk.new_code, fc.language or "", watch.saw)
+                trip, scores = self.score(view, hunk.old_code, hunk.new_code, fc.language or "", watch.saw, cfg=cfg)
             except BudgetExceeded as e:
-                return f"not scored: {e}"
+                return NotScored(Unscored.BUDGET, str(e))
             except Halted as e:
-                return f"not asked: {e}"
+                return NotScored(Unscored.HALTED, str(e))
             return HunkResult(hunk, trip, scores, view.usage.cut)
 
         # the files at the head name each hunk's definition: read and named beside the round trips
@@ -202,7 +225,7 @@ class EditingRTC(AnalyzerInfo):
         report.notes += [f"{p}: {w}; its hunks are named by git's header" for p in texts if (w := ctx.unread.get(p))]
         _findings(report, todo, results, labels, embedded=llm.settings.model == EMBEDDED_ALIAS,
                   unqualified=bool(ctx.unqualified))
-        stopped = sum(isinstance(r, str) and r.startswith("not asked") for r in results)
+        stopped = sum(isinstance(r, NotScored) and r.why is Unscored.HALTED for r in results)
         format_note = watch.note(stopped)
         if format_note and watch.bad:
             report.notes.append(format_note)
@@ -215,15 +238,16 @@ class EditingRTC(AnalyzerInfo):
         return report
 
 
-def _findings(report: AnalyzerReport, todo: Sequence[tuple[FileChange, Hunk]], results: Sequence[HunkResult | str],
-              labels: Sequence[str], *, embedded: bool, unqualified: bool = False) -> None:
+def _findings(report: AnalyzerReport, todo: Sequence[tuple[FileChange, Hunk]],
+              results: Sequence[HunkResult | NotScored], labels: Sequence[str], *, embedded: bool,
+              unqualified: bool = False) -> None:
     """Each scored hunk's finding, judged conclusive or not (analyzers/editing_rtc/evidence.py);
     each hunk not scored listed as skipped, with why."""
     failed: list[bool] = []
     done: list[HunkResult] = []
     for (fc, hunk), res, label in zip(todo, results, labels, strict=True):
-        if isinstance(res, str):
-            report.skipped.append(Skipped(f"{fc.path} {hunk.header}", res, path=fc.path))
+        if isinstance(res, NotScored):
+            report.skipped.append(Skipped(f"{fc.path} {hunk.header}", res.reason, path=fc.path))
             continue
         report.findings.append(to_finding(fc, res, label))
         failed.append(evidence.failed_baseline(hunk, res.trip))

@@ -75,6 +75,19 @@ def test_budget_stop_lists_unscored_hunks(scripted_llm: Callable[..., ScriptedLL
     assert any("budget" in s.reason for s in report.skipped)
 
 
+def test_one_instance_runs_each_change_with_its_own_options(scripted_llm: Callable[..., ScriptedLLM]) -> None:
+    """A run's options are that run's: the instance is left as made (it once kept the first
+    run's options, and a second repository's run on it asked for the first one's samples)."""
+    srv = scripted_llm(oracle, honour_n=True)
+    analyzer = EditingRTC()
+    for n_forward in (1, 3):
+        before = srv.request_count
+        ctx = AnalysisContext(llm_factory=lambda: client_for(srv), options={"editing_rtc": {"n_forward": n_forward}})
+        analyzer.run(parse_diff(DIFF), ctx)
+        assert srv.request_count - before == 2 * (1 + n_forward + 1)  # per hunk: forward, backwards, baseline
+    assert analyzer.config is None
+
+
 def test_parse_code_keeps_blank_lines_and_tolerates_formats() -> None:
     code = "def f():\n    a = 1\n\n    return a\n"
     assert parse_code(f"```python\n{code}```\n[end]") == code
