@@ -184,6 +184,16 @@ def reporter_names(names: Sequence[str]) -> list[str]:
     return list(dict.fromkeys(names))
 
 
+PRIMARY = "check-runs"  # what every surface with GitHub publishes first, itself: never a further output
+
+
+def further_outputs(names: Sequence[str]) -> list[str]:
+    """The further outputs `names` ask for (the App's RTCBOT_REPORTERS, the Action's `reporters`
+    input): each known once (UnknownReporter otherwise), the check runs left out — the surface
+    publishes those itself, and would open them twice."""
+    return [n for n in reporter_names(names) if n != PRIMARY]
+
+
 def reporters_named(names: Sequence[str], sinks: Sinks) -> list[Reporter]:
     """The reporters `names`, in order, each on what it needs of `sinks`."""
     return [reporter_class(name).from_sinks(sinks) for name in reporter_names(names)]

@@ -158,34 +158,51 @@ def test_without_registration_neither_exists(tmp_path: Path) -> None:
 
 
 # ---------------------------------------------------------------------------- the Action
-@pytest.mark.usefixtures("plugins")
-def test_the_action_posts_the_toys_check_run_summary_and_reporter(
-        tmp_path: Path, fake_github: Callable[..., FakeGitHub]) -> None:  # noqa: F811  (the fixture)
+def run_toy_action(tmp_path: Path, gh: FakeGitHub, reporters: str) -> tuple[Any, Any]:
+    """The Action on the toy's pull request with the `reporters` input: (its result, the PR)."""
     from bot.action.run import run_action
     from bot.action.settings import ActionSettings
 
-    gh = fake_github()
     gh.grant_token(TOKEN)
     pr = gh.add_pr(3, diff_text=PATCH)
     event = tmp_path / "event.json"
     event.write_text(json.dumps(gh.pr_event("opened", 3)), encoding="utf-8")
     (tmp_path / "ws").mkdir()
-    summary = tmp_path / "summary.md"
 
     def no_llm() -> Any:
         raise AssertionError("the toy analyzer asks no model")
 
     result = run_action(ActionSettings(event_path=str(event), event_name="pull_request", api_url=gh.base_url,
                                        token=TOKEN, workspace=tmp_path / "ws", llm_factory=no_llm, analyzers="toy",
-                                       reporters="toy-out", step_summary_path=str(summary)),
+                                       reporters=reporters, step_summary_path=str(tmp_path / "summary.md")),
                         log=open(tmp_path / "log.txt", "w"), stdout=open(tmp_path / "stdout.txt", "w"))
     assert result.exit_code == 0, (tmp_path / "log.txt").read_text()
+    return result, pr
+
+
+@pytest.mark.usefixtures("plugins")
+def test_the_action_posts_the_toys_check_run_summary_and_reporter(
+        tmp_path: Path, fake_github: Callable[..., FakeGitHub]) -> None:  # noqa: F811  (the fixture)
+    gh = fake_github()
+    _, pr = run_toy_action(tmp_path, gh, "toy-out")
+    summary = tmp_path / "summary.md"
     [run] = gh.runs("rtcbot / Toy", pr.head_sha)
     assert run["status"] == "completed" and run["output"]["title"] == HEADLINE
     assert sorted(a["start_line"] for a in run["annotations"]) == [2, 3]
     assert HEADLINE in summary.read_text(encoding="utf-8")
     assert ToyReporter.seen == [(pr.head_sha, "toy")]
     assert "toy-out: Toy has 2 findings" in (tmp_path / "stdout.txt").read_text()
+
+
+@pytest.mark.usefixtures("plugins")
+def test_check_runs_named_among_the_actions_reporters_are_opened_once(
+        tmp_path: Path, fake_github: Callable[..., FakeGitHub]) -> None:  # noqa: F811  (the fixture)
+    """`reporters: check-runs,toy-out`: the check runs are the Action's own output (as on the
+    App, which leaves them out of RTCBOT_REPORTERS), never a further one opened again."""
+    gh = fake_github()
+    _, pr = run_toy_action(tmp_path, gh, "check-runs,toy-out")
+    [run] = gh.runs("rtcbot / Toy", pr.head_sha)
+    assert run["status"] == "completed" and ToyReporter.seen == [(pr.head_sha, "toy")]
 
 
 # ---------------------------------------------------------------------------- the App

@@ -25,7 +25,7 @@ from bot.core.context import Selection, git_head, select, test_command_titles
 from bot.core.dismissals_file import DISMISSALS_PATH, LoadedDismissals, parse_dismissals
 from bot.core.gate import FailOn, FailOnError, parse_fail_on
 from bot.github import GitHub, GitHubError
-from reporters.base import UnknownReporter, reporter_names
+from reporters.base import UnknownReporter, further_outputs
 
 PR_EVENTS = ("pull_request", "pull_request_target")
 TRUSTED_EVENT = "pull_request_target"  # runs with secrets: the PR's code never executes
@@ -138,7 +138,7 @@ def read_inputs(event_name: str | None, *, analyzers: str, fail_on: str, config:
     except FailOnError as e:
         raise ActionError(str(e)) from None
     try:
-        extra = reporter_names([n.strip() for n in reporters.split(",") if n.strip()])
+        extra = further_outputs([n.strip() for n in reporters.split(",") if n.strip()])
     except UnknownReporter as e:
         raise ActionError(f"reporters: {e}") from None
     return Inputs(wanted, gate, config_path(config) if config.strip() else None,

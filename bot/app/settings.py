@@ -154,16 +154,10 @@ class ServiceSettings(ToolSettings, GitHubSettings, LogSettings, CommandSettings
     def _app_reporters(cls, v: list[str]) -> list[str]:
         """Known reporters that write through GitHub alone (the App has no stream or files);
         the check runs are always published."""
-        from reporters.base import (
-            ReporterError,
-            Sinks,
-            UnknownReporter,
-            reporter_class,
-            reporter_names,
-        )
+        from reporters.base import ReporterError, Sinks, UnknownReporter, further_outputs, reporter_class
 
         try:
-            names = [n for n in reporter_names(v) if n != "check-runs"]
+            names = further_outputs(v)
             for n in names:
                 reporter_class(n).from_sinks(Sinks(github=object()))
         except (UnknownReporter, ReporterError) as e:
