@@ -1,10 +1,11 @@
 """The `pr` job: a pull request head to analyse with every analyzer its repository enables.
 
 The repository's configuration (drafts, which analyzers), older heads cancelled (their check
-runs too), then one `analyze` job per enabled analyzer, recorded in the store and run right
-here, at once, by the worker (bot/app/worker.py, each as its own job: started, beaten, ended)
-with the analysis (bot/app/analysis.py), on the PR's files and review comments read once for
-all of them: no second trip through the queue, no reading the same PR three times. A worker
+runs too), then one `analyze` job per enabled analyzer, recorded in the store already started
+(no worker claims it) and run right here, at once, each as its own job (started, beaten, ended:
+bot/app/worker.py `run_started`, a plain call in a thread of this job's slot) with the analysis
+(bot/app/analysis.py), on the PR's files and review comments read once for all of them: no
+second trip through the queue, no reading the same PR three times. A worker
 that dies midway leaves them to the sweep like any other job; a new attempt of the `pr` job
 takes over the analyses the dead one made.
 """
@@ -18,7 +19,7 @@ from concurrent.futures import ThreadPoolExecutor
 from bot.app import feedback, job_kinds
 from bot.app.analysis import Analysis
 from bot.app.job_kinds import AnalyzeJob, Job, PRJob
-from bot.app.pipeline import JobEnd, JobError, Runs, named
+from bot.app.pipeline import Handler, JobEnd, JobError, Runs, named
 from bot.app.pr_inputs import GithubFactory, PRInputs, PRReader, installation_github
 from bot.app.settings import ServiceSettings
 from bot.core.checks import CheckRuns
@@ -62,26 +63,34 @@ class FanOut:
             made = self._make(row, job, self.reader.select(cfg, self.settings.analyzers).names)
             work = functools.partial(self._child, inputs=inputs)
             with ThreadPoolExecutor(max_workers=max(1, len(made)), thread_name_prefix=f"job-{row.id}") as ex:
-                ran = list(ex.map(lambda m: self.worker.run(m[1], work), made))
+                ran = list(ex.map(lambda m: self._run(m[1], m[2], work), made))
         return "done", "analyses: " + (", ".join(f"{name} {status}"
-                                                 for (name, _), status in zip(made, ran, strict=True))
+                                                 for (name, _, _), status in zip(made, ran, strict=True))
                                        or "none new"), {}
 
-    def _make(self, row: JobRow, job: PRJob, names: list[str]) -> list[tuple[str, int]]:
-        """(analyzer, job id) of the analyses to run: recorded now, or made by an attempt of this
-        job that died (run or reported here)."""
-        made: list[tuple[str, int]] = []
+    def _make(self, row: JobRow, job: PRJob, names: list[str]) -> list[tuple[str, int, bool]]:
+        """(analyzer, job id, made started now) of the analyses to run: recorded now, or made by an
+        attempt of this job that died (run or reported here)."""
+        made: list[tuple[str, int, bool]] = []
         earlier = self._children(row, job)
         for name in names:
             if name in earlier:
-                made.append((name, earlier[name]))
+                made.append((name, earlier[name], False))
                 continue
             child = AnalyzeJob.of(job, name, root=row.id)
             job_id = self.store.jobs.add(job_kinds.to_spec(child), row.delivery_id,
-                                         force_window_s=self.settings.force_debounce_s)
+                                         force_window_s=self.settings.force_debounce_s, running=True)
             if job_id is not None:
-                made.append((name, job_id))
+                made.append((name, job_id, True))
         return made
+
+    def _run(self, job_id: int, started: bool, work: Handler) -> str:
+        """Run one analysis: one made started here, or one an earlier attempt made, if it is
+        still queued (the sweep may have given it to another worker)."""
+        if not started:
+            return self.worker.run(job_id, work)
+        row = self.store.jobs.get(job_id)
+        return self.worker.run_started(row, work) if row is not None else "missing"
 
     def _child(self, row: JobRow, job: Job, inputs: PRInputs) -> JobEnd:
         """One analysis, as the pipeline runs any job (its repository named first), on `inputs`."""

@@ -69,7 +69,7 @@ def _live_workers(rt: Runtime, now: float | None = None) -> tuple[list[dict[str,
     """(the live workers on this service's queue, the queues the other live workers consume)."""
     now = time.time() if now is None else now
     try:
-        mine = heard_as(rt.huey, rt.settings)
+        mine = heard_as(rt.queue, rt.settings)
     except Exception:  # the queue does not answer (said by `check`): by the queue in words
         mine = identity(rt.settings)
     rows = rt.store.workers.live(rt.settings.worker_stale_s)
@@ -90,7 +90,7 @@ def check(rt: Runtime) -> Health:
         health.figures["database"] = f"error: {type(e).__name__}"
         health.reasons.append(f"the database does not answer ({why(e)})")
     try:
-        health.figures["queue"] = {"backend": describe(rt.huey), "pending": ping(rt.huey)}
+        health.figures["queue"] = {"backend": describe(rt.queue), "pending": ping(rt.queue)}
     except Exception as e:
         health.figures["queue"] = f"error: {type(e).__name__}"
         health.reasons.append(f"the queue does not answer ({why(e)})")

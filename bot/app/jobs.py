@@ -1,8 +1,9 @@
 """The App's runtime: one process's settings, store and queue, and the parts of a job's life
 built once, each from parts already built (nothing is set on a part afterwards):
 
-    outbox      job ids to the queue, by the task's name (bot/app/outbox.py, bot/app/queue.py),
+    outbox      wake-ups to the queue, one per job (bot/app/outbox.py, bot/app/queue.py),
                 with the resender for what the queue refused (bot/app/sweep.py)
+    claims      the next job to run, fair across installations (bot/store/claims.py)
     analysis    the `analyze` kind (bot/app/analysis.py), over the PR reader (bot/app/pr_inputs.py)
     worker      a job started, beaten, ended (bot/app/worker.py); a raised one fails its check run
     intake      deliveries → recorded jobs → the outbox (bot/app/intake.py)
@@ -10,16 +11,14 @@ built once, each from parts already built (nothing is set on a part afterwards):
                 through the worker (bot/app/fan_out.py), commands send through the outbox
     sweep       what a dead worker or a refused message left (bot/app/sweep.py)
 
-and last, the queue's task: a message runs its job in the worker with the pipeline.
+`run_next` claims the next job and runs it in the worker with the pipeline: what each of
+`rtcbot worker`'s threads does (bot/app/consumer.py).
 """
 
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
 from typing import Any
-
-from huey import Huey
 
 from bot.app import events, queue
 from bot.app.analysis import Analysis
@@ -37,6 +36,7 @@ from bot.app.tenant_jobs import Installations, Repositories
 from bot.app.worker import Worker, freeze_start_up
 from bot.core.checks import CheckRuns
 from bot.github import installation_client
+from bot.store.claims import Claims, Fairness
 from bot.store.store import Store
 
 __all__ = ["Accepted", "Runtime", "freeze_start_up"]
@@ -45,15 +45,15 @@ __all__ = ["Accepted", "Runtime", "freeze_start_up"]
 class Runtime:
     """Settings, store and queue of one process (the webhook service or a worker), and its parts."""
 
-    def __init__(self, settings: ServiceSettings, *, store: Store | None = None, huey: Huey | None = None,
+    def __init__(self, settings: ServiceSettings, *, store: Store | None = None, jobs_queue: queue.Queue | None = None,
                  github: GithubFactory | None = None) -> None:
         self.settings = settings
         self.store = store or Store(settings.database())
-        self.huey = huey or queue.make_huey(settings)
+        self.queue = jobs_queue or queue.make_queue(settings)
         gh = github or functools.partial(installation_client, settings)
-        enqueue = functools.partial(queue.enqueue, self.huey)
-        self.resender = Resender(self.store, enqueue)
-        self.outbox = Outbox(self.store, enqueue, self.resender)
+        self.resender = Resender(self.store, self.queue.send)
+        self.outbox = Outbox(self.store, self.queue.send, self.resender)
+        self.claims = Claims(self.store.db, Fairness(settings.installation_max_jobs, settings.installation_weights))
         self.owns = OwnComments(settings)
         checks = CheckRuns(self.store.checks)
         reader = PRReader(settings, self.owns)
@@ -72,14 +72,19 @@ class Runtime:
         })
         self.sweep = Sweeper(self.store, settings, self.intake.route_delivery, self.outbox.send,
                              analysis.fail_check_run)
-        queue.serve_jobs(self.huey, job_runner(self.worker, self.pipeline))
 
     def warm_up(self) -> None:
         self.worker.warm_up()
 
     def run_job(self, job_id: int) -> str:
-        """Run stored job `job_id` here, as its queue message would."""
+        """Run stored job `job_id` here, if it is still queued."""
         return self.worker.run(job_id, self.pipeline.dispatch)
+
+    def run_next(self) -> str | None:
+        """Claim the next job (fair across installations) and run it here; its final status,
+        or None when no job may run now."""
+        row = self.claims.next()
+        return None if row is None else self.worker.run_started(row, self.pipeline.dispatch)
 
     def accept(self, delivery_id: str, event: str, payload: dict[str, Any], body: bytes | str) -> Accepted | None:
         return self.intake.accept(delivery_id, event, payload, body)
@@ -89,13 +94,4 @@ class Runtime:
 
     def thread(self, payload: dict[str, Any]) -> int:
         return self.intake.thread(payload)
-
-
-def job_runner(worker: Worker, pipeline: Pipeline) -> Callable[[int], str]:
-    """What a queue message runs: its job, in `worker`, with `pipeline` (bot/app/queue.py
-    `serve_jobs` registers it under the task's one name)."""
-    def run_job(job_id: int) -> str:
-        return worker.run(job_id, pipeline.dispatch)
-
-    return run_job
 

@@ -32,10 +32,12 @@ class JobError(RuntimeError):
 
 
 class Runs(Protocol):
-    """The worker: runs a stored job by id with `work` (started, beaten, ended in the store); its
-    final status."""
+    """The worker: runs a stored job with `work` (started, beaten, ended in the store); its
+    final status. `run`: by id, if it is still queued; `run_started`: one already started."""
 
     def run(self, job_id: int, work: Handler) -> str: ...
+
+    def run_started(self, row: JobRow, work: Handler) -> str: ...
 
 
 def named(store: Store, row: JobRow, job: Job) -> None:

@@ -1,100 +1,148 @@
-"""The job queue: huey on a SQLite file by default (no server), on Redis when REDIS_URL is set.
+"""The queue: a wake-up signal for workers, on a SQLite file by default (no server), on Redis
+when REDIS_URL is set. The store is the truth about jobs and decides which runs next
+(bot/store/claims.py, fair across installations); a message here only says "a job was queued":
+a worker woken by one claims the next job from the store, whichever it is, and a worker with
+nothing to do claims again every CLAIM_EVERY_S anyway, so a message lost (Redis restarted
+empty, a refused send) delays a job by at most that, and loses nothing.
 
-A queue message carries only a job id, as JSON (never a pickle: bot/app/queue_messages.py, which
-refuses anything else unread); the job itself (and whether it is done) lives in the
-store, so a message lost with a killed worker is recovered by the sweep (bot/app/sweep.py).
-`rtcbot worker` consumes it with `QueueConsumer`: huey's consumer, but a queue that goes away is
-one line when it goes and one when it is back, with backoff between tries (bot/app/outage.py).
+A message is rtcbot's JSON job message (`{"format": "rtcbot-job/1", "name": …, "args":
+[<job id>], …}`, as the release before this one wrote for huey) in the same place huey kept it
+(the Redis list `huey.redis.rtcbot`, the SQLite file's `task` table): a worker of the release
+before this one still runs it, and a message that release queued wakes a worker of this one,
+which runs its job from the store. A message's bytes are never interpreted (nothing in the
+queue chooses what runs: a stranger with write access to it can only wake a worker).
 
-The SQLite queue runs in WAL mode with synchronous=NORMAL, like the store's SQLite database:
-a commit is durable when the process that made it is killed (the WAL is in the OS's hands),
-and only an OS crash or power cut can take back the last ones; in exchange a commit does not
-wait for an fsync, which on a busy disk takes from a fraction of a millisecond to tens of them
-(with FULL the webhook's p99 under load was seconds; see bench/webhook_load.py).
+The SQLite queue runs in WAL mode with synchronous=NORMAL, like the store's SQLite database.
 """
 
 from __future__ import annotations
 
+import json
 import sqlite3
+import threading
+import time
 import urllib.parse
 import uuid
-from collections.abc import Callable
-from typing import Any
+from pathlib import Path
+from typing import Protocol
 
-from huey import Huey, RedisHuey, SqliteHuey
-from huey.consumer import Consumer, Scheduler, Worker
-from huey.storage import SqliteStorage
+import redis
 
 from analyzers.code.paths import private_file
 from analyzers.urls import redact_url
-from bot.app.outage import Outage
-from bot.app.queue_messages import JsonMessages, RefusingDequeue
 from bot.app.settings import ServiceSettings
 from bot.app.sweep import why
 
 QUEUE_NAME = "rtcbot"
-RUN_JOB = "rtcbot.run_job"  # the one task: its message carries a stored job's id
+LIST_KEY = f"huey.redis.{QUEUE_NAME}"  # where huey kept rtcbot's messages: one place across the upgrade
+TASK = "bot.app.jobs.rtcbot.run_job"  # the one task the release before this one's messages named
+CLAIM_EVERY_S = 1.0  # an idle worker claims at least this often, woken or not
+POLL_INITIAL_S, POLL_MAX_S = 0.01, 0.05  # the SQLite queue read every 10 ms, backing off to 50 ms
 
 
-# huey names a task "<its function's module>.<name>"; messages name it so. The module is fixed
-# here (where the runner is defined does not matter), as messages queued before the wiring name it.
-TASK_MODULE = "bot.app.jobs"
+def message(job_id: int) -> bytes:
+    """A wake-up for stored job `job_id`, in the JSON format of the release before this one."""
+    return json.dumps({"format": "rtcbot-job/1", "id": uuid.uuid4().hex, "name": TASK, "args": [job_id],
+                       "kwargs": {}, "eta": None, "retries": 0, "retry_delay": 0, "priority": None,
+                       "timeout": None, "retry_backoff": None}, separators=(",", ":")).encode()
 
 
-def serve_jobs(huey: Huey, run: Callable[[int], str]) -> None:
-    """Register `run` as what a message runs, in a process built to run jobs (the App's runtime,
-    last, once the parts `run` reads are built), under the task's one name
-    (`<TASK_MODULE>.rtcbot.run_job`)."""
-    def run_job(job_id: int) -> str:
-        return run(job_id)
+class Queue(Protocol):
+    backend: str
 
-    run_job.__module__ = TASK_MODULE
-    huey.task(name=RUN_JOB)(run_job)
+    def send(self, job_id: int) -> None: ...
 
+    def wait(self, timeout_s: float) -> bool:
+        """Take one message, waiting up to `timeout_s`; whether one came. Raises when the
+        queue does not answer."""
 
-def enqueue(huey: Huey, job_id: int) -> None:
-    """Send a message to run stored job `job_id`. It names the task (registered by `serve_jobs`)
-    and carries only the id: the sender needs nothing of what runs it, so the parts that send
-    (intake, commands, the sweep) are built before the worker, and a job that makes jobs sends
-    them through the queue like a delivery does."""
-    task = huey._registry.string_to_task(f"{TASK_MODULE}.{RUN_JOB}")  # huey offers no public lookup by name
-    huey.enqueue(task((job_id,), {}))
+    def pending(self) -> int:
+        """The messages waiting; raises when the queue does not answer."""
+
+    def mark(self) -> str | None:
+        """The id the queue's storage holds (Redis; made by the first to ask), or None."""
 
 
-class WalNormalSqliteStorage(SqliteStorage):  # type: ignore[misc]  # huey is untyped
-    """huey's SQLite storage (WAL) with synchronous=NORMAL (huey offers only FULL or OFF)."""
+class RedisQueue:
+    backend = "redis"
 
-    def _create_connection(self) -> sqlite3.Connection:
-        conn: sqlite3.Connection = super()._create_connection()
-        conn.execute("pragma synchronous=NORMAL")
+    def __init__(self, url: str) -> None:
+        self.conn = redis.Redis.from_url(url, socket_timeout=CLAIM_EVERY_S + 10, socket_connect_timeout=5)
+
+    def send(self, job_id: int) -> None:
+        self.conn.lpush(LIST_KEY, message(job_id))
+
+    def wait(self, timeout_s: float) -> bool:
+        return self.conn.brpop([LIST_KEY], timeout=max(1, round(timeout_s))) is not None
+
+    def pending(self) -> int:
+        return int(self.conn.llen(LIST_KEY))
+
+    def mark(self) -> str | None:
+        self.conn.set(MARK_KEY, uuid.uuid4().hex, nx=True)
+        got = self.conn.get(MARK_KEY)
+        return got.decode() if isinstance(got, bytes) else None
+
+
+class SqliteQueue:
+    backend = "sqlite"
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.local = threading.local()  # a connection per thread
+        self._conn()  # the file and its table made now, as the release before made them
+
+    def _conn(self) -> sqlite3.Connection:
+        conn: sqlite3.Connection | None = getattr(self.local, "conn", None)
+        if conn is None:
+            conn = sqlite3.connect(self.path, timeout=30, isolation_level=None)
+            conn.execute("pragma journal_mode=wal")
+            conn.execute("pragma synchronous=NORMAL")
+            conn.execute("create table if not exists task (id integer not null primary key, queue text not null, "
+                         "data blob not null, priority real not null default 0.0)")
+            self.local.conn = conn
         return conn
 
+    def send(self, job_id: int) -> None:
+        self._conn().execute("insert into task (queue, data, priority) values (?, ?, 0.0)",
+                             (QUEUE_NAME, message(job_id)))
 
-class QueueHuey(RefusingDequeue, SqliteHuey):  # type: ignore[misc]
-    storage_class = WalNormalSqliteStorage
+    def _take(self) -> bool:
+        conn = self._conn()
+        row = conn.execute("select id from task where queue = ? order by priority desc, id limit 1",
+                           (QUEUE_NAME,)).fetchone()
+        return row is not None and conn.execute("delete from task where id = ?", (row[0],)).rowcount == 1
+
+    def wait(self, timeout_s: float) -> bool:
+        deadline, delay = time.monotonic() + timeout_s, POLL_INITIAL_S
+        while not self._take():
+            if time.monotonic() >= deadline:
+                return False
+            time.sleep(delay)
+            delay = min(delay * 2, POLL_MAX_S)
+        return True
+
+    def pending(self) -> int:
+        return int(self._conn().execute("select count(*) from task where queue = ?", (QUEUE_NAME,)).fetchone()[0])
+
+    def mark(self) -> str | None:
+        return None
 
 
-class QueueRedisHuey(RefusingDequeue, RedisHuey):  # type: ignore[misc]
-    """huey's Redis queue, refusing what is not a JSON job message (bot/app/queue_messages.py)."""
-
-
-def make_huey(settings: ServiceSettings) -> Huey:
-    """The queue, its messages JSON, never pickles (bot/app/queue_messages.py)."""
-    messages = JsonMessages(f"{TASK_MODULE}.{RUN_JOB}")
+def make_queue(settings: ServiceSettings) -> Queue:
     if settings.redis_url:
-        return QueueRedisHuey(QUEUE_NAME, url=settings.redis_url, results=False, utc=True, serializer=messages)
+        return RedisQueue(settings.redis_url)
     private_file(settings.data_dir / "queue.sqlite3")  # 0600 in a folder made 0700, like the store
-    return QueueHuey(QUEUE_NAME, filename=str(settings.data_dir / "queue.sqlite3"), results=False,
-                     utc=True, timeout=30, serializer=messages)
+    return SqliteQueue(settings.data_dir / "queue.sqlite3")
 
 
-def describe(huey: Huey) -> str:
-    return "redis" if isinstance(huey, RedisHuey) else "sqlite"
+def describe(queue: Queue) -> str:
+    return queue.backend
 
 
-def ping(huey: Huey) -> int:
+def ping(queue: Queue) -> int:
     """The number of waiting messages; raises when the queue's storage is unreachable."""
-    return int(huey.pending_count())
+    return queue.pending()
 
 
 class QueueUnavailable(RuntimeError):
@@ -125,18 +173,14 @@ def identity(settings: ServiceSettings) -> str:
 MARK_KEY = f"rtcbot:queue-id:{QUEUE_NAME}"
 
 
-def heard_as(huey: Huey, settings: ServiceSettings) -> str:
+def heard_as(queue: Queue, settings: ServiceSettings) -> str:
     """What a worker's heartbeat says of its queue, and what a serve compares it with: the queue
     in words (`identity`) and, on Redis, the id the queue's database holds (made by whichever
     process asks first: `SET NX`), so that one Redis reached by two names (localhost and
     127.0.0.1, a host name and its address) is one queue, and two that look alike are two.
     Raises when the queue does not answer."""
-    if not isinstance(huey, RedisHuey):
-        return identity(settings)
-    conn = huey.storage.conn
-    conn.set(MARK_KEY, uuid.uuid4().hex, nx=True)
-    mark = conn.get(MARK_KEY)
-    return f"{identity(settings)} id={mark.decode() if isinstance(mark, bytes) else mark}"
+    mark = queue.mark()
+    return identity(settings) if mark is None else f"{identity(settings)} id={mark}"
 
 
 def same_queue(a: str | None, b: str | None) -> bool:
@@ -148,60 +192,10 @@ def same_queue(a: str | None, b: str | None) -> bool:
     return ida == idb if ida and idb else a.partition(" id=")[0] == b.partition(" id=")[0]
 
 
-def check(huey: Huey, settings: ServiceSettings) -> None:
+def check(queue: Queue, settings: ServiceSettings) -> None:
     """Raise QueueUnavailable, in one line naming REDIS_URL (or RTCBOT_DATA_DIR), when the
     queue does not answer."""
     try:
-        ping(huey)
+        ping(queue)
     except Exception as e:
         raise QueueUnavailable(f"cannot reach {place(settings)} ({why(e)})") from None
-
-
-# -- the consumer: huey's, with a queue outage said in two lines ------------------------------
-class QueueWorker(Worker):  # type: ignore[misc]
-    """huey 3.5's worker loop, but a queue that does not answer is an `Outage` (one line when it
-    goes, one when it is back, backoff between tries) where huey logged a traceback per try."""
-
-    outage: Outage
-
-    def loop(self, now: Any = None) -> None:
-        try:
-            task = self.huey.dequeue()
-        except Exception as e:
-            self.stop_flag.wait(self.outage.failed(e))  # a stop (SIGTERM) ends the wait
-            return
-        self.outage.ok()
-        if task is None:
-            if not self.huey.storage.blocking:
-                self.sleep()
-            return
-        self.delay = self.default_delay
-        try:
-            self.huey.execute(task, now)
-        except Exception:
-            self._logger.exception("Unhandled error during execution of task %s.", task.id)
-
-
-class IdleScheduler(Scheduler):  # type: ignore[misc]
-    """rtcbot schedules nothing (no delayed tasks, no periodic ones: the sweep is its own thread),
-    so the scheduler does not read the queue's schedule every second (a traceback a second while
-    the queue was away)."""
-
-    def loop(self, now: Any = None) -> None:
-        self.stop_flag.wait(self.interval)
-
-
-class QueueConsumer(Consumer):  # type: ignore[misc]
-    """huey's consumer with QueueWorker threads sharing one `outage` and the IdleScheduler."""
-
-    worker_class = QueueWorker
-    scheduler_class = IdleScheduler
-
-    def __init__(self, huey: Huey, outage: Outage, **options: Any) -> None:
-        self.outage = outage  # before huey's __init__, which makes the workers
-        super().__init__(huey, **options)
-
-    def _create_worker(self) -> QueueWorker:
-        worker: QueueWorker = super()._create_worker()
-        worker.outage = self.outage
-        return worker

@@ -4,7 +4,7 @@ unknown-variable check) are bot/core/settings.py.
 
 Everything is prefixed `RTCBOT_` except the two URLs every platform already names:
 `DATABASE_URL` (SQLAlchemy URL; default a SQLite file in the data directory) and `REDIS_URL`
-(the job queue; default a SQLite-backed huey queue in the data directory).
+(the job queue's wake-ups; default a SQLite file in the data directory).
 
 Every setting is typed and bounded, and every problem is found in one run (a wrong value takes
 its default while the rest is checked) and said in one line naming its variable, the same on
@@ -110,17 +110,23 @@ class ServiceSettings(ToolSettings, GitHubSettings, LogSettings, CommandSettings
 
     # worker
     workers: int = Field(default=2, ge=1, le=64)  # as `rtcbot worker --workers`
-    heartbeat_s: float = Field(default=10.0, gt=0)
+    heartbeat_s: float = Field(default=2.0, gt=0)
     # a running job without a heartbeat this long is abandoned (more than heartbeat_s: checked
     # in check_service)
-    stale_after_s: float = Field(default=60.0, gt=0)
+    stale_after_s: float = Field(default=8.0, gt=0)  # with the sweep: taken over within 12 s
     requeue_after_s: float = Field(default=600.0, gt=0)  # a queued job nobody picked up this long is enqueued again
-    sweep_interval_s: float = Field(default=30.0, gt=0)
+    sweep_interval_s: float = Field(default=4.0, gt=0)
     max_attempts: int = Field(default=3, ge=1)
+    # fair dispatch (bot/store/claims.py): the most jobs one installation runs at once across all
+    # workers (0: no fixed cap; a free slot goes to the installation holding the fewest anyway),
+    # and installations' weights, "<installation id>=<weight>,…" (default 1: a weight of 2 holds
+    # twice the slots of others while they wait)
+    installation_max_jobs: int = Field(default=0, ge=0, le=10_000)
+    installation_weights: Annotated[dict[int, float], NoDecode] = Field(default_factory=dict)
     # health (/healthz, /metrics): a worker is live while its heartbeat (every RTCBOT_HEARTBEAT_S)
     # is younger than this; the service is unhealthy with no live worker, or with a job queued
     # longer than health_max_queue_age_s
-    worker_stale_s: float = Field(default=60.0, gt=0, le=3600)
+    worker_stale_s: float = Field(default=8.0, gt=0, le=3600)
     health_max_queue_age_s: float = Field(default=600.0, gt=0, le=7 * 24 * 3600.0)
     # /healthz is unhealthy when the data folder's disk has less free than this (MiB): a full
     # disk refuses deliveries (503) and jobs
@@ -135,6 +141,11 @@ class ServiceSettings(ToolSettings, GitHubSettings, LogSettings, CommandSettings
     @classmethod
     def _split(cls, v: Any) -> Any:
         return split_list(v)
+
+    @field_validator("installation_weights", mode="before")
+    @classmethod
+    def _weights(cls, v: Any) -> Any:
+        return parse_weights(v) if isinstance(v, str) else v
 
     @field_validator("analyzers", "comment_analyzers")
     @classmethod
@@ -220,3 +231,17 @@ def load_settings(**overrides: Any) -> ServiceSettings:
     return settings
 
 
+def parse_weights(text: str) -> dict[int, float]:
+    """RTCBOT_INSTALLATION_WEIGHTS: "<installation id>=<weight>,…", each id a positive integer
+    and each weight a number from 0.01 to 100; ValueError naming the first wrong item."""
+    out: dict[int, float] = {}
+    for item in split_list(text):
+        key, eq, value = item.partition("=")
+        try:
+            installation, weight = int(key.strip()), float(value.strip())
+        except ValueError:
+            installation, weight = 0, 0.0
+        if not eq or installation <= 0 or not 0.01 <= weight <= 100:
+            raise ValueError(f"{item!r} is not <installation id>=<weight> (a positive id, a weight from 0.01 to 100)")
+        out[installation] = weight
+    return out

@@ -134,7 +134,7 @@ def warm_up_words(settings: ServiceSettings, pmd_ready: bool) -> str:
 
 
 class Worker:
-    """Runs stored jobs by id (from the queue, or a `pr` job's analyses in its own thread). `fail`:
+    """Runs stored jobs (claimed from the store, or a `pr` job's analyses in its own thread). `fail`:
     what a job that raised leaves on GitHub (an analysis's check run completed, saying why)."""
 
     def __init__(self, settings: ServiceSettings, store: Store, fail: Callable[[JobRow, str], None]) -> None:
@@ -164,6 +164,12 @@ class Worker:
         row = self.store.jobs.start(job_id)
         if row is None:
             return self.store.jobs.status(job_id) or "missing"
+        return self.run_started(row, work)
+
+    def run_started(self, row: JobRow, work: Handler) -> str:
+        """Run a job already started (claimed from the store, or made running by its `pr` job)
+        with `work`; its final status."""
+        job_id = row.id
         # every line logged while it runs names the job: repo#PR, head, analyzer, id, seconds in
         with job_context(job_id, repo=row.repo, pr=row.pr_number, head=row.head_sha, analyzer=row.analyzer,
                          delivery=row.delivery_id):

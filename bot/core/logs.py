@@ -35,9 +35,6 @@ from bot.core.settings import LogSettings
 TEXT_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s%(job_suffix)s"
 JOB_FIELDS = ("repo", "pr", "head", "analyzer", "job", "delivery")
 QUIETED = "httpx"  # httpx (httpx2 under openai): its INFO line per request ("HTTP Request: POST …") as DEBUG
-# huey's INFO lines per task ("Executing rtcbot.run_job: …", "… executed in 1.2s") as DEBUG: the
-# job's own lines say it, with the job's context (repository, job, delivery), which huey's lack
-QUIETED_EXACT = "huey"
 
 
 def iso_time(created: float) -> str:
@@ -126,12 +123,12 @@ class JobFilter(logging.Filter):
 
 
 class QuietRequests(logging.Filter):
-    """httpx's INFO line per request (and huey's per task) becomes a DEBUG line, kept only when
+    """httpx's INFO line per request becomes a DEBUG line, kept only when
     debug lines are logged (-vv): every LLM call would otherwise be a line among the job's own.
     Their warnings stay."""
 
     def filter(self, record: logging.LogRecord) -> bool:
-        quiet = record.name.startswith(QUIETED) or record.name == QUIETED_EXACT
+        quiet = record.name.startswith(QUIETED)
         if record.levelno != logging.INFO or not quiet:
             return True
         record.levelno, record.levelname = logging.DEBUG, "DEBUG"

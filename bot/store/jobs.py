@@ -71,13 +71,14 @@ def _tenant_id(spec: dict[str, Any], key: str) -> int | None:
 
 
 def insert_job(c: Connection, spec: dict[str, Any], delivery_id: str | None, now: float,
-               force_window_s: float = 0.0) -> int | None:
+               force_window_s: float = 0.0, *, running: bool = False) -> int | None:
     """Insert a queued job inside the caller's transaction; None when the same work is
     already queued or running. A forced job (a re-run, an edited comment: work to do again
     even where it was done) is made unless the same work is still queued (it reads the PR
     when it runs) or was forced within the last `force_window_s` (a burst of re-runs or
     edits makes one analysis per head and analysis per window). A job with a `once` key (a
-    command: its comment's id) is made only if no job of its kind ever had that key."""
+    command: its comment's id) is made only if no job of its kind ever had that key. `running`:
+    made started (attempt 1, beating), by a `pr` job that runs it itself (no worker claims it)."""
     shape, params = job_keys(spec)
     if spec.get("once"):
         if c.scalar(_ONCE, {"kind": spec["kind"], "repo": spec["repo"], "once": str(spec["once"])}) is not None:
@@ -89,8 +90,9 @@ def insert_job(c: Connection, spec: dict[str, Any], delivery_id: str | None, now
         return None
     keys = {k: params.get(k) for k in ("kind", "repo", "head_sha", "analyzer", "pr_number")}
     res = c.execute(INSERT_JOB, {
-        **keys, "delivery_id": delivery_id, "spec": spec, "status": "queued", "attempts": 0,
-        "created_at": now, "updated_at": now, "llm_requests": 0, "llm_tokens": 0,
+        **keys, "delivery_id": delivery_id, "spec": spec, "status": "running" if running else "queued",
+        "attempts": int(running), "heartbeat_at": now if running else None, "created_at": now, "updated_at": now,
+        "llm_requests": 0, "llm_tokens": 0,
         "repository_id": _tenant_id(spec, "repository_id"), "installation_id": _tenant_id(spec, "installation_id")})
     key = res.inserted_primary_key
     if key is None:
@@ -106,11 +108,11 @@ class Jobs:
         self.db = db
 
     def add(self, spec: dict[str, Any], delivery_id: str | None = None, *,
-            force_window_s: float = 0.0) -> int | None:
-        """Insert a queued job; None when the same work is already queued or running (see
-        `insert_job` for forced jobs)."""
+            force_window_s: float = 0.0, running: bool = False) -> int | None:
+        """Insert a queued job (or a started one: `running`); None when the same work is already
+        queued or running (see `insert_job`)."""
         with self.db.writing() as c:
-            return insert_job(c, spec, delivery_id, time.time(), force_window_s)
+            return insert_job(c, spec, delivery_id, time.time(), force_window_s, running=running)
 
     def expedite(self, job_ids: Sequence[int]) -> None:
         """Mark queued jobs whose message could not be sent as unsent (updated_at = UNSENT):

@@ -1,5 +1,5 @@
 """Helpers for the GitHub App's tests: settings on the fakes, a real HTTP server for the
-Flask app, signed deliveries, running queued jobs the way the huey consumer does, and the App
+Flask app, signed deliveries, running queued jobs the way a worker's thread does, and the App
 end to end on them (`App`, `running_app`)."""
 
 from __future__ import annotations
@@ -99,17 +99,14 @@ def deliver(base_url: str, event: str, payload: Any, *, secret: str = SECRET, de
 
 
 def drain(runtime: Runtime, limit: int = 200) -> int:
-    """Execute queued huey tasks in this process, as the consumer does, until none is queued;
-    how many ran. (Redis's dequeue waits a second for a task when the queue is empty: asked
-    only when one is there.)"""
+    """Run the queued jobs in this process, as a worker's thread does (claimed from the store, in
+    their fair order), until none is left; how many ran. The queue's wake-ups are taken too."""
     n = 0
     while n < limit:
-        if not runtime.huey.pending_count():
+        if runtime.run_next() is None:
+            while runtime.queue.pending():
+                runtime.queue.wait(0.01)
             return n
-        task = runtime.huey.dequeue()
-        if task is None:
-            return n
-        runtime.huey.execute(task)
         n += 1
     raise AssertionError("the queue did not drain")
 

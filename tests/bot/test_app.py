@@ -67,7 +67,7 @@ def test_signed_pull_request_is_accepted_and_enqueued(app_url) -> None:  # type:
     assert elapsed < 10.0
     jobs = rt.store.jobs.where()
     assert [(j.kind, j.pr_number, j.delivery_id) for j in jobs] == [("pr", 2, "d-1")]
-    assert rt.huey.pending_count() == 1
+    assert rt.queue.pending() == 1
     assert rt.store.deliveries.get("d-1").status == "routed"  # type: ignore[union-attr]
 
 
@@ -78,7 +78,7 @@ def test_same_delivery_twice_makes_one_job(app_url) -> None:  # type: ignore[no-
     second = deliver(url, "pull_request", p, delivery="same")
     assert second.status_code == 200 and "duplicate" in second.json()["message"]
     assert len(rt.store.jobs.where()) == 1
-    assert rt.huey.pending_count() == 1
+    assert rt.queue.pending() == 1
 
 
 def test_wrong_or_missing_signature_is_401(app_url) -> None:  # type: ignore[no-untyped-def]
@@ -130,11 +130,11 @@ def test_a_delivery_without_an_installation_is_recorded_and_queues_nothing(  # t
     assert r.json()["jobs"] == [] and "no installation in the payload" in r.json()["message"]
     d = rt.store.deliveries.get("repo-hook")
     assert d is not None and (d.status, d.jobs) == ("ignored", 0) and "no installation" in (d.note or "")
-    assert rt.store.jobs.where() == [] and rt.huey.pending_count() == 0
+    assert rt.store.jobs.where() == [] and rt.queue.pending() == 0
     # the same from an installation of the App is work
     r = deliver(url, "pull_request", {**p, "installation": {"id": 77}}, delivery="app-hook")
     assert r.status_code == 202 and len(r.json()["jobs"]) == 1
-    assert rt.huey.pending_count() == 1
+    assert rt.queue.pending() == 1
 
 
 def test_ping_is_pong(app_url) -> None:  # type: ignore[no-untyped-def]
@@ -211,7 +211,7 @@ def test_a_delivery_recorded_but_not_routed_is_routed_once_by_the_sweep(tmp_path
         assert rt.sweep()["deliveries"] == 0  # routed: a second sweep (another worker) finds nothing
         jobs = rt.store.jobs.where()
         assert [(j.kind, j.analyzer, j.delivery_id) for j in jobs] == [("analyze", "crscore", "late")]
-        assert rt.huey.pending_count() == 1
+        assert rt.queue.pending() == 1
         d = rt.store.deliveries.get("late")
         assert d is not None and (d.status, d.jobs) == ("routed", 1)
         assert rt.store.deliveries.route("late", [{"kind": "analyze", "repo": "o/r", "force": True}]) is None
@@ -243,7 +243,7 @@ def test_a_queue_that_is_away_loses_no_job(tmp_path: Path, caplog: pytest.LogCap
         swept = later.sweep()
         assert swept["resent"] == 1  # at once, not after RTCBOT_REQUEUE_AFTER_S
         assert str(swept) == f"resent job {job.id} of delivery q-away (the queue had refused its message)"
-        assert later.huey.pending_count() == 1
+        assert later.queue.pending() == 1
     finally:
         later.store.close()
         rt.store.close()
@@ -261,11 +261,11 @@ def test_a_later_delivery_of_the_same_work_sends_the_unsent_job(tmp_path: Path, 
         with serve(create_app(dead.settings, runtime=dead)) as url:
             assert deliver(url, "pull_request", p, delivery="first").status_code == 202
         [job] = live.store.jobs.where()
-        assert (job.status, job.updated_at) == ("queued", 0.0) and live.huey.pending_count() == 0
+        assert (job.status, job.updated_at) == ("queued", 0.0) and live.queue.pending() == 0
         with serve(create_app(live.settings, runtime=live)) as url:  # the queue is back
             r = deliver(url, "pull_request", {**p, "action": "reopened"}, delivery="second")
         assert r.status_code == 202 and r.json()["jobs"] == [job.id], r.text
-        assert live.huey.pending_count() == 1  # sent now, not after RTCBOT_REQUEUE_AFTER_S
+        assert live.queue.pending() == 1  # sent now, not after RTCBOT_REQUEUE_AFTER_S
         [again] = live.store.jobs.where()
         assert again.status == "queued" and again.updated_at > 0.0  # no longer marked unsent
     finally:
@@ -311,9 +311,9 @@ def test_the_sending_process_retries_a_refused_message_within_seconds(tmp_path: 
         with redis_server(port):  # Redis is back: no sweep runs here, no delivery comes
             # the resender sends, then marks the job sent: wait for both, not just the first
             deadline = time.monotonic() + 15
-            while (rt.huey.pending_count() == 0 or rt.store.job_queries.unsent()) and time.monotonic() < deadline:
+            while (rt.queue.pending() == 0 or rt.store.job_queries.unsent()) and time.monotonic() < deadline:
                 time.sleep(0.1)
-            assert rt.huey.pending_count() == 1
+            assert rt.queue.pending() == 1
             assert rt.store.job_queries.unsent() == []
     finally:
         rt.resender.stop()

@@ -16,7 +16,7 @@ import pytest
 from bot.app.health import verdict
 from bot.app.jobs import Runtime
 from bot.app.outage import Outage
-from bot.app.queue import MARK_KEY, heard_as, identity, make_huey, same_queue
+from bot.app.queue import MARK_KEY, RedisQueue, heard_as, identity, make_queue, same_queue
 from bot.app.web import create_app
 from bot.app.worker import Presence
 from bot.store.versions import SCHEMA_VERSION
@@ -121,15 +121,16 @@ def test_one_redis_reached_by_two_names_is_one_queue(tmp_path: Path) -> None:
         pytest.skip("the local Redis does not answer")
     rt = Runtime(make_settings(tmp_path, redis_url=REDIS_URL, worker_stale_s=5.0))
     other = make_settings(tmp_path / "w", redis_url=REDIS_URL.replace("127.0.0.1", "localhost"))
-    worker_huey = make_huey(other)
+    worker_queue = make_queue(other)
     try:
         with serve(create_app(rt.settings, runtime=rt)) as url:
-            presence = Presence(rt.store, rt.worker.database, lambda: heard_as(worker_huey, other))
+            presence = Presence(rt.store, rt.worker.database, lambda: heard_as(worker_queue, other))
             presence.beat()
             assert identity(other) != identity(rt.settings)  # two names…
             h = httpx.get(f"{url}/healthz")
             assert h.status_code == 200 and h.json()["workers"]["live"] == 1, h.text  # …one queue
-            rt.huey.storage.conn.delete(MARK_KEY)  # Redis restarted without its data
+            assert isinstance(rt.queue, RedisQueue)
+            rt.queue.conn.delete(MARK_KEY)  # Redis restarted without its data
             assert httpx.get(f"{url}/healthz").status_code == 503  # serve made a new id; the beat is old
             presence.beat()
             assert httpx.get(f"{url}/healthz").status_code == 200

@@ -1,6 +1,6 @@
 """Deliveries over real HTTP → jobs on the real queue → check runs on the fake GitHub.
 
-The jobs run in this process the way the huey consumer runs them (dequeue, execute);
+The jobs run in this process the way a worker's thread runs them (claimed from the store);
 tests/bot/test_worker.py runs `rtcbot worker` itself as a subprocess.
 """
 
@@ -269,12 +269,11 @@ def test_newer_push_cancels_the_older_heads_pending_work(world: Callable[..., Ap
     w = world()
     old = w.gh.add_pr(13, fixture="more-itertools-d992be0de9.diff").head_sha
     w.deliver("pull_request", w.gh.pr_event("opened", 13))
-    held = w.rt.huey.dequeue()  # the old head's job, picked by a worker that is still busy
+    [held] = w.rt.store.jobs.where(kind="pr")  # the old head's job, not yet claimed: the workers are busy
     new = w.gh.push(13, diff_text=many_hunks_diff(hunks=1)).head_sha
     w.deliver("pull_request", w.gh.pr_event("synchronize", 13))
-    w.run()  # another worker: the new head's job and its analysis
-    assert held is not None
-    w.rt.huey.execute(held)  # finally runs: it was cancelled meanwhile
+    w.run()  # the old head's job first (its installation's oldest), superseded; then the new head's
+    assert w.rt.run_job(held.id) == "cancelled"  # a late message for it runs nothing
     assert w.gh.runs(EDITING, old) == []
     assert finished(w, sha=new)
     assert [j.status for j in w.rt.store.jobs.where(kind="pr", head_sha=old)] == ["cancelled"]
@@ -342,10 +341,8 @@ def test_sweep_recovers_a_job_whose_worker_died(world: Callable[..., App]) -> No
     w = world(stale_after_s=1e-6, max_attempts=2)  # every heartbeat is stale
     pr = w.gh.add_pr(16, fixture="more-itertools-d992be0de9.diff")
     w.deliver("pull_request", w.gh.pr_event("opened", 16))
-    task = w.rt.huey.dequeue()  # the PR's message, taken by a worker that then died
-    assert task is not None
-    job = w.rt.store.jobs.where(kind="pr")[0]
-    assert w.rt.store.jobs.start(job.id) is not None  # it had started
+    job = w.rt.claims.next()  # the PR's job, claimed by a worker that then died
+    assert job is not None and job.kind == "pr"
     swept = w.rt.sweep()
     assert swept["requeued"] == 1
     assert re.fullmatch(rf"requeued job {job.id} of delivery {job.delivery_id} \(no heartbeat for \d+ s\)",
@@ -363,9 +360,8 @@ def test_a_pr_job_rerun_after_a_crash_takes_over_the_analyses_it_made(world: Cal
     w = world(stale_after_s=1e-6)  # every heartbeat is stale (times are > 0)
     pr = w.gh.add_pr(17, fixture="more-itertools-d992be0de9.diff")
     w.deliver("pull_request", w.gh.pr_event("opened", 17))
-    assert w.rt.huey.dequeue() is not None  # the PR's message, taken by a worker that then died...
-    [job] = w.rt.store.jobs.where(kind="pr")
-    assert w.rt.store.jobs.start(job.id) is not None
+    job = w.rt.claims.next()  # the PR's job, claimed by a worker that then died...
+    assert job is not None and job.kind == "pr"
     pr_job = events.from_spec(job.spec)
     assert isinstance(pr_job, PRJob)
     child = w.rt.store.jobs.add(events.to_spec(AnalyzeJob.of(pr_job, "editing_rtc", root=job.id)), job.delivery_id)

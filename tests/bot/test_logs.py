@@ -111,7 +111,6 @@ def test_every_line_a_job_logs_names_it(captured: Callable[..., io.StringIO], tm
     [hook] = [r for r in records if r["logger"] == "bot.app.web"]
     assert hook["delivery"] == "gh-guid-5", hook
     assert re.fullmatch(r"pull_request delivery answered 202: accepted \(jobs \d+\)", hook["message"]), hook
-    assert not [r for r in records if r["logger"] == "huey"]  # its lines per task lack the job's context: debug
     jobs = [r for r in records if r["logger"] == "bot.app.worker"]
     assert {r["message"] for r in jobs} >= {"pr job started (attempt 1)", "analyze job started (attempt 1)",
                                            "pr job ended: done", "analyze job ended: done"}
@@ -153,7 +152,7 @@ def test_the_worker_logs_at_info_with_timestamps(tmp_path: Path) -> None:
                              stderr=subprocess.STDOUT)
     try:
         deadline = time.monotonic() + 90
-        while not re.search(rf"^{STAMP} INFO huey", log.read_text(), re.M):
+        while not re.search(rf"^{STAMP} INFO rtcbot.worker: rtcbot: worker on the sqlite queue", log.read_text(), re.M):
             assert p.poll() is None, log.read_text()
             assert time.monotonic() < deadline, log.read_text()
             time.sleep(0.2)

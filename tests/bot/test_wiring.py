@@ -7,6 +7,8 @@ from __future__ import annotations
 import ast
 import functools
 import inspect
+import json
+import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -44,7 +46,7 @@ def test_each_part_is_built_from_parts_already_built() -> None:
             assert a.attr not in methods, f"the runtime's own method handed on: {ast.unparse(stmt)}"
             assert a.attr in built, f"self.{a.attr} read before it is built: {ast.unparse(stmt)}"
         built |= {t.attr for t in targets if isinstance(t, ast.Attribute)}
-    assert {"store", "huey", "worker", "intake", "pipeline", "sweep"} <= built
+    assert {"store", "queue", "claims", "worker", "intake", "pipeline", "sweep"} <= built
 
 
 def _reachable(roots: list[Any]) -> Iterator[Any]:
@@ -75,7 +77,7 @@ def _reachable(roots: list[Any]) -> Iterator[Any]:
 def test_no_part_reaches_back_into_the_runtime(tmp_path: Path) -> None:
     rt = Runtime(make_settings(tmp_path))
     try:
-        parts = [v for k, v in vars(rt).items() if k not in ("settings", "store", "huey")]
+        parts = [v for k, v in vars(rt).items() if k not in ("settings", "store", "queue")]
         reached = list(_reachable(parts))
         assert all(obj is not rt for obj in reached)
         kinds = {type(o).__name__ for o in reached}
@@ -85,16 +87,19 @@ def test_no_part_reaches_back_into_the_runtime(tmp_path: Path) -> None:
         rt.store.close()
 
 
-def test_a_message_names_the_task_as_the_version_before_did(tmp_path: Path) -> None:
-    """The outbox sends by the task's name, registered last: `bot.app.jobs.rtcbot.run_job`, the
-    name messages already in a Redis queue carry from before this wiring."""
+def test_a_message_is_one_the_version_before_could_run(tmp_path: Path) -> None:
+    """The outbox sends a wake-up per job in the JSON job message the release before this one
+    wrote and ran (`bot.app.jobs.rtcbot.run_job`, the job's id), in the place it read them: a
+    worker of that release, still running through an upgrade, runs the job it names."""
     rt = Runtime(make_settings(tmp_path))
     try:
         assert rt.outbox.send([41]) is True
-        task = rt.huey.dequeue()
-        assert f"{type(task).__module__}.{task.name}" == "bot.app.jobs.rtcbot.run_job"
-        assert task.args == (41,)
-        assert rt.huey.execute(task) == "missing"  # no job 41 in the store: run, and said so
+        with sqlite3.connect(tmp_path / "data" / "queue.sqlite3") as conn:
+            [(queue_name, data)] = conn.execute("select queue, data from task").fetchall()
+        msg = json.loads(data)
+        assert (queue_name, msg["format"], msg["name"], msg["args"]) == ("rtcbot", "rtcbot-job/1",
+                                                                         "bot.app.jobs.rtcbot.run_job", [41])
+        assert rt.run_next() is None  # no job 41 in the store: nothing to claim
     finally:
         rt.resender.stop()
         rt.store.close()

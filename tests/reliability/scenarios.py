@@ -54,13 +54,13 @@ def postgres_restart(w: World, size: Size) -> dict[str, int]:
 
 def redis_restart(w: World, size: Size) -> dict[str, int]:
     w.open_prs(range(1, size.prs + 1))
-    lost = w.runtime.huey.pending_count()  # every message the restart takes away
+    lost = w.runtime.queue.pending()  # every message the restart takes away
     w.redis.restart(down_s=0.5)
     w.start_worker()
     w.start_worker()
     for _ in range(size.faults - 1):
         time.sleep(2.0)
-        lost += w.runtime.huey.pending_count()
+        lost += w.runtime.queue.pending()
         w.redis.restart(down_s=0.5)
     return {"Redis restarts": size.faults, NOTE + "queued messages lost": lost}
 

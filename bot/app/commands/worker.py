@@ -1,4 +1,4 @@
-"""`rtcbot worker`: run the queued jobs (huey consumer) and the recovery sweep."""
+"""`rtcbot worker`: run the queued jobs (bot/app/consumer.py) and the recovery sweep."""
 
 from __future__ import annotations
 
@@ -14,29 +14,23 @@ from bot.app.service_checks import service_settings, start_problem
 from bot.core.settings import SettingsError
 
 if TYPE_CHECKING:
-    from huey.consumer import Consumer
-
+    from bot.app.consumer import Consumer
     from bot.app.jobs import Runtime
     from bot.app.worker import Presence
 
 log = logging.getLogger("rtcbot.worker")
 
 
-# A Redis queue blocks until a message arrives; a SQLite queue is polled: every 10 ms after a
-# job, backing off to every 50 ms when idle (a poll is a read of a local file, ~50 µs), so a
-# delivery waits ~25 ms at most for an idle worker rather than up to huey's default of 10 s.
-POLL_INITIAL_S = 0.01
-POLL_MAX_S = 0.05
-
-
 def consumer(runtime: Runtime, workers: int) -> Consumer:
-    """huey's consumer as `rtcbot worker` runs it (threads; no periodic tasks: the sweep is ours),
-    a queue outage said in two lines (bot/app/queue.py QueueConsumer)."""
+    """The consumer as `rtcbot worker` runs it: `workers` threads claiming jobs from the store,
+    woken by the queue (a Redis queue blocks until a message arrives; a SQLite queue is read
+    every 10 ms, backing off to 50 ms when idle), a queue outage said in two lines."""
+    from bot.app.consumer import Consumer
     from bot.app.outage import Outage
-    from bot.app.queue import QueueConsumer, place
+    from bot.app.queue import place
 
-    return QueueConsumer(runtime.huey, Outage(place(runtime.settings)), workers=workers, worker_type="thread",
-                         periodic=False, initial_delay=POLL_INITIAL_S, max_delay=POLL_MAX_S)
+    return Consumer(runtime.queue, runtime.run_next, Outage(place(runtime.settings)), runtime.worker.database,
+                    workers)
 
 
 def _sweeper(runtime: object, interval: float, stop: threading.Event) -> None:
@@ -92,7 +86,7 @@ def command(workers: int | None) -> None:
     from bot.app.queue import QueueUnavailable, check
 
     try:  # refuse to start on a queue that does not answer, rather than log its errors in a loop
-        check(runtime.huey, settings)
+        check(runtime.queue, settings)
     except QueueUnavailable as e:
         runtime.store.close()
         raise click.ClickException(f"cannot start: {e}") from None
@@ -100,12 +94,12 @@ def command(workers: int | None) -> None:
 
 
 def _run(runtime: Runtime, workers: int) -> None:
-    """The worker's threads: warm-up, heartbeat, sweep, and huey's consumer in this one."""
+    """The worker's threads: warm-up, heartbeat, sweep, and the consumer's."""
     from bot.app.queue import heard_as
     from bot.app.worker import Presence, warm_up_words
 
     settings, t0 = runtime.settings, time.monotonic()
-    presence = Presence(runtime.store, runtime.worker.database, lambda: heard_as(runtime.huey, settings))
+    presence = Presence(runtime.store, runtime.worker.database, lambda: heard_as(runtime.queue, settings))
     stop = threading.Event()
     # "rtcbot: worker on the": what scripts and tests wait for (tests/reliability/harness.py READY)
     from analyzers.tools.needs import pmd_ready

@@ -1,0 +1,118 @@
+"""Claims: a worker takes its next job from the store, fairly across installations.
+
+The store is the truth about jobs, and the order in which they run is decided here, not by a
+queue's first-in, first-out (the queue is only a wake-up: bot/app/queue.py). A claim, in one
+write transaction (SQLite: BEGIN IMMEDIATE; PostgreSQL: the conditional UPDATE re-checked
+under its row lock, so two workers never both take one job):
+
+1. per installation with work (queued or running jobs; jobs with no installation are one
+   group), the slots it holds (running jobs that hold a worker: all but the analyses a `pr`
+   job runs itself) and its oldest queued job;
+2. the installations under their cap (`Fairness.cap`: 0, none) compete by slots held divided by
+   their weight (default 1), then by their oldest queued job: so a free slot goes to the
+   installation holding the fewest, and an installation alone gets every slot while a burst of
+   one never holds another's pull request behind it;
+3. its oldest queued job (by id: a job put back by the sweep keeps its place in its
+   installation's turn) queued → running, attempt + 1.
+
+`waiting` gives the queued jobs and the oldest wait per installation (/healthz, /metrics).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from sqlalchemy import and_, case, func, or_, select, update
+from sqlalchemy.engine import Connection
+
+from bot.store.db import Database
+from bot.store.schema import JobRow
+
+# a running job holds a worker's slot unless it is an analysis its `pr` job runs in its own slot
+_HOLDS_SLOT = or_(JobRow.kind != "analyze", JobRow.spec["root"].as_integer().is_(None))
+
+
+@dataclass(frozen=True)
+class Fairness:
+    """How claims share the slots: `cap`, the most jobs one installation runs at once across
+    all workers (0: no fixed cap); `weights`, an installation's share relative to others (1 when
+    not named)."""
+
+    cap: int = 0
+    weights: Mapping[int, float] = field(default_factory=dict)
+
+    def weight(self, installation_id: int | None) -> float:
+        return self.weights.get(installation_id, 1.0) if installation_id is not None else 1.0
+
+
+@dataclass(frozen=True)
+class Turn:
+    """One installation's place in the turn: the slots it holds, its oldest queued job."""
+
+    installation_id: int | None
+    holding: int
+    oldest_queued: int | None
+
+
+def pick(turns: list[Turn], fairness: Fairness) -> int | None:
+    """The id of the job to run next (pure): the oldest queued job of the installation under its
+    cap holding the fewest slots for its weight, the earliest oldest job breaking ties."""
+    ready = [t for t in turns if t.oldest_queued is not None and (not fairness.cap or t.holding < fairness.cap)]
+    if not ready:
+        return None
+    best = min(ready, key=lambda t: (t.holding / fairness.weight(t.installation_id), t.oldest_queued))
+    return best.oldest_queued
+
+
+_TURNS = (select(JobRow.installation_id,
+                 func.sum(case((and_(JobRow.status == "running", _HOLDS_SLOT), 1), else_=0)),
+                 func.min(case((JobRow.status == "queued", JobRow.id), else_=None)))
+          .where(JobRow.status.in_(("queued", "running"))).group_by(JobRow.installation_id))
+
+
+def turns(c: Connection) -> list[Turn]:
+    return [Turn(None if i is None else int(i), int(h or 0), None if q is None else int(q))
+            for i, h, q in c.execute(_TURNS)]
+
+
+class Claims:
+    """The next job for a worker, claimed fairly; and what waits, per installation."""
+
+    def __init__(self, db: Database, fairness: Fairness | None = None) -> None:
+        self.db = db
+        self.fairness = fairness or Fairness()
+
+    def next(self) -> JobRow | None:
+        """Claim the next job (queued → running, attempt + 1); None when none may run now."""
+        for _ in range(5):  # another worker took the picked job between the read and the write
+            with self.db.writing() as c:
+                job_id = pick(turns(c), self.fairness)
+                if job_id is None:
+                    return None
+                now = time.time()
+                res = c.execute(update(JobRow).where(JobRow.id == job_id, JobRow.status == "queued")
+                                .values(status="running", attempts=JobRow.attempts + 1,
+                                        heartbeat_at=now, updated_at=now))
+                if res.rowcount != 1:
+                    continue
+            with self.db.session() as s:
+                return s.get(JobRow, job_id)
+        return None
+
+    def waiting(self, top: int = 10) -> list[tuple[int | None, int, float]]:
+        """(installation id, queued jobs, the oldest one's wait in seconds) of the `top`
+        installations by wait, longest first, then one row for all the others (id None, with
+        the jobs of no installation) when there are more."""
+        q = (select(JobRow.installation_id, func.count(), func.min(JobRow.created_at))
+             .where(JobRow.status == "queued").group_by(JobRow.installation_id))
+        now = time.time()
+        with self.db.reading() as c:
+            rows = sorted(((None if i is None else int(i), int(n), max(0.0, now - float(at)))
+                           for i, n, at in c.execute(q)), key=lambda r: -r[2])
+        named = [r for r in rows if r[0] is not None]
+        head, rest = named[:top], named[top:] + [r for r in rows if r[0] is None]
+        if rest:
+            head.append((None, sum(r[1] for r in rest), max(r[2] for r in rest)))
+        return head
