@@ -21,7 +21,7 @@ loaded and the PMD server started once before timing (a worker pays each once pe
 the model on its first CRScore job, the PMD server on its second PMD run).
 
 Through the App (`bot_measure`): the same PRs delivered as signed `pull_request.opened`
-webhooks to the real Flask app, queued on SQLite and run by huey's consumer as `rtcbot worker`
+webhooks to the real Flask app, queued on SQLite and run by the consumer as `rtcbot worker`
 builds it, check runs published to the fake GitHub over HTTP; the wall is from sending the
 delivery to the last check run completed. One deployment serves every PR, as a running App
 does, after a warm-up PR that is not measured (its one-off costs are shown on a row of their
@@ -402,7 +402,7 @@ def request_floor(requests: Sequence[dict[str, object]]) -> int:
 def bot_measure(diffs: Sequence[Path], delay_s: float = LATENCY_S, worker_threads: int = 3,
                 timeout_s: float = 180.0, warm_up_diff: Path | None = None) -> list[tuple[str, float, int, int]]:
     """Signed `pull_request.opened` → the last completed check run, through the real Flask app
-    (loopback HTTP), the fake GitHub REST server and huey's consumer as `rtcbot worker` runs it
+    (loopback HTTP), the fake GitHub REST server and the consumer as `rtcbot worker` runs it
     (`worker_threads` threads, polling the SQLite queue as the worker does).
 
     One deployment serves every PR, as a running App does: one store, queue, worker and app,
@@ -443,7 +443,7 @@ def bot_measure(diffs: Sequence[Path], delay_s: float = LATENCY_S, worker_thread
             rt = Runtime(settings)
             rt.warm_up()
             worker = consumer(rt, worker_threads)
-            worker.start()  # installs huey's signal handlers; ours come back below
+            worker.start()
             try:
                 with serve(create_app(settings, runtime=rt)) as url, httpx.Client() as sender:
                     sender.get(f"{url}/healthz")
@@ -466,7 +466,7 @@ def bot_measure(diffs: Sequence[Path], delay_s: float = LATENCY_S, worker_thread
                         out.append((name, wall, request_floor(list(server.requests)), done))
                         time.sleep(0.2)  # the worker goes idle between deliveries, as it would
             finally:
-                worker.stop(graceful=True)
+                worker.stop()
                 for sig, handler in handlers.items():
                     signal.signal(sig, handler)
                 rt.store.close()

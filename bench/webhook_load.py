@@ -46,6 +46,7 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from bench import FIXTURES, ROOT, Row, not_measured, row
 
@@ -343,7 +344,6 @@ class Counts:
 
 def count(settings_env: dict[str, str], delivery_ids: list[str]) -> Counts:
     """Deliveries and jobs in the store; queue messages drained and counted per job id."""
-    from bot.app.queue import make_huey
     from bot.app.settings import load_settings
     from bot.store.store import Store
 
@@ -365,13 +365,7 @@ def count(settings_env: dict[str, str], delivery_ids: list[str]) -> Counts:
     finally:
         store.close()
     per_delivery = Counter(d for _, d in jobs)
-    huey = make_huey(settings)
-    ids: Counter[int] = Counter()
-    while True:
-        data = huey.storage.dequeue()  # raw messages: no task registry needed
-        if data is None:
-            break
-        ids[int(huey.serializer.deserialize(data).args[0])] += 1
+    ids = Counter(queued_job_ids(settings))
     job_ids = {j for j, _ in jobs}
     return Counts(
         deliveries=len(got), jobs=len(jobs),
@@ -380,6 +374,21 @@ def count(settings_env: dict[str, str], delivery_ids: list[str]) -> Counts:
         doubled=sum(1 for n in ids.values() if n > 1),
         queued_not_in_jobs=len(set(ids) - job_ids),
     )
+
+
+def queued_job_ids(settings: Any) -> list[int]:
+    """The job id each message in the queue names (its wake-ups carry one), read raw."""
+    import sqlite3
+
+    from bot.app.queue import LIST_KEY, QUEUE_NAME, RedisQueue, make_queue
+
+    q = make_queue(settings)
+    if isinstance(q, RedisQueue):
+        raw = q.conn.lrange(LIST_KEY, 0, -1)
+    else:
+        with sqlite3.connect(settings.data_dir / "queue.sqlite3") as conn:
+            raw = [d for (d,) in conn.execute("select data from task where queue = ?", (QUEUE_NAME,))]
+    return [int(json.loads(d)["args"][0]) for d in raw]  # type: ignore[union-attr]
 
 
 def postgres_db() -> str | None:

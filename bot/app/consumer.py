@@ -37,6 +37,7 @@ class Consumer:
         self.workers = workers
         self.stopping = threading.Event()  # no new claims
         self.stopped = threading.Event()  # SIGTERM: leave now
+        self.threads: list[threading.Thread] = []
 
     def loop(self) -> None:
         """One thread's life: claim and run, or wait for a wake-up, until stopping."""
@@ -63,14 +64,24 @@ class Consumer:
         log.info("rtcbot: worker stopping (%s)%s", signal.Signals(signum).name,
                  "" if signum == signal.SIGTERM else ": finishing the running jobs")
 
+    def start(self) -> None:
+        """Start the threads (no signal handlers: `run` installs them)."""
+        self.threads = [threading.Thread(target=self.loop, name=f"worker-{n + 1}", daemon=True)
+                        for n in range(self.workers)]
+        for t in self.threads:
+            t.start()
+
+    def stop(self, timeout_s: float = 60.0) -> None:
+        """No new claims; wait up to `timeout_s` for the running jobs to end."""
+        self.stopping.set()
+        for t in self.threads:
+            t.join(timeout_s)
+
     def run(self) -> None:
         """Start the threads and wait for them (the caller's thread handles the signals)."""
         if threading.current_thread() is threading.main_thread():
             signal.signal(signal.SIGINT, self._signal)
             signal.signal(signal.SIGTERM, self._signal)
-        threads = [threading.Thread(target=self.loop, name=f"worker-{n + 1}", daemon=True)
-                   for n in range(self.workers)]
-        for t in threads:
-            t.start()
-        while any(t.is_alive() for t in threads) and not self.stopped.wait(0.5):
+        self.start()
+        while any(t.is_alive() for t in self.threads) and not self.stopped.wait(0.5):
             pass

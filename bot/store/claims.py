@@ -9,11 +9,13 @@ under its row lock, so two workers never both take one job):
    group), the slots it holds (running jobs that hold a worker: all but the analyses a `pr`
    job runs itself) and its oldest queued job;
 2. the installations under their cap (`Fairness.cap`: 0, none) compete by slots held divided by
-   their weight (default 1), then by their oldest queued job: so a free slot goes to the
-   installation holding the fewest, and an installation alone gets every slot while a burst of
-   one never holds another's pull request behind it;
+   their weight (default 1), then by when each was last given a slot (`installation_turns`:
+   longest ago first, never first of all), then by their oldest queued job: so a free slot goes
+   to the installation holding the fewest, taking turns when they hold as many, and an
+   installation alone gets every slot while a burst of one never holds another's pull request
+   behind it;
 3. its oldest queued job (by id: a job put back by the sweep keeps its place in its
-   installation's turn) queued → running, attempt + 1.
+   installation's turn) queued → running, attempt + 1; the installation's turn stamped now.
 
 `waiting` gives the queued jobs and the oldest wait per installation (/healthz, /metrics).
 """
@@ -28,8 +30,9 @@ from sqlalchemy import and_, case, func, or_, select, update
 from sqlalchemy.engine import Connection
 
 from bot.store.db import Database
-from bot.store.schema import JobRow
+from bot.store.schema import Base, JobRow, TurnRow
 
+TURNS = Base.metadata.tables[TurnRow.__tablename__]
 # a running job holds a worker's slot unless it is an analysis its `pr` job runs in its own slot
 _HOLDS_SLOT = or_(JobRow.kind != "analyze", JobRow.spec["root"].as_integer().is_(None))
 
@@ -54,6 +57,7 @@ class Turn:
     installation_id: int | None
     holding: int
     oldest_queued: int | None
+    served_at: float = 0.0  # when it was last given a slot (0: never)
 
 
 def pick(turns: list[Turn], fairness: Fairness) -> int | None:
@@ -62,7 +66,8 @@ def pick(turns: list[Turn], fairness: Fairness) -> int | None:
     ready = [t for t in turns if t.oldest_queued is not None and (not fairness.cap or t.holding < fairness.cap)]
     if not ready:
         return None
-    best = min(ready, key=lambda t: (t.holding / fairness.weight(t.installation_id), t.oldest_queued))
+    best = min(ready, key=lambda t: (t.holding / fairness.weight(t.installation_id), t.served_at,
+                                     t.oldest_queued))
     return best.oldest_queued
 
 
@@ -73,7 +78,9 @@ _TURNS = (select(JobRow.installation_id,
 
 
 def turns(c: Connection) -> list[Turn]:
-    return [Turn(None if i is None else int(i), int(h or 0), None if q is None else int(q))
+    served = {int(i): float(at) for i, at in c.execute(select(TurnRow.installation_id, TurnRow.served_at))}
+    return [Turn(None if i is None else int(i), int(h or 0), None if q is None else int(q),
+                 served.get(int(i or 0), 0.0))
             for i, h, q in c.execute(_TURNS)]
 
 
@@ -97,6 +104,9 @@ class Claims:
                                         heartbeat_at=now, updated_at=now))
                 if res.rowcount != 1:
                     continue
+                installation = c.scalar(select(JobRow.installation_id).where(JobRow.id == job_id))
+                stamp = self.db.insert_on_conflict(TURNS).values(installation_id=int(installation or 0), served_at=now)
+                c.execute(stamp.on_conflict_do_update(index_elements=["installation_id"], set_={"served_at": now}))
             with self.db.session() as s:
                 return s.get(JobRow, job_id)
         return None

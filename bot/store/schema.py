@@ -234,6 +234,16 @@ class WorkerBeatRow(Base):
     queue: Mapped[str | None] = mapped_column(String(600), nullable=True)
 
 
+class TurnRow(Base):
+    """When each installation was last given a worker's slot (bot/store/claims.py): with the slots
+    held equal, the installation served longest ago goes first. Installation 0: the jobs of no
+    installation."""
+
+    __tablename__ = "installation_turns"
+    installation_id: Mapped[int] = mapped_column(BigInteger, primary_key=True, autoincrement=False)
+    served_at: Mapped[float] = mapped_column(Float)
+
+
 class DismissalRow(Base):
     """A finding or a rule a repository's team dismissed (bot/store/dismissals.py,
     bot/core/dismissals.py): keyed by the repository's id when known, else by its name.

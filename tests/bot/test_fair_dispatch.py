@@ -1,0 +1,99 @@
+"""Fair under a flood (bot/store/claims.py): one installation's burst never holds another's pull
+request behind it, on the embedded SQLite queue and store, and on Redis and PostgreSQL."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pytest
+
+from bot.app.consumer import Consumer
+from bot.app.outage import Outage
+from bot.app.settings import ServiceSettings, parse_weights
+from bot.store.claims import Fairness, Turn, pick
+from tests.bot.app_support import App
+from tests.fakes.github_server import FakeGitHub, many_hunks_diff
+
+EDITING = "rtcbot / EditingRTC"
+A, B = 77, 88  # the two installations
+
+
+def test_a_free_slot_goes_to_the_installation_holding_the_fewest() -> None:
+    turns = [Turn(A, 4, 10), Turn(B, 0, 70)]
+    assert pick(turns, Fairness()) == 70  # B's one job, though A's is older
+    assert pick([Turn(A, 1, 10), Turn(B, 1, 70)], Fairness()) == 10  # as many: the oldest job
+    assert pick([Turn(A, 0, 10), Turn(None, 0, 5), Turn(B, 0, 70)], Fairness()) == 5  # no installation: a group
+    assert pick([Turn(A, 3, None)], Fairness()) is None  # nothing queued
+
+
+def test_turns_rotate_and_weights_and_caps_apply() -> None:
+    # as many slots held: the installation served longest ago first (never: first of all)
+    assert pick([Turn(A, 0, 10, served_at=5.0), Turn(B, 0, 70, served_at=2.0)], Fairness()) == 70
+    assert pick([Turn(A, 0, 10, served_at=5.0), Turn(B, 0, 70)], Fairness()) == 70
+    # A weighs 2: it holds 3 of its 2 shares (1.5) against B's 2 (2.0)
+    assert pick([Turn(A, 3, 10), Turn(B, 2, 70)], Fairness(weights={A: 2.0})) == 10
+    assert pick([Turn(A, 3, 10), Turn(B, 2, 70)], Fairness()) == 70
+    # a cap defers A's jobs (never drops them) while it holds that many
+    assert pick([Turn(A, 2, 10)], Fairness(cap=2)) is None
+    assert pick([Turn(A, 1, 10)], Fairness(cap=2)) == 10
+
+
+def test_weights_are_read_and_a_wrong_one_is_an_error(tmp_path: object) -> None:
+    assert parse_weights("77=2, 88=0.5") == {77: 2.0, 88: 0.5}
+    for wrong in ("77", "x=2", "77=0", "-1=2", "77=1000"):
+        with pytest.raises(ValueError, match="is not <installation id>=<weight>"):
+            parse_weights(wrong)
+    assert ServiceSettings(installation_weights="77=3").installation_weights == {77: 3.0}  # type: ignore[arg-type]
+
+
+def _burst(a: App, gh_b: FakeGitHub, prs: int) -> None:
+    """A opens `prs` pull requests, then B opens one."""
+    for n in range(1, prs + 1):
+        a.gh.add_pr(n, diff_text=many_hunks_diff(f"src/a{n}.py", hunks=1))
+        a.deliver("pull_request", a.gh.pr_event("opened", n))
+    gh_b.add_pr(1, diff_text=many_hunks_diff("src/b.py", hunks=1))
+    a.deliver("pull_request", gh_b.pr_event("opened", 1))
+
+
+def _created(gh: FakeGitHub) -> list[float]:
+    return sorted(r.at for r in gh.requests if r.method == "POST" and r.path.endswith("/check-runs"))
+
+
+def _completed(gh: FakeGitHub) -> list[float]:
+    return sorted(r.at for r in gh.requests if r.method == "PATCH" and "/check-runs/" in r.path
+                  and (r.body or {}).get("status") == "completed")
+
+
+@pytest.mark.slow
+def test_a_burst_does_not_hold_another_installations_pull_request_behind_it(
+        apps: Callable[..., App], fake_github: Callable[..., FakeGitHub]) -> None:
+    """A's 10 pull requests, then B's one, on one worker slot: B's job is the second claimed
+    (A's first, then B's, as B has never been served), so B's check run is created before all
+    but one of A's is complete."""
+    gh_a, gh_b = fake_github(installation_id=A), fake_github(installation_id=B, repo="other-org/tools")
+    a = apps(gh_a, gh_b)
+    _burst(a, gh_b, 10)
+    a.run()
+    assert len(_completed(gh_a)) == 10 and len(_completed(gh_b)) == 1
+    b_created = _created(gh_b)[0]
+    assert sum(1 for t in _completed(gh_a) if t < b_created) <= 1
+
+
+@pytest.mark.slow
+def test_the_consumers_threads_give_the_newcomer_a_slot_at_once(
+        apps: Callable[..., App], fake_github: Callable[..., FakeGitHub]) -> None:
+    """`rtcbot worker`'s consumer, two threads, started on A's burst of 10 and B's one: one
+    thread takes A's first job, the other B's (A holds a slot, B none), so B's check run is
+    created before any of A's is complete; and the consumer stops when told."""
+    gh_a, gh_b = fake_github(installation_id=A), fake_github(installation_id=B, repo="other-org/tools")
+    a = apps(gh_a, gh_b)
+    _burst(a, gh_b, 10)
+    consumer = Consumer(a.rt.queue, a.rt.run_next, Outage("the queue"), a.rt.worker.database, workers=2)
+    consumer.start()
+    try:
+        gh_a.wait_for(lambda: len(_completed(gh_a)) == 10 and len(_completed(gh_b)) == 1, timeout=120)
+    finally:
+        consumer.stop()
+    b_created = _created(gh_b)[0]
+    assert sum(1 for t in _completed(gh_a) if t < b_created) <= 1, (b_created, _completed(gh_a))
+    assert not any(t.is_alive() for t in consumer.threads)
