@@ -113,9 +113,9 @@ class ServiceSettings(ToolSettings, GitHubSettings, LogSettings, CommandSettings
     heartbeat_s: float = Field(default=2.0, gt=0)
     # a running job without a heartbeat this long is abandoned (more than heartbeat_s: checked
     # in check_service)
-    stale_after_s: float = Field(default=8.0, gt=0)  # with the sweep: taken over within 12 s
+    stale_after_s: float = Field(default=8.0, gt=0)  # with the sweep's 3 s: taken over within 12 s
     requeue_after_s: float = Field(default=600.0, gt=0)  # a queued job nobody picked up this long is enqueued again
-    sweep_interval_s: float = Field(default=4.0, gt=0)
+    sweep_interval_s: float = Field(default=3.0, gt=0)
     max_attempts: int = Field(default=3, ge=1)
     # fair dispatch (bot/store/claims.py): the most jobs one installation runs at once across all
     # workers (0: no fixed cap; a free slot goes to the installation holding the fewest anyway),

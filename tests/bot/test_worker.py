@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -146,3 +147,57 @@ def test_the_first_line_names_only_what_the_warm_up_warms(tmp_path: Path) -> Non
     assert warm_up_words(make_settings(tmp_path), pmd_ready=True) \
         == "the embedding model, PMD (the embedded model starts on first use)"
     assert "PMD" not in warm_up_words(make_settings(tmp_path), pmd_ready=False)
+
+
+@pytest.mark.slow
+def test_a_sigkilled_workers_job_is_taken_over_within_15_s_reusing_the_cached_answers(
+        tmp_path: Path, backend: Backend, fake_github: Callable[..., FakeGitHub],
+        scripted_llm: Callable[..., ScriptedLLM],
+        start_worker: Callable[[dict[str, str]], subprocess.Popen[bytes]]) -> None:
+    """With the default timings (heartbeat 2 s, stale after 8 s, a sweep every 3 s): a worker
+    SIGKILLed mid-analysis while another runs; the analysis runs again (attempt 2) within
+    15 s of the kill, the dead worker is no longer counted live within 15 s, and the answers the
+    LLM gave the killed attempt are not asked for again (the LLM cache)."""
+    gh = fake_github()
+    kill_landed = threading.Event()
+    round_trips = RoundTrips()
+
+    def held(req: dict[str, Any]) -> str | list[str]:
+        if llm.request_count > 3:
+            kill_landed.wait(120)
+        return round_trips(req)
+
+    llm = scripted_llm(held)
+    settings = make_settings(tmp_path, gh, llm, database_url=backend.database_url, redis_url=backend.redis_url)
+    rt = Runtime(settings)
+    a = gh.add_pr(1, diff_text=many_hunks_diff("src/a.py", hunks=6))
+    with serve(create_app(settings, runtime=rt)) as url:
+        assert deliver(url, "pull_request", gh.pr_event("opened", 1), delivery="del-a").status_code == 202
+    env = {k: v for k, v in worker_env(settings).items()
+           if k not in ("RTCBOT_HEARTBEAT_S", "RTCBOT_STALE_AFTER_S", "RTCBOT_SWEEP_INTERVAL_S")}
+    w1 = start_worker(env)
+    gh.wait_for(lambda: len(llm.served) >= 3, timeout=90)
+    w2 = start_worker(env)  # the peer that takes over, running (and sweeping) when w1 dies
+    gh.wait_for(lambda: len(rt.store.workers.live(8.0)) == 2, timeout=90)
+    answered = [json.dumps(llm.requests[i], sort_keys=True) for i, _, _ in list(llm.served)]
+    w1.send_signal(signal.SIGKILL)
+    w1.wait(10)
+    killed_at = time.monotonic()
+    kill_landed.set()
+    assert w2.poll() is None
+    [analysis] = [j for j in rt.store.jobs.where(kind="analyze")]
+    taken_over = dead_dropped = None
+    while time.monotonic() - killed_at < 30 and (taken_over is None or dead_dropped is None):
+        if taken_over is None and (rt.store.jobs.get(analysis.id) or analysis).attempts >= 2:
+            taken_over = time.monotonic() - killed_at
+        if dead_dropped is None and w1.pid not in {w.pid for w in rt.store.workers.live(8.0)}:
+            dead_dropped = time.monotonic() - killed_at
+        time.sleep(0.1)
+    assert taken_over is not None and taken_over < 15, taken_over
+    assert dead_dropped is not None and dead_dropped < 15, dead_dropped
+    gh.wait_for(lambda: any(r["status"] == "completed" for r in gh.runs("rtcbot / EditingRTC", a.head_sha)),
+                timeout=120, interval=0.25)
+    asked = [json.dumps(r, sort_keys=True) for r in list(llm.requests)]
+    assert answered and all(asked.count(q) == 1 for q in answered), "an answer given before the kill was asked again"
+    print(f"taken over in {taken_over:.1f} s; the dead worker dropped in {dead_dropped:.1f} s")
+    rt.store.close()
