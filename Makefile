@@ -4,7 +4,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 DEV_STAMP := $(VENV)/.installed-dev
 
-.PHONY: setup setup-dev demo test check check-tests lint typecheck unit test-loaded bench chaos clean
+.PHONY: setup setup-dev demo trial test check check-tests lint typecheck unit test-loaded bench chaos clean
 
 # What the demo and the service need: the runtime packages, llama.cpp, Semgrep, PMD, JSHint.
 setup: $(STAMP)
@@ -23,6 +23,10 @@ $(DEV_STAMP): $(STAMP)
 
 demo: setup
 	$(BIN)/rtcbot review samples/demo.diff
+
+# The App's whole loop against a local fake GitHub (the tests' own: it needs the dev extras).
+trial: setup-dev
+	$(BIN)/python scripts/trial.py
 
 # Workflows: the repository's own and the ready one in docs/; zizmor runs offline.
 WORKFLOWS := $(wildcard .github/workflows/*.yml docs/workflows/*.yml)
