@@ -100,3 +100,26 @@ def test_only_serve_on_gevent_is_patched_first(args: list[str], patched: bool) -
     from bot.shell.gevent_first import serve_uses_gevent
 
     assert serve_uses_gevent(args) is patched
+
+
+def test_a_reload_reads_the_env_file_again_and_keeps_the_settings_when_the_new_ones_are_wrong(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from bot.app.commands.serve import apply_env_file, reread_settings
+
+    for name in ("RTCBOT_WEBHOOK_SECRET", "RTCBOT_WEBHOOK_SECRET_PREVIOUS", "DATABASE_URL", "REDIS_URL"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("RTCBOT_DATA_DIR", str(tmp_path / "data"))
+    env_file, read = tmp_path / "rtcbot.env", set[str]()
+    env_file.write_text(f"RTCBOT_WEBHOOK_SECRET={NEW}\nRTCBOT_WEBHOOK_SECRET_PREVIOUS={OLD}\n")
+    apply_env_file(env_file, read)
+    from bot.app.service_checks import service_settings
+
+    first = service_settings(webhooks=True)
+    assert (first.webhook_secret, first.webhook_secret_previous) == (NEW, OLD)
+    env_file.write_text(f"RTCBOT_WEBHOOK_SECRET={NEW}\n")  # the previous one dropped: unset
+    second = reread_settings(env_file, first, read)
+    assert (second.webhook_secret, second.webhook_secret_previous) == (NEW, None)
+    env_file.write_text("RTCBOT_WEBHOOK_SECRET=\nRTCBOT_MAX_BODY_BYTES=lots\n")  # wrong: kept as they were
+    assert reread_settings(env_file, second, read) is second
+    env_file.unlink()
+    assert reread_settings(env_file, second, read) is second
