@@ -27,7 +27,7 @@ from pathlib import Path
 
 import httpx
 
-from analyzers.llm.cache import file_identity
+from analyzers.llm.cache import Cache, file_identity
 from analyzers.llm.client import LLMClient, LLMError, LLMSettings
 from analyzers.tools.programs import BoundProcess, popen_bound, tool_env, workdir
 
@@ -206,15 +206,16 @@ def show_notice_once() -> None:
         log.warning(NOTICE)  # a log line like any other: its time, its level, its logger
 
 
-def client_from_settings(settings: LLMSettings) -> LLMClient:
-    """An LLMClient on the configured endpoint, or on the embedded model when there is none."""
+def client_from_settings(settings: LLMSettings, cache: Cache | None = None) -> LLMClient:
+    """An LLMClient on the configured endpoint, or on the embedded model when there is none;
+    `cache`: its answer cache in place of the file cache (settings.cache_path)."""
     if settings.base_url:
         if not settings.model:
             raise LLMError("--model is required with an LLM endpoint", endpoint=settings.base_url)
-        return LLMClient(settings)
+        return LLMClient(settings, cache)
     server = shared_server(settings.embedded_gguf)
     show_notice_once()
     assert server.base_url is not None and server.model_path is not None
     # keyed by the model file, not the port the server got this run: a re-run costs no request
     return LLMClient(replace(settings, base_url=server.base_url, model=server.alias, max_concurrency=CONCURRENCY,
-                             cache_identity=file_identity(server.model_path)))
+                             cache_identity=file_identity(server.model_path)), cache)

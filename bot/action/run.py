@@ -46,7 +46,7 @@ from bot.action.workflow import (
 )
 from bot.core import outputs
 from bot.core import review as review_core
-from bot.core.checks import Analysis, CheckRuns, MemoryLedger, complete
+from bot.core.checks import CheckRuns, HeadAnalysis, MemoryLedger, complete
 from bot.core.context import (
     changes_from_github,
     comments_from_github,
@@ -153,8 +153,8 @@ class PullRequestRun:
                                   dismissals=dismissed.dismissals)
         return Planned(review, p.checkout)
 
-    def _ref(self, analyzer: str) -> Analysis:
-        return Analysis(self.pr.full_name, self.pr.number, self.pr.head_sha, analyzer)
+    def _ref(self, analyzer: str) -> HeadAnalysis:
+        return HeadAnalysis(self.pr.full_name, self.pr.number, self.pr.head_sha, analyzer)
 
     def _open(self, titles: dict[str, str]) -> str:
         """Open the check runs; "workflow-commands" when this token cannot (a fork's)."""

@@ -1,7 +1,6 @@
-"""`rtcbot` commands: review a patch or a git range; `eval …`, `serve`, `worker`, `action`.
-
-Every command lives in this module or in one module of `bot.cli.commands`, found at start-up.
-Bad input is one clear line on stderr and a non-zero exit, never a traceback.
+"""`rtcbot review`: score a patch or a git range on the command line (the other commands are
+each one module, named in bot/entry.py `COMMANDS`). Bad input is one clear line on stderr and
+a non-zero exit, never a traceback.
 """
 
 from __future__ import annotations

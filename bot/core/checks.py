@@ -13,7 +13,7 @@ let two jobs of the same analysis share one run), the Action's memory of this on
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -24,13 +24,12 @@ from reporters.base import Target
 from reporters.check_run import (
     CheckOutput,
     CheckRunReporter,
+    Conclude,
     abandon_body,
     check_name,
     create_body,
     external_id,
 )
-
-Conclude = Callable[[AnalyzerReport], tuple[str, Sequence[str]]]  # report → (conclusion, reasons)
 
 
 class LedgerRow(Protocol):
@@ -76,8 +75,9 @@ class MemoryLedger:
 
 
 @dataclass(frozen=True)
-class Analysis:
-    """One analyzer on one head (the Action's; the App's jobs are AnalyzeJob)."""
+class HeadAnalysis:
+    """One analyzer on one head (the Action's; the App's jobs are AnalyzeJob, and its
+    bot/app/analysis.py `Analysis` runs them)."""
 
     repo: str
     pr_number: int | None

@@ -11,7 +11,7 @@ the rest the same way for all three:
 - `comments_from_github`: review comments, the same rules on the App and the Action;
 - `head_files`: the files at the head, from a checkout at the head or else the contents API,
   none larger than the limit of a file analysed (analyzers/context.py `head_file_limit`);
-- `build`: the AnalysisContext — review comments only when an analyzer that reads them runs
+- `analysis_context`: the AnalysisContext — review comments only when an analyzer that reads them runs
   (`reads_comments` on the analyzer, not a name hard-coded here), the files at the head, the
   per-analyzer options, the test command, the operator's tools.
 

@@ -47,7 +47,7 @@ KINDS: tuple[Kind, ...] = ("rule", "finding")
 FINGERPRINT_RE = re.compile(rf"[0-9a-f]{{{FINGERPRINT_CHARS}}}")
 MAX_TARGET_CHARS = 200
 MAX_GLOB_CHARS = 300
-MAX_REASON_CHARS = 500
+MAX_REASON_CHARS = 300  # a reason, whether `@rtcbot ignore … because` or the file gives it
 MAX_LOGIN_CHARS = 100
 MAX_LINES = 50  # dismissed findings listed in one report's summary; more are counted
 

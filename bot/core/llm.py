@@ -4,12 +4,12 @@ that choose it are bot/cli/llm_options.py)."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
 
+from analyzers.llm.cache import Cache
 from analyzers.llm.client import LLMClient, LLMError, LLMSettings
 
 
-def llm_factory(settings: LLMSettings, *, cache: Any = None,
+def llm_factory(settings: LLMSettings, *, cache: Cache | None = None,
                 limit: Callable[[LLMSettings], LLMSettings] | None = None) -> Callable[[], LLMClient]:
     """The one LLM factory of every surface: a client for `settings` (the embedded model when
     no endpoint is set), made on first use. `limit`: the settings' budget at that moment (the
@@ -18,10 +18,7 @@ def llm_factory(settings: LLMSettings, *, cache: Any = None,
     def make() -> LLMClient:
         from analyzers.llm.local import client_from_settings
 
-        client = client_from_settings(limit(settings) if limit is not None else settings)
-        if cache is not None:
-            client.cache = cache
-        return client
+        return client_from_settings(limit(settings) if limit is not None else settings, cache)
 
     return make
 

@@ -15,12 +15,12 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from bot.core.dismiss_target import Aim
-from bot.core.dismissals import Dismissal
+from bot.core.dismissals import MAX_GLOB_CHARS, MAX_REASON_CHARS, MAX_TARGET_CHARS, Dismissal
 
 MAX_LINE = 500  # characters of the addressed line that are read
-MAX_PATH = 300
-MAX_TARGET = 200
-MAX_REASON = 300
+MAX_PATH = MAX_GLOB_CHARS  # a command's path or glob: what a dismissal may hold
+MAX_TARGET = MAX_TARGET_CHARS
+MAX_REASON = MAX_REASON_CHARS  # one field, one limit, whether a command or the file writes it
 MAX_LINE_NUMBER = 10_000_000
 
 _PATH_CHARS = re.compile(r"^[A-Za-z0-9._/@+=,~ -]+$")  # a path: no glob, no control character

@@ -68,3 +68,16 @@ def test_a_dismissal_out_of_bounds_is_refused(db_url: str, d: Dismissal, message
         assert store.dismissals.listed(7, "o/r") == []
     finally:
         store.close()
+
+
+def test_a_reason_has_one_limit_whether_a_command_or_the_file_writes_it() -> None:
+    """`@rtcbot ignore … because` and the dismissals file bound one field by one number (they
+    were 300 and 500): a reason a command refuses is one the file refuses."""
+    from bot.core import pr_commands
+    from bot.core.dismissals import MAX_REASON_CHARS, problem
+    from bot.core.verbs.base import Malformed
+
+    longest, over = "y" * MAX_REASON_CHARS, "y" * (MAX_REASON_CHARS + 1)
+    assert problem(_d(reason=longest)) is None and not isinstance(pr_commands.parse(f"ignore x because {longest}"),
+                                                                  Malformed)
+    assert problem(_d(reason=over)) and isinstance(pr_commands.parse(f"ignore x because {over}"), Malformed)
