@@ -79,8 +79,9 @@ def importing(root: Path, packages: Mapping[str, str], allowed: Mapping[str, str
             if rel in allowed:
                 continue
             for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), filename=rel)):
-                names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
-                    [node.module or ""] if isinstance(node, ast.ImportFrom) else []
+                if not isinstance(node, ast.Import | ast.ImportFrom):
+                    continue
+                names = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""]
                 out += [f"{rel}:{node.lineno}: imports {n}, the analyzer {packages[p]}'s (ask analyzers/registry.py)"
                         for n in names for p in packages if n == p or n.startswith(p + ".")]
     return out
