@@ -173,7 +173,9 @@ def reporter_class(name: str) -> type[Reporter]:
     target = REPORTERS.get(name)
     if target is None:
         raise UnknownReporter(f"unknown reporter {name!r} (known: {', '.join(REPORTERS)})")
-    cls: type[Reporter] = _load(target)
+    cls = _load(target)
+    if not (isinstance(cls, type) and issubclass(cls, Reporter)):
+        raise TypeError(f"{target} is not a reporter (reporters/base.py Reporter)")
     return cls
 
 

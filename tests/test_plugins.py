@@ -241,3 +241,13 @@ def test_the_toys_dashboard_panel_is_drawn() -> None:
     assert "rtcbot / Toy" in figures.item_checks()
     drawn = {c.key: c for c in charts.charts(f)}
     assert drawn["toy-per-pr"].svg.startswith('<svg role="img" aria-label="Toy lines of 1 PRs"')
+
+
+class Undeclared:  # not a Reporter: its optional methods would be nowhere the type checker sees
+    name = "undeclared"
+
+
+def test_a_class_that_is_not_a_reporter_is_refused_by_name(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(reporters.REPORTERS, "undeclared", f"{__name__}:Undeclared")
+    with pytest.raises(TypeError, match=f"{__name__}:Undeclared is not a reporter"):
+        reporters.reporter_class("undeclared")
