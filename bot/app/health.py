@@ -101,6 +101,9 @@ def check(rt: Runtime) -> Health:
     elsewhere = () if workers else _live_workers(rt)[1]
     health.figures["workers"] = {"live": len(workers), "list": workers, "on_other_queues": len(elsewhere)}
     health.figures["oldest_queued_job_age_s"] = None if oldest_age is None else round(oldest_age, 1)
+    health.figures["waiting_by_installation"] = [
+        {"installation": "other" if i is None else i, "queued": n, "oldest_wait_s": round(wait_s, 1)}
+        for i, n, wait_s in rt.claims.waiting(top=10)]
     health.reasons += verdict(len(workers), oldest_age, stale_s=rt.settings.worker_stale_s,
                               max_queue_age_s=rt.settings.health_max_queue_age_s, elsewhere=elsewhere)
     return health

@@ -25,6 +25,9 @@ log = logging.getLogger("bot.app.web")  # the service's lines, under the name th
 MULTIPROC_ENV = "PROMETHEUS_MULTIPROC_DIR"
 
 
+WAITING_TOP = 10  # installations named in the waiting figures; the rest are "other"
+
+
 class StoreCollector(Collector):
     """Figures kept in the database, read at scrape time (the worker is another process)."""
 
@@ -67,6 +70,25 @@ class StoreCollector(Collector):
         hits.add_metric([], float(m.get("llm_cache_hits", 0)))
         yield hits
         yield from self.health()
+        yield from self.waiting()
+
+    def waiting(self) -> Any:
+        """The queued jobs and the oldest one's wait per installation (by id: the 10 that waited
+        longest, the rest as "other"), as the fair dispatch sees them (bot/store/claims.py)."""
+        try:
+            rows = self.runtime.claims.waiting(top=WAITING_TOP)
+        except Exception:
+            log.warning("metrics: the database did not answer", exc_info=True)
+            return
+        queued = GaugeMetricFamily("rtcbot_installation_queued_jobs", "Queued jobs per installation "
+                                   f"(the {WAITING_TOP} that waited longest; the rest: other)", labels=["installation"])
+        age = GaugeMetricFamily("rtcbot_installation_oldest_queued_age_seconds",
+                                "Age of each installation's oldest queued job", labels=["installation"])
+        for installation, n, wait_s in rows:
+            label = "other" if installation is None else str(installation)
+            queued.add_metric([label], float(n))
+            age.add_metric([label], wait_s)
+        yield from (queued, age)
 
     def health(self) -> Any:
         """The live workers (heartbeat within RTCBOT_WORKER_STALE_S), those warmed up, and the

@@ -250,3 +250,23 @@ def test_metrics_answer_without_the_health_gauges_when_the_database_is_gone(tmp_
     with serve(create_app(settings, runtime=Runtime(settings, store=dead))) as url:
         m = scrape(url, timeout=30)
     assert m.status_code == 200 and "rtcbot_webhook_seconds" in m.text and "rtcbot_workers_live" not in m.text
+
+
+def test_the_waiting_jobs_are_shown_per_installation_and_bounded(service: tuple[str, Runtime]) -> None:
+    """12 installations with a queued job each: /healthz and /metrics name the 10 that waited
+    longest, by id, and count the other 2 as "other" (the series stay bounded)."""
+    url, rt = service
+    base = payload("pull_request", "opened.payload.json")
+    for n in range(1, 13):
+        p = {**base, "number": n, "installation": {**base["installation"], "id": 1000 + n},
+             "pull_request": {**base["pull_request"], "number": n}}
+        assert deliver(url, "pull_request", p, delivery=f"d-{n}").status_code == 202
+    waiting = httpx.get(f"{url}/healthz").json()["waiting_by_installation"]
+    assert [w["installation"] for w in waiting] == [*range(1001, 1011), "other"]
+    assert [w["queued"] for w in waiting] == [1] * 10 + [2]
+    assert waiting[0]["oldest_wait_s"] >= waiting[9]["oldest_wait_s"] >= 0
+    m = scrape(url).text
+    assert 'rtcbot_installation_queued_jobs{installation="1001"} 1.0' in m
+    assert 'rtcbot_installation_queued_jobs{installation="other"} 2.0' in m
+    assert 'installation="1011"' not in m
+    assert len([ln for ln in m.splitlines() if ln.startswith("rtcbot_installation_oldest_queued_age_seconds{")]) == 11
