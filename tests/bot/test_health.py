@@ -256,7 +256,7 @@ def test_the_waiting_jobs_are_shown_per_installation_and_bounded(service: tuple[
     """12 installations with a queued job each: /healthz and /metrics name the 10 that waited
     longest, by id, and count the other 2 as "other" (the series stay bounded)."""
     url, rt = service
-    base = payload("pull_request", "opened.payload.json")
+    base: dict[str, Any] = payload("pull_request", "opened.payload.json")
     for n in range(1, 13):
         p = {**base, "number": n, "installation": {**base["installation"], "id": 1000 + n},
              "pull_request": {**base["pull_request"], "number": n}}
