@@ -15,7 +15,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import create_engine, event, text
+from sqlalchemy import create_engine, event, inspect, text
 from sqlalchemy.engine import Connection, Engine, make_url
 from sqlalchemy.exc import (
     ArgumentError,
@@ -74,11 +74,12 @@ class Database:
         self.sqlite = self.dialect == "sqlite"
         self._sessions = sessionmaker(self.engine, expire_on_commit=False)
         if create:
+            new = not inspect(self.engine).get_table_names()
             Base.metadata.create_all(self.engine)
             if add_missing_columns(self.engine, Base.metadata):  # a database made by an older rtcbot
                 with self.writing() as c:
                     backfill(c)  # GitHub's ids where the old rows let them be known
-            migrate(self.engine)  # the versioned steps (bot/store/versions.py)
+            migrate(self.engine, new=new)  # the versioned steps (bot/store/versions.py)
 
     @contextmanager
     def session(self) -> Iterator[Session]:

@@ -61,8 +61,10 @@ def read_version(engine: Engine) -> int | None:
         return c.scalar(select(SchemaVersionRow.version).where(SchemaVersionRow.id == 1))
 
 
-def migrate(engine: Engine) -> int:
-    """Apply the steps newer than the database's version and record the last; the version now."""
+def migrate(engine: Engine, *, new: bool = False) -> int:
+    """Apply the steps newer than the database's version and record the last; the version now.
+    `new`: the database had no tables (create_all made them all at this version): said by
+    nothing but the version it has."""
     had = read_version(engine)
     if had is not None and had > SCHEMA_VERSION:
         log.warning("database: schema %s is newer than this rtcbot's (%s): it reads the columns it knows",
@@ -73,7 +75,9 @@ def migrate(engine: Engine) -> int:
         step.apply(engine)
     if todo:
         _record(engine, SCHEMA_VERSION)
-        log.info("database: schema %s → %s (%s)", had or 0, SCHEMA_VERSION, "; ".join(s.what for s in todo))
+        if not new:
+            log.info("database: schema %s → %s (%s)", had or 0, SCHEMA_VERSION,
+                     "; ".join(s.what for s in todo))
     return SCHEMA_VERSION
 
 
