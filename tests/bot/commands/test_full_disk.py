@@ -43,12 +43,23 @@ wait "$serve" || true
 """
 
 
-def namespaces_work() -> bool:
+UNSHARE = ["unshare", "--user", "--map-root-user", "--mount"]
+
+
+def unshare_command() -> list[str] | None:
+    """How to start a process in a user and mount namespace of its own that may mount a tmpfs:
+    unshare as is, or through `sudo -n -E` where unprivileged user namespaces are restricted
+    (Ubuntu 24.04's AppArmor, GitHub's runners); None when neither works."""
     if shutil.which("unshare") is None:
-        return False
-    r = subprocess.run(["unshare", "--user", "--map-root-user", "--mount", "sh", "-c",
-                        "mount -t tmpfs -o size=1m tmpfs /mnt"], capture_output=True, timeout=30)
-    return r.returncode == 0
+        return None
+    for prefix in ([], ["sudo", "-n", "-E"]):
+        if prefix and shutil.which("sudo") is None:
+            continue
+        r = subprocess.run([*prefix, *UNSHARE, "sh", "-c", "mount -t tmpfs -o size=1m tmpfs /mnt"],
+                           capture_output=True, timeout=30)
+        if r.returncode == 0:
+            return [*prefix, *UNSHARE]
+    return None
 
 
 @dataclass
@@ -77,14 +88,16 @@ def _pids(run: Path) -> set[str]:
 
 @pytest.fixture
 def on_a_tiny_disk(tmp_path: Path) -> Iterator[Disk]:
-    require(namespaces_work(), "cannot mount a tmpfs in a user and mount namespace here (unshare)")
+    unshare = unshare_command()
+    require(unshare, "cannot mount a tmpfs in a user and mount namespace here (unshare, or sudo -n unshare)")
+    assert unshare is not None
     port, data, log = _port(), tmp_path / "data", tmp_path / "serve.log"
     data.mkdir()
     (tmp_path / "run").mkdir(mode=0o700)
     env = _env(tmp_path, RTCBOT_WEBHOOK_SECRET=SECRET, RTCBOT_METRICS_TOKEN=METRICS_TOKEN,
                RTCBOT_HEALTH_MIN_FREE_MB="1", RUNTIME_DIRECTORY=str(tmp_path / "run"), DATA=str(data), LOG=str(log))
     shell = subprocess.Popen(
-        ["unshare", "--user", "--map-root-user", "--mount", "sh", "-c", SCRIPT, "sh",
+        [*unshare, "sh", "-c", SCRIPT, "sh",
          *RTCBOT, "serve", "--host", "127.0.0.1", "--port", str(port), "--workers", "2"],
         env=env, cwd=ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     try:
