@@ -19,6 +19,7 @@ from prometheus_client.registry import Collector
 from bot.app.health import worker_figures
 from bot.app.jobs import Runtime
 from bot.app.labels import event_label
+from bot.app.sweep import why
 from bot.app.vitals import VitalsCollector
 
 log = logging.getLogger("bot.app.web")  # the service's lines, under the name they always had
@@ -165,5 +166,5 @@ def safely(what: str, write: Callable[[], None]) -> None:
     warning: never the request's failure."""
     try:
         write()
-    except Exception:
-        log.warning("metrics: could not %s", what, exc_info=True)
+    except Exception as e:  # one line, no traceback: it says the same every time
+        log.warning("metrics: could not %s (%s)", what, why(e))
