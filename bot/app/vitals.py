@@ -71,7 +71,7 @@ def database_works(rt: Runtime) -> bool:
 
 def queue_answers(rt: Runtime) -> bool:
     try:
-        ping(rt.huey)
+        ping(rt.queue)
         return True
     except Exception:
         return False
