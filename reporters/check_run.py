@@ -30,6 +30,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
+from analyzers import registry
 from analyzers.report import GATE_CANNOT_PASS, AnalyzerReport, Finding
 from reporters import pr_view, readable, unanalysed, verdict
 from reporters.base import Reporter, Sinks, Target, need
@@ -51,6 +52,15 @@ RERUN_ACTION = "rerun"
 def check_name(title: str) -> str:
     """The check run's name: "rtcbot / <analyzer title>"."""
     return f"{CHECK_PREFIX}{title}"
+
+
+def check_name_of(analyzer: str) -> str | None:
+    """The check run's name for the analyzer `analyzer` ("rtcbot / EditingRTC"), as every
+    surface names it; None when it does not import."""
+    try:
+        return check_name(registry.get(analyzer).title)
+    except Exception:  # an unknown analyzer, or one whose optional dependencies are missing
+        return None
 
 
 def external_id(pr_number: int | None, analyzer: str) -> str:

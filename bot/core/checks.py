@@ -17,7 +17,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from analyzers import registry
 from analyzers.report import AnalyzerReport
 from bot.github import GitHub
 from reporters.base import Target
@@ -27,6 +26,7 @@ from reporters.check_run import (
     Conclude,
     abandon_body,
     check_name,
+    check_name_of,
     create_body,
     external_id,
 )
@@ -102,14 +102,6 @@ class AnalysisRef(Protocol):
 
 
 CLAIM_WAIT_S = 10.0  # how long a job waits for the check run another job is creating
-
-
-def check_name_of(analyzer: str) -> str | None:
-    """The check run's name for `analyzer` ("rtcbot / EditingRTC"); None when it does not import."""
-    try:
-        return check_name(registry.get(analyzer).title)
-    except Exception:  # an unknown analyzer, or one whose optional dependencies are missing
-        return None
 
 
 def complete(gh: GitHub, job: AnalysisRef, cr_id: int, report: AnalyzerReport, *, target: Target,

@@ -25,7 +25,7 @@ from analyzers import registry
 from analyzers.report import Finding
 from bot.core.dismissals import Dismissal, Prints, fingerprint, kind_of
 from bot.core.explain import marked
-from reporters.check_run import check_name
+from reporters.check_run import check_name_of
 from reporters.untrusted import code, inert
 
 MAX_NAMED = 10  # findings named in one reply; more are counted
@@ -147,10 +147,4 @@ def in_annotations(annotations: Iterable[Mapping[str, Any]], target: str) -> tup
 
 def check_names() -> list[str]:
     """The check runs rtcbot publishes, one per analyzer whose module loads."""
-    names: list[str] = []
-    for name in registry.ANALYZERS:
-        try:
-            names.append(check_name(registry.get(name).title))
-        except Exception:  # an analyzer whose optional dependencies are missing
-            continue
-    return names
+    return [check for name in registry.ANALYZERS if (check := check_name_of(name)) is not None]
