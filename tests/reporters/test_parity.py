@@ -2,8 +2,8 @@
 fake GitHub (each its own, recording every request), send the same check-run request bodies.
 
 The App path is the real one: a signed `pull_request` delivery over HTTP to the Flask app, the
-job on the SQLite queue, run as the huey consumer runs it. The Action path is `rtcbot action`
-as a subprocess, as in its container. Both get the same pull request (files and head SHA), the
+job on the SQLite queue, run as a worker's thread runs it (claimed from the store). The Action
+path is `rtcbot action` as a subprocess, as in its container. Both get the same pull request (files and head SHA), the
 same `.github/rtcbot.yml` (on the default branch for the App, at the base commit for the
 Action) and the same scripted LLM. Only ids and times may differ (`started_at`,
 `completed_at`; the check run's id is in the URL, not the body).
