@@ -27,10 +27,10 @@ from dataclasses import dataclass
 
 from bot.app.job_kinds import AnalyzeJob
 from bot.app.pipeline import JobEnd
-from bot.core.checks import check_name_of
 from bot.store.leases import lease_key
 from bot.store.schema import JobRow
 from bot.store.store import Store
+from reporters.check_run import check_name_of
 
 log = logging.getLogger(__name__)
 
