@@ -106,8 +106,12 @@ def test_a_reload_reads_the_env_file_again_and_keeps_the_settings_when_the_new_o
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from bot.app.commands.serve import apply_env_file, reread_settings
 
-    for name in ("RTCBOT_WEBHOOK_SECRET", "RTCBOT_WEBHOOK_SECRET_PREVIOUS", "DATABASE_URL", "REDIS_URL"):
-        monkeypatch.delenv(name, raising=False)
+    # apply_env_file writes os.environ itself: each name it may set is put back after the test
+    # (setenv records the value to restore, even none; RTCBOT_MAX_BODY_BYTES=lots leaked before)
+    for name in ("RTCBOT_WEBHOOK_SECRET", "RTCBOT_WEBHOOK_SECRET_PREVIOUS", "DATABASE_URL", "REDIS_URL",
+                 "RTCBOT_MAX_BODY_BYTES"):
+        monkeypatch.setenv(name, "")
+        monkeypatch.delenv(name)
     monkeypatch.setenv("RTCBOT_DATA_DIR", str(tmp_path / "data"))
     env_file, read = tmp_path / "rtcbot.env", set[str]()
     env_file.write_text(f"RTCBOT_WEBHOOK_SECRET={NEW}\nRTCBOT_WEBHOOK_SECRET_PREVIOUS={OLD}\n")
