@@ -23,6 +23,7 @@ def test_responder_answers_each_analyzer_in_its_shape() -> None:
     assert isinstance(fix, str) and "```\n    pass" in fix
 
 
+@pytest.mark.slow  # the e2e bench on a real PR's hunks: ~10 s of CPU
 def test_e2e_counts_five_requests_per_hunk_and_reports_ratios() -> None:
     diff = sorted(PRS.glob("more-itertools-*.diff"))[0]
     prs = e2e_floor.load_prs([diff], synthetic=False)
@@ -37,6 +38,7 @@ def test_e2e_counts_five_requests_per_hunk_and_reports_ratios() -> None:
     assert all(r["value"] for r in rows)
 
 
+@pytest.mark.slow  # starts the bench's LLM process (a new Python)
 def test_the_llm_process_serves_the_bench_responder_and_reports_its_requests() -> None:
     from analyzers.llm.client import LLMClient, LLMSettings
     from bench.llm_process import LLMProcess
@@ -58,6 +60,7 @@ def test_the_llm_process_serves_the_bench_responder_and_reports_its_requests() -
     assert server._proc.returncode == 0  # noqa: SLF001 - it ended when its stdin closed
 
 
+@pytest.mark.slow  # Semgrep
 def test_e2e_autofix_makes_its_three_sequential_requests_per_finding() -> None:
     from analyzers.semgrep.scan import find_semgrep
 

@@ -108,6 +108,7 @@ def test_a_listed_commit_is_built_from_a_clone_with_its_files_at_the_head(tmp_pa
     assert json.loads((folder / "demo-1.head.json").read_text()) == built[0].head
 
 
+@pytest.mark.slow  # the wide bench on a real PR's hunks: ~10 s of CPU
 def test_the_wide_run_gives_each_pr_a_timeline_from_real_requests() -> None:
     diff = sorted(PRS.glob("more-itertools-*.diff"))[0]
     pr = e2e_floor.load_prs([diff], synthetic=False)[0]

@@ -205,6 +205,7 @@ class _Tags(HTMLParser):
         self.tags.append((tag, dict(attrs)))
 
 
+@pytest.mark.slow  # the dashboard on a seeded store, per path: seconds of CPU
 @pytest.mark.parametrize("hostile_path", [f"src/{HOSTILE[:200]}.py", "src/<img src=https://evil.example/x.png>.py"])
 def test_the_dashboard_shows_a_hostile_path_and_title_as_text(
         tmp_path: Path, fake_github: Callable[..., FakeGitHub], hostile_path: str) -> None:

@@ -38,6 +38,8 @@ SLOW_CLIENTS = 300
 ANSWER_WITHIN_S = 3.0
 STALL_S = 3.0  # over gunicorn's default keep-alive (2 s), under the service's (KEEPALIVE_S)
 NO_WORKER = 503  # /healthz of a service with no `rtcbot worker` running: it answers, unhealthy
+# every test here is served by the module's `rtcbot serve` (a new rtcbot process: seconds of CPU)
+pytestmark = pytest.mark.slow
 
 
 @dataclass

@@ -163,6 +163,7 @@ def test_bounded_fork_loop_is_capped_at_nproc(ex: Executor) -> None:
     assert sandbox_processes_alive(ex) == []  # the sleepers that left the session are gone too
 
 
+@pytest.mark.slow  # a sandbox filled with processes
 def test_fork_bomb_is_contained(ex: Executor) -> None:
     bomb = py("import os\nwhile True:\n    try:\n        os.fork()\n    except OSError:\n        pass\n")
     t0 = time.monotonic()

@@ -222,6 +222,7 @@ def test_a_leaking_description_is_a_failed_round_trip() -> None:
     assert trip.backward[1] == [target]  # regenerated all the same: requests do not depend on it
 
 
+@pytest.mark.slow  # every bundled hunk through the check: seconds of CPU
 def test_few_gpt4_change_summaries_of_the_bundled_hunks_trip_the_check() -> None:
     """The bundled CodeReviewer hunks come with GPT-4's change summaries: detailed, honest prose
     that quotes code now and then. The thresholds keep them (nearly) clear; docs/integrity.md."""

@@ -130,6 +130,7 @@ def test_accessible_names_the_svg() -> None:
         charts.accessible("<html/>", "x")
 
 
+@pytest.mark.slow  # seeds a store and renders every chart: ~10 s of CPU
 def test_a_seeded_store_gives_every_figure_and_chart(tmp_path: Path) -> None:
     store = Store(f"sqlite:///{tmp_path / 'db.sqlite3'}")
     seed(store, "o/r", prs=30, now=T0)
