@@ -58,8 +58,10 @@ check: setup-dev
 	$(BIN)/lint-imports
 	@$(MAKE) --no-print-directory -j2 typecheck check-tests
 
+# the fast lane: Hypothesis's `check` profile (tests/hypothesis_profiles.py) tries fewer examples a
+# property; `make test` and CI try every one
 check-tests: setup-dev
-	$(BIN)/pytest -q -n 2 -m "not slow and not services and not browser and not model and not chaos"
+	HYPOTHESIS_PROFILE=check $(BIN)/pytest -q -n 2 -m "not slow and not services and not browser and not model and not chaos"
 
 # The tests beside LOAD CPU-burning processes (default 2, one per core of a 2-core machine), as
 # on a machine shared with other builds: waits, timeouts and Hypothesis' timing must hold.

@@ -11,7 +11,10 @@ inputs, not seconds, and say the same on any machine.
 
 - `steady`: the default here, Hypothesis' `default` less the two timing checks;
 - `ci`: chosen when CI is set (as Hypothesis itself does), Hypothesis' `ci` (derandomized, no
-  example database, blobs printed) less the same two.
+  example database, blobs printed) less the same two;
+- `check`: `steady` with CHECK_EXAMPLES examples a property, for the pre-commit lane (`make
+  check` names it); a test that asks for more examples asks through `examples(n)`, which gives
+  it n under every other profile, so `make test` and CI prove as many inputs as before.
 
 HYPOTHESIS_PROFILE names another registered profile (Hypothesis' `default`, to see the timing
 checks again).
@@ -24,7 +27,9 @@ from collections.abc import Mapping
 from hypothesis import HealthCheck, settings
 
 TIMING_CHECKS = (HealthCheck.too_slow,)
-PROFILES = ("steady", "ci")
+PROFILES = ("steady", "ci", "check")
+CHECK_EXAMPLES = 25
+_loaded: list[str] = []  # the name `load` loaded last
 
 
 def _without_timing(parent: settings) -> settings:
@@ -36,6 +41,12 @@ def register() -> None:
     """Register `steady` and `ci` (each from Hypothesis' profile of that role)."""
     settings.register_profile("steady", _without_timing(settings.get_profile("default")))
     settings.register_profile("ci", _without_timing(settings.get_profile("ci")))
+    settings.register_profile("check", settings(settings.get_profile("steady"), max_examples=CHECK_EXAMPLES))
+
+
+def examples(n: int) -> int:
+    """The examples for a property that asks for n: n, or at most CHECK_EXAMPLES under `check`."""
+    return min(n, CHECK_EXAMPLES) if _loaded[-1:] == ["check"] else n
 
 
 def chosen(environ: Mapping[str, str]) -> str:
@@ -50,4 +61,5 @@ def load(environ: Mapping[str, str]) -> str:
     register()
     name = chosen(environ)
     settings.load_profile(name)
+    _loaded.append(name)
     return name

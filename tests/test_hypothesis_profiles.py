@@ -6,6 +6,7 @@ them to the end (marked slow: seconds of sleep)."""
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Callable
 
@@ -82,3 +83,20 @@ def test_this_run_loaded_a_profile_without_timing_checks() -> None:
     active = settings()  # a settings object starts from the loaded profile
     assert active.deadline is None
     assert HealthCheck.too_slow in active.suppress_health_check
+
+
+def test_the_check_profile_is_steady_with_fewer_examples_and_examples_follows_the_loaded_one() -> None:
+    check, steady = settings.get_profile("check"), settings.get_profile("steady")
+    assert check.max_examples == hypothesis_profiles.CHECK_EXAMPLES < steady.max_examples
+    for name in ("deadline", "suppress_health_check", "derandomize", "database", "phases"):
+        assert getattr(check, name) == getattr(steady, name), name
+    loaded = hypothesis_profiles.chosen(os.environ)
+    try:
+        assert hypothesis_profiles.load({"HYPOTHESIS_PROFILE": "check"}) == "check"
+        assert hypothesis_profiles.examples(150) == hypothesis_profiles.CHECK_EXAMPLES
+        assert hypothesis_profiles.examples(3) == 3
+        for name in ("steady", "ci"):
+            hypothesis_profiles.load({"HYPOTHESIS_PROFILE": name})
+            assert hypothesis_profiles.examples(150) == 150, name
+    finally:
+        hypothesis_profiles.load({"HYPOTHESIS_PROFILE": loaded})

@@ -17,6 +17,7 @@ from reporters.markdown import render_evidence_markdown, render_reports_markdown
 from reporters.pr_review import Suggestion, comment_body, key_of
 from reporters.untrusted import JOINER, code, fenced, inert, plain, unclosed
 from reporters.workflow_commands import workflow_commands
+from tests import hypothesis_profiles
 from tests.security.markdown_audit import MENTION, audit, parser, texts
 
 HOST = "evil.example"
@@ -73,7 +74,7 @@ def test_the_reader_sees_what_was_written() -> None:
     assert seen_lines == [ln.strip() for ln in HOSTILE_LINES.splitlines()]
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=hypothesis_profiles.examples(150), deadline=None)
 @given(MARKUP)
 def test_any_text_is_inert_and_literal_in_a_paragraph_and_a_table_cell(text: str) -> None:
     out = inert(text)
@@ -89,7 +90,7 @@ def test_any_text_is_inert_and_literal_in_a_paragraph_and_a_table_cell(text: str
     assert cells[-1].replace(JOINER, "") == visible(text)
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=hypothesis_profiles.examples(150), deadline=None)
 @given(MARKUP)
 def test_any_text_as_a_block_inside_rtcbots_details_stays_inside(text: str) -> None:
     doc = "\n".join(["<details><summary>evidence</summary>", "", inert(text, block=True), "", "</details>",

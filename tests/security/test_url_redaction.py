@@ -43,6 +43,7 @@ from bot.core import logs
 from bot.core.settings import LogSettings
 from bot.entry import main
 from bot.store.db import safe_url
+from tests import hypothesis_profiles
 from tests.bot.app_support import App
 from tests.bot.test_action import pr_github, run_action  # noqa: F401  (fixture)
 from tests.fakes.github_server import FakeGitHub, many_hunks_diff
@@ -139,7 +140,7 @@ def assert_unmarked(text: str, where: str) -> None:
 
 @given(userinfo=USERINFO, key=KEY)
 @example(userinfo="Pq1user:s3cr'etPWZx3", key="Kk7KEYYy9")  # the issue's
-@settings(max_examples=200)
+@settings(max_examples=hypothesis_profiles.examples(200))
 def test_any_credential_is_hidden_wherever_the_url_stands(userinfo: str, key: str) -> None:
     url = marked_url("http://127.0.0.1:9/v1", userinfo, key)
     for text in (url, f"the LLM endpoint {url} (model 'm') timed out", f"not {url!r}", f"<{url}>",
