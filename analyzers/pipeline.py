@@ -21,7 +21,6 @@ from analyzers.context import AnalysisContext
 from analyzers.llm.answer import cut_note
 from analyzers.llm.client import LLMClient, LLMError
 from analyzers.llm.local import ALIAS as EMBEDDED_ALIAS
-from analyzers.llm.local import SMALL_MODEL_NOTE
 from analyzers.options import OptionsError
 from analyzers.report import AnalyzerReport, SkipKind, Skipped
 
@@ -46,9 +45,8 @@ def run_one(name: str, changes: ChangeSet, ctx: AnalysisContext) -> AnalyzerRepo
         spent = ctx.llm.usage.minus(before) if before else ctx.llm.usage
         report.usage = spent.as_dict()
     # samples, never requests: a note that a cache hit would leave out tells whether it hit
-    if ctx.has_llm and ctx.llm.settings.model == EMBEDDED_ALIAS and report.usage.get("samples", 0) \
-            and SMALL_MODEL_NOTE not in report.notes:
-        report.notes.append(SMALL_MODEL_NOTE)
+    if ctx.has_llm and ctx.llm.settings.model == EMBEDDED_ALIAS and report.usage.get("samples", 0):
+        report.embedded = True
     if report.usage.get("cut", 0):
         report.notes.append(cut_note(report.usage["cut"]))
     scans, languages = analyzer.scans_every_path, analyzer.languages

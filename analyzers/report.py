@@ -198,6 +198,9 @@ class Finding:
                    inconclusive=Inconclusive(why) if why else None)
 
 
+# said in every report whose scores came from the embedded model (the fact: AnalyzerReport.embedded)
+EMBEDDED_NOTE = ("These scores come from the embedded 135M model, which only shows the pipeline working: "
+                 "point rtcbot at a larger model (llm-base-url) before trusting them.")
 # How a gate's reason starts when it cannot pass over what an analyzer left unanalysed
 # (bot/core/gate.py writes it, the check run shows it)
 GATE_CANNOT_PASS = "The gate cannot pass: "
@@ -225,6 +228,7 @@ class Skipped:
     # a code file an ignore glob spared from this analyzer (it asks a model; the scans that cost
     # nothing read the file): a gate that finds no metric of this analyzer says why (bot/core/gate.py)
     spared: bool = False
+    budget: bool = False  # an LLM budget ran out before it (bot/core/review.py's exit message counts these)
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Skipped:
@@ -232,7 +236,8 @@ class Skipped:
         failing a gate, and reads back as "policy" (what it was judged as)."""
         kind = data.get("kind", "policy")
         return cls(str(data["item"]), str(data["reason"]), kind if kind in SKIP_KINDS else "failed",
-                   str(data.get("path") or ""), int(data.get("count", 1)), bool(data.get("spared", False)))
+                   str(data.get("path") or ""), int(data.get("count", 1)), bool(data.get("spared", False)),
+                   bool(data.get("budget", False)))
 
 
 @dataclass
@@ -256,15 +261,29 @@ class AnalyzerReport:
     # scored fewer ("" when it scored them all): "3 of 9 hunks scored (LLM budget)"
     planned: int = 0
     cut_by: str = ""
+    # facts the outputs decide on (their words are in `notes`): the embedded model scored it
+    # (every output warns), an LLM budget stopped it part way (the exit message names it)
+    embedded: bool = False
+    stopped_by_budget: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         out = asdict(self)
         for s in out["skipped"]:  # an item that stands for one thing says no count (nor spared when not)
             if s["count"] == 1:
                 del s["count"]
-            if not s["spared"]:
-                del s["spared"]
+            for fact in ("spared", "budget"):
+                if not s[fact]:
+                    del s[fact]
+        for fact in ("embedded", "stopped_by_budget"):  # said only when true: a report's JSON as before
+            if not out[fact]:
+                del out[fact]
+        out["notes"] = self.said
         return out
+
+    @property
+    def said(self) -> list[str]:
+        """The notes as published: the analyzer's, then the embedded model's warning where it scored."""
+        return [*self.notes, EMBEDDED_NOTE] if self.embedded else list(self.notes)
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> AnalyzerReport:
@@ -274,7 +293,11 @@ class AnalyzerReport:
             data["name"] = data.pop("analyzer")
         findings = [Finding.from_dict(f) for f in data.pop("findings", [])]
         skipped = [Skipped.from_dict(s) for s in data.pop("skipped", [])]
-        return cls(**data, findings=findings, skipped=skipped)
+        # the warning is published among the notes (to_dict); stored before `embedded` existed, it
+        # was only there: read back as the fact
+        notes = list(data.pop("notes", []))
+        data["embedded"] = bool(data.get("embedded")) or EMBEDDED_NOTE in notes
+        return cls(**data, findings=findings, skipped=skipped, notes=[n for n in notes if n != EMBEDDED_NOTE])
 
     @property
     def unanalysed(self) -> list[Skipped]:

@@ -203,7 +203,7 @@ def summary_of(report: AnalyzerReport, crossed: Sequence[str] = (), notes: Seque
     (figures, the model's notes, usage: folded)."""
     gate = Gate(fails=any(crossed), reasons=tuple(crossed))
     lines: list[str] = [verdict.markdown([report], gate), ""]
-    if readable.SMALL_MODEL_WARNING in report.notes:
+    if report.embedded:
         lines += [f"> **Warning:** {readable.SMALL_MODEL_WARNING}", ""]
     for n in notes:
         lines += [f"> **Note:** {n}", ""]  # the service's own words (config, qualification)

@@ -107,9 +107,8 @@ def _internals(console: Any, report: AnalyzerReport) -> None:
             console.print(f"figures {location(f)}: {readable.figures(f.scores)}", soft_wrap=False)
     if report.scores:
         console.print("figures: " + readable.figures(report.scores))
-    for note in report.notes:
-        if note != readable.SMALL_MODEL_WARNING:
-            console.print(f"note: {note}")
+    for note in report.notes:  # the embedded model's is the warning above
+        console.print(f"note: {note}")
     if work := readable.llm_work(report.usage):
         console.print(work)
 

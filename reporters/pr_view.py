@@ -73,7 +73,7 @@ def figures_fold(report: AnalyzerReport, max_items: int | None = None) -> list[s
     findings = [f for f in report.findings if f.scores][:max_items]
     body += [f"- {code(readable.where(f)) or inert(readable.title(f.title, 80))}: {readable.figures(f.scores)}"
              for f in findings]
-    body += [f"- note: {inert(n)}" for n in report.notes if n != readable.SMALL_MODEL_WARNING]
+    body += [f"- note: {inert(n)}" for n in report.notes]  # the embedded model's: a warning
     work = readable.llm_work(report.usage)  # samples only: never a cache oracle (readable.PUBLIC_USAGE)
     body += [f"- {work}"] if work else []
     measures = registry.measures(report.name) if report.findings else None

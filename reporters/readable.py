@@ -14,8 +14,7 @@ from typing import Any
 from urllib.parse import quote
 
 from analyzers import registry
-from analyzers.llm.local import SMALL_MODEL_NOTE
-from analyzers.report import AnalyzerReport, Finding
+from analyzers.report import EMBEDDED_NOTE, AnalyzerReport, Finding
 from reporters.untrusted import fenced, inert, plain
 
 # score key → what a reader calls it: each analyzer's own keys as it declares them (`labels`,
@@ -26,7 +25,7 @@ LABELS: dict[str, str] = {"comments": "review comments"}
 COUNTS = frozenset({"hunks", "findings", "comments"})
 _MARKS = re.compile(r"\*\*|__|~~|`+")  # Markdown marks a plain-text title would show raw
 ELLIPSIS = "…"
-SMALL_MODEL_WARNING = SMALL_MODEL_NOTE  # a note of every report the embedded model scored
+SMALL_MODEL_WARNING = EMBEDDED_NOTE  # the warning of every report the embedded model scored (its `embedded`)
 
 
 def label(key: str) -> str:
@@ -241,4 +240,4 @@ def overview(reports: Sequence[AnalyzerReport], conclusions: Mapping[str, str] |
 
 
 def small_model_ran(reports: Sequence[AnalyzerReport]) -> bool:
-    return any(n == SMALL_MODEL_WARNING for r in reports for n in r.notes)
+    return any(r.embedded for r in reports)

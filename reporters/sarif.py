@@ -212,8 +212,8 @@ def report_run(report: AnalyzerReport) -> dict[str, Any]:
         properties["scores"] = dict(report.scores)
     if report.usage:
         properties["usage"] = readable.public_usage(report.usage)  # samples and their bill: never a cache oracle
-    if report.notes:
-        properties["notes"] = list(report.notes)
+    if report.said:
+        properties["notes"] = report.said
     if report.not_run:
         properties["notRun"] = report.not_run
     if report.skipped:

@@ -58,7 +58,7 @@ from analyzers.crscore.sts import (
     shared_embedder,
 )
 from analyzers.info import AnalyzerInfo
-from analyzers.llm.client import LLMError
+from analyzers.llm.client import BudgetExceeded, LLMError
 from analyzers.options import AnalyzerOptions, allowed
 from analyzers.pipeline import files_at_head
 from analyzers.report import AnalyzerReport, Finding, Skipped
@@ -342,8 +342,9 @@ class CRScoreAnalyzer(AnalyzerInfo):
                 unit.claims, unit.implications = claims.all, claims.implications
         except LLMError as e:
             report.notes.append(f"LLM claims stopped: {e}")
+            report.stopped_by_budget = cut = isinstance(e, BudgetExceeded)
             # pseudo-references without some claims: scores a gate must not pass on
-            report.skipped.append(Skipped("LLM claims", f"not made for every change: {e}"))
+            report.skipped.append(Skipped("LLM claims", f"not made for every change: {e}", budget=cut))
         report.usage = llm.usage.minus(before).as_dict()
 
     def _local(self, units: list[Unit], reviews: list[str], ctx: AnalysisContext, model: str,

@@ -247,7 +247,8 @@ def _findings(report: AnalyzerReport, todo: Sequence[tuple[FileChange, Hunk]],
     done: list[HunkResult] = []
     for (fc, hunk), res, label in zip(todo, results, labels, strict=True):
         if isinstance(res, NotScored):
-            report.skipped.append(Skipped(f"{fc.path} {hunk.header}", res.reason, path=fc.path))
+            report.skipped.append(Skipped(f"{fc.path} {hunk.header}", res.reason, path=fc.path,
+                                          budget=res.why is Unscored.BUDGET))
             continue
         report.findings.append(to_finding(fc, res, label))
         failed.append(evidence.failed_baseline(hunk, res.trip))

@@ -35,11 +35,8 @@ log = logging.getLogger(__name__)
 
 ALIAS = "smollm2-135m-instruct"
 # what was chosen, said once as the run starts; what it means for the scores is said once, in
-# the report (SMALL_MODEL_NOTE), not here again
+# the report (analyzers.report.EMBEDDED_NOTE), not here again
 NOTICE = "using the embedded SmolLM2-135M model (no LLM endpoint configured; --llm-base-url names one)"
-# said in every report whose scores came from the embedded model
-SMALL_MODEL_NOTE = ("These scores come from the embedded 135M model, which only shows the pipeline working: "
-                    "point rtcbot at a larger model (llm-base-url) before trusting them.")
 # llama.cpp's OpenMP threads spin at every barrier for libgomp's default 300,000 turns before
 # they sleep. With the cores busy with other work (a test run's other worker, a CI runner's
 # other jobs) a spinning thread holds the core its partner needs: measured on 2 cores beside

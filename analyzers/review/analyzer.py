@@ -37,7 +37,7 @@ from analyzers.crscore import score as crs
 from analyzers.crscore.analyzer import CRScoreAnalyzer, Unit
 from analyzers.crscore.sts import EmbeddingError, shared_embedder
 from analyzers.info import AnalyzerInfo
-from analyzers.llm.client import Halted, LLMClient, LLMError, Message
+from analyzers.llm.client import BudgetExceeded, Halted, LLMClient, LLMError, Message
 from analyzers.llm.format_watch import FormatWatch
 from analyzers.options import AnalyzerOptions
 from analyzers.report import AnalyzerReport, Finding, Skipped
@@ -136,6 +136,7 @@ class HunkWork:
     off_hunk: int = 0  # entries on a line the hunk does not show
     error: str | None = None
     not_asked: bool = False  # the format watch had stopped the run before its turn
+    budget: bool = False  # the run's LLM budget was spent before its turn
 
 
 def ask(llm: LLMClient, work: HunkWork, opts: ReviewOptions, watch: FormatWatch | None = None) -> None:
@@ -149,7 +150,7 @@ def ask(llm: LLMClient, work: HunkWork, opts: ReviewOptions, watch: FormatWatch 
         work.not_asked, work.error = True, str(e)
         return
     except LLMError as e:
-        work.error = str(e)
+        work.error, work.budget = str(e), isinstance(e, BudgetExceeded)
         return
     shown = {ln.new_no for ln in work.hunk.lines if ln.new_no is not None}
     seen: set[str] = set()
@@ -250,7 +251,7 @@ def _after_asking(todo: list[HunkWork], watch: FormatWatch, report: AnalyzerRepo
                                           path=w.file.path))
         elif w.error:
             report.skipped.append(Skipped(f"{w.file.path}:{w.hunk.span[0]}", f"no candidates: {w.error}",
-                                          path=w.file.path))
+                                          path=w.file.path, budget=w.budget))
     format_note = watch.note(sum(w.not_asked for w in todo))
     if format_note and watch.bad:
         report.notes.append(format_note)

@@ -306,7 +306,8 @@ def _scored_regions(regions: Sequence[Region], files: dict[str, str], ctx: Analy
             report.findings.append(finding)
     except BudgetExceeded as e:
         report.notes.append(f"stopped early: {e}")
-        report.skipped.append(Skipped("the regions after the budget cut", f"not scored: {e}"))
+        report.stopped_by_budget = True
+        report.skipped.append(Skipped("the regions after the budget cut", f"not scored: {e}", budget=True))
     except LLMError as e:
         report.error = str(e)
     return per_region

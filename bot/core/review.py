@@ -131,8 +131,8 @@ class Result:
         """In words, what a spent LLM budget left undone (None: it cut nothing off)."""
         if not self.budget_cut:
             return None
-        skipped = sum(1 for r in self.reports for s in r.skipped if "budget" in s.reason and s.item != BUDGET_ITEM)
-        stopped = [r.title for r in self.reports if any("budget" in n for n in r.notes)]
+        skipped = sum(1 for r in self.reports for s in r.skipped if s.budget and s.item != BUDGET_ITEM)
+        stopped = [r.title for r in self.reports if r.stopped_by_budget]
         done = "; ".join([*([f"{skipped} item{'s' if skipped != 1 else ''} skipped"] if skipped else []),
                           *(f"{t} stopped early" for t in stopped)]) or "some work not done"
         return f"the LLM budget ran out ({self.budget_cut}): {done}; the result is partial"
@@ -153,8 +153,8 @@ class Result:
 
 def note_cut(cut: str | None, report: AnalyzerReport) -> None:
     """List in the report the work a budget cut off (before it is published)."""
-    if cut and not any("budget" in s.reason for s in report.skipped):
-        report.skipped.append(Skipped(BUDGET_ITEM, f"the rest of this analysis was not done: {cut}"))
+    if cut and not any(s.budget for s in report.skipped):
+        report.skipped.append(Skipped(BUDGET_ITEM, f"the rest of this analysis was not done: {cut}", budget=True))
 
 
 def run(p: Plan, change: Change, *, tools: Tools, on_done: Callable[[AnalyzerReport], None] | None = None,

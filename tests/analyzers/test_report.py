@@ -45,3 +45,36 @@ def test_the_store_records_the_comment_a_finding_is_about(tmp_path: Path) -> Non
         assert [row.comment_id for row in store.checks.findings(cr.id)] == ["991", None]
     finally:
         store.close()
+
+
+def test_the_embedded_model_is_a_fact_its_warning_published_among_the_notes_and_read_back() -> None:
+    """The outputs decide the warning on `embedded`, never by finding its sentence in the notes;
+    the published notes (JSON, stored reports) still carry the sentence, and a report stored
+    before the fact existed (the sentence only) reads back as embedded."""
+    from analyzers.report import EMBEDDED_NOTE
+
+    report = AnalyzerReport("editing_rtc", "EditingRTC", notes=["2 answers cut"], embedded=True)
+    stored = report.to_dict()
+    assert stored["notes"] == ["2 answers cut", EMBEDDED_NOTE] and stored["embedded"] is True
+    assert AnalyzerReport.from_dict(stored) == report
+    old = {"name": "editing_rtc", "title": "EditingRTC", "notes": [EMBEDDED_NOTE, "2 answers cut"]}
+    assert AnalyzerReport.from_dict(old) == report
+    plain = AnalyzerReport("toy", "Toy", notes=["x"]).to_dict()
+    assert "embedded" not in plain and "stopped_by_budget" not in plain and plain["notes"] == ["x"]
+
+
+def test_what_a_budget_cut_off_is_counted_by_the_fact_not_by_the_word_budget() -> None:
+    """A file under budget/ skipped by an ignore glob, or a note that says "budget", is not
+    work a spent LLM budget cut off; an item a budget cut off says so whatever its words."""
+    from bot.core.gate import Verdict, parse_fail_on
+    from bot.core.review import Result
+
+    words = AnalyzerReport("crscore", "CRScore", notes=["the budget figures are from budget.yml"],
+                           skipped=[Skipped("budget/plan.py", "ignored by budget/**", "policy")])
+    cut = AnalyzerReport("editing_rtc", "EditingRTC", stopped_by_budget=True,
+                         skipped=[Skipped("a.py @@ -1 +1 @@", "not scored: out of requests", budget=True)])
+    result = Result([words, cut], Verdict(parse_fail_on("")), budget_cut="request budget of 3 spent")
+    assert result.budget_message() == ("the LLM budget ran out (request budget of 3 spent): 1 item skipped; "
+                                       "EditingRTC stopped early; the result is partial")
+    stored = Skipped.from_dict(cut.to_dict()["skipped"][0])
+    assert stored.budget and "budget" not in words.to_dict()["skipped"][0]

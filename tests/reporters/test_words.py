@@ -49,12 +49,11 @@ def test_autofix_proposes_a_fix_and_says_how_it_was_verified_never_fixed() -> No
 def test_the_embedded_models_warning_is_said_once_and_nothing_reads_as_a_result_it_is_not() -> None:
     from reporters import render
 
-    notes = [readable.SMALL_MODEL_WARNING]
     rs = [AnalyzerReport("editing_rtc", "EditingRTC", [Finding("editing_rtc", "f", scores={"rtc": 0.0})],
-                         scores={"rtc": 0.0, "rtc_chrf": 0.5}, notes=list(notes)),
-          AnalyzerReport("review", "Review", scores={"hunks": 3.0, "candidates": 0.0}, notes=list(notes),
+                         scores={"rtc": 0.0, "rtc_chrf": 0.5}, embedded=True),
+          AnalyzerReport("review", "Review", scores={"hunks": 3.0, "candidates": 0.0}, embedded=True,
                          not_run="the model's answers were not usable: 0 of 8 in format"),
-          AnalyzerReport("toy", "Toy", scores={"hunks": 3.0}, notes=list(notes))]
+          AnalyzerReport("toy", "Toy", scores={"hunks": 3.0}, embedded=True)]
     for fmt in ("text", "markdown"):
         out = render(rs, fmt)
         assert out.count("These scores come from the embedded") == 1, fmt  # at the top, not under every report
