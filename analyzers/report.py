@@ -204,6 +204,19 @@ EMBEDDED_NOTE = ("These scores come from the embedded 135M model, which only sho
 # How a gate's reason starts when it cannot pass over what an analyzer left unanalysed
 # (bot/core/gate.py writes it, the check run shows it)
 GATE_CANNOT_PASS = "The gate cannot pass: "
+
+
+class CannotPass(str):
+    """A gate's reason that it cannot pass over an analyzer, told apart from an alternative that
+    holds by its type: the sentence (GATE_CANNOT_PASS, then `why`) wherever it is said whole,
+    `why` alone where an output says the first words its own way."""
+
+    why: str
+
+    def __new__(cls, why: str) -> CannotPass:
+        said = super().__new__(cls, GATE_CANNOT_PASS + why)
+        said.why = why
+        return said
 SkipKind = Literal["policy", "failed"]
 SKIP_KINDS: tuple[SkipKind, ...] = ("policy", "failed")
 

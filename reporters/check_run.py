@@ -31,7 +31,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 from analyzers import registry
-from analyzers.report import GATE_CANNOT_PASS, AnalyzerReport, Finding
+from analyzers.report import GATE_CANNOT_PASS, AnalyzerReport, CannotPass, Finding
 from reporters import pr_view, readable, unanalysed, verdict
 from reporters.base import Reporter, Sinks, Target, need
 from reporters.diff_filter import DiffFilter
@@ -210,8 +210,8 @@ def summary_of(report: AnalyzerReport, crossed: Sequence[str] = (), notes: Seque
     if report.error:
         lines += [f"**{report.title} could not run:** {inert(report.error)}", ""]
     for c in crossed:
-        if c.startswith(GATE_CANNOT_PASS):  # names what was not analysed: paths, a tool's words
-            lines += [f"**{GATE_CANNOT_PASS.strip()}** {inert(c[len(GATE_CANNOT_PASS):])}", ""]
+        if isinstance(c, CannotPass):  # names what was not analysed: paths, a tool's words
+            lines += [f"**{GATE_CANNOT_PASS.strip()}** {inert(c.why)}", ""]
         else:
             lines += [f"**Threshold crossed:** {c}", ""]  # the gate's words, on the admins' config
     repo, sha = (target.repo, target.head_sha) if target is not None else ("", "")

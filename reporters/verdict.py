@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from analyzers.report import GATE_CANNOT_PASS, AnalyzerReport
+from analyzers.report import AnalyzerReport, CannotPass
 from reporters import readable
 from reporters.untrusted import inert, plain
 
@@ -50,7 +50,7 @@ def _gate(gate: Gate | None) -> str:
     if not gate.fails:
         return f"The gate passes ({gate.expression})"
     why = gate.reasons[0] if gate.reasons else gate.expression
-    why = why[len(GATE_CANNOT_PASS):] if why.startswith(GATE_CANNOT_PASS) else why
+    why = why.why if isinstance(why, CannotPass) else why
     more = f" (and {len(gate.reasons) - 1} more)" if len(gate.reasons) > 1 else ""
     return f"The gate fails: {why}{more}"
 

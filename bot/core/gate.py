@@ -48,8 +48,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from analyzers import registry
-from analyzers.report import GATE_CANNOT_PASS as CANNOT_PASS
-from analyzers.report import AnalyzerReport
+from analyzers.report import AnalyzerReport, CannotPass
 
 OPS: dict[str, Callable[[float, float], bool]] = {
     "<=": lambda a, b: a <= b, ">=": lambda a, b: a >= b, "==": lambda a, b: a == b,
@@ -205,7 +204,7 @@ class Verdict:
     explained: Mapping[str, str] = field(default_factory=dict)  # matched → with the values
     # analyzer → why the gate cannot pass over it (it left changed files unanalysed, or could
     # not run, and the gate reads its findings or scores): fails closed
-    blocked: Mapping[str, str] = field(default_factory=dict)
+    blocked: Mapping[str, CannotPass] = field(default_factory=dict)
 
     @property
     def fails(self) -> bool:
@@ -225,9 +224,9 @@ class Verdict:
         return "failure" if named else "neutral"
 
     def crossed(self, analyzer: str) -> list[str]:
-        """Why this analyzer's check run fails: the gate cannot pass over it (a sentence that
-        starts with CANNOT_PASS), and the alternatives that hold, with the measured values
-        (`editing_rtc.rtc<0.2 (editing_rtc.rtc is 0.10)`)."""
+        """Why this analyzer's check run fails: the gate cannot pass over it (a CannotPass), and
+        the alternatives that hold, with the measured values (`editing_rtc.rtc<0.2 (editing_rtc.rtc
+        is 0.10)`)."""
         if self.conclusion_of(analyzer) != "failure":
             return []
         return [*([self.blocked[analyzer]] if analyzer in self.blocked else []),
@@ -263,13 +262,13 @@ def judge(gate: FailOn, reports: Sequence[AnalyzerReport], inconclusive: Inconcl
     return Verdict(gate, tuple(matched), tuple(missing), frozenset(failed), explained, blocked)
 
 
-def cannot_pass(report: AnalyzerReport, inconclusive: bool = True) -> str:
+def cannot_pass(report: AnalyzerReport, inconclusive: bool = True) -> CannotPass:
     """Why a gate on `report`'s findings or scores cannot pass, in words: "The gate cannot
     pass: AutoFix could not scan 1 changed file: big.py (over Semgrep's size limit: ...)";
     "The gate cannot pass: EditingRTC: 9 of 9 hunks are inconclusive (the embedded model is
     too small to judge a change)" (`inconclusive`: whether those count)."""
     if report.error:
-        return f"{CANNOT_PASS}{report.title} could not run: {report.error}"
+        return CannotPass(f"{report.title} could not run: {report.error}")
     said = []
     if items := report.unanalysed:
         verb, noun = registry.unanalysed_words(report.name)
@@ -283,18 +282,18 @@ def cannot_pass(report: AnalyzerReport, inconclusive: bool = True) -> str:
         total = len(report.findings)
         said.append(f"{report.title}: {len(apart)} of {total} {one if total == 1 else many} "
                     f"{'is' if len(apart) == 1 else 'are'} inconclusive ({why})")
-    return CANNOT_PASS + "; ".join(said)
+    return CannotPass("; ".join(said))
 
 
-def all_spared(report: AnalyzerReport, comparison: str) -> str:
+def all_spared(report: AnalyzerReport, comparison: str) -> CannotPass:
     """Why a gate whose metric the analyzer never measured cannot pass when ignore globs spared
     changed code from it: no metric is not a pass ("The gate cannot pass: EditingRTC measured
     nothing for editing_rtc.rtc<0.5: the changed code was all left out by ignore globs: ...")."""
     items = [s for s in report.skipped if s.spared]
     named = ", ".join(f"{s.item} ({s.reason})" for s in items[:SHOWN_ITEMS])
     more = f", and {len(items) - SHOWN_ITEMS} more" if len(items) > SHOWN_ITEMS else ""
-    return (f"{CANNOT_PASS}{report.title} measured nothing for {comparison}: the changed code "
-            f"was all left out by ignore globs: {named}{more}")
+    return CannotPass(f"{report.title} measured nothing for {comparison}: the changed code "
+                      f"was all left out by ignore globs: {named}{more}")
 
 
 def _explain(c: Comparison, value: float) -> str:

@@ -98,3 +98,15 @@ def test_skipped_kind_is_stored_and_old_reports_read_back_as_policy() -> None:
     assert AnalyzerReport.from_dict(old).skipped == [Skipped("big.py", "too big", "policy")]
     odd = {"name": "autofix", "title": "AutoFix", "skipped": [{"item": "x", "reason": "y", "kind": "later"}]}
     assert AnalyzerReport.from_dict(odd).skipped[0].kind == "failed"  # an unknown kind fails closed
+
+
+def test_a_reason_the_gate_cannot_pass_is_told_by_its_type_not_its_first_words() -> None:
+    """The check run says a CannotPass in its own words and an alternative that holds as a
+    threshold crossed, whatever either's text starts with."""
+    from analyzers.report import CannotPass
+    from reporters.check_run import summary_of
+
+    report = AnalyzerReport("autofix", "AutoFix")
+    said = summary_of(report, [CannotPass("AutoFix could not run: boom"), f"{CANNOT_PASS}x (words of a threshold)"])
+    assert "**The gate cannot pass:** AutoFix could not run: boom" in said
+    assert f"**Threshold crossed:** {CANNOT_PASS}x (words of a threshold)" in said

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from analyzers.report import AnalyzerReport, Finding, Inconclusive, Skipped
+from analyzers.report import AnalyzerReport, CannotPass, Finding, Inconclusive, Skipped
 from reporters import check_run, pr_review, readable, render, verdict
 from reporters.base import Target
 from reporters.step_summary import RunOutcome, step_summary
@@ -26,8 +26,8 @@ def reports() -> list[AnalyzerReport]:
                            planned=9, cut_by="LLM budget")]
 
 
-GATE = Gate("editing_rtc.rtc<0.6", True, ("The gate cannot pass: EditingRTC: 1 of 3 hunks is inconclusive "
-                                          "(the model could not give back the unchanged lines)",))
+GATE = Gate("editing_rtc.rtc<0.6", True, (CannotPass("EditingRTC: 1 of 3 hunks is inconclusive "
+                                                     "(the model could not give back the unchanged lines)"),))
 
 
 def first_line(text: str) -> str:
