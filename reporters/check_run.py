@@ -381,15 +381,3 @@ class CheckRunReporter(Reporter):
 
     def flush(self) -> None:
         """Nothing is held back: every report was sent when published."""
-
-    def abandon(self, why: str) -> None:
-        """Complete the runs still open when the run cannot finish (best effort)."""
-        if self.target is None:
-            return
-        for name, run_id in self.runs.items():
-            if name in self.sent:
-                continue
-            try:
-                self.client.update_check_run(self.target.repo, run_id, **abandon_body(why))
-            except Exception:  # best effort: the error that stopped the run is what matters
-                continue
