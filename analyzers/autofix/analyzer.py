@@ -70,7 +70,6 @@ from analyzers.options import AnalyzerOptions, validate
 from analyzers.report import AnalyzerReport, Finding, Fix, Skipped
 from analyzers.rtc import similarity
 from analyzers.semgrep.scan import (
-    SIZE_LIMIT,
     ScanResult,
     SemgrepFailed,
     SemgrepFinding,
@@ -367,7 +366,7 @@ def _note_unscanned(result: ScanResult, from_hunks: Sequence[str], report: Analy
         else:
             report.skipped.append(Skipped(path, "Semgrep could not fully parse it (a syntax error)", path=path))
     for path, why in sorted({**result.failed, **result.skipped}.items()):
-        report.skipped.append(Skipped(path, why if why.startswith(SIZE_LIMIT)
+        report.skipped.append(Skipped(path, why if path in result.oversize
                                       else f"not scanned by semgrep: {why}", path=path))
 
 

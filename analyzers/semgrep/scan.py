@@ -57,7 +57,7 @@ _PARSE_ERROR_TYPES = ("PartialParsing", "Syntax error", "Lexical error", "Parse 
 # paths.skipped's reason for a file whose analysis failed (its error is in "errors" too)
 _ANALYSIS_FAILED = "analysis_failed_parser_or_internal_error"
 _TOO_BIG = ("too_big", "exceeded_size_limit")  # paths.skipped's reasons for the size limit
-SIZE_LIMIT = "over Semgrep's size limit"  # how ScanResult.skipped starts for such a file
+SIZE_LIMIT = "over Semgrep's size limit"  # how ScanResult.skipped says such a file (in `oversize`)
 
 
 class SemgrepUnavailable(RuntimeError):
@@ -119,6 +119,7 @@ class ScanResult:
     targets: list[str] = field(default_factory=list)
     skipped: dict[str, str] = field(default_factory=dict)  # target → why Semgrep did not scan it
     failed: dict[str, str] = field(default_factory=dict)  # target → an error other than syntax
+    oversize: set[str] = field(default_factory=set)  # the skipped targets over Semgrep's size limit
     runs: int = 0  # Semgrep processes started (batches, and the classic retry)
 
     def in_path(self, path: str) -> list[SemgrepFinding]:
@@ -181,6 +182,7 @@ def parse_output(data: dict[str, Any], targets: Sequence[str] = ()) -> ScanResul
                 out.failed.setdefault(path, why)
         elif reason.lower() in _TOO_BIG:
             out.skipped[path] = f"{SIZE_LIMIT}: {why}"
+            out.oversize.add(path)
         else:
             out.skipped[path] = why
     if targets:
@@ -273,6 +275,7 @@ def scan(
             total.unparsable |= result.unparsable
             total.skipped.update(result.skipped)
             total.failed.update(result.failed)
+            total.oversize |= result.oversize
             total.argv = total.argv or result.argv
     total = unalias(total, names)
     total.targets = targets
@@ -293,7 +296,7 @@ def unalias(result: ScanResult, names: Mapping[str, str]) -> ScanResult:
         result, findings=[replace(f, path=own(f.path)) for f in result.findings], errors=errors,
         unparsable={own(p) for p in result.unparsable},
         skipped={own(p): why for p, why in result.skipped.items()},
-        failed={own(p): why for p, why in result.failed.items()})
+        failed={own(p): why for p, why in result.failed.items()}, oversize={own(p) for p in result.oversize})
 
 
 def _scan_batch(exe: str, configs: Sequence[Path], batch: list[str], root: Path,

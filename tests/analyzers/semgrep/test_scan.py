@@ -169,3 +169,20 @@ def test_a_semgrep_without_the_native_command_line_is_run_the_classic_way(tmp_pa
     wrapper.write_text("#!/bin/sh\necho 'broken' >&2\nexit 2\n")
     with pytest.raises(SemgrepFailed, match=r"semgrep failed \(exit 2\): broken"):
         scan(tmp_path, ["a.py"], semgrep=str(wrapper))
+
+
+def test_a_file_over_the_size_limit_is_a_fact_not_words_found_again() -> None:
+    """AutoFix lists a file over Semgrep's size limit in Semgrep's words, any other skip as "not
+    scanned by semgrep: …", told apart by `oversize`, not by how the words start."""
+    from analyzers.autofix.analyzer import _note_unscanned
+    from analyzers.report import AnalyzerReport
+    from analyzers.semgrep.scan import SIZE_LIMIT, parse_output
+
+    result = parse_output({"results": [], "errors": [], "paths": {"skipped": [
+        {"path": "big.py", "reason": "exceeded_size_limit", "details": "3 MB"},
+        {"path": "odd.py", "reason": "excluded_by_config", "details": f"{SIZE_LIMIT} (a rule's words)"}]}})
+    assert result.oversize == {"big.py"}
+    report = AnalyzerReport("autofix", "AutoFix")
+    _note_unscanned(result, [], report)
+    assert {s.item: s.reason for s in report.skipped} == {
+        "big.py": f"{SIZE_LIMIT}: 3 MB", "odd.py": f"not scanned by semgrep: {SIZE_LIMIT} (a rule's words)"}
