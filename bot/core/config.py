@@ -224,9 +224,12 @@ def settings_names() -> list[str]:
             for c in (f.validation_alias.choices if isinstance(f.validation_alias, AliasChoices) else [n])]
 
 
-def _describe(e: ValidationError) -> list[str]:
+def _describe(e: ValidationError, *, but: str | None = None) -> list[str]:
+    """Each problem in words, `loc: msg`; none under the top-level key `but`."""
     out = []
     for err in e.errors():
+        if but is not None and err["loc"][:1] == (but,):
+            continue
         loc = ".".join(str(x) for x in err["loc"]) or "(top level)"
         msg = str(err["msg"]).removeprefix("Value error, ")
         if err["type"] == "extra_forbidden" and len(err["loc"]) == 1:  # a top-level key: a typo, most often
@@ -257,9 +260,8 @@ def validate_data(data: Any, tools: Tools | None = None, name: str = CONFIG_PATH
     try:
         config = RepoConfig.model_validate(data)
     except ValidationError as e:
-        described = _describe(e)
         # an options problem the registry already named precisely is not repeated
-        problems += [p for p in described if not (problems and p.startswith("options"))]
+        problems += _describe(e, but="options" if problems else None)
         return _loaded_error(problems, name)
     if problems:
         return _loaded_error(problems, name)

@@ -355,3 +355,14 @@ def test_select_leaves_require_qualified_to_the_surfaces() -> None:
     loaded = parse_config("require_qualified: true\n", Tools())
     assert loaded.config.require_qualified
     assert not any("require_qualified" in n for n in select(loaded, defaults=["editing_rtc"], runs_code=False).notes)
+
+
+def test_a_top_level_key_that_starts_like_options_is_still_named_beside_an_options_problem() -> None:
+    """The options problems the registry names are not repeated from the schema's; that is told
+    by the problem's location, so a typo such as `options_x` beside them is still said."""
+    from bot.core.config import validate_data
+
+    loaded = validate_data({"options": {"editing_rtc": {"n_forward": "three"}}, "optionsx": 1})
+    assert loaded.error is not None
+    assert any(p.startswith("optionsx: unknown setting") for p in loaded.problems), loaded.problems
+    assert sum(p.startswith("options.editing_rtc.n_forward") for p in loaded.problems) == 1, loaded.problems
