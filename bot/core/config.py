@@ -184,6 +184,7 @@ class LoadedConfig:
     config: RepoConfig = field(default_factory=RepoConfig)
     error: str | None = None  # why the file was not used (one line)
     problems: list[str] = field(default_factory=list)  # each with its key path
+    named: bool = False  # the problems name the file themselves (it could not be read as settings)
 
     @property
     def message(self) -> str | None:
@@ -252,7 +253,7 @@ def validate_data(data: Any, tools: Tools | None = None, name: str = CONFIG_PATH
         return LoadedConfig()
     if not isinstance(data, dict):
         problem = f"{name} must be a mapping of settings"
-        return LoadedConfig(error=problem, problems=[problem])
+        return LoadedConfig(error=problem, problems=[problem], named=True)
     problems: list[str] = []
     options = data.get("options")
     if isinstance(options, dict):
@@ -277,7 +278,7 @@ def parse_config(text: str | bytes | None, tools: Tools | None = None,
     try:
         data = load_yaml(text, name)
     except ConfigError as e:
-        return LoadedConfig(error=str(e), problems=[str(e)])
+        return LoadedConfig(error=str(e), problems=[str(e)], named=True)  # ConfigError names the file
     return validate_data(data, tools, name)
 
 

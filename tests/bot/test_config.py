@@ -366,3 +366,17 @@ def test_a_top_level_key_that_starts_like_options_is_still_named_beside_an_optio
     assert loaded.error is not None
     assert any(p.startswith("optionsx: unknown setting") for p in loaded.problems), loaded.problems
     assert sum(p.startswith("options.editing_rtc.n_forward") for p in loaded.problems) == 1, loaded.problems
+
+
+def test_a_problem_is_said_after_the_files_name_even_when_its_key_is_that_name(tmp_path: Path) -> None:
+    """Whether a problem names the file itself is a fact of the config (it could not be read),
+    not found again in its first words: a key spelled as the file's path is a key's problem."""
+    f = tmp_path / "rtcbot.yml"
+    f.write_text(f'"{f}": 1\n')
+    result = CliRunner().invoke(main, ["config", "validate", str(f)])
+    assert result.exit_code == 2, result.output
+    assert result.stderr.splitlines()[0].startswith(f"{f}: {f}: unknown setting"), result.stderr
+    bad = tmp_path / "bad.yml"
+    bad.write_text("a: [1\n")
+    said = CliRunner().invoke(main, ["config", "validate", str(bad)]).stderr.splitlines()[0]
+    assert said.startswith(f"{bad} is not valid YAML"), said

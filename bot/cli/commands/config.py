@@ -49,7 +49,7 @@ def validate(file: Path) -> None:
     loaded = parse_config(_read(file), tools, name=str(file))
     if loaded.error is not None:
         for problem in loaded.problems or [loaded.error]:
-            click.echo(problem if problem.startswith(str(file)) else f"{file}: {problem}", err=True)
+            click.echo(problem if loaded.named else f"{file}: {problem}", err=True)
         click.echo(f"{file}: invalid ({len(loaded.problems) or 1} problem(s)); the service "
                    "would use the defaults and say so on every check run", err=True)
         sys.exit(2)
