@@ -114,7 +114,7 @@ FORMATS: dict[str, str] = {
 
 
 def run_reporter(reporter: Reporter, target: Target, analyzers: Mapping[str, str],
-            reports: Sequence[AnalyzerReport], outcome: Any = None) -> Any:
+                 reports: Sequence[AnalyzerReport], outcome: Any = None) -> Any:
     """Drive one reporter through a finished run — start, publish each report, flush — and
     return what `flush` gives. `outcome`: how the run ended, for the reporters that show it
     (they have `conclude`, e.g. the step summary)."""
@@ -233,5 +233,5 @@ def render(reports: list[AnalyzerReport], fmt: str, gate: Any = None, *, verbose
         raise UnknownReporter(f"unknown format {fmt!r} (known: {', '.join(printable())})")
     stream = io.StringIO()
     run_reporter(reporter_class(fmt).from_sinks(Sinks(stream=stream)), Target(),
-            {r.name: r.title for r in reports}, reports)
+                 {r.name: r.title for r in reports}, reports)
     return stream.getvalue().rstrip("\n")

@@ -128,7 +128,7 @@ class PullRequestRun:
                              sarif_file=sarif_written, links=pr.run_links(self.runs if mode == "check-runs" else {}),
                              conclusions={n: out.conclusion for n, out in self.sent.items()})
         run_reporter(StepSummaryReporter(Path(s.step_summary_path) if s.step_summary_path else None, self.stdout),
-                self.target, titles, result.reports, outcome)
+                     self.target, titles, result.reports, outcome)
         if s.output_path:
             run_reporter(OutputsReporter(Path(s.output_path)), self.target, titles, result.reports, outcome)
         return ActionResult(self._exit(result), result.reports, mode, list(result.verdict.matched), self.runs)
@@ -149,7 +149,7 @@ class PullRequestRun:
         sel = replace(p.selection, names=p.names, notes=[*p.notes, *([dismissed.error] if dismissed.error else [])])
         review = review_core.plan(p.loaded, sel, llm=llm, gate=p.gate,
                                   standing=lambda: standing_from_commit(gh, pr.full_name, pr.base_sha,
-                                                                      model or s.model_name),
+                                                                        model or s.model_name),
                                   dismissals=dismissed.dismissals)
         return Planned(review, p.checkout)
 

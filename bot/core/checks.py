@@ -138,8 +138,8 @@ class CheckRuns:
         if found is None:
             return None, False
         self.ledger.save(job.repo, name, job.head_sha, github_id=int(found["id"]),
-                               status=found.get("status"), conclusion=found.get("conclusion"),
-                               pr_number=job.pr_number)
+                         status=found.get("status"), conclusion=found.get("conclusion"),
+                         pr_number=job.pr_number)
         return int(found["id"]), found.get("status") == "completed" and not job.force
 
     def start(self, gh: GitHub, job: AnalysisRef, title: str, cr_id: int | None) -> tuple[int, bool]:
@@ -161,7 +161,7 @@ class CheckRuns:
             gh.update_check_run(job.repo, cr_id, status="in_progress", external_id=ext)
             new = False
         self.ledger.save(job.repo, name, job.head_sha, github_id=cr_id, status="in_progress",
-                               conclusion=None, pr_number=job.pr_number)
+                         conclusion=None, pr_number=job.pr_number)
         return cr_id, new
 
     def _claimed_id(self, repo: str, name: str, head_sha: str) -> int | None:

@@ -238,9 +238,9 @@ Comments = Sequence[ReviewComment] | Callable[[], Sequence[ReviewComment]]
 
 
 def analysis_context(loaded: LoadedConfig, selection: Selection, *, tools: Tools,
-          llm_factory: Callable[[], LLMClient] | None, comments: Comments = (),
-          file_loader: Callable[[str], str | None] | None = None,
-          repo_path: Path | None = None) -> AnalysisContext:
+                     llm_factory: Callable[[], LLMClient] | None, comments: Comments = (),
+                     file_loader: Callable[[str], str | None] | None = None,
+                     repo_path: Path | None = None) -> AnalysisContext:
     """The AnalysisContext of a run. `comments` (a list, or a callable that fetches them) is
     read only when an analyzer of `selection` reads comments."""
     got: list[ReviewComment] = []

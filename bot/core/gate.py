@@ -185,7 +185,7 @@ def metrics_of(reports: Sequence[AnalyzerReport]) -> Metrics:
             "inconclusive": len(r.inconclusive),
         }
         out[r.name] = {**{k: float(v) for k, v in r.scores.items()},
-                           **{k: float(v) for k, v in counts.items()}}
+                       **{k: float(v) for k, v in counts.items()}}
         for k, v in counts.items():
             total[k] += v
     out["total"] = total
