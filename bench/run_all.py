@@ -32,6 +32,7 @@ BENCHMARKS: tuple[str, ...] = (
     "crscore_throughput",
     "webhook_load",
     "workers",
+    "flood",
     "semgrep_scope",
     "sandbox_startup",
     "cost",

@@ -25,11 +25,16 @@ import os
 import sys
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from bench import Row, bench_responder, not_measured, row
+
+if TYPE_CHECKING:
+    from tests.reliability.harness import World
 
 HUNKS = 3
 # the LLM's latency per request: a hosted model's, so that the work is bound by waiting on it,
@@ -84,7 +89,9 @@ def settle(pids: Sequence[int], timeout: float = 90.0) -> None:
         before = now
 
 
-def measure(workers: int, prs: int, *, delay_s: float = LATENCY_S) -> Run:
+@contextmanager
+def world(name: str, **kwargs: Any) -> Iterator[World]:
+    """The harness's World (`kwargs` are its own) on a PostgreSQL and a Redis of its own."""
     from tests.reliability.harness import World
     from tests.reliability.services import Postgres, Redis
 
@@ -93,31 +100,36 @@ def measure(workers: int, prs: int, *, delay_s: float = LATENCY_S) -> Run:
     try:
         pg.start()
         redis.start()
-        with tempfile.TemporaryDirectory(prefix="rtcbot-bench-workers-") as tmp, \
-                World(f"bench{workers}", pg, redis, Path(tmp), llm_delay_s=delay_s, hunks=HUNKS,
-                      threads=THREADS, responder=bench_responder) as w:
-            procs = [w.start_worker() for _ in range(workers)]
-            w.open_prs(range(1, 2 * workers + 1))  # warm-up
-            if not w.wait(300):
-                raise RuntimeError("the warm-up PRs did not complete")
-            settle([p.pid for p in procs])
-            warm = dict(w.heads)
-            w.heads.clear()
-            t0, ticks0, own0 = time.monotonic(), _cpu_ticks([p.pid for p in procs]), _own_cpu()
-            w.open_prs(range(1000, 1000 + prs))
-            finished = w.wait(600)
-            seconds = time.monotonic() - t0 - (1.0 if finished else 0.0)  # wait() lingers 1 s for late duplicates
-            worker_cpu = (_cpu_ticks([p.pid for p in procs]) - ticks0) / os.sysconf("SC_CLK_TCK")
-            harness_cpu = _own_cpu() - own0
-            tally = w.tally({})
-            w.heads.update(warm)
-            if any(p.poll() is not None for p in procs):
-                raise RuntimeError("a worker exited:\n" + w.log_tail(2000))
-            return Run(workers, prs, seconds, tally.completed - tally.errors - tally.duplicates, tally.duplicates,
-                       tally.lost + tally.errors, worker_cpu, harness_cpu)
+        with tempfile.TemporaryDirectory(prefix=f"rtcbot-bench-{name}-") as tmp, \
+                World(name, pg, redis, Path(tmp), **kwargs) as w:
+            yield w
     finally:
         redis.close()
         pg.close()
+
+
+def measure(workers: int, prs: int, *, delay_s: float = LATENCY_S) -> Run:
+    with world(f"bench{workers}", llm_delay_s=delay_s, hunks=HUNKS, threads=THREADS,
+               responder=bench_responder) as w:
+        procs = [w.start_worker() for _ in range(workers)]
+        w.open_prs(range(1, 2 * workers + 1))  # warm-up
+        if not w.wait(300):
+            raise RuntimeError("the warm-up PRs did not complete")
+        settle([p.pid for p in procs])
+        warm = dict(w.heads)
+        w.heads.clear()
+        t0, ticks0, own0 = time.monotonic(), _cpu_ticks([p.pid for p in procs]), _own_cpu()
+        w.open_prs(range(1000, 1000 + prs))
+        finished = w.wait(600)
+        seconds = time.monotonic() - t0 - (1.0 if finished else 0.0)  # wait() lingers 1 s for late duplicates
+        worker_cpu = (_cpu_ticks([p.pid for p in procs]) - ticks0) / os.sysconf("SC_CLK_TCK")
+        harness_cpu = _own_cpu() - own0
+        tally = w.tally({})
+        w.heads.update(warm)
+        if any(p.poll() is not None for p in procs):
+            raise RuntimeError("a worker exited:\n" + w.log_tail(2000))
+        return Run(workers, prs, seconds, tally.completed - tally.errors - tally.duplicates, tally.duplicates,
+                   tally.lost + tally.errors, worker_cpu, harness_cpu)
 
 
 def rows_from(runs: Sequence[Run]) -> list[Row]:

@@ -265,6 +265,10 @@ class FakeGitHub(Conversation, HookDeliveries, LoopbackServer):
         self.oauth_client_secret = "fake-oauth-client-secret-0123456789"
         self.user = "octocat"
         self.user_installations: dict[int, list[str]] = {installation_id: [repo]}
+        # more installations of the App on this one server (`install`): installation id → its
+        # repository, and the PRs opened in each (PR numbers are the server's, shared by all)
+        self.installations: dict[int, str] = {installation_id: repo}
+        self.pr_installation: dict[int, int] = {}
         self.oauth_codes: dict[str, tuple[str, str]] = {}  # code → (redirect_uri, login)
         self.user_tokens: dict[str, str] = {}  # user-to-server token → login
         self._init_conversation()  # comments in the conversation, replies, reactions, permissions
@@ -282,9 +286,16 @@ class FakeGitHub(Conversation, HookDeliveries, LoopbackServer):
         port = self._server.server_address[1]
         return f"http://127.0.0.1:{port}"
 
+    def install(self, installation_id: int, repo: str) -> None:
+        """Another installation of the App, on `repo`: its tokens reach that repository alone,
+        and the PRs added with `installation=` are its (their webhooks name it)."""
+        with self._lock:
+            self.installations[installation_id] = repo
+
     def add_pr(self, number: int, *, diff_text: str | None = None, fixture: str | None = None,
                files: list[dict[str, Any]] | None = None, head_sha: str | None = None,
-               draft: bool = False, head_repo: str | None = None, author: str = "Codertocat") -> PullRequest:
+               draft: bool = False, head_repo: str | None = None, author: str = "Codertocat",
+               installation: int | None = None) -> PullRequest:
         if fixture is not None:
             diff_text = (PRS / fixture).read_text(encoding="utf-8")
         if files is None:
@@ -293,6 +304,8 @@ class FakeGitHub(Conversation, HookDeliveries, LoopbackServer):
         pr = PullRequest(number, sha, files, draft=draft, head_repo=head_repo, author=author)
         with self._lock:
             self.pulls[number] = pr
+            if installation is not None:
+                self.pr_installation[number] = installation
         return pr
 
     def push(self, number: int, *, diff_text: str | None = None, files: list[dict[str, Any]] | None = None,
@@ -377,13 +390,16 @@ class FakeGitHub(Conversation, HookDeliveries, LoopbackServer):
     def _fixture(self, event: str, name: str) -> dict[str, Any]:
         return dict(json.loads((WEBHOOKS / event / name).read_text(encoding="utf-8")))
 
-    def _patch_common(self, p: dict[str, Any]) -> dict[str, Any]:
+    def _patch_common(self, p: dict[str, Any], installation: int | None = None) -> dict[str, Any]:
+        inst = installation or self.installation_id
+        name = self.installations[inst]
         repo = p.setdefault("repository", {})
-        repo["full_name"] = self.repo
-        repo["id"] = self.repository_id
-        repo["name"] = self.repo.split("/")[1]
+        repo["full_name"] = name
+        repo["id"] = self.repository_id if inst == self.installation_id else \
+            300_000 + zlib.crc32(f"{inst}:{name}".encode()) % 100_000
+        repo["name"] = name.split("/")[1]
         repo["default_branch"] = self.default_branch
-        p["installation"] = {"id": self.installation_id, "node_id": "x"}
+        p["installation"] = {"id": inst, "node_id": "x"}
         return p
 
     def _patch_pr(self, pr_json: dict[str, Any], pr: PullRequest) -> None:
@@ -393,15 +409,16 @@ class FakeGitHub(Conversation, HookDeliveries, LoopbackServer):
         pr_json["changed_files"] = len(pr.files)  # all of them, however many the files list shows
         pr_json["user"] = {**(pr_json.get("user") or {}), "login": pr.author, "id": user_id(pr.author)}
         pr_json.setdefault("head", {})["sha"] = pr.head_sha
-        pr_json["head"].setdefault("repo", {})["full_name"] = pr.head_repo or self.repo
-        pr_json.setdefault("base", {}).setdefault("repo", {})["full_name"] = self.repo
+        repo = self.installations[self.pr_installation.get(pr.number, self.installation_id)]
+        pr_json["head"].setdefault("repo", {})["full_name"] = pr.head_repo or repo
+        pr_json.setdefault("base", {}).setdefault("repo", {})["full_name"] = repo
 
     def pr_event(self, action: str, number: int) -> dict[str, Any]:
         """A `pull_request` payload from GitHub's example, pointed at this server's PR."""
         name = {"opened": "opened.payload.json", "synchronize": "synchronize.payload.json",
                 "reopened": "reopened.payload.json", "ready_for_review": "ready_for_review.payload.json"}.get(
             action, "opened.payload.json")
-        p = self._patch_common(self._fixture("pull_request", name))
+        p = self._patch_common(self._fixture("pull_request", name), self.pr_installation.get(number))
         p["action"] = action
         p["number"] = number
         self._patch_pr(p["pull_request"], self.pulls[number])
@@ -594,8 +611,8 @@ class FakeGitHub(Conversation, HookDeliveries, LoopbackServer):
         inst = self._check_token(auth)
         if inst is None:
             return self._error(401, "Bad credentials")
-        prefix = f"/repos/{self.repo}"
-        if not path.startswith(prefix + "/") or inst != self.installation_id:
+        prefix = f"/repos/{self.installations.get(inst, '')}"  # an installation reaches its repository alone
+        if not path.startswith(prefix + "/") or inst not in self.installations:
             return self._error(404, "Not Found", inst=inst)
         rest = path[len(prefix):]
         handlers: list[tuple[str, str, Callable[..., Answer]]] = [
@@ -653,7 +670,7 @@ class FakeGitHub(Conversation, HookDeliveries, LoopbackServer):
         ok, why = self._check_jwt(auth)
         if not ok:
             return self._error(401, why)
-        if installation_id != self.installation_id:
+        if installation_id not in self.installations:
             return self._error(404, "Not Found")
         if problems:
             return self._invalid(problems)

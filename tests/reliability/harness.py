@@ -184,9 +184,10 @@ class World:
         return [p for p in self.workers if p.poll() is None]
 
     # -- pull requests ------------------------------------------------------------------------
-    def open_pr(self, number: int, *, deadline_s: float = 60.0) -> None:
-        """Open PR `number` and deliver its webhook until the service accepts it (202)."""
-        pr = self.gh.add_pr(number, diff_text=pr_diff(number, self.hunks))
+    def open_pr(self, number: int, *, deadline_s: float = 60.0, installation: int | None = None) -> None:
+        """Open PR `number` (in `installation`, one the fake GitHub has `install`ed; by default
+        its first) and deliver its webhook until the service accepts it (202)."""
+        pr = self.gh.add_pr(number, diff_text=pr_diff(number, self.hunks), installation=installation)
         self.heads[number] = pr.head_sha
         payload, delivery = self.gh.pr_event("opened", number), f"chaos-{self.name}-{number}"
         deadline = time.monotonic() + deadline_s
