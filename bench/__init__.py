@@ -45,6 +45,8 @@ def system_text(request: dict[str, Any]) -> str:
 
 
 _FLAGGED = re.compile(r"Flagged lines:\n```[^\n]*\n(.*?)```", re.S)
+# the hunk's old code in a backward request: "[old]" then a fenced block (of 3 or more backticks)
+_OLD = re.compile(r"\[old\]\n(`{3,})[^\n]*\n(.*?)\n\1", re.S)
 
 
 def _indent(text: str) -> str:
@@ -56,7 +58,8 @@ def bench_responder(request: dict[str, Any]) -> str | list[str]:
     """Plausible answers for every analyzer's prompts (distinct per sample where it matters).
 
     - EditingRTC forward ([new] in the prompt): n distinct descriptions; backward ([edit
-      description]): a fenced block.
+      description]): the hunk's old code back in a fenced block (the baseline kept, so a hunk is
+      scored, not inconclusive; no hunk re-created).
     - CRScore claims: two numbered sections.
     - AutoFix fix: the flagged lines replaced by a harmless statement; description: one
       sentence; regeneration: the same harmless statement (so Patched RTC passes).
@@ -78,8 +81,9 @@ def bench_responder(request: dict[str, Any]) -> str | list[str]:
                 "Implications:\n"
                 "1. Callers that relied on the old behaviour may see different results.\n"
                 "2. The new branch needs a test.\n")
-    if "[edit description]" in user:
-        return "```\nnothing\n```\n[end]"
+    if "[edit description]" in user:  # the old code back: every baseline kept, no hunk re-created
+        m = _OLD.search(user)
+        return f"```\n{m.group(2) if m else 'nothing'}\n```\n[end]"
     if "[new]" in user:
         return [f"Edit number {request.get('seed')}-{i}: change the code as shown." for i in range(n)]
     return "ok"
