@@ -26,8 +26,6 @@ import uuid
 from pathlib import Path
 from typing import Protocol
 
-import redis
-
 from analyzers.code.paths import private_file
 from analyzers.urls import redact_url
 from bot.app.settings import ServiceSettings
@@ -67,6 +65,8 @@ class RedisQueue:
     backend = "redis"
 
     def __init__(self, url: str) -> None:
+        import redis  # only where REDIS_URL is set: a worker on the SQLite queue never loads it
+
         self.conn = redis.Redis.from_url(url, socket_timeout=CLAIM_EVERY_S + 10, socket_connect_timeout=5)
 
     def send(self, job_id: int) -> None:

@@ -99,6 +99,14 @@ def with_port(args: list[str], port: int) -> list[str]:
     return out
 
 
+def with_env_file(args: list[str], path: Path) -> list[str]:
+    """`args` with `--env-file`'s value (the unit's EnvironmentFile=) replaced, where it is given."""
+    out = list(args)
+    if "--env-file" in out:
+        out[out.index("--env-file") + 1] = str(path)
+    return out
+
+
 @dataclass
 class Stack:
     """The services and their fakes; `start_serve`, `start_worker`, `open_pr`, `stop`."""
@@ -157,7 +165,11 @@ class Stack:
         """`rtcbot serve` as its unit runs it, on a free port; its URL once /healthz answers
         (with 503 while no worker is alive)."""
         port = free_port()
-        p = self._start("serve", with_port(exec_args(UNITS["serve"]), port))
+        env_file = self.tmp / "rtcbot.env"  # what the unit's EnvironmentFile= and --env-file name
+        names = [k for k in self.env if k.startswith("RTCBOT_") or k in ("DATABASE_URL", "REDIS_URL")]
+        env_file.write_text("".join(f"{k}={self.env[k]}\n" for k in names), encoding="utf-8")
+        env_file.chmod(0o600)
+        p = self._start("serve", with_env_file(with_port(exec_args(UNITS["serve"]), port), env_file))
         self.url = f"http://127.0.0.1:{port}"
         deadline = time.monotonic() + timeout
         while True:

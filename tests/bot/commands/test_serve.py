@@ -57,6 +57,7 @@ def test_worker_refuses_to_start_without_an_app_id(tmp_path: Path) -> None:
 class Served:
     url: str
     metrics: Path  # the workers' metric files
+    data: Path  # RTCBOT_DATA_DIR
     stale: Path  # a file left in it before the start
 
 
@@ -84,7 +85,7 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
                 assert p.poll() is None, p.stdout.read().decode() if p.stdout else ""
                 assert time.monotonic() < deadline, "serve did not come up"
                 time.sleep(0.2)
-        yield Served(url, metrics, stale)
+        yield Served(url, metrics, tmp_path / "data", stale)
     finally:
         p.send_signal(signal.SIGTERM)
         p.wait(60)
@@ -108,9 +109,9 @@ def test_serve_answers_over_http_under_gunicorn(served: Served) -> None:
     bad = _ping(url, "p2", "wrong")
     assert bad.status_code == 401
     assert "gunicorn" in (r.headers.get("server", "") + h.headers.get("server", "")).lower()
-    # gunicorn's control socket is this instance's own, beside its metrics folder, never the user's one
+    # gunicorn's control socket is this instance's own, in its data folder, never the user's one
     port = url.rsplit(":", 1)[1]
-    ctl = served.metrics.parent / f"serve-{port}.ctl"
+    ctl = served.data / f"serve-{port}.ctl"
     assert ctl.is_socket() and ctl.stat().st_mode & 0o777 == 0o600
 
 
