@@ -15,7 +15,7 @@ import re
 from pathlib import Path
 from typing import Any, NotRequired, TypedDict
 
-from tests.fakes.llm_server import last_user_text
+from tests.fakes.llm_server import RoundTrips, last_user_text
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = ROOT / "tests" / "fixtures"  # the repository's own copies, with SOURCES.md
@@ -45,8 +45,10 @@ def system_text(request: dict[str, Any]) -> str:
 
 
 _FLAGGED = re.compile(r"Flagged lines:\n```[^\n]*\n(.*?)```", re.S)
-# the hunk's old code in a backward request: "[old]" then a fenced block (of 3 or more backticks)
-_OLD = re.compile(r"\[old\]\n(`{3,})[^\n]*\n(.*?)\n\1", re.S)
+# EditingRTC's rounds: a model that round-trips (each hunk described in words, re-created from
+# them; the code given back for "Edit."), so hunks are scored and annotated as a capable model's
+# are; with a model that re-creates nothing, every hunk of a PR is inconclusive and published bare.
+_EDITS = RoundTrips()
 
 
 def _indent(text: str) -> str:
@@ -57,16 +59,14 @@ def _indent(text: str) -> str:
 def bench_responder(request: dict[str, Any]) -> str | list[str]:
     """Plausible answers for every analyzer's prompts (distinct per sample where it matters).
 
-    - EditingRTC forward ([new] in the prompt): n distinct descriptions; backward ([edit
-      description]): the hunk's old code back in a fenced block (the baseline kept, so a hunk is
-      scored, not inconclusive; no hunk re-created).
+    - EditingRTC forward ([new] in the prompt) and backward ([edit description]): `RoundTrips`
+      (tests/fakes/llm_server.py): n distinct descriptions in words, each hunk re-created from them.
     - CRScore claims: two numbered sections.
     - AutoFix fix: the flagged lines replaced by a harmless statement; description: one
       sentence; regeneration: the same harmless statement (so Patched RTC passes).
     """
     system = system_text(request)
     user = last_user_text(request)
-    n = int(request.get("n") or 1)
     if system.startswith("Task: fix a security finding"):
         m = _FLAGGED.search(user)
         pad = _indent(m.group(1)) if m else ""
@@ -81,9 +81,6 @@ def bench_responder(request: dict[str, Any]) -> str | list[str]:
                 "Implications:\n"
                 "1. Callers that relied on the old behaviour may see different results.\n"
                 "2. The new branch needs a test.\n")
-    if "[edit description]" in user:  # the old code back: every baseline kept, no hunk re-created
-        m = _OLD.search(user)
-        return f"```\n{m.group(2) if m else 'nothing'}\n```\n[end]"
-    if "[new]" in user:
-        return [f"Edit number {request.get('seed')}-{i}: change the code as shown." for i in range(n)]
+    if "[edit description]" in user or "[new]" in user:
+        return _EDITS(request)
     return "ok"

@@ -5,8 +5,7 @@ The `workers` row's world (tests/reliability/harness.py's World): a PostgreSQL a
 its own, the webhook service over real HTTP in this process, `WORKERS` `rtcbot worker`
 processes of `THREADS` jobs each, EditingRTC only, the latency-injecting LLM (`LATENCY_S` per
 request; the harness's model that re-creates each one-line hunk, so that every hunk is
-annotated: `bench_responder`'s answers leave every hunk inconclusive since EditingRTC asks the
-model for an unspecified "Edit." first) and the fake GitHub with two installations (A's
+annotated, as `bench_responder` does for EditingRTC) and the fake GitHub with two installations (A's
 repository and B's, `FakeGitHub.install`), `HUNKS` hunks a PR, none seen before.
 
 After a warm-up (a PR per slot, then the workers' CPU settles), four runs, one after another:
