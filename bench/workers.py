@@ -95,7 +95,9 @@ def world(name: str, **kwargs: Any) -> Iterator[World]:
     from tests.reliability.harness import World
     from tests.reliability.services import Postgres, Redis
 
-    logging.getLogger("bot").setLevel(logging.CRITICAL)
+    quiet = logging.getLogger("bot")  # the in-process webhook service's lines, for the run only
+    level = quiet.level
+    quiet.setLevel(logging.CRITICAL)
     pg, redis = Postgres(), Redis()
     try:
         pg.start()
@@ -106,6 +108,7 @@ def world(name: str, **kwargs: Any) -> Iterator[World]:
     finally:
         redis.close()
         pg.close()
+        quiet.setLevel(level)  # a test that runs a row in its process leaves the next ones their log
 
 
 def measure(workers: int, prs: int, *, delay_s: float = LATENCY_S) -> Run:
