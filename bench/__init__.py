@@ -81,6 +81,9 @@ def bench_responder(request: dict[str, Any]) -> str | list[str]:
                 "Implications:\n"
                 "1. Callers that relied on the old behaviour may see different results.\n"
                 "2. The new branch needs a test.\n")
-    if "[edit description]" in user or "[new]" in user:
+    if "[edit description]" in user:  # one re-creation, as a model answers it
+        back = _EDITS(request)
+        return back[0] if isinstance(back, list) and len(back) == 1 else back
+    if "[new]" in user:
         return _EDITS(request)
     return "ok"
