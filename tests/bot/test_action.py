@@ -79,6 +79,17 @@ def test_fail_on_evaluation_and_missing_metrics() -> None:
 
 
 # ============================================================================ fake GitHub
+def event_pr(fake_github: Callable[..., FakeGitHub], diff: str) -> tuple[FakeGitHub, str]:
+    """The fake GitHub serving the event's pull request with `diff`'s files, GITHUB_TOKEN
+    granted; and the pull request's base commit (where the Action reads config and records)."""
+    event = json.loads(EVENT.read_text(encoding="utf-8"))
+    gh = fake_github(repo=event["repository"]["full_name"])
+    gh.grant_token(TOKEN)
+    gh.add_pr(event["pull_request"]["number"], files=files_from_diff(diff),
+              head_sha=event["pull_request"]["head"]["sha"])
+    return gh, event["pull_request"]["base"]["sha"]
+
+
 @pytest.fixture
 def pr_github(fake_github: Callable[..., FakeGitHub]) -> Callable[..., FakeGitHub]:
     """The shared fake GitHub serving the event's pull request: the files of a real diff, a
@@ -229,11 +240,8 @@ def test_action_runs_synthesis_rtc_with_a_test_command(
         python = Sandbox().python
     except SandboxUnavailable as e:
         require(False, f"no sandbox here: {e}")
+    gh, base = event_pr(fake_github, CALC_DIFF)
     event = json.loads(EVENT.read_text(encoding="utf-8"))
-    gh = fake_github(repo=event["repository"]["full_name"])
-    gh.grant_token(TOKEN)
-    gh.add_pr(event["pull_request"]["number"], files=files_from_diff(CALC_DIFF),
-              head_sha=event["pull_request"]["head"]["sha"])
     command = f"{python} -m unittest -q test_calc"
     config = "analyzers: {editing_rtc: false, crscore: false, autofix: false}\n"
     config += "options: {synthesis_rtc: {max_regions: 1, test_timeout_s: 30}}\n"
@@ -241,7 +249,7 @@ def test_action_runs_synthesis_rtc_with_a_test_command(
     if command_from == "base config":
         config += f"test_command: {command}\n"
         inputs = {}
-    gh.set_file(".github/rtcbot.yml", config, ref=event["pull_request"]["base"]["sha"])
+    gh.set_file(".github/rtcbot.yml", config, ref=base)
     workspace = tmp_path / "workspace"  # the checkout at the head, as actions/checkout leaves it
     (workspace / ".git").mkdir(parents=True)
     (workspace / ".git" / "HEAD").write_text(event["pull_request"]["head"]["sha"] + "\n")

@@ -33,8 +33,8 @@ from bot.core.qualification import (
 from bot.store.store import Store
 from tests.bot.commands.test_qualify import git, qualify, recreator
 from tests.bot.commands.test_qualify import repo as repo  # noqa: F401  (fixture)
-from tests.bot.test_action import EVENT, TOKEN, run_action
-from tests.fakes.github_server import FakeGitHub, files_from_diff
+from tests.bot.test_action import event_pr, run_action
+from tests.fakes.github_server import FakeGitHub
 from tests.fakes.llm_server import ScriptedLLM, varied
 from tests.support import require
 
@@ -190,12 +190,7 @@ def test_app_publishes_a_qualified_models_scores(
 # ============================================================================ the Action
 def _action_runs(tmp_path: Path, fake_github: Callable[..., FakeGitHub], llm: ScriptedLLM,
                  base_record: str | None, head_record: str | None = None) -> dict[str, dict[str, Any]]:
-    event = json.loads(EVENT.read_text(encoding="utf-8"))
-    gh = fake_github(repo=event["repository"]["full_name"])
-    gh.grant_token(TOKEN)
-    gh.add_pr(event["pull_request"]["number"], files=files_from_diff(DIFF),
-              head_sha=event["pull_request"]["head"]["sha"])
-    base = event["pull_request"]["base"]["sha"]
+    gh, base = event_pr(fake_github, DIFF)
     gh.set_file(CONFIG_PATH, CONFIG, ref=base)
     if base_record is not None:
         gh.set_file(RECORD_PATH.as_posix(), base_record, ref=base)

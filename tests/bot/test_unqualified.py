@@ -24,10 +24,10 @@ from bot.core.config import CONFIG_PATH
 from bot.core.qualification import RECORD_PATH, standing_from_file, standing_from_store, standing_from_text
 from bot.entry import main
 from bot.store.store import Store
-from tests.bot.test_action import EVENT, TOKEN, read_outputs, run_action
+from tests.bot.test_action import event_pr, read_outputs, run_action
 from tests.bot.test_cli import llm_args
 from tests.bot.test_qualification import DIFF, PATH, record_json
-from tests.fakes.github_server import FakeGitHub, files_from_diff
+from tests.fakes.github_server import FakeGitHub
 from tests.fakes.llm_server import RoundTrips, ScriptedLLM
 
 PATCH = ("--- a/m.py\n+++ b/m.py\n@@ -1,3 +1,3 @@\n def f(x):\n-    return x+1\n+    return x + 2\n # end f\n"
@@ -112,12 +112,7 @@ def test_review_under_require_qualified_fails_a_gate_over_the_refused_model_and_
 @pytest.mark.slow
 def test_the_action_reads_the_base_commits_record_and_fails_the_gate_over_inconclusive_hunks(
         fake_github: Callable[..., FakeGitHub], scripted_llm: Callable[..., ScriptedLLM], tmp_path: Path) -> None:
-    event = json.loads(EVENT.read_text(encoding="utf-8"))
-    gh = fake_github(repo=event["repository"]["full_name"])
-    gh.grant_token(TOKEN)
-    gh.add_pr(event["pull_request"]["number"], files=files_from_diff(DIFF),
-              head_sha=event["pull_request"]["head"]["sha"])
-    base = event["pull_request"]["base"]["sha"]
+    gh, base = event_pr(fake_github, DIFF)
     gh.set_file(CONFIG_PATH, GATE, ref=base)
     gh.set_file(RECORD_PATH.as_posix(), record_json("another-model", True), ref=base)
     llm = scripted_llm(RoundTrips())
