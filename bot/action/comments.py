@@ -29,6 +29,8 @@ from dataclasses import dataclass
 from typing import IO, Any
 
 from analyzers import registry
+from analyzers.code.diff import ChangeSet
+from analyzers.report import Finding
 from bot.action import charges
 from bot.action.run import PullRequestRun
 from bot.action.settings import ActionResult, ActionSettings
@@ -41,17 +43,15 @@ from bot.action.workflow import (
     read_event,
     read_inputs,
 )
-from bot.core import dismiss_target, explain, pr_commands
+from bot.core import dismiss_target, pr_commands
 from bot.core import review as review_core
 from bot.core.answer_command import Answer, Asked, Ports, Rules, respond
 from bot.core.config import CONFIG_PATH
-from bot.core.dismiss_target import Aim
-from bot.core.dismissals import Dismissal, kind_of
-from bot.core.dismissals_file import DISMISSALS_PATH, entry_yaml, parse_dismissals
-from bot.core.pr_commands import Explain, Ignore, Unignore
+from bot.core.dismissals import Dismissal
+from bot.core.dismissals_file import DISMISSALS_PATH, parse_dismissals
 from bot.github import GitHub, GitHubError, token_client
 from bot.github.conversation import Conversation
-from reporters.untrusted import code, fenced, inert
+from reporters.untrusted import code
 
 NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9-]{0,38}$")  # a GitHub login's shape
 
@@ -122,8 +122,8 @@ def answer_comment(s: ActionSettings, *, log: IO[str] | None = None, stdout: IO[
         said = _Talk(s, gh, talk, c, say)
         work = _Work(s, gh, c, inputs, say, stdout or sys.stdout)
         asked = Asked(pr_commands.parse(c.text), c.author, c.author_id, c.state)
-        answer = respond(asked, Rules(s.command_name, s.commands.author_reruns_per_day),
-                         Ports(talk, said, said, work, work))
+        ports = Ports(talk, said, said, _Shown(gh, c, work), _Dismissals(gh, c), work, again=work)
+        answer = respond(asked, Rules(s.command_name, s.commands.author_reruns_per_day), ports)
         say(f"rtcbot: {asked.command.verb} by {c.author}: {answer.result}")
         return ActionResult(answer.exit_code, [], "command", [])
     finally:
@@ -164,8 +164,8 @@ class _Talk:
 
 @dataclass
 class _Work:
-    """The Action's dismissals (the committed file, on the default branch) and work (the review
-    run here, in this step; explain analyses the hunk again)."""
+    """The Action's work: the review run here, in this step (a re-run; the hunk `explain` has
+    analysed again, as the Action keeps no findings), with its plan and change made once per head."""
 
     s: ActionSettings
     gh: GitHub
@@ -173,9 +173,8 @@ class _Work:
     inputs: Inputs
     say: Callable[[str], None]
     stdout: IO[str]
-    where: str = f"`{DISMISSALS_PATH}` on the default branch"
-    explain_spends: bool = True
     _planned: tuple[str, Planned] | None = None
+    _change: tuple[str, review_core.Change] | None = None
 
     def _run(self, pull: Mapping[str, Any]) -> PullRequestRun:
         return PullRequestRun(self.s, self.gh, pull_request_of(self.c.repo, dict(pull), self.c.number), self.inputs,
@@ -187,7 +186,13 @@ class _Work:
             self._planned = (run.pr.head_sha, run.planned())
         return self._planned[1]
 
-    # -- rerun ------------------------------------------------------------------------------
+    def change(self, pull: Mapping[str, Any]) -> review_core.Change:
+        """The pull request's change at its head, as the review reads it (made once per head)."""
+        run = self._run(pull)
+        if self._change is None or self._change[0] != run.pr.head_sha:
+            self._change = (run.pr.head_sha, run.change(self._plan(run).review, None))
+        return self._change[1]
+
     def turned_off(self, analyzers: Sequence[str], pull: Mapping[str, Any]) -> tuple[list[str], str | None]:
         """The named analyzers the config turns off, or that run the pull request's code, which
         nothing on `issue_comment` does — and why, in words."""
@@ -214,66 +219,52 @@ class _Work:
         result = run.review(dataclasses.replace(planned, review=review))
         return Answer(f"re-ran {', '.join(names)} at {run.pr.head_sha[:12]}", None, "+1", result.exit_code)
 
-    def explain(self, command: Explain, head: str, pull: Mapping[str, Any], charge: Callable[[], None]) -> Answer:
-        if command.path is None or command.line is None:
-            return Answer("no place", "`explain` needs `path:line` here (e.g. `src/app.py:12`).")
-        run = self._run(pull)
-        where, at = f"{command.path}:{command.line}", code(run.pr.head_sha[:12])
-        p = self._plan(run).review
-        change = run.change(p, None)
-        hunk = explain.hunk_at(change.changes, command.path, command.line)
-        if hunk is None:
-            return Answer("no hunk", f"This pull request changes no hunk at {code(where)} at the head {at}.")
+    def findings(self, hunk: ChangeSet, pull: Mapping[str, Any], charge: Callable[[], None]) -> list[Finding]:
+        """`explain`'s hunk analysed again (charged first)."""
+        p = self._plan(self._run(pull)).review
+        change = self.change(pull)
         charge()
         result = review_core.run(p, dataclasses.replace(change, changes=hunk), tools=self.s.tools)
-        found = [f for r in result.reports for f in r.findings]
-        hits = explain.at_line(found, command.path, command.line) or found
-        if not hits:
-            return Answer("no finding", f"rtcbot has no score at {code(where)} at the head {at}.")
-        f = hits[0]
-        afresh = (f"rtcbot analysed the hunk at {code(where)} again at the head {at} (the Action keeps no "
-                  "results: the model's samples are new, so the figures may differ from the check run's).\n\n")
-        return Answer(f"explained {f.analyzer} at {where}",
-                      afresh + explain.explain_markdown(f, real=explain.real_edit(hunk, f)))
+        return [f for r in result.reports for f in r.findings]
 
-    # -- dismissals: the committed file -------------------------------------------------------
+
+@dataclass
+class _Shown:
+    """What the Action showed: no findings kept, the check runs' annotations at a head, the
+    conversation only (no review thread), and the change the work reads."""
+
+    gh: GitHub
+    c: Comment
+    work: _Work
+
+    def findings(self, head: str) -> None:
+        return None
+
+    def annotated(self, head: str, fingerprint: str) -> tuple[dismiss_target.Named, ...]:
+        runs = [self.gh.find_check_run(self.c.repo, head, name) for name in dismiss_target.check_names()]
+        return dismiss_target.in_annotations(
+            (a for r in runs if r for a in self.gh.check_run_annotations(self.c.repo, int(r["id"]))), fingerprint)
+
+    def thread(self) -> None:
+        return None
+
+    def changes(self, pull: Mapping[str, Any]) -> ChangeSet:
+        return self.work.change(pull).changes
+
+
+@dataclass
+class _Dismissals:
+    """The Action's dismissals: the committed file on the default branch, which only people write."""
+
+    gh: GitHub
+    c: Comment
+    where: str = f"`{DISMISSALS_PATH}` on the default branch"
+
     def listed(self) -> Sequence[Dismissal]:
         return parse_dismissals(self.gh.config_text(self.c.repo, DISMISSALS_PATH, self.c.default_branch)).dismissals
 
-    def aim(self, command: Ignore | Unignore, head: str) -> Aim:
-        if command.target != "this":
-            if isinstance(command, Ignore) and kind_of(command.target) == "finding" and not self._annotated(
-                    command.target, head):
-                return Aim(refusal=f"{code(command.target)} is the fingerprint of no finding rtcbot's check runs "
-                           f"annotate at the head {code(head[:12])}, so there is no entry to commit: rtcbot dismisses "
-                           "a finding only while it shows it, never code still to come.")
-            return Aim(command.target)
-        mark = " (the last line of its annotation)" if isinstance(command, Ignore) else ""
-        return Aim(refusal="The Action reads the conversation only: name the rule, the analyzer or the finding's "
-                   f"fingerprint{mark} instead of `this`.")
+    def add(self, d: Dismissal) -> None:
+        return None  # the reply proposes the entry to commit
 
-    def add(self, d: Dismissal, aim: Aim, head: str) -> Answer:
-        named = self._annotated(d.target, head) if d.kind == "finding" else ()
-        return Answer("entry proposed", "\n".join([
-            f"The Action keeps no dismissals of its own: commit this entry to `{DISMISSALS_PATH}` on the default "
-            "branch (add its `- ` item to the `dismissals:` list, or create the file with it). Runs read the "
-            "file at a pull request's base commit, so it applies to pull requests based on a commit that has it.",
-            "", *fenced(entry_yaml(d).rstrip("\n"), "yaml"), "",
-            f"It dismisses {dismiss_target.what(d)}.", "", *dismiss_target.covered(named, head)]))
-
-    def _annotated(self, target: str, head: str) -> tuple[dismiss_target.Named, ...]:
-        """The findings rtcbot's check runs at the head annotate with fingerprint `target`."""
-        if not head:
-            return ()
-        runs = [self.gh.find_check_run(self.c.repo, head, name) for name in dismiss_target.check_names()]
-        return dismiss_target.in_annotations(
-            (a for r in runs if r for a in self.gh.check_run_annotations(self.c.repo, int(r["id"]))), target)
-
-    def remove(self, target: str, path_glob: str | None) -> Answer:
-        hits = [d for d in self.listed() if d.target == target and (path_glob is None or d.path_glob == path_glob)]
-        if not hits:
-            return Answer("none", f"Nothing in `{DISMISSALS_PATH}` on the default branch matches {code(target)}.")
-        lines = [f"Remove {'this entry' if len(hits) == 1 else 'these entries'} from `{DISMISSALS_PATH}` on the "
-                 "default branch:", ""]
-        lines += [f"- {code(d.target)} ({d.kind}): {inert(d.line())}" for d in hits[:100]]
-        return Answer(f"{len(hits)} to remove", "\n".join(lines))
+    def remove(self, target: str, path_glob: str | None) -> None:
+        return None  # the reply names the entries to remove

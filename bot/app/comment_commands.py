@@ -1,8 +1,8 @@
 """The App's side of commands written on a pull request (`@<slug> rerun`, bot/core/pr_commands.py):
 a `command` job (bot/app/command_events.py) answered in the conversation or in its review
 thread. The rules are the core's (bot/core/answer_command.py, the same for the Action); this
-module is the App's ports: its conversation and ledger (`_Talk`), its store's dismissals and its
-queue (`_Work`).
+module is the App's ports: its conversation and ledger (`_Talk`), the findings it stored and the
+command's thread (`_Shown`), its store's dismissals (`_Dismissals`) and its queue (`_Work`).
 
 Each command is acknowledged with 👀 when its job starts, and answered with a reply (help,
 explain, a refusal, the dismissals) or a reaction (👍: done). Who may ask: `ignore` and
@@ -25,19 +25,17 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from analyzers.code.diff import ChangeSet
 from analyzers.report import Finding
 from bot.app import job_kinds
 from bot.app.command_events import CommandJob, ProposalJob
 from bot.app.pipeline import JobEnd, JobError
 from bot.app.settings import ServiceSettings
-from bot.core import dismiss_target, explain, pr_commands
+from bot.core import dismiss_target, pr_commands
 from bot.core.answer_command import Answer, Asked, Ports, Rules, respond
 from bot.core.config import CONFIG_PATH, LoadedConfig, parse_config
 from bot.core.context import changes_from_github, select
-from bot.core.dismiss_target import Aim
-from bot.core.dismissals import Dismissal
-from bot.core.feedback import keys_in
-from bot.core.pr_commands import Explain, Ignore, Unignore
+from bot.core.dismissals import Dismissal, fingerprint
 from bot.github import GitHub, GitHubError
 from bot.github.conversation import Conversation
 from bot.ids import positive_int
@@ -75,9 +73,8 @@ class CommentCommands:
             return (*self._propose(talk, job), {})
         said = _Talk(self, row, job, talk)
         asked = Asked(job.command, job.author, job.author_id or 0, job.state, job.head_sha or "")
-        work = _Work(self, row, job, gh)
-        answer = respond(asked, Rules(self.slug(), self.settings.author_reruns_per_day),
-                         Ports(talk, said, said, work, work))
+        ports = Ports(talk, said, said, _Shown(self, job, gh), _Dismissals(self, job), _Work(self, row, job, gh))
+        answer = respond(asked, Rules(self.slug(), self.settings.author_reruns_per_day), ports)
         return "done", f"{job.verb}: {answer.result}", {}
 
     def _propose(self, talk: Conversation, job: ProposalJob) -> tuple[str, str]:
@@ -129,16 +126,13 @@ class _Talk:
 
 @dataclass
 class _Work:
-    """The App's dismissals (its store) and work (jobs through the queue; stored findings)."""
+    """The App's work: a re-run is jobs through the queue, debounced."""
 
     app: CommentCommands
     row: JobRow
     job: CommandJob
     gh: GitHub
-    where: str = "this repository"
-    explain_spends: bool = False  # explain reads the findings stored for the head
 
-    # -- rerun ------------------------------------------------------------------------------
     def turned_off(self, analyzers: Sequence[str], pull: Mapping[str, Any]) -> tuple[list[str], str | None]:
         """The analyzers a `rerun` names that the repository's config (default branch) turns off."""
         s = self.app.settings
@@ -151,8 +145,8 @@ class _Work:
               charge: Callable[[], None]) -> Answer:
         job, s = self.job, self.app.settings
         pr = job_kinds.PRJob(repo=job.repo, default_branch=job.default_branch, installation_id=job.installation_id,
-                          repository_id=job.repository_id, pr_number=job.pr_number, head_sha=head,
-                          action="rerequested", force=True, author_id=_payer_id(job, pull))
+                             repository_id=job.repository_id, pr_number=job.pr_number, head_sha=head,
+                             action="rerequested", force=True, author_id=_payer_id(job, pull))
         specs: list[job_kinds.Job] = [pr]
         if analyzers:
             specs = [dataclasses.replace(job_kinds.AnalyzeJob.of(pr, n, root=0), reason="command.rerun", root=None)
@@ -167,9 +161,17 @@ class _Work:
         self.app.send(ids)
         return Answer(f"queued job(s) {', '.join(map(str, ids))} at {head[:12]}", None, "+1")
 
-    # -- explain ----------------------------------------------------------------------------
-    def _findings(self, head: str) -> list[Finding]:
-        """The findings rtcbot stored for the head, every analysis's."""
+
+@dataclass
+class _Shown:
+    """What the App showed: the findings it stored for a head, the command's review thread, and
+    the pull request's files."""
+
+    app: CommentCommands
+    job: CommandJob
+    gh: GitHub
+
+    def findings(self, head: str) -> list[Finding]:
         out: list[Finding] = []
         for name in dismiss_target.check_names():
             run = self.app.store.checks.get(self.job.repo, name, head)
@@ -177,62 +179,36 @@ class _Work:
                 out += [Finding.from_dict(dict(r.data)) for r in self.app.store.checks.findings(run.id)]
         return out
 
-    def _thread(self) -> dict[str, Any] | None:
-        """The first comment of the command's review thread, when it is one of this App's."""
+    def annotated(self, head: str, print_: str) -> tuple[dismiss_target.Named, ...]:
+        return tuple(dismiss_target.Named.of(f) for f in self.findings(head) if fingerprint(f) == print_)
+
+    def thread(self) -> Mapping[str, Any] | None:
         job = self.job
         if job.source != "review" or job.thread is None:
             return None
         top = next((c for c in self.gh.review_comments(job.repo, job.pr_number) if c.get("id") == job.thread), None)
         return top if top is not None and self.app.owns(top) else None
 
-    def _target(self, command: Explain, findings: list[Finding]) -> tuple[list[Finding], str]:
-        """The findings the command points at, and where it points, in words."""
-        if command.path is not None and command.line is not None:
-            return explain.at_line(findings, command.path, command.line), f"{command.path}:{command.line}"
-        top = self._thread()
-        if top is None:
-            return [], ""
-        keys = keys_in([top.get("body")])
-        hits = explain.marked(findings, keys[0]) if keys else []
-        path, line = top.get("path"), top.get("line") or top.get("original_line")
-        if not hits and isinstance(path, str) and isinstance(line, int):
-            hits = explain.at_line(findings, path, line)
-        return hits, f"{path}:{line}"
+    def changes(self, pull: Mapping[str, Any]) -> ChangeSet:
+        return changes_from_github(self.gh.pr_files(self.job.repo, self.job.pr_number), LoadedConfig())
 
-    def explain(self, command: Explain, head: str, pull: Mapping[str, Any], charge: Callable[[], None]) -> Answer:
-        hits, where = self._target(command, self._findings(head))
-        if not where:
-            return Answer("no place", "`explain` needs `path:line` here, or write it in the thread of one of "
-                          "rtcbot's comments.")
-        if not hits:
-            return Answer("no finding", f"rtcbot has no score at {code(where)} at the head {code(head[:12])}.")
-        f = hits[0]
-        files = self.gh.pr_files(self.job.repo, self.job.pr_number)
-        real = explain.real_edit(changes_from_github(files, LoadedConfig()), f)
-        return Answer(f"explained {f.analyzer} at {where}", explain.explain_markdown(f, real=real))
 
-    # -- dismissals: the store's ------------------------------------------------------------
+@dataclass
+class _Dismissals:
+    """The App's dismissals: its store's, for the repository."""
+
+    app: CommentCommands
+    job: CommandJob
+    where: str = "this repository"
+
     def listed(self) -> Sequence[Dismissal]:
         return self.app.store.dismissals.listed(self.job.repository_id, self.job.repo)
 
-    def aim(self, command: Ignore | Unignore, head: str) -> Aim:
-        findings = self._findings(head)
-        if command.target == "this":  # only through the thread's own marker (bot/core/dismiss_target.py)
-            top = self._thread()
-            keys = keys_in([top.get("body")]) if top is not None else []
-            return dismiss_target.in_thread(findings, keys[0] if keys else None, command.verb, head)
-        if isinstance(command, Ignore):
-            return dismiss_target.by_name(findings, command.target, head)
-        return Aim(command.target)
+    def add(self, d: Dismissal) -> bool:
+        return self.app.store.dismissals.add(self.job.repository_id, self.job.repo, d)
 
-    def add(self, d: Dismissal, aim: Aim, head: str) -> Answer:
-        added = self.app.store.dismissals.add(self.job.repository_id, self.job.repo, d)
-        return Answer("added" if added else "already there", dismiss_target.reply(d, aim, head, added=added), "+1")
-
-    def remove(self, target: str, path_glob: str | None) -> Answer:
-        n = self.app.store.dismissals.remove(self.job.repository_id, self.job.repo, target, path_glob)
-        return Answer(f"removed {n}", None if n else f"Nothing dismissed matches {code(target)}.",
-                      "+1" if n else None)
+    def remove(self, target: str, path_glob: str | None) -> int:
+        return self.app.store.dismissals.remove(self.job.repository_id, self.job.repo, target, path_glob)
 
 
 def proposal_reply(slug: str, job: ProposalJob) -> str:

@@ -10,15 +10,16 @@ The rules, in order (each a short reply; nothing a comment says is run):
 3. `ignore` and `unignore` need write access (`Permissions`);
 4. the pull request is read (`Conversation.pull`): when it is not open, `closed_reply`;
 5. `dismissals` lists the dismissals (`DismissalsPort.listed`); `ignore`/`unignore` resolve what
-   they name (`DismissalsPort.aim`), `ignore` checks the dismissal (bot/core/dismissals.py
-   `problem`) and records or proposes it;
-6. what spends — `rerun`, and `explain` where the surface analyses again
-   (`Scheduler.explain_spends`) — is the pull request author's, up to `Rules.author_budget` a
+   they name from what the surface shows (`FindingsAtHead`: the findings at the head, the
+   thread's marker; pure, bot/core/verbs/dismiss.py), `ignore` checks the dismissal
+   (bot/core/dismissals.py `problem`) and records it (`DismissalsPort.add`) or proposes it;
+6. what spends — `rerun`, and `explain` where the surface keeps no findings and analyses again
+   (`Ports.again`) — is the pull request author's, up to `Rules.author_budget` a
    day (`Ledger`: what was charged today; None: cannot be counted, refused), and anyone's with
    write access; the author is charged just before the work (`Ledger.charge`);
 7. `rerun` needs the head; analyzers the repository turns off are said and not run
-   (`Scheduler.turned_off`); the rest is re-run (`Scheduler.rerun`); `explain` is answered by
-   `Scheduler.explain`.
+   (`Work.turned_off`); the rest is re-run (`Work.rerun`); `explain` finds the finding at the
+   place among those kept (`FindingsAtHead`), or has the hunk analysed again (`Ports.again`).
 
 Rules 1–4 and 6 are every command's; what each command reads and answers (5, 7) is its module's
 in bot/core/verbs/, found by its verb in the table (bot/core/verbs/table.py). `respond` wraps it
@@ -33,24 +34,26 @@ from typing import Any
 
 from bot.core import pr_commands
 from bot.core.verbs.base import (
+    AnalyseAgain,
     Answer,
     Asked,
     Call,
     Conversation,
     DismissalsPort,
+    FindingsAtHead,
     Help,
     Ledger,
     Malformed,
     Permissions,
     Ports,
     Rules,
-    Scheduler,
+    Work,
 )
 from bot.core.verbs.table import VERBS
 from reporters.untrusted import inert
 
-__all__ = ["Answer", "Asked", "Conversation", "DismissalsPort", "Ledger", "Permissions", "Ports", "Rules",
-           "Scheduler", "answer_command", "respond"]
+__all__ = ["AnalyseAgain", "Answer", "Asked", "Conversation", "DismissalsPort", "FindingsAtHead", "Ledger",
+           "Permissions", "Ports", "Rules", "Work", "answer_command", "respond"]
 
 
 def respond(asked: Asked, rules: Rules, ports: Ports) -> Answer:
@@ -82,7 +85,7 @@ def answer_command(asked: Asked, rules: Rules, ports: Ports) -> Answer:
         return _closed(str(pull.get("state")))
     head = str((pull.get("head") or {}).get("sha") or asked.head or "")
     charged: int | None = None
-    if verb.spends(ports.scheduler) and not ports.permissions.can_write(asked.author):
+    if verb.spends(ports) and not ports.permissions.can_write(asked.author):
         refusal, charged = _refusal(asked, rules, ports, pull)
         if refusal:
             return Answer("refused", refusal)
@@ -98,7 +101,7 @@ def _refusal(asked: Asked, rules: Rules, ports: Ports, pull: Mapping[str, Any]) 
     """Why this person, without write access, may not spend now (None: they may), and their
     charged commands today."""
     if asked.author.lower() != str((pull.get("user") or {}).get("login") or "").lower():
-        return pr_commands.spend_refused(explain=ports.scheduler.explain_spends), None
+        return pr_commands.spend_refused(explain=ports.again is not None), None
     charged = ports.ledger.charged_today(asked)
     if charged is None:
         return ports.ledger.uncountable, None

@@ -24,9 +24,10 @@ from typing import Any
 from analyzers import registry
 from analyzers.report import Finding
 from bot.core.dismissals import Dismissal, Prints, fingerprint, kind_of
+from bot.core.dismissals_file import DISMISSALS_PATH, entry_yaml
 from bot.core.explain import marked
 from reporters.check_run import check_name_of
-from reporters.untrusted import code, inert
+from reporters.untrusted import code, fenced, inert
 
 MAX_NAMED = 10  # findings named in one reply; more are counted
 
@@ -106,6 +107,23 @@ def reply(d: Dismissal, aim: Aim, head: str, *, added: bool = True) -> str:
     lines = [("Dismissed: " if added else "Already dismissed: ") + what(d) + ".", "", *covered(aim.named, head)]
     if d.reason:
         lines += ["", f"Reason: {inert(d.reason)}"]
+    return "\n".join(lines)
+
+
+def proposed(d: Dismissal, aim: Aim, head: str) -> str:
+    """What `ignore` answers where the dismissals are a committed file: the entry to commit."""
+    return "\n".join([
+        f"The Action keeps no dismissals of its own: commit this entry to `{DISMISSALS_PATH}` on the default "
+        "branch (add its `- ` item to the `dismissals:` list, or create the file with it). Runs read the "
+        "file at a pull request's base commit, so it applies to pull requests based on a commit that has it.",
+        "", *fenced(entry_yaml(d).rstrip("\n"), "yaml"), "",
+        f"It dismisses {what(d)}.", "", *covered(aim.named, head)])
+
+
+def to_remove(hits: Sequence[Dismissal], where: str) -> str:
+    """What `unignore` answers where the dismissals are a committed file: the entries to remove."""
+    lines = [f"Remove {'this entry' if len(hits) == 1 else 'these entries'} from {where}:", ""]
+    lines += [f"- {code(d.target)} ({d.kind}): {inert(d.line())}" for d in hits[:100]]
     return "\n".join(lines)
 
 

@@ -24,19 +24,11 @@ import re
 from collections.abc import Sequence
 
 from bot.core.comment_text import visible_lines
-from bot.core.verbs.base import (
-    MAX_LINE,
-    MAX_REASON,
-    Command,
-    Dismissals,
-    Explain,
-    Help,
-    Ignore,
-    Malformed,
-    Rerun,
-    Unignore,
-    safe_path,
-)
+from bot.core.verbs.base import MAX_LINE, MAX_REASON, Command, Help, Malformed, safe_path
+from bot.core.verbs.dismiss import Ignore, Unignore
+from bot.core.verbs.dismissals import Dismissals
+from bot.core.verbs.explain import Explain
+from bot.core.verbs.rerun import Rerun
 from bot.core.verbs.table import VERBS
 
 _ADDRESS = re.compile(r"^@(?P<slug>[A-Za-z0-9][A-Za-z0-9-]*)(?:\[bot\])?(?=\s|$)(?P<rest>.*)$", re.I)

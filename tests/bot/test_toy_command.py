@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from bot.core import pr_commands
-from bot.core.verbs.base import Answer, Call, Command, Malformed, Scheduler
+from bot.core.verbs.base import Answer, Call, Command, Malformed, Ports
 from bot.core.verbs.table import VERBS
 from tests.bot.app_support import App
 from tests.bot.test_command_parity import _fake, on_the_action, on_the_app
@@ -39,7 +39,7 @@ class PingVerb:
     def parse(self, rest: str) -> Command:
         return Ping() if not rest else Malformed("ping takes nothing after it")
 
-    def spends(self, scheduler: Scheduler) -> bool:
+    def spends(self, ports: Ports) -> bool:
         return self.spending
 
     def answer(self, call: Call) -> Answer:

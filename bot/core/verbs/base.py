@@ -3,10 +3,13 @@
 
 A command module (rerun.py, explain.py, …) defines its typed command and one `Verb`: how it
 reads the text after its verb, whether it needs write access, whether it spends (what the
-pull request's author may do a few times a day), and its answer through the ports. The order
+pull request's author may do a few times a day), and its answer through the ports. The ports
+are capabilities, not verbs: who may write (`Permissions`), the conversation (`Conversation`),
+the author's day (`Ledger`), what rtcbot showed at a head (`FindingsAtHead`), the dismissals
+(`DismissalsPort`), the work (`Work`) and, where no findings are kept, an analysis run again
+(`AnalyseAgain`); what a command names is resolved in its module from these, pure. The order
 of the rules every command goes through is bot/core/answer_command.py's. Pure.
 """
-
 from __future__ import annotations
 
 import re
@@ -14,8 +17,11 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from bot.core.dismiss_target import Aim
+from analyzers.code.diff import ChangeSet
+from analyzers.report import Finding
+from bot.core.dismiss_target import Named
 from bot.core.dismissals import MAX_GLOB_CHARS, MAX_REASON_CHARS, MAX_TARGET_CHARS, Dismissal
+from bot.core.feedback import keys_in
 
 MAX_LINE = 500  # characters of the addressed line that are read
 MAX_PATH = MAX_GLOB_CHARS  # a command's path or glob: what a dismissal may hold
@@ -45,40 +51,6 @@ class Malformed:
     verb = "malformed"
 
 
-# -- the commands the ports below are given (each read and answered by its module) ----------
-@dataclass(frozen=True)
-class Rerun:
-    analyzers: tuple[str, ...] = ()  # () : every analysis the repository enables
-    verb = "rerun"
-
-
-@dataclass(frozen=True)
-class Explain:
-    path: str | None = None  # None: the finding of the thread the command is in
-    line: int | None = None
-    verb = "explain"
-
-
-@dataclass(frozen=True)
-class Ignore:
-    target: str  # a rule id, an analyzer's key or a finding's fingerprint; "this": the thread's
-    path_glob: str | None = None
-    reason: str = ""
-    verb = "ignore"
-
-
-@dataclass(frozen=True)
-class Unignore:
-    target: str
-    path_glob: str | None = None
-    verb = "unignore"
-
-
-@dataclass(frozen=True)
-class Dismissals:
-    verb = "dismissals"
-
-
 def safe_path(text: str, *, glob: bool = False) -> str | None:
     """`text` as a path (or glob) inside the repository, or None: relative, no `..` or `.`
     part, no empty part, no backslash, no control character, at most MAX_PATH characters."""
@@ -88,6 +60,13 @@ def safe_path(text: str, *, glob: bool = False) -> str | None:
     if text.startswith(("/", "~")) or any(p in ("", ".", "..") for p in parts):
         return None
     return text
+
+
+def thread_marker(top: Mapping[str, Any]) -> str | None:
+    """The marker of a review thread's first comment of rtcbot's (reporters/pr_review.py `key_of`):
+    what `explain` and `ignore this` in that thread name (None: it carries none)."""
+    keys = keys_in([top.get("body")])
+    return keys[0] if keys else None
 
 
 @dataclass(frozen=True)
@@ -153,26 +132,44 @@ class Ledger(Protocol):
         """Record the author's `n`th charged command of the day, before its work is done."""
 
 
+class FindingsAtHead(Protocol):
+    """What rtcbot showed on the pull request: its findings at a head, the thread a command was
+    written in, and the change they were found in. Resolving what a command names from these is
+    the core's (bot/core/verbs/dismiss.py, explain.py)."""
+
+    def findings(self, head: str) -> Sequence[Finding] | None:
+        """rtcbot's findings at `head`, every analysis's (None: the surface keeps none, the Action)."""
+
+    def annotated(self, head: str, fingerprint: str) -> tuple[Named, ...]:
+        """The findings rtcbot's check runs at `head` annotate with `fingerprint`."""
+
+    def thread(self) -> Mapping[str, Any] | None:
+        """The first comment of the command's review thread when it is one of rtcbot's (None:
+        the command is not in such a thread, or the surface reads no threads)."""
+
+    def changes(self, pull: Mapping[str, Any]) -> ChangeSet:
+        """The pull request's change at its head (what an explanation compares a regeneration with)."""
+
+
 class DismissalsPort(Protocol):
-    """The repository's dismissals: a store (the App) or a committed file (the Action)."""
+    """The repository's dismissals: a store rtcbot writes (the App) or a file people commit (the
+    Action), read and written; what a command dismisses and the replies are the core's."""
 
     where: str  # in words: "this repository", "`.github/rtcbot-dismissals.yml` on the default branch"
 
     def listed(self) -> Sequence[Dismissal]: ...
 
-    def aim(self, command: Ignore | Unignore, head: str) -> Aim:
-        """What the command names, resolved at the head (or why nothing is dismissed)."""
+    def add(self, d: Dismissal) -> bool | None:
+        """Record `d`: True when added, False when already there; None when the surface records
+        none (a committed file: the reply proposes the entry)."""
 
-    def add(self, d: Dismissal, aim: Aim, head: str) -> Answer:
-        """Record the dismissal (or say how to), answered in words."""
+    def remove(self, target: str, path_glob: str | None) -> int | None:
+        """Remove the dismissals of `target` (in `path_glob`, None: any): how many; None when the
+        surface records none (the reply names the entries to remove)."""
 
-    def remove(self, target: str, path_glob: str | None) -> Answer: ...
 
-
-class Scheduler(Protocol):
-    """The work a command asks for: a re-run (queued or run here) and an explanation."""
-
-    explain_spends: bool  # explain analyses again (charged like a re-run) rather than reading stored results
+class Work(Protocol):
+    """The analyses a command asks for: re-run (jobs through the queue, or the review run here)."""
 
     def turned_off(self, analyzers: Sequence[str], pull: Mapping[str, Any]) -> tuple[list[str], str | None]:
         """The named analyzers this re-run will not run, and why in words (None: none)."""
@@ -182,8 +179,13 @@ class Scheduler(Protocol):
         """Re-run `analyzers` (all the repository enables when empty) at `head`; `charge` before
         the work goes out (not when nothing is made again)."""
 
-    def explain(self, command: Explain, head: str, pull: Mapping[str, Any], charge: Callable[[], None]) -> Answer:
-        """Explain the score at the place the command points to (`charge` before analysing)."""
+
+class AnalyseAgain(Protocol):
+    """Where the surface keeps no findings (the Action), the analyses of one hunk run again here
+    for `explain` — so there `explain` spends."""
+
+    def findings(self, hunk: ChangeSet, pull: Mapping[str, Any], charge: Callable[[], None]) -> Sequence[Finding]:
+        """Every finding the review at the head finds in `hunk`, `charge` before analysing."""
 
 
 @dataclass(frozen=True)
@@ -191,8 +193,10 @@ class Ports:
     permissions: Permissions
     conversation: Conversation
     ledger: Ledger
+    shown: FindingsAtHead
     dismissals: DismissalsPort
-    scheduler: Scheduler
+    work: Work
+    again: AnalyseAgain | None = None  # None: the surface reads the findings it keeps (the App)
 
 
 @dataclass(frozen=True)
@@ -224,7 +228,7 @@ class Verb(Protocol):
     def parse(self, rest: str) -> Command:
         """The command in the text after the verb (a `Malformed` when it cannot be read)."""
 
-    def spends(self, scheduler: Scheduler) -> bool:
-        """Whether it spends: the author's up to a daily budget, a writer's freely."""
+    def spends(self, ports: Ports) -> bool:
+        """Whether it spends on this surface: the author's up to a daily budget, a writer's freely."""
 
     def answer(self, call: Call) -> Answer: ...

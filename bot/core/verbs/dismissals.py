@@ -4,8 +4,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from bot.core.verbs.base import Answer, Call, Command, Dismissals, Malformed, Scheduler
+from bot.core.verbs.base import Answer, Call, Command, Malformed, Ports
 from reporters.untrusted import code, inert
+
+
+@dataclass(frozen=True)
+class Dismissals:
+    verb = "dismissals"
 
 
 @dataclass(frozen=True)
@@ -19,7 +24,7 @@ class DismissalsVerb:
     def parse(self, rest: str) -> Command:
         return Dismissals() if not rest else Malformed("dismissals takes nothing after it")
 
-    def spends(self, scheduler: Scheduler) -> bool:
+    def spends(self, ports: Ports) -> bool:
         return False
 
     def answer(self, call: Call) -> Answer:

@@ -7,7 +7,13 @@ import dataclasses
 from dataclasses import dataclass
 
 from analyzers import registry
-from bot.core.verbs.base import Answer, Call, Command, Malformed, Rerun, Scheduler
+from bot.core.verbs.base import Answer, Call, Command, Malformed, Ports
+
+
+@dataclass(frozen=True)
+class Rerun:
+    analyzers: tuple[str, ...] = ()  # () : every analysis the repository enables
+    verb = "rerun"
 
 
 @dataclass(frozen=True)
@@ -26,7 +32,7 @@ class RerunVerb:
             return Malformed(f"rerun: {e}")
         return Rerun(tuple(dict.fromkeys(names)))
 
-    def spends(self, scheduler: Scheduler) -> bool:
+    def spends(self, ports: Ports) -> bool:
         return True
 
     def answer(self, call: Call) -> Answer:
@@ -34,12 +40,12 @@ class RerunVerb:
         assert isinstance(command, Rerun)  # parse made it
         if not call.head:
             return Answer("no head", "GitHub did not say which commit is this pull request's head.")
-        scheduler = call.ports.scheduler
-        off, note = scheduler.turned_off(command.analyzers, call.pull) if command.analyzers else ([], None)
+        work = call.ports.work
+        off, note = work.turned_off(command.analyzers, call.pull) if command.analyzers else ([], None)
         names = [n for n in command.analyzers if n not in off]
         if command.analyzers and not names:
             return Answer("turned off", note)
-        answer = scheduler.rerun(names, call.head, call.pull, call.charge)
+        answer = work.rerun(names, call.head, call.pull, call.charge)
         return dataclasses.replace(answer, reply=note) if note and answer.reply is None else answer
 
 
