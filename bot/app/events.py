@@ -19,6 +19,7 @@ from bot.app.job_kinds import (
     JOB_KINDS,
     AnalyzeJob,
     BadJob,
+    ByName,
     FeedbackJob,
     InstallationJob,
     Job,
@@ -252,10 +253,11 @@ def _check_run(d: Delivery) -> Routed:
     sha = _sha(run.get("head_sha"))
     if sha is None:
         return Routed(note="check run without a head SHA")
+    reason: ByName = "check_run.requested_action" if action == "requested_action" else "check_run.rerequested"
     return Routed([AnalyzeJob(repo=b.repo, default_branch=b.default_branch, installation_id=b.installation_id,
                               repository_id=b.repository_id,
                               pr_number=pr_number, head_sha=sha, analyzer=analyzer, force=True,
-                              reason=f"check_run.{action}", author_id=_sender(payload))])
+                              reason=reason, author_id=_sender(payload))])
 
 
 def _check_suite(d: Delivery) -> Routed:

@@ -43,6 +43,10 @@ class PRJob:
     author_id: int | None = None  # the pull request's author (its user.id): whose daily LLM budget it spends
 
 
+ByName = Literal["check_run.rerequested", "check_run.requested_action"]  # a check run's re-run, asked by name
+BY_NAME: tuple[str, ...] = get_args(ByName)
+
+
 @dataclass(frozen=True, kw_only=True)
 class AnalyzeJob:
     """One analyzer on one pull request head: one check run."""
@@ -62,9 +66,9 @@ class AnalyzeJob:
 
     @property
     def explicit(self) -> bool:
-        """Asked for by name (a re-run of its check run): runs even where the config turns
-        the analyzer off."""
-        return self.reason.startswith("check_run")
+        """Asked for by name (a re-run of its check run, `BY_NAME`): runs even where the config
+        turns the analyzer off."""
+        return self.reason in BY_NAME
 
     @classmethod
     def of(cls, pr: PRJob, analyzer: str, root: int) -> AnalyzeJob:
