@@ -24,8 +24,14 @@ from bot.action.settings import ActionSettings
 from bot.action.workflow import COMMENT_EVENT, ActionError
 from bot.core.llm import llm_factory
 from bot.core.qualification import model_name
-from bot.core.settings import SettingsError, error_lines, llm_settings, load_tools
-from bot.core.settings_commands import CommandSettings, load_command_settings
+from bot.core.settings import (
+    CommandSettings,
+    SettingsError,
+    error_lines,
+    llm_settings,
+    load_command_settings,
+    load_tools,
+)
 from bot.github import GitHubError, GitHubSettings, GitHubSettingsError, load_github_settings
 from bot.shell.commands import options
 

@@ -11,7 +11,7 @@ from analyzers.context import Tools
 from analyzers.llm.client import LLMClient
 from analyzers.llm.local import ALIAS
 from analyzers.report import AnalyzerReport
-from bot.core.settings_commands import CommandSettings
+from bot.core.settings import CommandSettings
 from bot.github import GitHubSettings
 
 

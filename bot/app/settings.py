@@ -27,8 +27,7 @@ from pydantic_settings import NoDecode, SettingsConfigDict
 
 from analyzers.llm.client import LLMSettings
 from analyzers.registry import ANALYZERS, DEFAULT_ANALYZERS, DEFAULT_COMMENT_ANALYZERS, normalise
-from bot.core.settings import LogSettings, SettingsError, ToolSettings, variable_problems
-from bot.core.settings_commands import CommandSettings
+from bot.core.settings import CommandSettings, LogSettings, SettingsError, ToolSettings, variable_problems
 from bot.core.settings_env import load, split_list
 from bot.github.settings import GitHubSettings
 from bot.store.settings import StoreSettings

@@ -1,6 +1,7 @@
 """The settings every surface reads from the environment (the App's own are bot/app/settings.py):
 how commands log (`LogSettings`), the LLM of the command line and the Action (`LLMEnvSettings`),
-the operator's tools (`ToolSettings`), and which RTCBOT_ variables rtcbot reads, so that a
+the operator's tools (`ToolSettings`), who may ask for what by a command on a pull request
+(`CommandSettings`, the App's and the Action's), and which RTCBOT_ variables rtcbot reads, so that a
 misspelt one is an error naming the right name (`unknown_variables`).
 
 Every setting is typed and bounded, and every problem is found in one run (a wrong value takes
@@ -25,12 +26,10 @@ from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 from analyzers.context import Tools
 from analyzers.llm.client import LLMSettings
-from bot.core.settings_commands import CommandSettings
 from bot.core.settings_env import SettingsError as SettingsError
 from bot.core.settings_env import env_name as env_name
 from bot.core.settings_env import error_lines as error_lines
 from bot.core.settings_env import load, split_list
-from bot.core.variables import SERVICE_VARIABLES
 from bot.github.settings import GitHubSettings
 
 log = logging.getLogger("rtcbot.settings")
@@ -144,6 +143,27 @@ class ToolSettings(BaseSettings):
                      semgrep_engine=self.semgrep_engine, pmd_server=self.pmd_server)
 
 
+# -- who may ask rtcbot for what on a pull request (`@<name> rerun`, bot/core/pr_commands.py):
+# shared by the App (`ServiceSettings` inherits them) and the Action (`issue_comment`)
+class CommandSettings(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix="RTCBOT_", extra="ignore", populate_by_name=True)
+
+    # `@<name> rerun` (and, on the Action, `explain`, which analyses afresh): what a pull
+    # request's author may ask for on it a day without write access (people with write
+    # access: any, debounced on the App)
+    author_reruns_per_day: int = Field(default=5, ge=0, le=100)
+    # how long a user's permission on a repository (who may `ignore`) is taken as known
+    permission_cache_s: float = Field(default=60.0, ge=0, le=3600)
+
+
+def load_command_settings() -> CommandSettings:
+    """The settings from the environment; SettingsError with one line for each bad value."""
+    settings, problems = load(CommandSettings, {})
+    if problems or settings is None:
+        raise SettingsError(*problems)
+    return settings
+
+
 def load_tools(**overrides: Any) -> Tools:
     """The operator's tools from the environment (SettingsError: every problem, one line each,
     a misspelt RTCBOT_ variable among them; see `unknown_variables`)."""
@@ -165,6 +185,24 @@ OTHER_VARIABLES: dict[str, str] = {
     "RTCBOT_CHROMIUM": "the tests' browser", "RTCBOT_TEST_ARTIFACTS": "the tests' screenshots",
     "RTCBOT_TEST_MARKERS": "tests/markers.py", "RTCBOT_TEST_REDIS_DB": "tests/bot/app_support.py",
 }
+# the App's own (bot/app/settings.py `ServiceSettings`' fields that no settings model here reads),
+# so that every surface knows every variable without importing the App; tests/bot/test_settings.py
+# holds it equal to the App's settings
+SERVICE_VARIABLES = frozenset({
+    "RTCBOT_ALLOWED_MODELS", "RTCBOT_ANALYZERS", "RTCBOT_APP_ID", "RTCBOT_COMMENT_ANALYZERS",
+    "RTCBOT_DATABASE_URL", "RTCBOT_DATA_DIR", "RTCBOT_FORCE_DEBOUNCE_S", "RTCBOT_GITHUB_API_URL",
+    "RTCBOT_GITHUB_URL", "RTCBOT_HEALTH_MAX_QUEUE_AGE_S", "RTCBOT_HEALTH_MIN_FREE_MB", "RTCBOT_HEARTBEAT_S",
+    "RTCBOT_INSTALLATION_MAX_JOBS", "RTCBOT_INSTALLATION_WEIGHTS",
+    "RTCBOT_LLM_AUTHOR_DAILY_REQUESTS", "RTCBOT_LLM_AUTHOR_DAILY_TOKENS", "RTCBOT_LLM_CONCURRENCY",
+    "RTCBOT_LLM_DAILY_REQUESTS", "RTCBOT_LLM_DAILY_TOKENS", "RTCBOT_LLM_MAX_REQUESTS",
+    "RTCBOT_LLM_MAX_TOKENS", "RTCBOT_LLM_PR_DAILY_REQUESTS", "RTCBOT_LLM_PR_DAILY_TOKENS",
+    "RTCBOT_LLM_TIMEOUT_S", "RTCBOT_MAX_ATTEMPTS", "RTCBOT_MAX_BODY_BYTES", "RTCBOT_METRICS_TOKEN",
+    "RTCBOT_OAUTH_CLIENT_ID", "RTCBOT_OAUTH_CLIENT_SECRET", "RTCBOT_PAYLOAD_RETENTION_S",
+    "RTCBOT_PRIVATE_KEY", "RTCBOT_PRIVATE_KEY_PATH", "RTCBOT_PROCESS_DRAFTS", "RTCBOT_PUBLIC_URL",
+    "RTCBOT_REDIS_URL", "RTCBOT_REPORTERS", "RTCBOT_REQUEUE_AFTER_S", "RTCBOT_SESSION_LIFETIME_S",
+    "RTCBOT_SESSION_SECRET", "RTCBOT_STALE_AFTER_S", "RTCBOT_STATS_TOKEN", "RTCBOT_SWEEP_INTERVAL_S",
+    "RTCBOT_WEBHOOK_SECRET", "RTCBOT_WEBHOOK_SECRET_PREVIOUS", "RTCBOT_WORKERS", "RTCBOT_WORKER_STALE_S",
+})
 NEAR_MISS = 0.8  # difflib's ratio past RTCBOT_ above which an unknown name is a misspelling: an error
 SUGGEST = 0.6  # above which an unknown name gets a "did you mean"
 _warned: set[str] = set()
@@ -184,8 +222,8 @@ def model_variables(*models: type[BaseSettings]) -> set[str]:
 
 def known_variables() -> set[str]:
     """Every RTCBOT_ variable rtcbot reads: the settings of every surface (this module's, GitHub's,
-    the commands'), the App's own (bot/core/variables.py, which its test holds to
-    bot/app/settings.py) and OTHER_VARIABLES."""
+    the commands'), the App's own (SERVICE_VARIABLES, which its test holds to bot/app/settings.py)
+    and OTHER_VARIABLES."""
     return model_variables(LogSettings, LLMEnvSettings, ToolSettings, GitHubSettings, CommandSettings) \
         | SERVICE_VARIABLES | {n for n in OTHER_VARIABLES if n.startswith("RTCBOT_")}
 

@@ -16,7 +16,7 @@ import pytest
 
 from bot.action.comments import answer_comment
 from bot.action.settings import ActionSettings
-from bot.core.settings_commands import CommandSettings
+from bot.core.settings import CommandSettings
 from tests.bot.app_support import App
 from tests.fakes.github_server import FakeGitHub, many_hunks_diff
 

@@ -342,11 +342,16 @@ def test_every_rtcbot_variable_rtcbot_reads_or_documents_is_known() -> None:
 
 
 def test_the_core_knows_the_apps_variables_without_importing_the_app() -> None:
-    """bot/core/variables.py lists the App's own variables (the CLI and the Action check names
-    against them too); it is exactly what ServiceSettings reads beyond the core's settings."""
-    from bot.core.settings import LLMEnvSettings, LogSettings, ToolSettings, model_variables
-    from bot.core.settings_commands import CommandSettings
-    from bot.core.variables import SERVICE_VARIABLES
+    """bot/core/settings.py's SERVICE_VARIABLES lists the App's own variables (the CLI and the
+    Action check names against them too); it is exactly what ServiceSettings reads beyond the core's settings."""
+    from bot.core.settings import (
+        SERVICE_VARIABLES,
+        CommandSettings,
+        LLMEnvSettings,
+        LogSettings,
+        ToolSettings,
+        model_variables,
+    )
     from bot.github.settings import GitHubSettings
 
     core = model_variables(LogSettings, LLMEnvSettings, ToolSettings, GitHubSettings, CommandSettings)
