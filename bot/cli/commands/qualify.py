@@ -9,9 +9,8 @@ record (`--output`, default `.rtcbot/qualification.json` in the checkout), which
 review` reads under `require_qualified: true`. Re-runs draw the same hunks and send the same
 requests, so they are served from the LLM cache.
 
-Its parts: the hunks sampled from git (bot/cli/commands/_qualify_history.py), what is printed
-(_qualify_output.py), and the verdicts stored in the App's database with `--database`
-(_qualify_store.py).
+Its parts: the hunks sampled from git (bot/cli/commands/_qualify_history.py) and the verdicts
+stored in the App's database with `--database` (_qualify_store.py); what it prints is here.
 """
 
 from __future__ import annotations
@@ -30,6 +29,7 @@ from typing import Any
 import click
 from rich.console import Console
 from rich.progress import Progress
+from rich.table import Table
 
 from analyzers.code.checkout_files import CheckoutFileError, check_writable, split, write_text
 from analyzers.editing_rtc.analyzer import EditingRTC, EditingRTCConfig
@@ -37,13 +37,81 @@ from analyzers.llm.client import BudgetExceeded, LLMClient, LLMError, LLMSetting
 from analyzers.qualify import Candidate, ModelResult, Thresholds, record, summarise, verdict_of
 from bot.cli.commands._common import bar, plot_option, save_plot
 from bot.cli.commands._qualify_history import repository_name, sample_history
-from bot.cli.commands._qualify_output import print_results
 from bot.cli.commands._qualify_store import app_store, store_results
 from bot.core.settings import llm_settings
 from bot.shell.commands import options
 from reporters.eval_plots import qualify_chart
 
 RECORD_PATH = Path(".rtcbot") / "qualification.json"  # bot/core/qualification.py reads it
+
+
+# -- what it prints: the record as JSON, Markdown or a table, each model's verdict, and a note on
+# stderr for each model whose budget left sampled hunks unscored --------------------------------
+def _ci(r: ModelResult) -> str:
+    return f"[{r.lift_low:+.3f}, {r.lift_high:+.3f}]"
+
+
+def _fmt_share(r: ModelResult) -> str:
+    return "n/a" if r.format_share is None else f"{r.format_share:.0%}"
+
+
+def _verdict(r: ModelResult) -> str:
+    return "qualified" if r.qualified else "not qualified: " + "; ".join(r.reasons)
+
+
+COLUMNS = ("model", "hunks", "RTC", "RTC@3", "baseline", "lift", "lift 95% CI", "format", "requests",
+           "tokens", "wall s", "cost", "qualified")
+
+
+def _row(r: ModelResult) -> list[str]:
+    return [r.model, str(r.hunks), f"{r.rtc:.3f}", f"{r.rtc_at_3:.3f}", f"{r.baseline:.3f}", f"{r.lift:+.3f}", _ci(r),
+            _fmt_share(r), str(r.requests), str(r.tokens), f"{r.wall_s:.1f}",
+            "" if r.cost is None else f"{r.cost:.4f}", "yes" if r.qualified else "no"]
+
+
+def _summary(rec: dict[str, Any]) -> str:
+    best = rec["cheapest_qualified"]
+    return f"cheapest qualified model: {best}" if best else "no model qualified"
+
+
+def markdown(rec: dict[str, Any], results: list[ModelResult]) -> str:
+    lines = [f"### rtcbot qualify: {rec['repository']} ({rec['revisions']}, "
+             f"{results[0].hunks + results[0].not_scored if results else 0} of {rec['hunks_available']} hunks)", "",
+             "| " + " | ".join(COLUMNS) + " |", "|" + "---|" * len(COLUMNS)]
+    lines += ["| " + " | ".join(c.replace("|", "\\|") for c in _row(r)) + " |" for r in results]
+    lines += [""] + [f"- {r.model}: {_verdict(r)}" for r in results]
+    lines += ["", f"**{_summary(rec)}**",
+              "", "format: the share of the model's answers in the expected format (a description without code; "
+                  "code in a fenced block)."]
+    return "\n".join(lines)
+
+
+def table(rec: dict[str, Any], results: list[ModelResult]) -> Table:
+    t = Table(title=f"rtcbot qualify: {rec['repository']} ({rec['revisions']})",
+              caption=_summary(rec) + " · format: answers in the expected format")
+    for col in COLUMNS:
+        t.add_column(col, justify="left" if col == "model" else "right", no_wrap=col != "model")
+    for r in results:
+        t.add_row(*_row(r))
+    return t
+
+
+def print_results(fmt: str, rec: dict[str, Any], results: list[ModelResult]) -> None:
+    """The record as JSON, Markdown or a table with each verdict; notes of budgets spent on stderr."""
+    if fmt == "json":
+        click.echo(json.dumps(rec, ensure_ascii=False))
+    elif fmt == "markdown":
+        click.echo(markdown(rec, results))
+    else:
+        out = Console()
+        if not out.is_terminal:  # a pipe or a log: the whole table, not squeezed to 80 columns
+            out = Console(width=200)
+        out.print(table(rec, results))
+        for r in results:
+            out.print(f"{r.model}: {_verdict(r)}", markup=False, highlight=False)
+    for r in results:
+        if r.not_scored:
+            click.echo(f"note: {r.model}: {r.not_scored} sampled hunk(s) not scored (budget spent)", err=True)
 
 
 # -- models ------------------------------------------------------------------------------------
