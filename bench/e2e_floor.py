@@ -182,7 +182,7 @@ def warm_up() -> None:
     """Load the embedding model and start the PMD server, and freeze what that loaded out of
     the garbage collector's full passes, as `rtcbot worker` does at start."""
     from analyzers.crscore.analyzer import warm_up as warm_crscore
-    from bot.app.jobs import freeze_start_up
+    from bot.app.worker import freeze_start_up
 
     warm_crscore()
     freeze_start_up()
@@ -422,7 +422,7 @@ def bot_measure(diffs: Sequence[Path], delay_s: float = LATENCY_S, worker_thread
 
     from bench.llm_process import LLMProcess
     from bot.app.commands.worker import consumer
-    from bot.app.jobs import Runtime
+    from bot.app.runtime import Runtime
     from bot.app.settings import ServiceSettings
     from bot.app.web import create_app
     from tests.bot.app_support import deliver, serve

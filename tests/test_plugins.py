@@ -209,7 +209,7 @@ def test_check_runs_named_among_the_actions_reporters_are_opened_once(
 @pytest.mark.usefixtures("plugins")
 def test_the_app_posts_the_toys_check_run_and_drives_the_toy_reporter(
         tmp_path: Path, fake_github: Callable[..., FakeGitHub]) -> None:  # noqa: F811  (the fixture)
-    from bot.app.jobs import Runtime
+    from bot.app.runtime import Runtime
     from bot.app.web import create_app
     from tests.bot.app_support import deliver, drain, make_settings, serve
 

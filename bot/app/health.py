@@ -15,8 +15,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from bot.app.jobs import Runtime
 from bot.app.queue import describe, heard_as, identity, ping, same_queue
+from bot.app.runtime import Runtime
 from bot.app.sweep import why
 from bot.app.vitals import data_disk, disk_problem, store_problems
 

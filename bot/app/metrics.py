@@ -17,8 +17,8 @@ from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 from prometheus_client.registry import Collector
 
 from bot.app.health import worker_figures
-from bot.app.jobs import Runtime
 from bot.app.labels import event_label
+from bot.app.runtime import Runtime
 from bot.app.sweep import why
 from bot.app.vitals import VitalsCollector
 

@@ -1,5 +1,5 @@
 """What a worker runs for each job (bot/app/worker.py): a table of job kind → handler
-(bot/app/job_kinds.py names the kinds), built once by the App's runtime (bot/app/jobs.py):
+(bot/app/job_kinds.py names the kinds), built once by the App's runtime (bot/app/runtime.py):
 
     pr             bot/app/fan_out.py         the repository's configuration, older heads
                                               cancelled, one analysis per enabled analyzer

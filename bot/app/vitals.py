@@ -16,9 +16,9 @@ from pathlib import Path
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 from prometheus_client.registry import Collector
 
-from bot.app.jobs import Runtime
 from bot.app.labels import analyzer_label
 from bot.app.queue import ping
+from bot.app.runtime import Runtime
 from bot.app.sweep import why
 
 log = logging.getLogger("bot.app.web")

@@ -29,9 +29,10 @@ from prometheus_client import generate_latest
 from analyzers.urls import redact_data
 from bot.app.delivery_body import TooLarge, UnsupportedType, decode_payload, read_bounded, verify_signature
 from bot.app.health import check as check_health
-from bot.app.jobs import Accepted, Runtime
+from bot.app.intake import Accepted
 from bot.app.metrics import Meters
 from bot.app.refusals import log_refusal
+from bot.app.runtime import Runtime
 from bot.app.settings import ServiceSettings, load_settings
 from bot.core.feedback import acceptance
 from bot.core.logs import delivery_context, shown

@@ -18,7 +18,7 @@ import httpx
 from flask import Flask
 from werkzeug.serving import make_server
 
-from bot.app.jobs import Runtime
+from bot.app.runtime import Runtime
 from bot.app.settings import ServiceSettings
 from bot.app.web import create_app
 from bot.github import installation_client

@@ -19,7 +19,7 @@ import httpx
 import pytest
 
 from bot.app.delivery_body import verify_signature
-from bot.app.jobs import Runtime
+from bot.app.runtime import Runtime
 from bot.app.web import create_app
 from bot.core.settings import SettingsError
 from tests.bot.app_support import SECRET, deliver, make_settings, scrape, serve

@@ -279,7 +279,7 @@ def test_analyzers_that_read_comments_get_them() -> None:
 def _app_check_run(tmp_path: Path, gh: FakeGitHub, llm: ScriptedLLM, config: str) -> dict[str, Any]:
     """The App on `config` (default branch): a pull request opened, its jobs run; the
     completed EditingRTC check run."""
-    from bot.app.jobs import Runtime
+    from bot.app.runtime import Runtime
     from bot.app.web import create_app
     from tests.bot.app_support import deliver, drain, make_settings, serve
 

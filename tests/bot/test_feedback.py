@@ -19,7 +19,7 @@ from click.testing import CliRunner
 
 from analyzers.semgrep.scan import find_semgrep
 from bot.app import feedback
-from bot.app.jobs import Runtime
+from bot.app.runtime import Runtime
 from bot.app.web import create_app
 from bot.core.feedback import acceptance, is_applied, keys_in
 from bot.entry import main

@@ -14,9 +14,9 @@ import httpx
 import pytest
 
 from bot.app.health import verdict
-from bot.app.jobs import Runtime
 from bot.app.outage import Outage
 from bot.app.queue import MARK_KEY, RedisQueue, heard_as, identity, make_queue, same_queue
+from bot.app.runtime import Runtime
 from bot.app.web import create_app
 from bot.app.worker import Presence
 from bot.store.versions import SCHEMA_VERSION

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from analyzers.llm.client import LLMClient, LLMSettings
-from bot.app.jobs import Runtime
+from bot.app.runtime import Runtime
 from bot.app.web import create_app
 from bot.core.logs import configure, delivery_context, job_context
 from bot.core.settings import LogSettings

@@ -9,7 +9,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from bot.app.jobs import Runtime
+from bot.app.runtime import Runtime
 from bot.app.settings import load_settings
 from bot.app.web import create_app
 from bot.core.settings import SettingsError

@@ -132,7 +132,7 @@ def _app_runs(tmp_path: Path, gh: FakeGitHub, llm: ScriptedLLM,
               before: Callable[[Store], object] = lambda _: None) -> dict[str, dict[str, Any]]:
     """The App on CONFIG: a pull request adding PATH opened, its jobs run; the completed
     check runs by name."""
-    from bot.app.jobs import Runtime
+    from bot.app.runtime import Runtime
     from bot.app.web import create_app
     from tests.bot.app_support import deliver, drain, make_settings, serve
 

@@ -14,8 +14,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from bot.app.jobs import Runtime
 from bot.app.refusals import shown
+from bot.app.runtime import Runtime
 from bot.app.web import create_app
 from bot.core.logs import configure
 from bot.core.settings import LogSettings

@@ -130,7 +130,7 @@ def test_the_action_reads_the_base_commits_record_and_fails_the_gate_over_inconc
 # ============================================================================ the App
 def _app_run(tmp_path: Path, gh: FakeGitHub, llm: ScriptedLLM, config: str,
              before: Callable[[Store], object]) -> dict[str, Any]:
-    from bot.app.jobs import Runtime
+    from bot.app.runtime import Runtime
     from bot.app.web import create_app
     from tests.bot.app_support import deliver, drain, make_settings, serve
 

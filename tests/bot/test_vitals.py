@@ -15,8 +15,8 @@ import httpx
 import pytest
 from sqlalchemy import text
 
-from bot.app.jobs import Runtime
 from bot.app.labels import OTHER, REFUSED, known_events
+from bot.app.runtime import Runtime
 from bot.app.web import create_app
 from bot.store.store import Store
 from tests.bot.app_support import deliver, drop_schema, make_settings, postgres_url, scrape, serve

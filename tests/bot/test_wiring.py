@@ -1,4 +1,4 @@
-"""The App's parts are built in dependency order (bot/app/jobs.py): each from parts already
+"""The App's parts are built in dependency order (bot/app/runtime.py): each from parts already
 built, nothing set on a part afterwards, and no part reaching back into the runtime that built
 them (the way a callback to a part not yet built would)."""
 
@@ -13,13 +13,13 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from bot.app import jobs
-from bot.app.jobs import Runtime
+from bot.app import runtime
+from bot.app.runtime import Runtime
 from tests.bot.app_support import make_settings
 
 
 def _init() -> ast.FunctionDef:
-    tree = ast.parse(inspect.getsource(jobs))
+    tree = ast.parse(inspect.getsource(runtime))
     cls = next(n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "Runtime")
     return next(n for n in cls.body if isinstance(n, ast.FunctionDef) and n.name == "__init__")
 

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from bot.app.jobs import Runtime
+from bot.app.runtime import Runtime
 from bot.app.web import create_app
 from tests.bot.app_support import deliver, make_settings, serve
 from tests.bot.conftest import Backend

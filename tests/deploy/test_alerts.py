@@ -13,7 +13,7 @@ from typing import Any
 
 import yaml
 
-from bot.app.jobs import Runtime
+from bot.app.runtime import Runtime
 from bot.app.web import create_app
 from tests.bot.app_support import make_settings, scrape, serve
 from tests.support import ROOT, require

@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from bot.app.jobs import Runtime
+from bot.app.runtime import Runtime
 from bot.app.web import create_app
 from tests.bot.app_support import drop_schema, postgres_url
 from tests.bot.dashboard.support import dashboard_settings, seed, sign_in

@@ -33,7 +33,7 @@ from typing import Any
 
 import httpx
 
-from bot.app.jobs import Runtime
+from bot.app.runtime import Runtime
 from bot.app.settings import ServiceSettings
 from bot.app.web import create_app
 from tests.bot.app_support import deliver, make_settings, serve

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.app.jobs import Runtime
+from bot.app.runtime import Runtime
 from bot.app.web import create_app
 from tests.bot.app_support import deliver, make_settings, serve
 from tests.bot.test_worker import start_worker, worker_env  # noqa: F401  (start_worker: a fixture)

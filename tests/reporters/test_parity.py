@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 
-from bot.app.jobs import Runtime
+from bot.app.runtime import Runtime
 from bot.app.web import create_app
 from tests.bot.app_support import deliver, drain, make_settings, serve
 from tests.fakes.github_server import FakeGitHub

@@ -246,7 +246,7 @@ def test_the_app_posts_them_with_rtcbot_reporters(
     gh = fake_github()
     llm = scripted_llm(autofix_answers)
     settings = make_settings(tmp_path, gh, llm, analyzers=["autofix"], reporters=["pr-review"])
-    from bot.app.jobs import Runtime
+    from bot.app.runtime import Runtime
     from bot.app.web import create_app
 
     rt = Runtime(settings)

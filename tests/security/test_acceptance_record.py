@@ -22,8 +22,8 @@ from analyzers.context import Tools, head_file_limit
 from analyzers.report import AnalyzerReport, Finding
 from bot.app import feedback
 from bot.app.events import AnalyzeJob
-from bot.app.jobs import Runtime
 from bot.app.results import publish_results
+from bot.app.runtime import Runtime
 from bot.app.web import create_app
 from bot.core.checks import CheckRuns
 from bot.core.config import LoadedConfig

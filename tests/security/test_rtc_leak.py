@@ -27,7 +27,7 @@ from analyzers.code.diff import parse_diff
 from analyzers.context import AnalysisContext
 from analyzers.editing_rtc.analyzer import EditingRTC
 from analyzers.report import AnalyzerReport
-from bot.app.jobs import Runtime
+from bot.app.runtime import Runtime
 from bot.app.web import create_app
 from bot.entry import main
 from tests.bot.app_support import deliver, drain, make_settings, serve

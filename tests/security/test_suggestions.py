@@ -9,7 +9,7 @@ import httpx
 from analyzers.code.diff import parse_github_files
 from analyzers.report import AnalyzerReport, Finding, Fix
 from bot.app import feedback
-from bot.app.jobs import Runtime
+from bot.app.runtime import Runtime
 from bot.app.web import create_app
 from reporters.base import Target
 from reporters.diff_filter import DiffFilter

@@ -23,7 +23,7 @@ from urllib.parse import urlsplit
 import pytest
 from click.testing import CliRunner
 
-from bot.app.jobs import Runtime
+from bot.app.runtime import Runtime
 from bot.app.web import create_app
 from bot.entry import main
 from bot.store.schema import CheckRunRow, FindingRow

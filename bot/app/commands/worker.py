@@ -15,7 +15,7 @@ from bot.core.settings import SettingsError
 
 if TYPE_CHECKING:
     from bot.app.consumer import Consumer
-    from bot.app.jobs import Runtime
+    from bot.app.runtime import Runtime
     from bot.app.worker import Presence
 
 log = logging.getLogger("rtcbot.worker")
@@ -34,7 +34,7 @@ def consumer(runtime: Runtime, workers: int) -> Consumer:
 
 
 def _sweeper(runtime: object, interval: float, stop: threading.Event) -> None:
-    from bot.app.jobs import Runtime
+    from bot.app.runtime import Runtime
     from bot.store.db import database_away
 
     assert isinstance(runtime, Runtime)
@@ -76,7 +76,7 @@ def command(workers: int | None) -> None:
         settings = service_settings(app=True)
     except SettingsError as e:
         settings_exit(e)
-    from bot.app.jobs import Runtime
+    from bot.app.runtime import Runtime
 
     # logging: configured once by the command line (bot/core/logs.py), at info for the worker
     try:

@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 from werkzeug.serving import make_server
 
-from bot.app.jobs import Runtime
+from bot.app.runtime import Runtime
 from bot.app.web import create_app
 from tests.bot.dashboard.support import dashboard_settings, seed, seed_names
 from tests.fakes.github_server import FakeGitHub

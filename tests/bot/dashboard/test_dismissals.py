@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from bot.app.jobs import Runtime
+from bot.app.runtime import Runtime
 from bot.core.dismissals import Dismissal
 from tests.bot.dashboard.support import repository_id, sign_in
 from tests.bot.dashboard.test_views import OTHER, REPO, dashboard_app

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from flask import Flask
 
-from bot.app.jobs import Runtime
+from bot.app.runtime import Runtime
 from bot.app.web import create_app
 from tests.bot.dashboard.support import dashboard_settings, repository_id, seed, sign_in
 from tests.fakes.github_server import FakeGitHub

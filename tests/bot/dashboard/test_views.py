@@ -13,7 +13,7 @@ from flask import Flask
 from flask.testing import FlaskClient
 
 from bot.app.dashboard.sessions import ID_SHAPE, StoreSessionInterface
-from bot.app.jobs import Runtime
+from bot.app.runtime import Runtime
 from bot.app.web import create_app
 from bot.store.schema import DashboardSessionRow
 from tests.bot.app_support import make_settings

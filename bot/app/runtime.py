@@ -33,13 +33,11 @@ from bot.app.pr_inputs import GithubFactory, PRReader
 from bot.app.settings import ServiceSettings
 from bot.app.sweep import Resender, Sweeper
 from bot.app.tenant_jobs import Installations, Repositories
-from bot.app.worker import Worker, freeze_start_up
+from bot.app.worker import Worker
 from bot.core.checks import CheckRuns
 from bot.github import installation_client
 from bot.store.claims import Claims, Fairness
 from bot.store.store import Store
-
-__all__ = ["Accepted", "Runtime", "freeze_start_up"]
 
 
 class Runtime:
