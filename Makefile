@@ -4,6 +4,12 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 DEV_STAMP := $(VENV)/.installed-dev
 
+# Compiled modules are cached (__pycache__, which git ignores) even where the shell sets
+# PYTHONDONTWRITEBYTECODE: each pytest-xdist worker and each `rtcbot` process that a test starts
+# imports the tree, and without the cache each one compiles it again, and pytest rewrites every
+# test module's asserts again (collection: 15 CPU-s a worker without, 7 with).
+unexport PYTHONDONTWRITEBYTECODE
+
 .PHONY: setup setup-dev demo trial test check check-tests lint typecheck unit test-loaded bench chaos clean
 
 # What the demo and the service need: the runtime packages, llama.cpp, Semgrep, PMD, JSHint.
