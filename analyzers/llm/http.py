@@ -13,6 +13,7 @@ a pool then holds an eighth of the connections, and its work is a 64th.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import ssl
 import threading
@@ -24,12 +25,19 @@ SHARDS = 8  # clients (connection pools) per endpoint
 KEPT = 32  # endpoints kept; the least recently used beyond are let go (closed once unused)
 
 
+@functools.cache
+def tls_context() -> ssl.SSLContext:
+    """The one SSL context of the process's LLM clients (certifi's CAs): its making is most of a
+    client's cost (~45 ms of CPU), and a made context is only read, by any client and thread."""
+    return ssl.create_default_context(cafile=certifi.where())
+
+
 class ClientSet:
-    """An endpoint's clients, which share one SSL context (its making is most of a client's
-    cost, ~30 ms of CPU). Thread-safe, as each client is."""
+    """An endpoint's clients, which share the process's SSL context (`tls_context`).
+    Thread-safe, as each client is."""
 
     def __init__(self, base_url: str, api_key: str, timeout: float, shards: int = SHARDS) -> None:
-        context = ssl.create_default_context(cafile=certifi.where())
+        context = tls_context()
         self.clients = tuple(
             openai.OpenAI(base_url=base_url, api_key=api_key,
                           max_retries=0,  # retries are ours, so that the budget counts them

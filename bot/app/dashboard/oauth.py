@@ -13,6 +13,8 @@ from urllib.parse import urlencode
 
 import httpx
 
+from bot.github.transport import tls_context
+
 MAX_INSTALLATIONS = 100  # installations read per sign-in, at most
 MAX_PAGES = 10  # pages of 100 repositories per installation, at most
 PER_PAGE = 100
@@ -47,7 +49,7 @@ class GitHubSignIn:
         """The user-to-server token for an authorization `code`."""
         try:
             r = httpx.post(f"{self.github_url}/login/oauth/access_token", timeout=self.timeout_s,
-                           headers={"Accept": "application/json"},
+                           headers={"Accept": "application/json"}, verify=tls_context(),
                            data={"client_id": self.client_id, "client_secret": self.client_secret,
                                  "code": code, "redirect_uri": redirect_uri})
         except httpx.HTTPError as e:
@@ -78,7 +80,7 @@ class GitHubSignIn:
         (GET /user, /user/installations, /user/installations/{id}/repositories), bounded."""
         headers = {"Authorization": f"Bearer {token}", "Accept": "application/vnd.github+json",
                    "X-GitHub-Api-Version": API_VERSION}
-        with httpx.Client(headers=headers, timeout=self.timeout_s) as c:
+        with httpx.Client(headers=headers, timeout=self.timeout_s, verify=tls_context()) as c:
             me = self._get(c, "/user")
             login = me.get("login") if isinstance(me, dict) else None
             if not isinstance(login, str):

@@ -14,6 +14,7 @@ import httpx
 from flask.testing import FlaskClient
 
 from bot.app.settings import ServiceSettings
+from bot.github.transport import tls_context
 from bot.store.schema import CheckRunRow, FindingRow, JobRow, PublishedRow
 from bot.store.store import Store
 from tests.bot.app_support import make_settings
@@ -115,7 +116,7 @@ def sign_in(client: FlaskClient, gh: FakeGitHub, next_path: str = "/dashboard") 
     assert start.status_code == 302, start.data
     authorize = start.headers["Location"]
     assert authorize.startswith(gh.base_url + "/login/oauth/authorize?")
-    back = httpx.get(authorize, follow_redirects=False, timeout=10)
+    back = httpx.get(authorize, follow_redirects=False, timeout=10, verify=tls_context())
     assert back.status_code == 302
     target = urlsplit(back.headers["location"])
     return client.get(f"{target.path}?{target.query}")
