@@ -55,6 +55,7 @@ from bot.core.context import (
     unlisted_files,
 )
 from bot.core.qualification import standing_from_commit
+from bot.core.review import Ending
 from bot.github import GitHub, GitHubError, token_client
 from reporters import check_run
 from reporters.base import Sinks, Target, run_reporter
@@ -63,6 +64,11 @@ from reporters.diff_filter import DiffFilter
 from reporters.sarif import SarifReporter
 from reporters.step_summary import OutputsReporter, RunOutcome, StepSummaryReporter
 from reporters.workflow_commands import STEP_ANNOTATIONS_PER_LEVEL, WorkflowCommandsReporter
+
+# how the Action words the end of a review (bot/core/review.py `Ending`), in the step's log
+ENDINGS = {Ending.FAILED: "rtcbot: error: {}", Ending.UNMEASURED: "rtcbot: fail-on: not measured in this run: {}",
+           Ending.BUDGET: "rtcbot: {}", Ending.BLOCKED: "rtcbot: fail-on: {}",
+           Ending.MATCHED: "rtcbot: fail-on matched: {}"}
 
 
 def run_action(s: ActionSettings, *, log: IO[str] | None = None, stdout: IO[str] | None = None) -> ActionResult:
@@ -131,7 +137,8 @@ class PullRequestRun:
                      self.target, titles, result.reports, outcome)
         if s.output_path:
             run_reporter(OutputsReporter(Path(s.output_path)), self.target, titles, result.reports, outcome)
-        return ActionResult(self._exit(result), result.reports, mode, list(result.verdict.matched), self.runs)
+        code = result.end(ENDINGS, self.say)
+        return ActionResult(code, result.reports, mode, list(result.verdict.matched), self.runs)
 
     def planned(self) -> Planned:
         """The base commit's settings, the inputs over them, the model and its qualification."""
@@ -228,19 +235,3 @@ class PullRequestRun:
             raise ActionError(f"sarif-file: cannot write {s.sarif_file!r}: {e}") from None
         self.say(f"rtcbot: SARIF written to {written}")
         return written
-
-    def _exit(self, result: review_core.Result) -> int:
-        """Say what the gate and the errors say; the exit status (1: the gate fails or every
-        analyzer failed)."""
-        verdict = result.verdict
-        if verdict.missing:
-            self.say("rtcbot: fail-on: not measured in this run: " + ", ".join(verdict.missing))
-        for why in verdict.blocked.values():  # fails closed: it read what was not analysed
-            self.say(f"rtcbot: fail-on: {why}")
-        if verdict.matched:
-            self.say("rtcbot: fail-on matched: " + "; ".join(verdict.matched))
-        else:
-            for err in result.errors():
-                self.say(f"rtcbot: error: {err}")
-        return result.exit_code()
-

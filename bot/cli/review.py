@@ -31,6 +31,7 @@ from bot.core.dismissals import Dismissal
 from bot.core.dismissals_file import parse_dismissals
 from bot.core.llm import llm_factory
 from bot.core.qualification import Standing, model_name, standing_from_file
+from bot.core.review import Ending
 from bot.core.settings import SettingsError, load_tools
 from bot.github import TokenIdentity
 from bot.shell.commands import LazyHelp, options
@@ -175,7 +176,7 @@ def review(patch: str | None, git_range: str | None, analyzer_spec: str | None, 
               comments=bool(comments), repo=repo, dismissals=_load_dismissals(dismissals_file))
     change = review_core.Change(changes, files=loader, comments=comments, checkout=repo)
     result = _run(p, change, tools, fmt=fmt, out_file=out_file, quiet=quiet, verbose=verbose)
-    sys.exit(_exit(result))
+    sys.exit(result.end(ENDINGS, lambda line: click.echo(line, err=True), partial_is_status=True))
 
 
 def _tools(semgrep: str | None, rules: tuple[Path, ...]) -> Tools:
@@ -244,22 +245,10 @@ def _usage_of(ctx: AnalysisContext) -> Callable[[], Any]:
     return lambda: ctx.llm.usage if ctx.has_llm else None
 
 
-def _exit(result: review_core.Result) -> int:
-    """Say what the gate, the errors and the budget say, on stderr; the exit status."""
-    for err in result.errors():
-        click.echo(f"Error: {err}", err=True)
-    if result.all_failed:
-        return result.exit_code()
-    verdict = result.verdict
-    if verdict.missing:
-        click.echo("note: fail_on: not measured in this run: " + ", ".join(verdict.missing), err=True)
-    if (cut := result.budget_message()) is not None:
-        click.echo(f"Error: {cut} (raise --max-requests/--max-tokens)", err=True)
-    for why in verdict.blocked.values():  # fails closed: it read what was not analysed
-        click.echo(f"Error: {why}", err=True)
-    if verdict.matched:
-        click.echo("fail_on matched: " + "; ".join(verdict.matched), err=True)
-    return result.exit_code(partial_is_status=True)
+# how the command line words the end of a review (bot/core/review.py `Ending`), on stderr
+ENDINGS = {Ending.FAILED: "Error: {}", Ending.UNMEASURED: "note: fail_on: not measured in this run: {}",
+           Ending.BUDGET: "Error: {} (raise --max-requests/--max-tokens)", Ending.BLOCKED: "Error: {}",
+           Ending.MATCHED: "fail_on matched: {}"}
 
 
 def _load_config(path: Path | None, tools: Tools) -> LoadedConfig:

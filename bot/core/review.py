@@ -22,8 +22,9 @@ runs and the store). Everything between is here, once:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from enum import Enum
 from functools import cache
 from pathlib import Path
 
@@ -109,6 +110,16 @@ def plan(loaded: LoadedConfig, selection: Selection, *, llm: LLMFactory | None, 
                 unqualified)
 
 
+class Ending(Enum):
+    """What a finished review says as it ends, as a fact; each surface words it (`Result.end`)."""
+
+    FAILED = "failed"  # every analyzer failed: one line per error, and nothing else
+    UNMEASURED = "unmeasured"  # the gate names figures this run did not measure
+    BUDGET = "budget"  # an LLM budget cut work off
+    BLOCKED = "blocked"  # the gate cannot pass over what an analyzer read and did not analyse
+    MATCHED = "matched"  # the gate's conditions that hold
+
+
 @dataclass
 class Result:
     """A finished review: its reports, the gate's verdict, and what an LLM budget cut off."""
@@ -142,6 +153,26 @@ class Result:
         expression, whether it fails, why (what it cannot pass over, the alternatives that hold)."""
         v = self.verdict
         return Gate(v.gate.text, v.fails, (*v.blocked.values(), *(v.explained.get(m, m) for m in v.matched)))
+
+    def endings(self) -> list[tuple[Ending, str]]:
+        """What the run's end says, in order: each error when every analyzer failed; else the
+        figures the gate could not read, the budget's cut, what the gate cannot pass over, and
+        the conditions that hold."""
+        if self.all_failed:
+            return [(Ending.FAILED, err) for err in self.errors()]
+        v = self.verdict
+        return [*([(Ending.UNMEASURED, ", ".join(v.missing))] if v.missing else []),
+                *([(Ending.BUDGET, cut)] if (cut := self.budget_message()) is not None else []),
+                *((Ending.BLOCKED, why) for why in v.blocked.values()),
+                *([(Ending.MATCHED, "; ".join(v.matched))] if v.matched else [])]
+
+    def end(self, words: Mapping[Ending, str], say: Callable[[str], object], *,
+            partial_is_status: bool = False) -> int:
+        """Say the run's end in a surface's `words` (a template per fact, "{}" its text); the
+        exit status (`exit_code`)."""
+        for ending, text in self.endings():
+            say(words[ending].format(text))
+        return self.exit_code(partial_is_status=partial_is_status)
 
     def exit_code(self, *, partial_is_status: bool = False) -> int:
         """1: the gate fails (or cannot pass) or every analyzer failed; 3: a budget cut work off
