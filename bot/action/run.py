@@ -44,9 +44,8 @@ from bot.action.workflow import (
     plan,
     read_inputs,
 )
-from bot.core import outputs
 from bot.core import review as review_core
-from bot.core.checks import CheckRuns, HeadAnalysis, MemoryLedger, complete
+from bot.core.checks import CheckRuns, CheckRunsOutput, MemoryLedger
 from bot.core.context import (
     changes_from_github,
     comments_from_github,
@@ -54,13 +53,12 @@ from bot.core.context import (
     marked_by,
     unlisted_files,
 )
+from bot.core.outputs import Fallback, Further, Reported
 from bot.core.qualification import standing_from_commit
 from bot.core.review import Ending
 from bot.github import GitHub, GitHubError, token_client
-from reporters import check_run
 from reporters.base import Sinks, Target, run_reporter
-from reporters.check_run import CheckOutput
-from reporters.diff_filter import DiffFilter
+from reporters.check_run import check_name
 from reporters.sarif import SarifReporter
 from reporters.step_summary import OutputsReporter, RunOutcome, StepSummaryReporter
 from reporters.workflow_commands import STEP_ANNOTATIONS_PER_LEVEL, WorkflowCommandsReporter
@@ -101,44 +99,42 @@ class PullRequestRun:
                              url=pr.html_url, fork=pr.fork)
         # read once, for the analyzers that score comments and for the pr-review reporter's markers
         self.review_comments = cache(lambda: gh.review_comments(pr.full_name, pr.number))
-        self.checks = CheckRuns(MemoryLedger())  # the one check-run lifecycle (bot/core/checks.py)
-        self.runs: dict[str, int] = {}  # analyzer → its check run
-        self.sent: dict[str, CheckOutput] = {}  # analyzer → what its completed check run says
 
     def review(self, planned: Planned | None = None) -> ActionResult:
-        """Analyse and publish (`planned`: a plan made already, e.g. narrowed by a command)."""
+        """Analyse and publish (`planned`: a plan made already, e.g. narrowed by a command):
+        check runs (workflow commands where this token cannot create them), further reporters,
+        SARIF, the step summary and the outputs."""
         s, gh, pr = self.s, self.gh, self.pr
         plan_ = planned or self.planned()
         p = plan_.review
         for n in p.notes:
             self.say(f"rtcbot: {n}")
-        titles = {n: registry.get(n).title for n in p.names}
-        mode = self._open(titles)  # check runs first, in progress: the PR shows that rtcbot is at work
-        self.say(f"rtcbot: {pr.full_name}#{pr.number} at {pr.head_sha[:12]}: {', '.join(p.names)}")
-        try:
-            change = self.change(p, plan_.checkout)
-            result = review_core.run(p, change, tools=s.tools)
-        except BaseException as e:
-            self._abandon(f"The run stopped: {type(e).__name__}: {e}")
-            raise
-        mode_note = self._publish_checks(mode, titles, result)
-        notes = [*p.notes, *change.said]
-        sinks = Sinks(github=gh, stream=self.stdout, notes=tuple(notes), suggestions=p.loaded.config.suggestions,
+        checks = CheckRunsOutput(gh, CheckRuns(MemoryLedger()))  # the one check-run lifecycle
+        commands = Reported(WorkflowCommandsReporter(self.stdout))
+        primary = Fallback(checks, commands, self._refused)
+        sinks = Sinks(github=gh, stream=self.stdout, suggestions=p.loaded.config.suggestions,
                       review_comments=self.review_comments)
-        for done in outputs.drive(self.inputs.reporters, sinks, self.target, titles, result.reports):
-            self.say(f"rtcbot: {done.said}")
-        sarif_written = self._sarif(titles, result.reports)
+        further = Further(self.inputs.reporters, sinks, lambda done: self.say(f"rtcbot: {done.said}"))
+        self.say(f"rtcbot: {pr.full_name}#{pr.number} at {pr.head_sha[:12]}: {', '.join(p.names)}")
+        result = review_core.execute(p, lambda: self.change(p, plan_.checkout), [primary, further],
+                                     tools=s.tools, target=self.target)
+        mode = "workflow-commands" if primary.swapped else "check-runs"
+        titles = {n: registry.get(n).title for n in p.names}
+        mode_note = self._commands_note(commands.value) if primary.swapped else (
+            f"Posted {len(checks.runs)} check run(s): " + ", ".join(check_name(titles[n]) for n in titles) + ".")
+        target = replace(self.target, diff=result.diff)
         outcome = RunOutcome(mode=mode, mode_note=mode_note, conclusion=result.verdict.conclusion,
                              gate=p.gate.text, matched=result.verdict.matched, missing=result.verdict.missing,
-                             notes=tuple(notes), blocked=tuple(result.verdict.blocked.values()),
-                             sarif_file=sarif_written, links=pr.run_links(self.runs if mode == "check-runs" else {}),
-                             conclusions={n: out.conclusion for n, out in self.sent.items()})
+                             notes=result.notes, blocked=tuple(result.verdict.blocked.values()),
+                             sarif_file=self._sarif(titles, target, result.reports),
+                             links=pr.run_links(checks.runs if mode == "check-runs" else {}),
+                             conclusions={n: out.conclusion for n, out in checks.sent.items()})
         run_reporter(StepSummaryReporter(Path(s.step_summary_path) if s.step_summary_path else None, self.stdout),
-                     self.target, titles, result.reports, outcome)
+                     target, titles, result.reports, outcome)
         if s.output_path:
-            run_reporter(OutputsReporter(Path(s.output_path)), self.target, titles, result.reports, outcome)
+            run_reporter(OutputsReporter(Path(s.output_path)), target, titles, result.reports, outcome)
         code = result.end(ENDINGS, self.say)
-        return ActionResult(code, result.reports, mode, list(result.verdict.matched), self.runs)
+        return ActionResult(code, result.reports, mode, list(result.verdict.matched), checks.runs)
 
     def planned(self) -> Planned:
         """The base commit's settings, the inputs over them, the model and its qualification."""
@@ -160,60 +156,16 @@ class PullRequestRun:
                                   dismissals=dismissed.dismissals)
         return Planned(review, p.checkout)
 
-    def _ref(self, analyzer: str) -> HeadAnalysis:
-        return HeadAnalysis(self.pr.full_name, self.pr.number, self.pr.head_sha, analyzer)
+    def _refused(self, e: GitHubError) -> None:
+        why = ("this pull request comes from a fork, whose GITHUB_TOKEN is read-only" if self.pr.fork
+               else "give the workflow `permissions: checks: write`")
+        self.say(f"rtcbot: this token cannot create check runs ({e.status}: {e.message}); {why}. "
+                 f"Falling back to workflow-command annotations (at most {STEP_ANNOTATIONS_PER_LEVEL} "
+                 "per level) and the step summary.")
 
-    def _open(self, titles: dict[str, str]) -> str:
-        """Open the check runs; "workflow-commands" when this token cannot (a fork's)."""
-        try:
-            for name, title in titles.items():
-                self.runs[name], _ = self.checks.start(self.gh, self._ref(name), title, None)
-        except GitHubError as e:
-            if e.status not in (403, 404):
-                raise
-            why = ("this pull request comes from a fork, whose GITHUB_TOKEN is read-only" if self.pr.fork
-                   else "give the workflow `permissions: checks: write`")
-            self.say(f"rtcbot: this token cannot create check runs ({e.status}: {e.message}); {why}. "
-                     f"Falling back to workflow-command annotations (at most {STEP_ANNOTATIONS_PER_LEVEL} "
-                     "per level) and the step summary.")
-            self._abandon("this token cannot create every check run")  # any it did create
-            return "workflow-commands"
-        return "check-runs"
-
-    def _abandon(self, why: str) -> None:
-        """Complete the runs still open when the run cannot finish (best effort: the error that
-        stopped it is what matters)."""
-        for name in self.runs:
-            if name not in self.sent:
-                try:
-                    self.checks.fail(self.gh, self._ref(name), why)
-                except Exception:
-                    continue
-
-    def change(self, p: review_core.Plan, checkout: Path | None) -> review_core.Change:
-        """The pull request's files and review comments, read through the token."""
-        gh, pr, limit = self.gh, self.pr, head_file_limit(self.s.tools)
-        files = gh.pr_files(pr.full_name, pr.number)
-        changes = changes_from_github(files, p.loaded)
-        unlisted = unlisted_files(len(files), lambda: gh.changed_files(pr.full_name, pr.number))
-        if unlisted:  # said in every check run and in the step summary, as on the App
-            self.say(f"rtcbot: {unlisted.note}")
-        # annotations and review comments only where the diff shows them (reporters/diff_filter.py)
-        self.target = replace(self.target, diff=DiffFilter.of(changes))
-        return review_core.Change(
-            changes, files=head_files(checkout, head_file_reader(gh, pr, limit), limit=limit), checkout=checkout,
-            comments=lambda: comments_from_github(self.review_comments(), marked_by(gh.wrote)),
-            unlisted=unlisted)
-
-    def _publish_checks(self, mode: str, titles: dict[str, str], result: review_core.Result) -> str:
-        """Complete the check runs (or write workflow commands); the summary's sentence on it."""
-        if mode == "check-runs":
-            for r in result.reports:
-                self.sent[r.name] = complete(self.gh, self._ref(r.name), self.runs[r.name], r, target=self.target,
-                                             conclude=result.verdict.of, notes=result.notes, fresh=True)
-            return (f"Posted {len(self.runs)} check run(s): "
-                    + ", ".join(check_run.check_name(titles[n]) for n in titles) + ".")
-        shown, left = run_reporter(WorkflowCommandsReporter(self.stdout), self.target, titles, result.reports)
+    def _commands_note(self, shown_left: tuple[int, int]) -> str:
+        """The summary's sentence on the workflow commands written instead of check runs."""
+        shown, left = shown_left
         why = ("a pull request from a fork gets a read-only token" if self.pr.fork
                else "the workflow needs `permissions: checks: write`")
         mode_note = (f"**This token cannot create check runs** ({why}), so the findings are "
@@ -223,14 +175,27 @@ class PullRequestRun:
         self.say("rtcbot: " + mode_note.replace("**", ""))
         return mode_note
 
-    def _sarif(self, titles: dict[str, str], reports: list[AnalyzerReport]) -> str:
+    def change(self, p: review_core.Plan, checkout: Path | None) -> review_core.Change:
+        """The pull request's files and review comments, read through the token."""
+        gh, pr, limit = self.gh, self.pr, head_file_limit(self.s.tools)
+        files = gh.pr_files(pr.full_name, pr.number)
+        changes = changes_from_github(files, p.loaded)
+        unlisted = unlisted_files(len(files), lambda: gh.changed_files(pr.full_name, pr.number))
+        if unlisted:  # said in every check run and in the step summary, as on the App
+            self.say(f"rtcbot: {unlisted.note}")
+        return review_core.Change(
+            changes, files=head_files(checkout, head_file_reader(gh, pr, limit), limit=limit), checkout=checkout,
+            comments=lambda: comments_from_github(self.review_comments(), marked_by(gh.wrote)),
+            unlisted=unlisted)
+
+    def _sarif(self, titles: dict[str, str], target: Target, reports: list[AnalyzerReport]) -> str:
         """The SARIF file, when asked for; its path."""
         s = self.s
         if not s.sarif_file:
             return ""
         try:  # relative: inside the workspace (the PR's checkout), no symbolic link followed
             sarif = SarifReporter(Path(s.sarif_file), root=None if Path(s.sarif_file).is_absolute() else s.workspace)
-            written = str(run_reporter(sarif, self.target, titles, reports))
+            written = str(run_reporter(sarif, target, titles, reports))
         except (ValueError, OSError) as e:
             raise ActionError(f"sarif-file: cannot write {s.sarif_file!r}: {e}") from None
         self.say(f"rtcbot: SARIF written to {written}")

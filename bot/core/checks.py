@@ -6,18 +6,20 @@ output, annotations in batches of 50, the gate's conclusion and the Re-run butto
 when a newer push supersedes its head; completed as neutral with the reason when its work
 fails or stops.
 
-The ledger is where a surface keeps its check runs besides GitHub: the App's store (claims
+`CheckRunsOutput` is the review's output that does all this for its analyzers (bot/core/review.py
+`execute`). The ledger is where a surface keeps its check runs besides GitHub: the App's store (claims
 let two jobs of the same analysis share one run), the Action's memory of this one step.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
 from analyzers.report import AnalyzerReport
+from bot.core.review import Output, Result
 from bot.github import GitHub
 from reporters.base import Target
 from reporters.check_run import (
@@ -198,3 +200,43 @@ class CheckRuns:
             return
         gh.update_check_run(job.repo, cr.github_id, **abandon_body(why))
         self.ledger.save(job.repo, name, job.head_sha, status="completed", conclusion="neutral")
+
+
+class CheckRunsOutput(Output):
+    """A review's check runs, one per analyzer of the head `target` names: found or created in
+    progress by `start` (`found`: ids already known, by analyzer), completed with the report,
+    the gate's conclusion and the review's notes by `publish`, completed as neutral, saying
+    why, by `abandon` (those not completed yet; best effort: the error that stopped the run is
+    what matters)."""
+
+    def __init__(self, gh: GitHub, checks: CheckRuns, *, force: bool = False,
+                 found: Mapping[str, int | None] | None = None) -> None:
+        self.gh, self.checks, self.force, self.found = gh, checks, force, dict(found or {})
+        self.target = Target()
+        self.runs: dict[str, int] = {}  # analyzer → its check run
+        self.fresh: dict[str, bool] = {}  # analyzer → whether this run created it (it shows nothing yet)
+        self.sent: dict[str, CheckOutput] = {}  # analyzer → what its completed check run says
+
+    def ref(self, analyzer: str) -> HeadAnalysis:
+        t = self.target
+        return HeadAnalysis(t.repo, t.number, t.head_sha, analyzer, self.force)
+
+    def start(self, target: Target, titles: Mapping[str, str]) -> None:
+        self.target = target
+        for name, title in titles.items():
+            self.runs[name], self.fresh[name] = self.checks.start(self.gh, self.ref(name), title,
+                                                                  self.found.get(name))
+
+    def publish(self, result: Result, target: Target) -> None:
+        for r in result.reports:
+            self.sent[r.name] = complete(self.gh, self.ref(r.name), self.runs[r.name], r, target=target,
+                                         conclude=result.verdict.of, notes=result.notes,
+                                         fresh=self.fresh[r.name])
+
+    def abandon(self, why: str) -> None:
+        for name in self.runs:
+            if name not in self.sent:
+                try:
+                    self.checks.fail(self.gh, self.ref(name), why)
+                except Exception:
+                    continue

@@ -23,11 +23,12 @@ runs and the store). Everything between is here, once:
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import Enum
 from functools import cache
 from pathlib import Path
 
+from analyzers import registry
 from analyzers.code.diff import ChangeSet
 from analyzers.context import AnalysisContext, Tools
 from analyzers.llm.client import LLMClient
@@ -39,6 +40,8 @@ from bot.core.dismissals import Dismissal, dismiss
 from bot.core.gate import FailOn, Verdict, judge
 from bot.core.llm import refusing_factory
 from bot.core.qualification import Standing
+from reporters.base import Target
+from reporters.diff_filter import DiffFilter
 from reporters.verdict import Gate
 
 LLMFactory = Callable[[], LLMClient]
@@ -128,6 +131,7 @@ class Result:
     verdict: Verdict
     budget_cut: str | None = None
     notes: tuple[str, ...] = ()
+    diff: DiffFilter | None = None  # the lines the change's diff shows: the only ones annotated
 
     @property
     def all_failed(self) -> bool:
@@ -212,4 +216,48 @@ def run(p: Plan, change: Change, *, tools: Tools, on_done: Callable[[AnalyzerRep
     for r in reports:
         dismiss(r, p.dismissals)
     verdict = counted if counted is not None else judge(p.gate, reports, policy)
-    return Result(reports, verdict, cut, (*p.notes, *change.said))
+    return Result(reports, verdict, cut, (*p.notes, *change.said), DiffFilter.of(change.changes))
+
+
+class Output:
+    """One output of a review in the one lifecycle `execute` drives (check runs, further
+    reporters, a printed format); what an output does not need is a no-op here."""
+
+    def start(self, target: Target, titles: Mapping[str, str]) -> None:
+        """Before the change is read (check runs open in progress): `titles` by analyzer name."""
+
+    def publish(self, result: Result, target: Target) -> None:
+        """The judged review; `target` now with the lines its diff shows (`Result.diff`)."""
+
+    def finish(self) -> None:
+        """After every output published: write what was held back."""
+
+    def abandon(self, why: str) -> None:
+        """The review stopped before it was published: close what `start` opened."""
+
+
+def execute(p: Plan, read: Callable[[], Change], outputs: Sequence[Output], *, tools: Tools,
+            target: Target | None = None, on_done: Callable[[AnalyzerReport], None] | None = None,
+            on_context: Callable[[AnalysisContext], object] | None = None) -> Result:
+    """The whole review: the outputs started, the change read (`read`), the plan run, the
+    Result published to each output and each finished; every output started is abandoned,
+    saying why, when anything on the way raises."""
+    titles = {n: registry.get(n).title for n in p.names}
+    target = target or Target()
+    started: list[Output] = []
+    try:
+        for out in outputs:
+            out.start(target, titles)
+            started.append(out)
+        change = read()
+        result = run(p, change, tools=tools, on_done=on_done, on_context=on_context)
+        target = replace(target, diff=result.diff)
+        for out in outputs:
+            out.publish(result, target)
+        for out in outputs:
+            out.finish()
+    except BaseException as e:
+        for out in started:
+            out.abandon(f"The run stopped: {type(e).__name__}: {e}")
+        raise
+    return result
