@@ -32,6 +32,7 @@ from typing import IO
 from analyzers import registry
 from analyzers.context import head_file_limit
 from analyzers.report import AnalyzerReport
+from bot.action import workflow
 from bot.action.settings import ActionResult, ActionSettings
 from bot.action.workflow import (
     ActionError,
@@ -41,20 +42,22 @@ from bot.action.workflow import (
     dismissals_at_base,
     head_file_reader,
     load_event,
-    plan,
     read_inputs,
 )
 from bot.core import review as review_core
 from bot.core.checks import CheckRuns, CheckRunsOutput, MemoryLedger
+from bot.core.config import CONFIG_PATH, LoadedConfig, parse_config
 from bot.core.context import (
+    Selection,
     changes_from_github,
     comments_from_github,
     head_files,
     marked_by,
     unlisted_files,
 )
+from bot.core.dismissals_file import LoadedDismissals
 from bot.core.outputs import Fallback, Further, Reported
-from bot.core.qualification import standing_from_commit
+from bot.core.qualification import Standing, standing_from_commit
 from bot.core.review import Ending
 from bot.github import GitHub, GitHubError, token_client
 from reporters.base import Sinks, Target, run_reporter
@@ -99,6 +102,7 @@ class PullRequestRun:
                              url=pr.html_url, fork=pr.fork)
         # read once, for the analyzers that score comments and for the pr-review reporter's markers
         self.review_comments = cache(lambda: gh.review_comments(pr.full_name, pr.number))
+        self.checkout: Path | None = None  # the workspace, where it is checked out at the head
 
     def review(self, planned: Planned | None = None) -> ActionResult:
         """Analyse and publish (`planned`: a plan made already, e.g. narrowed by a command):
@@ -116,8 +120,9 @@ class PullRequestRun:
                       review_comments=self.review_comments)
         further = Further(self.inputs.reporters, sinks, lambda done: self.say(f"rtcbot: {done.said}"))
         self.say(f"rtcbot: {pr.full_name}#{pr.number} at {pr.head_sha[:12]}: {', '.join(p.names)}")
-        result = review_core.execute(p, lambda: self.change(p, plan_.checkout), [primary, further],
-                                     tools=s.tools, target=self.target)
+        self.checkout = plan_.checkout
+        result = review_core.execute(self, [primary, further], review_core.Settings(s.tools, lambda _: p.selection,
+                                     lambda _: p.llm), planned=p, target=self.target)
         mode = "workflow-commands" if primary.swapped else "check-runs"
         titles = {n: registry.get(n).title for n in p.names}
         mode_note = self._commands_note(commands.value) if primary.swapped else (
@@ -138,23 +143,33 @@ class PullRequestRun:
 
     def planned(self) -> Planned:
         """The base commit's settings, the inputs over them, the model and its qualification."""
-        s, gh, pr, inputs = self.s, self.gh, self.pr, self.inputs
-        text = None
-        if inputs.config is not None:
-            # the base commit's file: the pull request's own copy (in the checkout) never counts
-            text = gh.config_text(pr.full_name, inputs.config, pr.base_sha)
-            self.say(f"rtcbot: settings from {inputs.config} at the base commit {pr.base_sha[:12]}" if text is not None
-                     else f"rtcbot: no {inputs.config} at the base commit {pr.base_sha[:12]}: the defaults apply")
-        p = plan(inputs, pr, text, workspace=s.workspace, tools=s.tools, allowed_models=s.allowed_models)
-        model = p.selection.model
-        llm = s.llm_for_model(model) if model and s.llm_for_model else s.llm_factory
-        dismissed = dismissals_at_base(gh, pr, p.loaded, self.say)
-        sel = replace(p.selection, names=p.names, notes=[*p.notes, *([dismissed.error] if dismissed.error else [])])
-        review = review_core.plan(p.loaded, sel, llm=llm, gate=p.gate,
-                                  standing=lambda: standing_from_commit(gh, pr.full_name, pr.base_sha,
-                                                                        model or s.model_name),
-                                  dismissals=dismissed.dismissals)
-        return Planned(review, p.checkout)
+        s, inputs = self.s, self.inputs
+        chosen: list[workflow.Plan] = []
+
+        def choose(loaded: LoadedConfig) -> Selection:
+            chosen.append(workflow.choose(inputs, self.pr, loaded, workspace=s.workspace,
+                                          allowed_models=s.allowed_models))
+            return replace(chosen[0].selection, names=chosen[0].names, notes=chosen[0].notes)
+
+        llm = lambda model: s.llm_for_model(model) if model and s.llm_for_model else s.llm_factory  # noqa: E731
+        review = review_core.prepare(self, review_core.Settings(s.tools, choose, llm, inputs.gate))
+        return Planned(review, chosen[0].checkout)
+
+    def config(self) -> LoadedConfig:
+        """The settings file at the base commit: the pull request's own copy (in the checkout)
+        never counts."""
+        path, pr = self.inputs.config, self.pr
+        text = None if path is None else self.gh.config_text(pr.full_name, path, pr.base_sha)
+        if path is not None:
+            self.say(f"rtcbot: settings from {path} at the base commit {pr.base_sha[:12]}" if text is not None
+                     else f"rtcbot: no {path} at the base commit {pr.base_sha[:12]}: the defaults apply")
+        return parse_config(text, self.s.tools, name=path or CONFIG_PATH)
+
+    def dismissals(self, loaded: LoadedConfig) -> LoadedDismissals:
+        return dismissals_at_base(self.gh, self.pr, loaded, self.say)
+
+    def standing(self, model: str | None) -> Standing:
+        return standing_from_commit(self.gh, self.pr.full_name, self.pr.base_sha, model or self.s.model_name)
 
     def _refused(self, e: GitHubError) -> None:
         why = ("this pull request comes from a fork, whose GITHUB_TOKEN is read-only" if self.pr.fork
@@ -175,9 +190,10 @@ class PullRequestRun:
         self.say("rtcbot: " + mode_note.replace("**", ""))
         return mode_note
 
-    def change(self, p: review_core.Plan, checkout: Path | None) -> review_core.Change:
-        """The pull request's files and review comments, read through the token."""
-        gh, pr, limit = self.gh, self.pr, head_file_limit(self.s.tools)
+    def change(self, p: review_core.Plan, checkout: Path | None = None) -> review_core.Change:
+        """The pull request's files and review comments, read through the token; its files at
+        the head from `checkout` (the plan's, in a review) where it is checked out there."""
+        gh, pr, limit, checkout = self.gh, self.pr, head_file_limit(self.s.tools), checkout or self.checkout
         files = gh.pr_files(pr.full_name, pr.number)
         changes = changes_from_github(files, p.loaded)
         unlisted = unlisted_files(len(files), lambda: gh.changed_files(pr.full_name, pr.number))

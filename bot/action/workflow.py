@@ -159,8 +159,14 @@ class Plan:
 def plan(inputs: Inputs, pr: PullRequest, config_text: str | None, *, workspace: Path, tools: Tools,
          allowed_models: tuple[str, ...] = ()) -> Plan:
     """What the run does: `config_text` is the settings file at the base commit (None: none)."""
+    loaded = parse_config(config_text, tools, name=inputs.config or CONFIG_PATH)
+    return choose(inputs, pr, loaded, workspace=workspace, allowed_models=allowed_models)
+
+
+def choose(inputs: Inputs, pr: PullRequest, loaded: LoadedConfig, *, workspace: Path,
+           allowed_models: tuple[str, ...] = ()) -> Plan:
+    """What the run does with the settings file at the base commit, `loaded`."""
     name = inputs.config or CONFIG_PATH
-    loaded = parse_config(config_text, tools, name=name)
     sel = select(loaded, defaults=registry.DEFAULT_ANALYZERS, explicit=inputs.analyzers,
                  test_command=inputs.test_command, runs_code=not inputs.trusted_event,
                  no_code_note=None, allowed_models=allowed_models, config_name=name)

@@ -14,9 +14,9 @@ from __future__ import annotations
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
-from typing import IO
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import ExitStack, contextmanager
+from typing import IO, Any
 
 from rich.console import Console
 from rich.progress import (
@@ -29,8 +29,12 @@ from rich.progress import (
     TimeElapsedColumn,
 )
 
+from analyzers.context import AnalysisContext
 from analyzers.llm.client import Usage
+from analyzers.report import AnalyzerReport
+from bot.core.review import Output, Result
 from bot.core.settings import SettingsError, load_log_settings
+from reporters.base import Target
 
 UsageFn = Callable[[], Usage | None]  # the run's LLM usage so far (None: no LLM yet)
 REFRESH_S = 0.25
@@ -169,3 +173,33 @@ def live(usage: UsageFn = lambda: None, *, quiet: bool = False, stream: IO[str] 
                 yield display
         finally:
             display._refresh()
+
+
+class Progressing(Output):
+    """A review's progress as its first output: shown from `start` (the analyses of `hunks`
+    hunks, one step each, the LLM's usage once its context is made), closed before any other
+    output prints."""
+
+    def __init__(self, hunks: int, *, quiet: bool = False) -> None:
+        self.hunks, self.quiet = hunks, quiet
+        self.stack = ExitStack()
+        self.usage: list[Callable[[], Any]] = []
+        self.advance: Callable[[int], None] = _nothing
+
+    def start(self, target: Target, titles: Mapping[str, str]) -> None:
+        display = self.stack.enter_context(live(lambda: self.usage[0]() if self.usage else None, quiet=self.quiet))
+        n, hunks = len(titles), self.hunks
+        self.advance = display.step(f"{n} analys{'es' if n != 1 else 'is'} of {hunks} hunk{'s' if hunks != 1 else ''}",
+                                    total=n)
+
+    def done(self, report: AnalyzerReport) -> None:
+        self.advance(1)
+
+    def context(self, ctx: AnalysisContext) -> None:
+        self.usage.append(lambda: ctx.llm.usage if ctx.has_llm else None)
+
+    def publish(self, result: Result, target: Target) -> None:
+        self.stack.close()
+
+    def abandon(self, why: str) -> None:
+        self.stack.close()

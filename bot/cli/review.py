@@ -10,35 +10,34 @@ import os
 import sys
 from collections.abc import Callable
 from dataclasses import replace
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 import click
 
 from analyzers import registry
-from analyzers.code.diff import ChangeSet, DiffError
-from analyzers.context import AnalysisContext, ReviewComment, Tools, head_file_limit
+from analyzers.code.diff import DiffError
+from analyzers.context import ReviewComment, Tools, head_file_limit
 from analyzers.llm.client import LLMSettings
-from analyzers.report import AnalyzerReport
 from bot.cli.llm_options import llm_options, pop_llm_settings
 from bot.cli.patch_input import BadInput, read_change
-from bot.cli.progress import live
+from bot.cli.progress import Progressing
 from bot.cli.review_help import analyzers_help, formats_help
 from bot.core import review as review_core
 from bot.core.config import CONFIG_PATH, ConfigError, LoadedConfig, parse_config, read_file
 from bot.core.context import changes_from_diff, comments_from_github, marked_by, select
 from bot.core.dismissals import Dismissal
-from bot.core.dismissals_file import parse_dismissals
+from bot.core.dismissals_file import LoadedDismissals, parse_dismissals
 from bot.core.llm import llm_factory
-from bot.core.qualification import Standing, model_name, standing_from_file
+from bot.core.outputs import Printed, Unavailable
+from bot.core.qualification import model_name, standing_from_file
 from bot.core.review import Ending
 from bot.core.settings import SettingsError, load_tools
 from bot.github import TokenIdentity
 from bot.shell.commands import LazyHelp, options
 from bot.shell.exits import settings_exit
 from reporters import printable
-from reporters import render as render_output
-from reporters.verdict import Gate
 
 
 # -- review -------------------------------------------------------------------------------
@@ -77,13 +76,6 @@ def load_comments(path: Path, own_login: str | None = None) -> list[ReviewCommen
         out.append(ReviewComment(path=str(c["path"]), line=line, body=c["body"],
                                  author=str(c.get("author") or ""), id=c.get("id", i)))
     return out
-
-
-def render(reports: list[AnalyzerReport], fmt: str, gate: Gate | None = None, verbose: bool = False) -> str:
-    try:
-        return render_output(reports, fmt, gate, verbose=verbose)
-    except (ImportError, AttributeError):
-        raise click.ClickException(f"the {fmt} output is not available in this build") from None
 
 
 def _format(ctx: click.Context, param: click.Parameter, value: str) -> str:
@@ -154,7 +146,7 @@ def review(patch: str | None, git_range: str | None, analyzer_spec: str | None, 
     it reads left changed files unanalysed (gates fail closed), or every analyzer failed; 2 bad input
     (a missing or empty file, not a diff, over the limits, a bad option or config);
     3 the LLM budget (--max-requests, --max-tokens) ran out and cut work off (partial result)."""
-    settings = pop_llm_settings(kwargs)
+    llm = pop_llm_settings(kwargs)
     if bool(patch) == bool(git_range):
         raise click.UsageError("give either a PATCH_FILE or --git BASE..HEAD")
     if bool(comment_text) != bool(comment_at):
@@ -162,21 +154,55 @@ def review(patch: str | None, git_range: str | None, analyzer_spec: str | None, 
     if repo is not None and not repo.is_dir():
         raise BadInput(f"--repo {repo}: no such directory")
     tools = _tools(semgrep, rules)
+    loaded, change = _read(patch, git_range, repo, tools, config_file, ignores,
+                           lambda: _comments(comments_file, own_login, comment_text, comment_at))
+    explicit = _explicit(analyzer_spec)
+    model = partial(_model, llm)
+    source = review_core.Read(loaded, change, LoadedDismissals(_load_dismissals(dismissals_file)),
+                              lambda name: standing_from_file(model_name(model(name)), repo))
+    defaults = [*registry.PATCH_DEFAULTS, *(registry.comment_readers() if change.comments else [])]
+    settings = review_core.Settings(tools, lambda loaded: select(
+        loaded, defaults=defaults, explicit=explicit, test_command=test_command, allowed_models=_allowed_models(),
+        config_name=str(config_file or CONFIG_PATH)), lambda name: llm_factory(model(name)))
+    p = review_core.prepare(source, settings)
+    for note in p.notes:
+        click.echo(f"note: {note}", err=True)
+    shown = Progressing(sum(len(f.hunks) for f in change.changes.files), quiet=quiet)
+    try:  # the progress closes before the output prints
+        result = review_core.execute(source, [shown, Printed(fmt, click.echo, out_file, verbose=verbose)], settings,
+                                     planned=p, on_done=shown.done, on_context=shown.context)
+    except Unavailable as e:
+        raise click.ClickException(str(e)) from None
+    sys.exit(result.end(ENDINGS, lambda line: click.echo(line, err=True), partial_is_status=True))
+
+
+def _model(llm: LLMSettings, name: str | None) -> LLMSettings:
+    """The LLM settings with the config's model, where it names one."""
+    return replace(llm, model=name) if name else llm
+
+
+def _read(patch: str | None, git_range: str | None, repo: Path | None, tools: Tools, config_file: Path | None,
+          ignores: tuple[str, ...], comments: Callable[[], list[ReviewComment]],
+          ) -> tuple[LoadedConfig, review_core.Change]:
+    """The config (`--config`), the change (the patch, or the git range) without what it ignores,
+    then the comments, each read in this order (the first bad one is said)."""
     data, loader = read_change(patch, git_range, repo, head_file_limit(tools), sys.stdin.buffer)
     loaded = _load_config(config_file, tools)
     try:
-        changes: ChangeSet = changes_from_diff(data, loaded, ignores)
+        changes = changes_from_diff(data, loaded, ignores)
     except DiffError as e:
         raise BadInput(f"{patch or git_range}: {e}") from None
+    return loaded, review_core.Change(changes, files=loader, comments=comments(), checkout=repo)
+
+
+def _comments(comments_file: Path | None, own_login: str | None, text: str | None,
+              at: str | None) -> list[ReviewComment]:
+    """--comments, and --comment at --at."""
     comments = load_comments(comments_file, own_login) if comments_file else []
-    if comment_text and comment_at:
-        path, line = _parse_at(comment_at)
-        comments.append(ReviewComment(path=path, line=line, body=comment_text, author="cli", id="cli"))
-    p = _plan(loaded, settings, analyzer_spec=analyzer_spec, test_command=test_command, config_file=config_file,
-              comments=bool(comments), repo=repo, dismissals=_load_dismissals(dismissals_file))
-    change = review_core.Change(changes, files=loader, comments=comments, checkout=repo)
-    result = _run(p, change, tools, fmt=fmt, out_file=out_file, quiet=quiet, verbose=verbose)
-    sys.exit(result.end(ENDINGS, lambda line: click.echo(line, err=True), partial_is_status=True))
+    if text and at:
+        path, line = _parse_at(at)
+        comments.append(ReviewComment(path=path, line=line, body=text, author="cli", id="cli"))
+    return comments
 
 
 def _tools(semgrep: str | None, rules: tuple[Path, ...]) -> Tools:
@@ -189,60 +215,15 @@ def _tools(semgrep: str | None, rules: tuple[Path, ...]) -> Tools:
     return replace(tools, semgrep=semgrep or tools.semgrep, extra_rules=tuple(map(str, rules)) or tools.extra_rules)
 
 
-def _plan(loaded: LoadedConfig, settings: LLMSettings, *, analyzer_spec: str | None, test_command: str | None,
-          config_file: Path | None, comments: bool, repo: Path | None,
-          dismissals: tuple[Dismissal, ...] = ()) -> review_core.Plan:
-    """The analyzers (--analyzers, else the registry's for a patch and, with comments, those that read them),
-    the model and the qualification record of --repo (`rtcbot qualify`'s file)."""
-    explicit = None
-    if analyzer_spec:
-        try:
-            explicit = registry.parse_names(analyzer_spec)
-        except registry.UnknownAnalyzer as e:
-            raise click.BadParameter(str(e), param_hint="--analyzers") from None
-    defaults = [*registry.PATCH_DEFAULTS, *(registry.comment_readers() if comments else [])]
-    sel = select(loaded, defaults=defaults, explicit=explicit, test_command=test_command,
-                 allowed_models=_allowed_models(), config_name=str(config_file or CONFIG_PATH))
-    for note in sel.notes:
-        click.echo(f"note: {note}", err=True)
-    if sel.model:
-        settings = replace(settings, model=sel.model)
-
-    def standing() -> Standing:
-        said = standing_from_file(model_name(settings), repo)
-        why = said.refusal() if loaded.config.require_qualified else said.unqualified()
-        if why is not None:
-            click.echo(f"note: {why}", err=True)
-        return said
-
-    return review_core.plan(loaded, sel, llm=llm_factory(settings), standing=standing, dismissals=dismissals)
-
-
-def _run(p: review_core.Plan, change: review_core.Change, tools: Tools, *, fmt: str, out_file: Path | None,
-         quiet: bool, verbose: bool = False) -> review_core.Result:
-    """The review with progress on stderr, its output on stdout (and in --out)."""
-    usage: list[Callable[[], Any]] = []
-
-    def print_out(result: review_core.Result) -> None:
-        text = render(result.reports, fmt, result.gate(), verbose)
-        if fmt != "text" or not result.all_failed:  # else it would only repeat the errors said on stderr
-            click.echo(text)
-        if out_file:
-            out_file.write_text(text, encoding="utf-8")
-
-    hunks = sum(len(f.hunks) for f in change.changes.files)
-    names = p.names
-    with live(lambda: usage[0]() if usage else None, quiet=quiet) as display:
-        done = display.step(f"{len(names)} analys{'es' if len(names) != 1 else 'is'} of {hunks} hunk"
-                            f"{'s' if hunks != 1 else ''}", total=len(names))
-        result = review_core.run(p, change, tools=tools, on_done=lambda _: done(1),
-                                 on_context=lambda ctx: usage.append(_usage_of(ctx)))
-    print_out(result)  # once the progress display has closed
-    return result
-
-
-def _usage_of(ctx: AnalysisContext) -> Callable[[], Any]:
-    return lambda: ctx.llm.usage if ctx.has_llm else None
+def _explicit(analyzer_spec: str | None) -> list[str] | None:
+    """--analyzers: an exact list (None: the config's, else the registry's for a patch and,
+    with comments, those that read them)."""
+    if not analyzer_spec:
+        return None
+    try:
+        return registry.parse_names(analyzer_spec)
+    except registry.UnknownAnalyzer as e:
+        raise click.BadParameter(str(e), param_hint="--analyzers") from None
 
 
 # how the command line words the end of a review (bot/core/review.py `Ending`), on stderr

@@ -10,12 +10,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import Any
 
 from analyzers.report import AnalyzerReport
 from bot.core.review import Output, Result
 from bot.github.errors import GitHubError
-from reporters.base import Reporter, Sinks, Target, failure, reporters_named, run_reporter
+from reporters.base import Reporter, Sinks, Target, failure, render, reporters_named, run_reporter
 
 HELD_ELSEWHERE = "the check runs and the summary hold the same findings"
 
@@ -114,3 +115,26 @@ class Fallback(Output):
 
     def abandon(self, why: str) -> None:
         self.used.abandon(why)
+
+
+class Unavailable(ValueError):
+    """A printable format this build cannot write (its optional dependency is missing)."""
+
+
+class Printed(Output):
+    """The judged review in a printable format (reporters/base.py `render`) on `echo` and in
+    `out` — the text format says nothing when every analyzer failed (the end says the errors)."""
+
+    def __init__(self, fmt: str, echo: Callable[[str], object], out: Path | None = None, *,
+                 verbose: bool = False) -> None:
+        self.fmt, self.echo, self.out, self.verbose = fmt, echo, out, verbose
+
+    def publish(self, result: Result, target: Target) -> None:
+        try:
+            text = render(result.reports, self.fmt, result.gate(), verbose=self.verbose)
+        except (ImportError, AttributeError):
+            raise Unavailable(f"the {self.fmt} output is not available in this build") from None
+        if self.fmt != "text" or not result.all_failed:
+            self.echo(text)
+        if self.out:
+            self.out.write_text(text, encoding="utf-8")

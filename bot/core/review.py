@@ -27,6 +27,7 @@ from dataclasses import dataclass, replace
 from enum import Enum
 from functools import cache
 from pathlib import Path
+from typing import Protocol
 
 from analyzers import registry
 from analyzers.code.diff import ChangeSet
@@ -37,6 +38,7 @@ from analyzers.report import AnalyzerReport, Skipped
 from bot.core.config import LoadedConfig
 from bot.core.context import Comments, Selection, Unlisted, analysis_context
 from bot.core.dismissals import Dismissal, dismiss
+from bot.core.dismissals_file import LoadedDismissals
 from bot.core.gate import FailOn, Verdict, judge
 from bot.core.llm import refusing_factory
 from bot.core.qualification import Standing
@@ -219,6 +221,73 @@ def run(p: Plan, change: Change, *, tools: Tools, on_done: Callable[[AnalyzerRep
     return Result(reports, verdict, cut, (*p.notes, *change.said), DiffFilter.of(change.changes))
 
 
+class Source(Protocol):
+    """What a review reads, where its surface reads it (the CLI's files and git, the Action's
+    token, the App's installation)."""
+
+    def config(self) -> LoadedConfig:
+        """The repository's config at the commit that decides (never the pull request's copy)."""
+        ...
+
+    def dismissals(self, loaded: LoadedConfig) -> LoadedDismissals:
+        """The team's dismissals (their error, if any, is a note of the review)."""
+        ...
+
+    def standing(self, model: str | None) -> Standing:
+        """What the surface's qualification record says of `model` (None: its default)."""
+        ...
+
+    def change(self, p: Plan) -> Change:
+        """The change, its review comments and its files at the head."""
+        ...
+
+
+@dataclass(frozen=True)
+class Read:
+    """A Source whose parts are read already: the command line reads its files first, so that
+    bad input is said before any work."""
+
+    loaded: LoadedConfig
+    read: Change
+    dismissed: LoadedDismissals = LoadedDismissals()
+    standing_of: Callable[[str | None], Standing] = lambda model: Standing(model or "", "", False)
+
+    def config(self) -> LoadedConfig:
+        return self.loaded
+
+    def dismissals(self, loaded: LoadedConfig) -> LoadedDismissals:
+        return self.dismissed
+
+    def standing(self, model: str | None) -> Standing:
+        return self.standing_of(model)
+
+    def change(self, p: Plan) -> Change:
+        return self.read
+
+
+@dataclass(frozen=True)
+class Settings:
+    """What a surface's operator and arguments decide of a review: its tools, its choice over
+    the config (bot/core/context.py `select`, with its arguments), the LLM factory of the
+    chosen model (None: the surface's default), and a gate that replaces the file's."""
+
+    tools: Tools
+    choose: Callable[[LoadedConfig], Selection]
+    llm: Callable[[str | None], LLMFactory | None]
+    gate: FailOn | None = None
+
+
+def prepare(source: Source, settings: Settings) -> Plan:
+    """The plan of a review from what its source reads and its settings."""
+    loaded = source.config()
+    sel = settings.choose(loaded)
+    dismissed = source.dismissals(loaded)
+    if dismissed.error:
+        sel = replace(sel, notes=[*sel.notes, dismissed.error])
+    return plan(loaded, sel, llm=settings.llm(sel.model), gate=loaded.config.gate(settings.gate),
+                standing=lambda: source.standing(sel.model), dismissals=dismissed.dismissals)
+
+
 class Output:
     """One output of a review in the one lifecycle `execute` drives (check runs, further
     reporters, a printed format); what an output does not need is a no-op here."""
@@ -236,12 +305,14 @@ class Output:
         """The review stopped before it was published: close what `start` opened."""
 
 
-def execute(p: Plan, read: Callable[[], Change], outputs: Sequence[Output], *, tools: Tools,
+def execute(source: Source, outputs: Sequence[Output], settings: Settings, *, planned: Plan | None = None,
             target: Target | None = None, on_done: Callable[[AnalyzerReport], None] | None = None,
             on_context: Callable[[AnalysisContext], object] | None = None) -> Result:
-    """The whole review: the outputs started, the change read (`read`), the plan run, the
-    Result published to each output and each finished; every output started is abandoned,
-    saying why, when anything on the way raises."""
+    """The whole review: planned (`planned`: a plan made already), the outputs started, the
+    change read, the plan run, the Result published to each output and each finished; every
+    output started is abandoned, saying why, when anything on the way raises (but `Withdrawn`:
+    the review is no longer this run's to publish)."""
+    p = planned or prepare(source, settings)
     titles = {n: registry.get(n).title for n in p.names}
     target = target or Target()
     started: list[Output] = []
@@ -249,15 +320,21 @@ def execute(p: Plan, read: Callable[[], Change], outputs: Sequence[Output], *, t
         for out in outputs:
             out.start(target, titles)
             started.append(out)
-        change = read()
-        result = run(p, change, tools=tools, on_done=on_done, on_context=on_context)
+        result = run(p, source.change(p), tools=settings.tools, on_done=on_done, on_context=on_context)
         target = replace(target, diff=result.diff)
         for out in outputs:
             out.publish(result, target)
         for out in outputs:
             out.finish()
+    except Withdrawn:
+        raise
     except BaseException as e:
         for out in started:
             out.abandon(f"The run stopped: {type(e).__name__}: {e}")
         raise
     return result
+
+
+class Withdrawn(Exception):  # noqa: N818 (a fact, not a failure)
+    """The review is no longer this run's to publish (superseded, or taken over by a later
+    attempt): its outputs are left as they are, for the run that has it now."""
