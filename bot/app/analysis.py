@@ -12,35 +12,32 @@ tenant is served another's answers; each job's LLM use is bounded by its budgets
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import logging
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
-from analyzers import registry
-from analyzers.code.diff import ChangeSet
 from analyzers.context import AnalysisContext, head_file_limit
-from analyzers.report import AnalyzerReport
 from bot.app import budget, feedback, job_kinds
 from bot.app.job_kinds import AnalyzeJob, Job
 from bot.app.one_run import COMMENTED, Lease, one_run
 from bot.app.pipeline import JobEnd, JobError
 from bot.app.pr_inputs import GithubFactory, PRInputs, PRReader, installation_github
-from bot.app.results import publish_results, record
+from bot.app.results import further, record
 from bot.app.settings import ServiceSettings
 from bot.core import qualification
 from bot.core import review as review_core
-from bot.core.checks import CheckRuns
+from bot.core.checks import CheckRuns, CheckRunsOutput
 from bot.core.config import CONFIG_PATH, LoadedConfig
 from bot.core.context import changes_from_github, head_files, unlisted_files
+from bot.core.dismissals_file import LoadedDismissals
 from bot.github import GitHub
 from bot.store.schema import JobRow
 from bot.store.store import Store
-from reporters.check_run import check_name
-from reporters.diff_filter import DiffFilter
+from reporters.base import Target
+from reporters.check_run import check_name_of
 
 log = logging.getLogger(__name__)
 
@@ -54,24 +51,6 @@ def payer_of(job: AnalyzeJob) -> budget.Payer | None:
     if job.reason in COMMENTED:
         return budget.Payer.commenter(job.installation_id, job.author_id)
     return budget.Payer.of(job.installation_id, job.repository_id or job.repo, job.pr_number, job.author_id)
-
-
-@dataclass(frozen=True)
-class _Reviewed:
-    """An analysis run, its check run started: what publishing it reads."""
-
-    check: str
-    inputs: PRInputs
-    config: LoadedConfig
-    changes: ChangeSet
-    result: review_core.Result
-    context: AnalysisContext
-    check_run: int
-    fresh: bool
-
-    @property
-    def report(self) -> AnalyzerReport:
-        return self.result.reports[0]
 
 
 class Analysis:
@@ -103,63 +82,44 @@ class Analysis:
                 raise
 
     def _run(self, row: JobRow, job: AnalyzeJob, lease: Lease, inputs: PRInputs | None) -> JobEnd:
-        """The analysis, its lease held: reviewed, published, recorded."""
-        gh = installation_github(self.github, job)
-        done = self._review(row, job, gh, inputs)
-        if not isinstance(done, _Reviewed):
-            return done
-        report = done.report
-        try:  # the check run is published first; the store's bookkeeping follows
-            if self.store.jobs.status(row.id) == "cancelled":
-                return "cancelled", "superseded while running", report.usage
-            if not lease.held():  # a later attempt of this job took it over
-                return "cancelled", "taken over by a later attempt while running", report.usage
-            cfg = done.config.config
-            out = publish_results(gh, job, done.check_run, report, conclude=done.result.verdict.of,
-                                  notes=list(done.result.notes), extra=self.settings.reporters,
-                                  diff=DiffFilter.of(done.changes), review_comments=done.inputs.raw_comments.result,
-                                  suggestions=cfg.suggestions,
-                                  on_published=None if cfg.feedback == "off" else self._recorder(job, gh),
-                                  fresh=done.fresh)
-        finally:
-            self._settle(row, job, done.context)
-        record(self.store, job, done.check, done.check_run, out, report)
-        return "done", json.dumps({"check_run": done.check_run, "findings": len(report.findings),
-                                   "error": report.error}), dict(report.usage)
-
-    def _review(self, row: JobRow, job: AnalyzeJob, gh: GitHub, inputs: PRInputs | None) -> _Reviewed | JobEnd:
-        """The analysis, its check run started in progress meanwhile; or why it is skipped. GitHub
-        calls overlap: the check run already there and (unless the `pr` job read them) the PR's
-        files and review comments load while the config is read."""
-        analyzer = registry.get(job.analyzer)
-        check = check_name(analyzer.title)
+        """The analysis, its lease held: skipped where the config turns it off or its check run
+        is complete; else reviewed and published (bot/core/review.py `execute`: its check run
+        started in progress while the PR's files load), then recorded."""
+        gh, check = installation_github(self.github, job), check_name_of(job.analyzer)
+        if check is None:
+            raise JobError(f"no analyzer {job.analyzer!r} here")
         with ThreadPoolExecutor(max_workers=4, thread_name_prefix=f"job-{row.id}-github") as io:
             found = io.submit(self.checks.existing, gh, job, check)
             inputs = inputs or self.reader.read(io, gh, job)
-            cfg = inputs.config
-            sel = self.reader.select(cfg, self.settings.analyzers + self.settings.comment_analyzers)
+            sel = self.reader.select(inputs.config, self.settings.analyzers + self.settings.comment_analyzers)
             if not job.explicit and job.analyzer not in sel.names:
                 return "skipped", f"{job.analyzer} is turned off in {CONFIG_PATH}", {}
             existing, complete = found.result()
             if complete:
                 return "skipped", f"{check} for {job.head_sha[:12]} is already complete", {}
-            started = io.submit(self.checks.start, gh, job, analyzer.title, existing)
-            p = review_core.plan(cfg, dataclasses.replace(sel, names=[job.analyzer]),
-                                 llm=budget.llm_factory(self.settings, self.store, sel.model, payer_of(job)),
-                                 standing=lambda: self._standing(job, sel.model),
-                                 dismissals=self.store.dismissals.listed(job.repository_id, job.repo))
-            files = inputs.files.result()
-            changes = changes_from_github(files, cfg)
-            unlisted = unlisted_files(len(files), lambda: gh.changed_files(job.repo, job.pr_number))
-            change = review_core.Change(
-                changes, files=head_files(None, self.reader.head_file(gh, job),
-                                          limit=head_file_limit(self.settings.tools())),
-                comments=inputs.comments.result,  # only for an analyzer that reads them
-                unlisted=unlisted)
+            cfg = inputs.config.config
+            runs = CheckRunsOutput(gh, self.checks, force=job.force, found={job.analyzer: existing})
+            held = _Held(self.store, row, lease)
+            outputs = [held, runs, further(
+                gh, job, self.settings.reporters, suggestions=cfg.suggestions,
+                review_comments=inputs.raw_comments.result,
+                on_published=None if cfg.feedback == "off" else self._recorder(job, gh))]
+            settings = review_core.Settings(self.settings.tools(), lambda _: replace(sel, names=[job.analyzer]),
+                                            lambda model: budget.llm_factory(self.settings, self.store, model,
+                                                                             payer_of(job)))
             ctxs: list[AnalysisContext] = []
-            result = review_core.run(p, change, tools=self.settings.tools(), on_context=ctxs.append)
-            cr_id, fresh = started.result()
-        return _Reviewed(check, inputs, cfg, changes, result, ctxs[0], cr_id, fresh)
+            try:
+                result = review_core.execute(_Source(self, job, gh, inputs), outputs, settings, on_context=ctxs.append,
+                                             target=Target(repo=job.repo, number=job.pr_number, head_sha=job.head_sha))
+            except review_core.Withdrawn as e:
+                return "cancelled", str(e), held.usage
+            finally:
+                if ctxs:
+                    self._settle(row, job, ctxs[0])
+        report = result.reports[0]
+        record(self.store, job, check, runs.runs[job.analyzer], runs.sent[job.analyzer], report)
+        return "done", json.dumps({"check_run": runs.runs[job.analyzer], "findings": len(report.findings),
+                                   "error": report.error}), dict(report.usage)
 
     def _settle(self, row: JobRow, job: AnalyzeJob, ctx: AnalysisContext) -> None:
         """The analysis's usage counted against its daily budgets (bot/app/budget.py), and its LLM answers
@@ -170,7 +130,7 @@ class Analysis:
         except Exception:
             log.warning("could not write the LLM answers of job %s to the cache", row.id, exc_info=True)
 
-    def _standing(self, job: AnalyzeJob, model: str | None) -> qualification.Standing:
+    def standing(self, job: AnalyzeJob, model: str | None) -> qualification.Standing:
         """What the App's database records of the model on the repository (bot/core/qualification.py)."""
         name = qualification.model_name(self.settings.llm_settings(model))
         return qualification.standing_from_store(self.store, job.repo, name)
@@ -193,3 +153,49 @@ class Analysis:
                 self.checks.fail(installation_github(self.github, job), job, why)
         except Exception:
             log.exception("could not mark the check run of job %s as failed", row.id)
+
+
+class _Held(review_core.Output):
+    """Publishes nothing: stops a review whose job was cancelled (superseded) or taken over by a
+    later attempt while it ran, before any output publishes it."""
+
+    def __init__(self, store: Store, row: JobRow, lease: Lease) -> None:
+        self.store, self.row, self.lease = store, row, lease
+        self.usage: dict[str, Any] = {}
+
+    def publish(self, result: review_core.Result, target: Target) -> None:
+        self.usage = dict(result.reports[0].usage) if result.reports else {}
+        if self.store.jobs.status(self.row.id) == "cancelled":
+            raise review_core.Withdrawn("superseded while running")
+        if not self.lease.held():
+            raise review_core.Withdrawn("taken over by a later attempt while running")
+
+
+@dataclass(frozen=True)
+class _Source:
+    """What one analysis reads (bot/core/review.py `Source`): the PR's inputs as the `pr` job or
+    the PR reader read them, the store's dismissals and qualification records."""
+
+    analysis: Analysis
+    job: AnalyzeJob
+    gh: GitHub
+    inputs: PRInputs
+
+    def config(self) -> LoadedConfig:
+        return self.inputs.config
+
+    def dismissals(self, loaded: LoadedConfig) -> LoadedDismissals:
+        job = self.job
+        return LoadedDismissals(tuple(self.analysis.store.dismissals.listed(job.repository_id, job.repo)))
+
+    def standing(self, model: str | None) -> qualification.Standing:
+        return self.analysis.standing(self.job, model)
+
+    def change(self, p: review_core.Plan) -> review_core.Change:
+        a, gh, job = self.analysis, self.gh, self.job
+        files = self.inputs.files.result()
+        return review_core.Change(
+            changes_from_github(files, p.loaded),
+            files=head_files(None, a.reader.head_file(gh, job), limit=head_file_limit(a.settings.tools())),
+            comments=self.inputs.comments.result,  # only for an analyzer that reads them
+            unlisted=unlisted_files(len(files), lambda: gh.changed_files(job.repo, job.pr_number)))

@@ -1,10 +1,10 @@
-"""An analysis's report → its check run on GitHub → further outputs → the store. The check run
-is completed by the one lifecycle the Action uses too (bot/core/checks.py `complete`), so a
-report gives the same request bodies on both surfaces; further reporters (RTCBOT_REPORTERS)
-follow (bot/core/outputs.py), and what they published is recorded for feedback. Then the check
-run is completed in the store, with the report's findings. Recording retries for a while when the database is away
-(RECORD_RETRY_S), so that a database restart does not leave a published run for the sweep to
-do again.
+"""An analysis's outputs on the App (bot/core/review.py `execute` drives them): its check run,
+by the one lifecycle the Action uses too (bot/core/checks.py `CheckRunsOutput`, over the store's
+ledger), so a report gives the same request bodies on both surfaces; then the further reporters
+(RTCBOT_REPORTERS, bot/core/outputs.py `Further`), what they published recorded for feedback.
+Then the check run is completed in the store, with the report's findings (`record`), retried
+for a while when the database is away (RECORD_RETRY_S), so that a database restart does not
+leave a published run for the sweep to do again.
 """
 
 from __future__ import annotations
@@ -23,7 +23,8 @@ from tenacity import (
 
 from analyzers.report import AnalyzerReport
 from bot.app.job_kinds import AnalyzeJob
-from bot.core import checks, outputs
+from bot.core import checks
+from bot.core.outputs import Driven, Further
 from bot.github import GitHub
 from bot.store.db import database_away
 from bot.store.store import Store
@@ -34,33 +35,37 @@ from reporters.diff_filter import DiffFilter
 log = logging.getLogger(__name__)
 
 RECORD_RETRY_S = 20.0  # recording waits this long for the database (well under stale_after_s)
+Published = Callable[[list[dict[str, Any]]], object]  # hears what a further reporter published
+
+
+def further(gh: GitHub, job: AnalyzeJob, extra: Sequence[str], *, suggestions: str = "verified",
+            review_comments: Callable[[], Sequence[dict[str, Any]]] | None = None,
+            on_published: Published | None = None) -> Further:
+    """The further reporters `extra` (RTCBOT_REPORTERS) of the job's pull request: one that fails
+    is logged, never undoes the check run; what one published goes to `on_published`."""
+    def heard(done: Driven) -> None:
+        if not done.ok:
+            log.warning("the %s reporter failed for %s#%s at %s: %s", done.name, job.repo, job.pr_number,
+                        job.head_sha[:12], done.reason, exc_info=done.error)
+            return
+        log.info("%s for %s@%s", done.said, job.repo, job.head_sha[:12])
+        if on_published is not None and done.published is not None:
+            on_published(done.published)
+
+    return Further(extra, Sinks(github=gh, suggestions=suggestions, review_comments=review_comments), heard)
 
 
 def publish_results(gh: GitHub, job: AnalyzeJob, cr_id: int, report: AnalyzerReport, *,
                     conclude: Conclude, notes: Sequence[str] = (), extra: Sequence[str] = (),
                     diff: DiffFilter | None = None, suggestions: str = "verified",
                     review_comments: Callable[[], Sequence[dict[str, Any]]] | None = None,
-                    on_published: Callable[[list[dict[str, Any]]], object] | None = None,
-                    fresh: bool = False) -> CheckOutput:
-    """Complete check run `cr_id` (the job's, already open) with the report and the gate's
-    conclusion (`conclude`: the review's verdict, `Verdict.of`), then drive the
-    further reporters `extra` (RTCBOT_REPORTERS) by name; the check run's output (every annotation
-    of the report, those the run showed already included).
-    `diff`: the lines the PR's diff shows (`DiffFilter.of(changes)`), the only ones annotated
-    or commented on; `review_comments`: the PR's review comments as read (for pr-review);
-    `fresh`: this attempt created the run, which shows nothing yet (GitHub is not asked)."""
+                    on_published: Published | None = None, fresh: bool = False) -> CheckOutput:
+    """A judged report published into check run `cr_id` (the job's, already open: `fresh`, this
+    attempt created it), then to the further reporters, as `execute` publishes a review's."""
     target = Target(repo=job.repo, number=job.pr_number, head_sha=job.head_sha, diff=diff)
     out = checks.complete(gh, job, cr_id, report, target=target, conclude=conclude, notes=notes, fresh=fresh)
-    sinks = Sinks(github=gh, notes=tuple(notes), suggestions=suggestions, review_comments=review_comments)
-    for done in outputs.drive(extra, sinks, target, {job.analyzer: report.title}, [report]):
-        # the check run is out: a further output that fails is logged, never undoes it
-        if not done.ok:
-            log.warning("the %s reporter failed for %s#%s at %s: %s", done.name, job.repo, job.pr_number,
-                        job.head_sha[:12], done.reason, exc_info=done.error)
-            continue
-        log.info("%s for %s@%s", done.said, job.repo, job.head_sha[:12])
-        if on_published is not None and done.published is not None:
-            on_published(done.published)
+    further(gh, job, extra, suggestions=suggestions, review_comments=review_comments,
+            on_published=on_published).drive(target, {job.analyzer: report.title}, [report], notes)
     return out
 
 

@@ -62,7 +62,11 @@ class Further(Output):
         self.titles = dict(titles)
 
     def publish(self, result: Result, target: Target) -> None:
-        for done in drive(self.names, replace(self.sinks, notes=result.notes), target, self.titles, result.reports):
+        self.drive(target, self.titles, result.reports, result.notes)
+
+    def drive(self, target: Target, titles: Mapping[str, str], reports: list[AnalyzerReport],
+              notes: Sequence[str]) -> None:
+        for done in drive(self.names, replace(self.sinks, notes=tuple(notes)), target, titles, reports):
             self.done(done)
 
 
