@@ -61,7 +61,7 @@ from bot.core.qualification import Standing, standing_from_commit
 from bot.core.review import Ending
 from bot.github import GitHub, GitHubError, token_client
 from reporters.base import Sinks, Target, run_reporter
-from reporters.check_run import check_name
+from reporters.check_run import check_name_of
 from reporters.sarif import SarifReporter
 from reporters.step_summary import OutputsReporter, RunOutcome, StepSummaryReporter
 from reporters.workflow_commands import STEP_ANNOTATIONS_PER_LEVEL, WorkflowCommandsReporter
@@ -126,7 +126,7 @@ class PullRequestRun:
         mode = "workflow-commands" if primary.swapped else "check-runs"
         titles = {n: registry.get(n).title for n in p.names}
         mode_note = self._commands_note(commands.value) if primary.swapped else (
-            f"Posted {len(checks.runs)} check run(s): " + ", ".join(check_name(titles[n]) for n in titles) + ".")
+            f"Posted {len(checks.runs)} check run(s): " + ", ".join(check_name_of(n) or n for n in titles) + ".")
         target = replace(self.target, diff=result.diff)
         outcome = RunOutcome(mode=mode, mode_note=mode_note, conclusion=result.verdict.conclusion,
                              gate=p.gate.text, matched=result.verdict.matched, missing=result.verdict.missing,

@@ -27,7 +27,6 @@ from reporters.check_run import (
     CheckRunReporter,
     Conclude,
     abandon_body,
-    check_name,
     check_name_of,
     create_body,
     external_id,
@@ -150,7 +149,9 @@ class CheckRuns:
         Creating it claims its row in the store first: a job that finds the row claimed (the
         same analysis of the same head running at once) waits for the other's check run and
         updates it instead of making a second one."""
-        name, ext = check_name(title), external_id(job.pr_number, job.analyzer)
+        name, ext = check_name_of(job.analyzer), external_id(job.pr_number, job.analyzer)
+        if name is None:
+            raise ValueError(f"no analyzer {job.analyzer!r} here")
         if cr_id is None and not self.ledger.claim(job.repo, name, job.head_sha, job.pr_number):
             cr_id = self._claimed_id(job.repo, name, job.head_sha)
         if cr_id is None:  # created in progress, with its external_id: nothing to update

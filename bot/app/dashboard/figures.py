@@ -17,7 +17,7 @@ from urllib.parse import quote
 
 from analyzers import registry
 from analyzers.presentation import DashboardData, Item, Panel, Run, Suggestion, week
-from reporters.check_run import check_name
+from reporters.check_run import check_name_of
 
 __all__ = ["Figures", "Item", "Job", "Run", "Section", "Suggestion", "figures", "item_checks", "week"]
 
@@ -56,7 +56,7 @@ class Figures:
 
 def item_checks() -> tuple[str, ...]:
     """The check runs whose findings the page reads: those of every analyzer that draws."""
-    return tuple(check_name(title) for _, title, _ in registry.dashboards())
+    return tuple(check for name, _, _ in registry.dashboards() if (check := check_name_of(name)) is not None)
 
 
 def latest_per_pr(runs: Iterable[Run], name: str) -> list[Run]:
@@ -115,7 +115,7 @@ def figures(repo: str, runs: Sequence[Run], items: Sequence[Item], jobs: Sequenc
     links = GitHubLinks(github_url, repo)
     sections = []
     for name, title, draw in registry.dashboards():
-        own = latest_per_pr(runs, check_name(title))
+        own = latest_per_pr(runs, check_name_of(name) or "")
         ids = {r.id for r in own}
         data = DashboardData(repo, own, [it for it in items if it.run_id in ids],
                              [s for s in suggestions if s.analyzer == name], links)
