@@ -5,7 +5,10 @@ summary, SARIF, text / JSON / Markdown). Every surface drives reporters the same
 
     reporter.start(target, {analyzer name: title})   # before the analyses (e.g. open check runs)
     reporter.publish(report)                          # once per AnalyzerReport, as each ends
-    reporter.flush()                                  # after the last (write files, print)
+    reporter.finish(outcome)                          # after the last: how the run ended, for
+                                                      # those that show it; then `flush` (write
+                                                      # files, print)
+    reporter.abandon(why)                             # instead, when the run stops unfinished
 
 A new output is one module here, one line in REPORTERS and its test: every surface builds its
 reporters by name (`reporters_named(names, sinks)`; the App's RTCBOT_REPORTERS, the Action's `reporters`
@@ -62,7 +65,8 @@ class Sinks:
 
 class Reporter:
     """Every output subclasses it: what it must say (`name`, `from_sinks`, `start`, `publish`,
-    `flush`) and what it may (`conclude`, `published`), declared once with their defaults."""
+    `flush`) and what it may (`conclude`, `abandon`, `published`), declared once with their
+    defaults; `finish` ends the lifecycle the same way for every reporter."""
 
     name: ClassVar[str]  # its key in REPORTERS
 
@@ -79,6 +83,16 @@ class Reporter:
 
     def flush(self) -> Any:
         """After the last report: write or print what was held back."""
+
+    def finish(self, outcome: Any = None) -> Any:
+        """After the last report: `outcome` (how the run ended) to a reporter that shows it,
+        then what `flush` gives."""
+        if outcome is not None:
+            self.conclude(outcome)
+        return self.flush()
+
+    def abandon(self, why: str) -> None:
+        """The run stopped before its reports: close what `start` opened (nothing, by default)."""
 
     def conclude(self, outcome: Any) -> None:
         """How the run ended, for a reporter that shows it (the step summary); others take none."""
@@ -121,9 +135,7 @@ def run_reporter(reporter: Reporter, target: Target, analyzers: Mapping[str, str
     reporter.start(target, analyzers)
     for report in reports:
         reporter.publish(report)
-    if outcome is not None:
-        reporter.conclude(outcome)
-    return reporter.flush()
+    return reporter.finish(outcome)
 
 
 class Collecting(Reporter):

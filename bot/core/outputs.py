@@ -84,6 +84,9 @@ class Reported(Output):
     def publish(self, result: Result, target: Target) -> None:
         self.value = run_reporter(self.reporter, target, self.titles, result.reports)
 
+    def abandon(self, why: str) -> None:
+        self.reporter.abandon(why)
+
 
 REFUSED = (403, 404)  # what GitHub answers a token that may not write there
 
