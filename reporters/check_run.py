@@ -63,6 +63,12 @@ def check_name_of(analyzer: str) -> str | None:
         return None
 
 
+def check_titles() -> dict[str, str]:
+    """The other way: each check run's title ("EditingRTC") → its analyzer, for every analyzer
+    that imports."""
+    return {check[len(CHECK_PREFIX):]: name for name in registry.ANALYZERS if (check := check_name_of(name))}
+
+
 def external_id(pr_number: int | None, analyzer: str) -> str:
     """What a check run carries so that a re-run knows its PR even when `pull_requests` is
     empty (fork PRs): "<pr number>:<analyzer>"."""

@@ -14,13 +14,13 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from analyzers import registry
 from bot.app import command_events, events, feedback
 from bot.app.settings import ServiceSettings
 from bot.app.sweep import why
 from bot.core.logs import shown
 from bot.github import app_identity
 from bot.store.store import Store
+from reporters.check_run import check_titles
 
 log = logging.getLogger(__name__)
 
@@ -39,17 +39,6 @@ class Accepted:
     def nothing_to_do(self) -> bool:
         """Routed, and asked for no work (an event or action not handled, no installation)."""
         return self.routed and self.asked == 0
-
-
-def check_titles() -> dict[str, str]:
-    """Check titles → analyzer names, for every registered analyzer that imports."""
-    out = {}
-    for name in registry.ANALYZERS:
-        try:
-            out[registry.get(name).title] = name
-        except Exception:  # an analyzer whose optional dependencies are missing
-            continue
-    return out
 
 
 class Intake:
