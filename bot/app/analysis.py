@@ -1,10 +1,11 @@
 """The `analyze` job: one analyzer on one pull request head, one check run.
 
-Find or create the check run → in_progress → the PR's files (100 per page; no `patch` →
-skipped with the reason) and review comments (unless the `pr` job read them for all its
-analyses: bot/app/fan_out.py) → the review core with this one analyzer (by name from
-analyzers.registry: a new analyzer plugs in here unchanged) → check-run output and annotations
-in batches of 50 (bot/app/results.py) → findings stored. The LLM client's cache is the store,
+Skipped where its budgets are spent, the config turns it off or its check run is complete;
+else, its lease held (bot/app/one_run.py), the review core's `execute` (bot/core/review.py)
+over this module's Source — the PR's inputs as the `pr` job read them (bot/app/fan_out.py) or
+as read here, the store's dismissals and qualification records — with the analysis's outputs:
+its check run (bot/core/checks.py, annotations in batches of 50) and the further reporters
+(bot/app/results.py); then its findings are recorded. The LLM client's cache is the store,
 keyed by installation, so a push that leaves a hunk unchanged sends no LLM request for it and no
 tenant is served another's answers; each job's LLM use is bounded by its budgets
 (bot/app/budget.py).

@@ -14,10 +14,13 @@ runs and the store). Everything between is here, once:
             store, the Action's and the CLI's dismissals file) taken out of every report
             before the gate (unless `gate_dismissed`) and before any surface publishes it:
             one line of the summary each, never an annotation or a suggestion;
-    (each surface then publishes the Result its own way)
-    exit    one exit code from the result: 1 when the gate fails or every analyzer failed,
-            3 when a budget cut work off and the surface treats a partial result as its own
-            status (the CLI), else 0.
+    execute the whole of it over a surface's `Source` (where it reads the config, the
+            dismissals, the qualification record and the change) and its `Output`s (one
+            lifecycle: started before the change is read, given the judged Result, finished,
+            or abandoned with the reason when anything raises);
+    end     what the end says, as facts (`Ending`) each surface words, and one exit code: 1
+            when the gate fails or every analyzer failed, 3 when a budget cut work off and the
+            surface treats a partial result as its own status (the CLI), else 0.
 """
 
 from __future__ import annotations
