@@ -31,6 +31,7 @@ from typing import IO
 
 from analyzers import registry
 from analyzers.context import head_file_limit
+from analyzers.llm.client import LLMClient
 from analyzers.report import AnalyzerReport
 from bot.action import workflow
 from bot.action.settings import ActionResult, ActionSettings
@@ -103,6 +104,7 @@ class PullRequestRun:
         # read once, for the analyzers that score comments and for the pr-review reporter's markers
         self.review_comments = cache(lambda: gh.review_comments(pr.full_name, pr.number))
         self.checkout: Path | None = None  # the workspace, where it is checked out at the head
+        self.settings = review_core.Settings(s.tools, self._choose, self._llm, inputs.gate)
 
     def review(self, planned: Planned | None = None) -> ActionResult:
         """Analyse and publish (`planned`: a plan made already, e.g. narrowed by a command):
@@ -121,8 +123,7 @@ class PullRequestRun:
         further = Further(self.inputs.reporters, sinks, lambda done: self.say(f"rtcbot: {done.said}"))
         self.say(f"rtcbot: {pr.full_name}#{pr.number} at {pr.head_sha[:12]}: {', '.join(p.names)}")
         self.checkout = plan_.checkout
-        result = review_core.execute(self, [primary, further], review_core.Settings(s.tools, lambda _: p.selection,
-                                     lambda _: p.llm), planned=p, target=self.target)
+        result = review_core.execute(self, [primary, further], self.settings, planned=p, target=self.target)
         mode = "workflow-commands" if primary.swapped else "check-runs"
         titles = {n: registry.get(n).title for n in p.names}
         mode_note = self._commands_note(commands.value) if primary.swapped else (
@@ -143,17 +144,19 @@ class PullRequestRun:
 
     def planned(self) -> Planned:
         """The base commit's settings, the inputs over them, the model and its qualification."""
-        s, inputs = self.s, self.inputs
-        chosen: list[workflow.Plan] = []
+        return Planned(review_core.prepare(self, self.settings), self.checkout)
 
-        def choose(loaded: LoadedConfig) -> Selection:
-            chosen.append(workflow.choose(inputs, self.pr, loaded, workspace=s.workspace,
-                                          allowed_models=s.allowed_models))
-            return replace(chosen[0].selection, names=chosen[0].names, notes=chosen[0].notes)
+    def _choose(self, loaded: LoadedConfig) -> Selection:
+        """The workflow's inputs over the config (bot/action/workflow.py); notes where the
+        workspace is not checked out at the head."""
+        chosen = workflow.choose(self.inputs, self.pr, loaded, workspace=self.s.workspace,
+                                 allowed_models=self.s.allowed_models)
+        self.checkout = chosen.checkout
+        return replace(chosen.selection, names=chosen.names, notes=chosen.notes)
 
-        llm = lambda model: s.llm_for_model(model) if model and s.llm_for_model else s.llm_factory  # noqa: E731
-        review = review_core.prepare(self, review_core.Settings(s.tools, choose, llm, inputs.gate))
-        return Planned(review, chosen[0].checkout)
+    def _llm(self, model: str | None) -> Callable[[], LLMClient]:
+        s = self.s
+        return s.llm_for_model(model) if model and s.llm_for_model else s.llm_factory
 
     def config(self) -> LoadedConfig:
         """The settings file at the base commit: the pull request's own copy (in the checkout)
