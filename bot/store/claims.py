@@ -1,19 +1,21 @@
 """Claims: a worker takes its next job from the store, fairly across installations.
 
 The store is the truth about jobs, and the order in which they run is decided here, not by a
-queue's first-in, first-out (the queue is only a wake-up: bot/app/queue.py). A claim, in one
-write transaction (SQLite: BEGIN IMMEDIATE; PostgreSQL: the conditional UPDATE re-checked
-under its row lock, so two workers never both take one job):
+queue's first-in, first-out (the queue is only a wake-up: bot/app/queue.py). A claim first
+reads whether any job is queued at all (an idle worker's claim is that one read, never a write
+transaction: on SQLite no write lock taken); then, in one write transaction (SQLite: BEGIN
+IMMEDIATE; PostgreSQL: the conditional UPDATE re-checked under its row lock, so two workers
+never both take one job):
 
 1. per installation with work (queued or running jobs; jobs with no installation are one
    group), the slots it holds (running jobs that hold a worker: all but the analyses a `pr`
    job runs itself) and its oldest queued job;
 2. the installations under their cap (`Fairness.cap`: 0, none) compete by slots held divided by
-   their weight (default 1), then by when each was last given a slot (`installation_turns`:
-   longest ago first, never first of all), then by their oldest queued job: so a free slot goes
-   to the installation holding the fewest, taking turns when they hold as many, and an
-   installation alone gets every slot while a burst of one never holds another's pull request
-   behind it;
+   their weight (default 1), then by when each was last given a slot (`installation_turns`,
+   read for the installations with work only: longest ago first, never first of all), then by
+   their oldest queued job: so a free slot goes to the installation holding the fewest, taking
+   turns when they hold as many, and an installation alone gets every slot while a burst of one
+   never holds another's pull request behind it;
 3. its oldest queued job (by id: a job put back by the sweep keeps its place in its
    installation's turn) queued → running, attempt + 1; the installation's turn stamped now.
 
@@ -71,17 +73,22 @@ def pick(turns: list[Turn], fairness: Fairness) -> int | None:
     return best.oldest_queued
 
 
-_TURNS = (select(JobRow.installation_id,
-                 func.sum(case((and_(JobRow.status == "running", _HOLDS_SLOT), 1), else_=0)),
-                 func.min(case((JobRow.status == "queued", JobRow.id), else_=None)))
-          .where(JobRow.status.in_(("queued", "running"))).group_by(JobRow.installation_id))
+_WORK = (select(JobRow.installation_id.label("installation_id"),
+                func.sum(case((and_(JobRow.status == "running", _HOLDS_SLOT), 1), else_=0)).label("holding"),
+                func.min(case((JobRow.status == "queued", JobRow.id), else_=None)).label("oldest_queued"))
+         .where(JobRow.status.in_(("queued", "running"))).group_by(JobRow.installation_id).subquery())
+# each installation with work, and its turn: looked up by key for those with a queued job, so a
+# claim never reads the turns of the (many) installations with nothing queued
+_TURNS = (select(_WORK.c.installation_id, _WORK.c.holding, _WORK.c.oldest_queued, TurnRow.served_at)
+          .outerjoin(TurnRow, and_(_WORK.c.oldest_queued.is_not(None),
+                                   TurnRow.installation_id == func.coalesce(_WORK.c.installation_id, 0))))
+_ANY_QUEUED = select(JobRow.id).where(JobRow.status == "queued").limit(1)
 
 
 def turns(c: Connection) -> list[Turn]:
-    served = {int(i): float(at) for i, at in c.execute(select(TurnRow.installation_id, TurnRow.served_at))}
     return [Turn(None if i is None else int(i), int(h or 0), None if q is None else int(q),
-                 served.get(int(i or 0), 0.0))
-            for i, h, q in c.execute(_TURNS)]
+                 0.0 if at is None else float(at))
+            for i, h, q, at in c.execute(_TURNS)]
 
 
 class Claims:
@@ -93,6 +100,9 @@ class Claims:
 
     def next(self) -> JobRow | None:
         """Claim the next job (queued → running, attempt + 1); None when none may run now."""
+        with self.db.reading() as c:
+            if c.scalar(_ANY_QUEUED) is None:  # idle: a read, no write transaction
+                return None
         for _ in range(5):  # another worker took the picked job between the read and the write
             with self.db.writing() as c:
                 job_id = pick(turns(c), self.fairness)

@@ -4,13 +4,17 @@ request behind it, on the embedded SQLite queue and store, and on Redis and Post
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
+from sqlalchemy import event, select
 
 from bot.app.consumer import Consumer
 from bot.app.outage import Outage
 from bot.app.settings import ServiceSettings, parse_weights
-from bot.store.claims import Fairness, Turn, pick
+from bot.store.claims import Claims, Fairness, Turn, pick, turns
+from bot.store.schema import JobRow, TurnRow
+from bot.store.store import Store
 from tests.bot.app_support import App
 from tests.fakes.github_server import FakeGitHub, many_hunks_diff
 
@@ -97,3 +101,37 @@ def test_the_consumers_threads_give_the_newcomer_a_slot_at_once(
     b_created = _created(gh_b)[0]
     assert sum(1 for t in _completed(gh_a) if t < b_created) <= 1, (b_created, _completed(gh_a))
     assert not any(t.is_alive() for t in consumer.threads)
+
+
+def test_a_claim_reads_the_turns_of_installations_with_queued_jobs_and_an_idle_one_writes_nothing(
+        tmp_path: Path) -> None:
+    """On a SQLite store: the turns of installations with nothing queued are not read (C, served
+    long ago, is given none); with nothing queued a claim is a read, no write transaction."""
+    store = Store(f"sqlite:///{tmp_path}/store.db")
+    C = 99
+    with store.db.session() as s:
+        s.add_all([TurnRow(installation_id=A, served_at=5.0), TurnRow(installation_id=B, served_at=2.0),
+                   TurnRow(installation_id=C, served_at=1.0)])
+        s.add_all([JobRow(kind="pr", repo="a/r", spec={}, status="queued", installation_id=A),
+                   JobRow(kind="pr", repo="b/r", spec={}, status="queued", installation_id=B),
+                   JobRow(kind="pr", repo="c/r", spec={}, status="running", installation_id=C),
+                   JobRow(kind="pr", repo="d/r", spec={}, status="done", installation_id=A)])
+        s.commit()
+    with store.db.reading() as c:
+        got = sorted(turns(c), key=lambda t: t.installation_id or 0)
+    assert [(t.installation_id, t.holding, t.oldest_queued is not None, t.served_at) for t in got] == [
+        (A, 0, True, 5.0), (B, 0, True, 2.0), (C, 1, False, 0.0)]
+    begun: list[str] = []
+    event.listen(store.db.engine, "before_cursor_execute",
+                 lambda conn, cursor, statement, *rest: begun.append(statement)
+                 if statement.strip().upper().startswith("BEGIN IMMEDIATE") else None)
+    claims = Claims(store.db)
+    first, second = claims.next(), claims.next()
+    assert first is not None and second is not None
+    assert (first.installation_id, second.installation_id) == (B, A)  # B was served longest ago
+    assert len(begun) == 2
+    assert claims.next() is None  # nothing queued
+    assert len(begun) == 2, begun
+    with store.db.reading() as c:
+        assert {int(i): at for i, at in c.execute(select(TurnRow.installation_id, TurnRow.served_at))}[C] == 1.0
+    store.close()
