@@ -1,6 +1,7 @@
 """`rtcbot worker`'s consumer: `workers` threads, each claiming its next job from the store
 (bot/store/claims.py: fair across installations) and running it; with nothing to claim, a thread
-waits for the queue's wake-up (bot/app/queue.py) at most CLAIM_EVERY_S, then claims again.
+waits for the queue's wake-up (bot/app/queue.py) at most CLAIM_EVERY_S, then claims again (a
+wake-up claims at once; a stop is seen within WAIT_S).
 
 A queue that does not answer is an `Outage` (one line when it goes, one when it is back, backoff
 between tries), and so is a database that does not answer a claim: jobs go on being claimed from
@@ -14,11 +15,12 @@ from __future__ import annotations
 import logging
 import signal
 import threading
+import time
 from collections.abc import Callable
 from types import FrameType
 
 from bot.app.outage import Outage
-from bot.app.queue import CLAIM_EVERY_S, Queue
+from bot.app.queue import CLAIM_EVERY_S, WAIT_S, Queue
 from bot.app.worker import database_failed
 
 log = logging.getLogger("bot.app.queue")
@@ -51,11 +53,20 @@ class Consumer:
             if ran is not None:
                 continue
             try:
-                self.queue.wait(CLAIM_EVERY_S)
+                self.idle()
             except Exception as e:
                 self.stopping.wait(self.outage.failed(e))  # a stop ends the wait
             else:
                 self.outage.ok()
+
+    def idle(self) -> None:
+        """Wait for the queue's wake-up, CLAIM_EVERY_S at most, in waits of WAIT_S, until
+        stopping. Raises when the queue does not answer."""
+        deadline = time.monotonic() + CLAIM_EVERY_S
+        while not self.stopping.is_set():
+            left = deadline - time.monotonic()
+            if left <= 0 or self.queue.wait(min(WAIT_S, left)):
+                return
 
     def _signal(self, signum: int, frame: FrameType | None) -> None:
         self.stopping.set()

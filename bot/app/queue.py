@@ -3,7 +3,8 @@ when REDIS_URL is set. The store is the truth about jobs and decides which runs 
 (bot/store/claims.py, fair across installations); a message here only says "a job was queued":
 a worker woken by one claims the next job from the store, whichever it is, and a worker with
 nothing to do claims again every CLAIM_EVERY_S anyway, so a message lost (Redis restarted
-empty, a refused send) delays a job by at most that, and loses nothing.
+empty, a refused send) delays a job by at most that, and loses nothing. An idle claim is one
+read of the store (bot/store/claims.py), no write.
 
 A message is rtcbot's JSON job message (`{"format": "rtcbot-job/1", "name": …, "args":
 [<job id>], …}`, as the release before this one wrote for huey) in the same place huey kept it
@@ -34,7 +35,8 @@ from bot.app.sweep import why
 QUEUE_NAME = "rtcbot"
 LIST_KEY = f"huey.redis.{QUEUE_NAME}"  # where huey kept rtcbot's messages: one place across the upgrade
 TASK = "bot.app.jobs.rtcbot.run_job"  # the one task the release before this one's messages named
-CLAIM_EVERY_S = 1.0  # an idle worker claims at least this often, woken or not
+CLAIM_EVERY_S = 5.0  # an idle worker claims at least this often, woken or not
+WAIT_S = 1.0  # the longest one wait on the queue: a worker told to stop sees it within this
 POLL_INITIAL_S, POLL_MAX_S = 0.01, 0.05  # the SQLite queue read every 10 ms, backing off to 50 ms
 
 
@@ -67,7 +69,7 @@ class RedisQueue:
     def __init__(self, url: str) -> None:
         import redis  # only where REDIS_URL is set: a worker on the SQLite queue never loads it
 
-        self.conn = redis.Redis.from_url(url, socket_timeout=CLAIM_EVERY_S + 10, socket_connect_timeout=5)
+        self.conn = redis.Redis.from_url(url, socket_timeout=WAIT_S + 10, socket_connect_timeout=5)
 
     def send(self, job_id: int) -> None:
         self.conn.lpush(LIST_KEY, message(job_id))

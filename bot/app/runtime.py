@@ -18,6 +18,7 @@ built once, each from parts already built (nothing is set on a part afterwards):
 from __future__ import annotations
 
 import functools
+import logging
 from typing import Any
 
 from bot.app import events, queue
@@ -31,13 +32,15 @@ from bot.app.outbox import Outbox
 from bot.app.pipeline import Pipeline
 from bot.app.pr_inputs import GithubFactory, PRReader
 from bot.app.settings import ServiceSettings
-from bot.app.sweep import Resender, Sweeper
+from bot.app.sweep import Resender, Sweeper, why
 from bot.app.tenant_jobs import Installations, Repositories
 from bot.app.worker import Worker
 from bot.core.checks import CheckRuns
 from bot.github import installation_client
 from bot.store.claims import Claims, Fairness
 from bot.store.store import Store
+
+log = logging.getLogger(__name__)
 
 
 class Runtime:
@@ -80,9 +83,23 @@ class Runtime:
 
     def run_next(self) -> str | None:
         """Claim the next job (fair across installations) and run it here; its final status,
-        or None when no job may run now."""
+        or None when no job may run now. With a cap per installation, a job's end sends a
+        wake-up: a job the cap held back (its message taken by a worker that could not claim it)
+        is claimed by an idle worker at once, not at its next poll."""
         row = self.claims.next()
-        return None if row is None else self.worker.run_started(row, self.pipeline.dispatch)
+        if row is None:
+            return None
+        try:
+            return self.worker.run_started(row, self.pipeline.dispatch)
+        finally:
+            if self.claims.fairness.cap:
+                self._wake(row.id)
+
+    def _wake(self, job_id: int) -> None:
+        try:
+            self.queue.send(job_id)
+        except Exception as e:  # only a wake-up: the idle workers' poll claims it anyway
+            log.debug("could not send a wake-up after job %s (%s)", job_id, why(e))
 
     def accept(self, delivery_id: str, event: str, payload: dict[str, Any], body: bytes | str) -> Accepted | None:
         return self.intake.accept(delivery_id, event, payload, body)

@@ -3,6 +3,7 @@ request behind it, on the embedded SQLite queue and store, and on Redis and Post
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -11,6 +12,7 @@ from sqlalchemy import event, select
 
 from bot.app.consumer import Consumer
 from bot.app.outage import Outage
+from bot.app.queue import CLAIM_EVERY_S, WAIT_S
 from bot.app.settings import ServiceSettings, parse_weights
 from bot.store.claims import Claims, Fairness, Turn, pick, turns
 from bot.store.schema import JobRow, TurnRow
@@ -135,3 +137,51 @@ def test_a_claim_reads_the_turns_of_installations_with_queued_jobs_and_an_idle_o
     with store.db.reading() as c:
         assert {int(i): at for i, at in c.execute(select(TurnRow.installation_id, TurnRow.served_at))}[C] == 1.0
     store.close()
+
+
+@pytest.mark.slow
+def test_an_idle_consumer_claims_every_few_seconds_a_wake_up_at_once_and_a_stop_within_a_second(
+        apps: Callable[..., App], fake_github: Callable[..., FakeGitHub]) -> None:
+    """Two idle threads claim once each, then not again for CLAIM_EVERY_S; a delivery's wake-up
+    has its job claimed at once (long before the poll); a stop is seen within WAIT_S."""
+    gh = fake_github(installation_id=A)
+    a = apps(gh)
+    claimed: list[float] = []
+
+    def run_next() -> str | None:  # the Runtime's own, its calls timed
+        claimed.append(time.monotonic())
+        return a.rt.run_next()
+
+    consumer = Consumer(a.rt.queue, run_next, Outage("the queue"), a.rt.worker.database, workers=2)
+    consumer.start()
+    try:
+        time.sleep(CLAIM_EVERY_S / 2)
+        assert len(claimed) == 2, claimed  # one each at the start, none since
+        gh.add_pr(1, diff_text=many_hunks_diff("src/a.py", hunks=1))
+        delivered = time.monotonic()
+        a.deliver("pull_request", gh.pr_event("opened", 1))
+        gh.wait_for(lambda: len(_completed(gh)) == 1, timeout=60)
+        assert len(claimed) >= 3 and claimed[2] - delivered < CLAIM_EVERY_S / 2 - 0.5, \
+            (delivered, claimed)  # woken: not at the poll, which was due CLAIM_EVERY_S after the first claims
+    finally:
+        asked = time.monotonic()
+        consumer.stop()
+    assert not any(t.is_alive() for t in consumer.threads)
+    assert time.monotonic() - asked < WAIT_S + 2.0
+
+
+@pytest.mark.slow
+def test_with_a_cap_a_jobs_end_wakes_an_idle_worker(
+        apps: Callable[..., App], fake_github: Callable[..., FakeGitHub]) -> None:
+    """RTCBOT_INSTALLATION_MAX_JOBS set: a job that ends sends a wake-up, so that a job the cap
+    held back (its message taken by a worker that could not claim it then) is claimed by an idle
+    worker at once."""
+    gh = fake_github(installation_id=A)
+    a = apps(gh, installation_max_jobs=1)
+    gh.add_pr(1, diff_text=many_hunks_diff("src/a.py", hunks=1))
+    a.deliver("pull_request", gh.pr_event("opened", 1))
+    while a.rt.queue.pending():  # the delivery's wake-up, taken
+        a.rt.queue.wait(0.01)
+    assert a.rt.run_next() is not None
+    assert len(_completed(gh)) == 1
+    assert a.rt.queue.pending() == 1
