@@ -1,12 +1,14 @@
 """Fair under a flood: installation B's first check run while installation A's burst is queued,
 and the throughput of a burst from one installation against the same PRs spread over two.
 
-The `workers` row's world (tests/reliability/harness.py's World): a PostgreSQL and a Redis of
-its own, the webhook service over real HTTP in this process, `WORKERS` `rtcbot worker`
-processes of `THREADS` jobs each, EditingRTC only, the latency-injecting LLM (`LATENCY_S` per
-request; the harness's model that re-creates each one-line hunk, so that every hunk is
-annotated, as `bench_responder` does for EditingRTC) and the fake GitHub with two installations (A's
-repository and B's, `FakeGitHub.install`), `HUNKS` hunks a PR, none seen before.
+The `workers` row's world (tests/reliability/harness.py's World), on each backend in turn: a
+PostgreSQL and a Redis of its own ("redis"), then the embedded default, a SQLite database and a
+SQLite queue in a temporary folder shared by every process ("sqlite"); the webhook service over
+real HTTP in this process, `WORKERS` `rtcbot worker` processes of `THREADS` jobs each,
+EditingRTC only, the latency-injecting LLM (`LATENCY_S` per request; the harness's model that
+re-creates each one-line hunk, so that every hunk is annotated, as `bench_responder` does for
+EditingRTC) and the fake GitHub with two installations (A's repository and B's,
+`FakeGitHub.install`), `HUNKS` hunks a PR, none seen before.
 
 After a warm-up (a PR per slot, then the workers' CPU settles), four runs, one after another:
 
@@ -20,8 +22,9 @@ After a warm-up (a PR per slot, then the workers' CPU settles), four runs, one a
   Target: the burst's rate not lower than the spread's by more than 5 %.
 
 Afterwards every PR must have exactly one check run, completed once, with its annotations.
+Each backend gives its three rows; the SQLite ones say so in their names.
 
-    .venv/bin/python -m bench.flood [--quick]
+    .venv/bin/python -m bench.flood [--quick] [--backends redis,sqlite]
 """
 
 from __future__ import annotations
@@ -37,7 +40,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from bench import Row, not_measured, row
-from bench.workers import settle, world
+from bench.workers import BACKENDS, settle, world
 
 if TYPE_CHECKING:
     from tests.reliability.harness import World
@@ -76,6 +79,7 @@ class Flood:
     doubled: int
     lost: int
     load: float  # the load average (1 min) at the end
+    backend: str = "redis"  # bench.workers.BACKENDS
 
 
 def _b_wait(w: World, sha: str, since: float) -> Wait:
@@ -124,8 +128,8 @@ def _rate(w: World, numbers: Iterator[int], prs: int, *, spread: bool) -> float:
     return prs / seconds * 60 if seconds > 0 else 0.0
 
 
-def measure(burst: int, prs: int) -> Flood:
-    with world("flood", llm_delay_s=LATENCY_S, hunks=HUNKS, threads=THREADS) as w:
+def measure(burst: int, prs: int, backend: str = "redis") -> Flood:
+    with world(f"flood_{backend}", backend, llm_delay_s=LATENCY_S, hunks=HUNKS, threads=THREADS) as w:
         w.gh.install(B, B_REPO)
         procs = [w.start_worker() for _ in range(WORKERS)]
         numbers = itertools.count(1)
@@ -145,13 +149,17 @@ def measure(burst: int, prs: int) -> Flood:
             raise RuntimeError("a worker exited:\n" + w.log_tail(2000))
         return Flood(burst, control, flood, prs, burst_rate, spread_rate,
                      tally.completed - tally.errors - tally.duplicates, tally.prs, tally.duplicates,
-                     tally.lost + tally.errors, os.getloadavg()[0])
+                     tally.lost + tally.errors, os.getloadavg()[0], backend)
+
+
+STORES = {"redis": "Redis, PostgreSQL", "sqlite": "SQLite database and queue"}
 
 
 def rows_from(f: Flood) -> list[Row]:
     bound = min(LIMIT_S, 3 * f.control.created_s + f.control.job_s)
-    setup = (f"{WORKERS} `rtcbot worker` × {THREADS} jobs, Redis, PostgreSQL, LLM {LATENCY_S:g} s, "
+    setup = (f"{WORKERS} `rtcbot worker` × {THREADS} jobs, {STORES[f.backend]}, LLM {LATENCY_S:g} s, "
              f"{HUNKS} hunks a PR")
+    on = "" if f.backend == "redis" else f" ({STORES[f.backend]})"  # the Redis rows keep their names
     ratio = f.burst_per_min / f.spread_per_min if f.spread_per_min else 0.0
     return [
         row(f"Flood: B's first check run created, B's one PR opened 1 s into A's burst of {f.burst} ({setup})",
@@ -159,32 +167,44 @@ def rows_from(f: Flood) -> list[Row]:
             f"{f.control.created_s:.1f} s (completed {f.control.completed_s:.1f} s)",
             f"≤ {LIMIT_S:g} s and ≤ 3× B alone + one job ({bound:.1f} s)", f.flood.created_s <= bound),
         row(f"Flood: PRs per minute, a burst of {f.prs} ({f.prs // SLOTS}× the {SLOTS} slots) from one "
-            f"installation / the same spread over two",
+            f"installation / the same spread over two{on}",
             f"{f.burst_per_min:.0f} / {f.spread_per_min:.0f} = {ratio:.2f}× (load average {f.load:.1f})",
             f"≥ {1 - TOLERANCE:.2f}×", ratio >= 1 - TOLERANCE),
-        row("Flood: check runs completed exactly once", f"{f.exact} of {f.total} ({f.doubled} doubled, "
+        row(f"Flood: check runs completed exactly once{on}", f"{f.exact} of {f.total} ({f.doubled} doubled, "
             f"{f.lost} lost or failed)", "all", f.exact == f.total),
     ]
 
 
-def run(quick: bool = False) -> list[Row]:
+def run(quick: bool = False, backends: Sequence[str] = BACKENDS) -> list[Row]:
+    """The rows of each backend in `backends`, Redis's first (one row saying why, for a backend
+    whose servers could not be started)."""
     from tests.reliability.services import ServiceUnavailable
 
     burst, prs = (12, 2 * SLOTS) if quick else (60, 10 * SLOTS)
-    try:
-        f = measure(burst, prs)
-    except ServiceUnavailable as e:
-        return [not_measured("Flood: B's first check run created under A's burst", f"≤ {LIMIT_S:g} s", str(e))]
-    print(f"  flood: B created at {f.flood.created_s:.1f} s (alone {f.control.created_s:.1f} s); "
-          f"{f.burst_per_min:.0f} / {f.spread_per_min:.0f} PRs per minute", file=sys.stderr, flush=True)
-    return rows_from(f)
+    out: list[Row] = []
+    for backend in backends:
+        try:
+            f = measure(burst, prs, backend)
+        except ServiceUnavailable as e:
+            on = "" if backend == "redis" else f" ({STORES[backend]})"
+            out.append(not_measured(f"Flood: B's first check run created under A's burst{on}", f"≤ {LIMIT_S:g} s",
+                                    str(e)))
+            continue
+        print(f"  flood ({backend}): B created at {f.flood.created_s:.1f} s (alone {f.control.created_s:.1f} s); "
+              f"{f.burst_per_min:.0f} / {f.spread_per_min:.0f} PRs per minute", file=sys.stderr, flush=True)
+        out += rows_from(f)
+    return out
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m bench.flood", description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--backends", default=",".join(BACKENDS), help=f"a comma-separated subset of {', '.join(BACKENDS)}")
     args = ap.parse_args(argv)
-    for r in run(args.quick):
+    backends = [b.strip() for b in args.backends.split(",") if b.strip()]
+    if not backends or any(b not in BACKENDS for b in backends):
+        ap.error(f"--backends takes a comma-separated subset of {', '.join(BACKENDS)}, not {args.backends!r}")
+    for r in run(args.quick, backends):
         print(f"{r['figure']}: {r['value']}  (target {r['target'] or '—'}, met {r['met']})")
     return 0
 

@@ -89,25 +89,34 @@ def settle(pids: Sequence[int], timeout: float = 90.0) -> None:
         before = now
 
 
+BACKENDS = ("redis", "sqlite")  # Redis + PostgreSQL; the embedded default (SQLite database and queue)
+
+
 @contextmanager
-def world(name: str, **kwargs: Any) -> Iterator[World]:
-    """The harness's World (`kwargs` are its own) on a PostgreSQL and a Redis of its own."""
+def world(name: str, backend: str = "redis", **kwargs: Any) -> Iterator[World]:
+    """The harness's World (`kwargs` are its own) on a PostgreSQL and a Redis of its own
+    (`backend` "redis"), or on the embedded default, a SQLite database and queue in a
+    temporary folder ("sqlite")."""
     from tests.reliability.harness import World
     from tests.reliability.services import Postgres, Redis
 
+    if backend not in BACKENDS:
+        raise ValueError(f"backend {backend!r} is not one of {', '.join(BACKENDS)}")
     quiet = logging.getLogger("bot")  # the in-process webhook service's lines, for the run only
     level = quiet.level
     quiet.setLevel(logging.CRITICAL)
-    pg, redis = Postgres(), Redis()
+    pg, redis = (Postgres(), Redis()) if backend == "redis" else (None, None)
     try:
-        pg.start()
-        redis.start()
+        if pg is not None and redis is not None:
+            pg.start()
+            redis.start()
         with tempfile.TemporaryDirectory(prefix=f"rtcbot-bench-{name}-") as tmp, \
                 World(name, pg, redis, Path(tmp), **kwargs) as w:
             yield w
     finally:
-        redis.close()
-        pg.close()
+        if pg is not None and redis is not None:
+            redis.close()
+            pg.close()
         quiet.setLevel(level)  # a test that runs a row in its process leaves the next ones their log
 
 

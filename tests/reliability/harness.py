@@ -1,7 +1,9 @@
-"""One chaos scenario's world: the suite's own PostgreSQL and Redis (tests/reliability/services.py),
-the fake GitHub and the scripted LLM, the webhook service (the real Flask app over real HTTP,
-in this process) and `rtcbot worker` subprocesses; pull requests opened as GitHub would, faults
-injected, and a tally of what came out, read from the fake GitHub's check runs.
+"""One chaos scenario's world: the suite's own PostgreSQL and Redis
+(tests/reliability/services.py), or the embedded default (a SQLite database and a SQLite queue
+in the world's data folder), the fake GitHub and the scripted LLM, the webhook service (the real
+Flask app over real HTTP, in this process) and `rtcbot worker` subprocesses; pull requests
+opened as GitHub would, faults injected, and a tally of what came out, read from the fake
+GitHub's check runs.
 
 A pull request's outcome, for its one check run (`rtcbot / EditingRTC` on its head SHA):
 
@@ -120,17 +122,25 @@ def pr_diff(number: int, hunks: int) -> str:
 class World:
     """Everything one scenario runs on; a context manager that stops it all."""
 
-    def __init__(self, name: str, pg: Postgres, redis: Redis, tmp: Path, *, llm_delay_s: float = 0.2,
+    def __init__(self, name: str, pg: Postgres | None, redis: Redis | None, tmp: Path, *, llm_delay_s: float = 0.2,
                  hunks: int = 2, threads: int = 2, llm_concurrency: int = 8,
                  responder: Responder | None = None) -> None:
+        """On `pg` and `redis`, or with both None on the embedded default: the SQLite database
+        and queue in `tmp`/data, shared by the webhook service and every worker."""
+        if (pg is None) != (redis is None):
+            raise ValueError("a World runs on PostgreSQL and Redis, or on neither (SQLite)")
         logging.getLogger("werkzeug").setLevel(logging.WARNING)  # one line per delivery otherwise
-        self.name, self.pg, self.redis, self.tmp, self.hunks = name, pg, redis, tmp, hunks
+        self.name, self._pg, self._redis, self.tmp, self.hunks = name, pg, redis, tmp, hunks
+        self.backend = "sqlite" if pg is None else "redis"
         self.gh = FakeGitHub().start()
         # by default a model that can edit code: each one-line hunk re-created, so each is annotated
         self.llm = ScriptedLLM(responder or RoundTrips(), delay_s=llm_delay_s).start()
-        redis.flush()
-        db = pg.create_database(f"chaos_{name}_{uuid.uuid4().hex[:6]}")
-        self.settings = make_settings(tmp, self.gh, self.llm, database_url=db, redis_url=redis.url)
+        db: str | None = None
+        if pg is not None and redis is not None:
+            redis.flush()
+            db = pg.create_database(f"chaos_{name}_{uuid.uuid4().hex[:6]}")
+        self.settings = make_settings(tmp, self.gh, self.llm, database_url=db,
+                                      redis_url=None if redis is None else redis.url)
         self.env = worker_env(self.settings, threads, RTCBOT_LLM_CONCURRENCY=str(llm_concurrency))
         self.runtime = Runtime(self.settings)
         self._serving = serve(create_app(self.settings, runtime=self.runtime))
@@ -145,6 +155,18 @@ class World:
         self._stop = threading.Event()
         threading.Thread(target=self._supervise, daemon=True).start()
         self.t0 = time.monotonic()
+
+    @property
+    def pg(self) -> Postgres:
+        if self._pg is None:
+            raise RuntimeError(f"world {self.name} runs on SQLite: it has no PostgreSQL")
+        return self._pg
+
+    @property
+    def redis(self) -> Redis:
+        if self._redis is None:
+            raise RuntimeError(f"world {self.name} runs on SQLite: it has no Redis")
+        return self._redis
 
     # -- processes ----------------------------------------------------------------------------
     def start_worker(self, wait: bool = True) -> subprocess.Popen[bytes]:
