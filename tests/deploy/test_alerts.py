@@ -11,11 +11,13 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
+import pytest
 import yaml
 
 from bot.app.runtime import Runtime
 from bot.app.web import create_app
 from tests.bot.app_support import make_settings, scrape, serve
+from tests.deploy.prometheus_server import RANGE, derive_rules, seconds
 from tests.support import ROOT, require
 
 RULES = ROOT / "deploy" / "prometheus" / "alerts.yml"
@@ -87,3 +89,22 @@ def test_each_alert_is_explained_in_deploy_md() -> None:
         anchor = rule["annotations"]["runbook"].removeprefix("docs/deploy.md#")
         assert anchor in headings, f"{rule['alert']}: no heading {anchor!r} in docs/deploy.md"
         assert f"`{rule['alert']}`" in alerts, f"{rule['alert']} is not named under docs/deploy.md's Alerts"
+
+
+def test_the_walks_rules_differ_from_the_shipped_ones_only_in_their_durations() -> None:
+    """tests/deploy/test_runbooks.py's Prometheus evaluates the shipped rules with `for:` and
+    range windows scaled (derive_rules): every other character of every rule is the shipped one's."""
+    shipped = yaml.safe_load(RULES.read_text())
+    derived = derive_rules(shipped, 1 / 60)
+    pairs = list(zip(rules(), [r for g in derived["groups"] for r in g["rules"]], strict=True))
+    for old, new in pairs:
+        assert RANGE.sub("[]", new["expr"]) == RANGE.sub("[]", old["expr"]), new["expr"]
+        assert {k: v for k, v in new.items() if k not in ("expr", "for")} == \
+               {k: v for k, v in old.items() if k not in ("expr", "for")}
+        assert ("for" in new) == ("for" in old)
+    by_name = {new["alert"]: new for _, new in pairs}
+    assert by_name["RtcbotDown"]["for"] == "2s" and by_name["RtcbotDataDiskFillsWithinADay"]["for"] == "60s"
+    assert "[30s]" in by_name["RtcbotAnalysesFailing"]["expr"]
+    assert "[360s]" in by_name["RtcbotDataDiskFillsWithinADay"]["expr"]
+    with pytest.raises(ValueError, match="one-unit"):
+        seconds("1h30m")
