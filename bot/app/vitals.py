@@ -16,7 +16,8 @@ from pathlib import Path
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 from prometheus_client.registry import Collector
 
-from bot.app.labels import analyzer_label
+from analyzers.registry import ANALYZERS
+from bot.app.labels import OTHER, analyzer_label
 from bot.app.queue import ping
 from bot.app.runtime import Runtime
 from bot.app.sweep import why
@@ -118,7 +119,10 @@ class VitalsCollector(Collector):
             return
         failed = CounterMetricFamily("rtcbot_analyses_failed", "Analyses that failed (their check run completed "
                                      "as neutral, saying why), by analyzer", labels=["analyzer"])
-        per: dict[str, int] = {}
+        # every label from 0, not from its first failure: a series that appears at 3 has not
+        # increased for Prometheus, and `increase(...[30m]) >= 3` missed an analyzer's first
+        # failures (found walking RtcbotAnalysesFailing's runbook: tests/deploy/test_runbooks.py)
+        per: dict[str, int] = dict.fromkeys((*ANALYZERS, OTHER), 0)
         for analyzer, n in figures["failed_analyses"]:
             per[analyzer_label(analyzer)] = per.get(analyzer_label(analyzer), 0) + n
         for label, n in sorted(per.items()):

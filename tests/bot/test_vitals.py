@@ -15,6 +15,7 @@ import httpx
 import pytest
 from sqlalchemy import text
 
+from analyzers.registry import ANALYZERS
 from bot.app.labels import OTHER, REFUSED, known_events
 from bot.app.runtime import Runtime
 from bot.app.web import create_app
@@ -144,9 +145,11 @@ def test_failed_analyses_and_spent_budgets_are_counted(service: tuple[str, Runti
     rt.store.usage.add(8, 1, 10)
     m = scrape(url).text
     failed = sorted(x for x in series(m) if x.startswith("rtcbot_analyses_failed_total"))
-    assert failed == ['rtcbot_analyses_failed_total{analyzer="editing_rtc"}',
-                      f'rtcbot_analyses_failed_total{{analyzer="{OTHER}"}}'], failed
+    # every analyzer's series from 0 (a series that appears at 3 has not increased for Prometheus)
+    assert failed == sorted(f'rtcbot_analyses_failed_total{{analyzer="{a}"}}' for a in (*ANALYZERS, OTHER)), failed
     assert value(m, 'rtcbot_analyses_failed_total{analyzer="editing_rtc"}') == 2.0
+    assert value(m, f'rtcbot_analyses_failed_total{{analyzer="{OTHER}"}}') == 1.0
+    assert value(m, 'rtcbot_analyses_failed_total{analyzer="crscore"}') == 0.0
     assert value(m, "rtcbot_llm_budget_spent_installations") == 1.0
 
 
