@@ -149,9 +149,10 @@ class Stack:
                     "PYTHONPATH": str(ROOT), **self.overrides}
 
     # -- processes ----------------------------------------------------------------------------
-    def _start(self, name: str, args: list[str], env: dict[str, str] | None = None) -> subprocess.Popen[bytes]:
+    def _start(self, name: str, args: list[str], env: dict[str, str] | None = None,
+               prefix: tuple[str, ...] = ()) -> subprocess.Popen[bytes]:
         log = open(self.tmp / f"{name}.log", "wb")  # noqa: SIM115 - the child holds it
-        p = subprocess.Popen([*RTCBOT, *args], cwd=self.tmp, env=env or self.env, stdout=log,
+        p = subprocess.Popen([*prefix, *RTCBOT, *args], cwd=self.tmp, env=env or self.env, stdout=log,
                              stderr=subprocess.STDOUT, start_new_session=True)
         log.close()
         self.procs[name] = p
@@ -161,15 +162,16 @@ class Stack:
         path = self.tmp / f"{name}.log"
         return path.read_text(encoding="utf-8", errors="replace") if path.exists() else ""
 
-    def start_serve(self, timeout: float = 120.0) -> str:
-        """`rtcbot serve` as its unit runs it, on a free port; its URL once /healthz answers
-        (with 503 while no worker is alive)."""
-        port = free_port()
+    def start_serve(self, timeout: float = 120.0, port: int | None = None, prefix: tuple[str, ...] = ()) -> str:
+        """`rtcbot serve` as its unit runs it, on `port` (default: a free one), its command line
+        after `prefix` where given; its URL once /healthz answers (with 503 while no worker is
+        alive)."""
+        port = port or free_port()
         env_file = self.tmp / "rtcbot.env"  # what the unit's EnvironmentFile= and --env-file name
         names = [k for k in self.env if k.startswith("RTCBOT_") or k in ("DATABASE_URL", "REDIS_URL")]
         env_file.write_text("".join(f"{k}={self.env[k]}\n" for k in names), encoding="utf-8")
         env_file.chmod(0o600)
-        p = self._start("serve", with_env_file(with_port(exec_args(UNITS["serve"]), port), env_file))
+        p = self._start("serve", with_env_file(with_port(exec_args(UNITS["serve"]), port), env_file), prefix=prefix)
         self.url = f"http://127.0.0.1:{port}"
         deadline = time.monotonic() + timeout
         while True:
