@@ -45,6 +45,23 @@ def seconds_since(t0: float) -> float:
     return time.monotonic() - t0
 
 
+def serve_pid(pid: int) -> int:
+    """The process that became `rtcbot serve`: `pid` itself (unshare execs), or under `sudo`
+    (and its monitor process, with use_pty) the first descendant running this Python."""
+    queue = [pid]
+    while queue:
+        p = queue.pop(0)
+        try:
+            argv0 = Path(f"/proc/{p}/cmdline").read_bytes().split(b"\0")[0].decode()
+            children = Path(f"/proc/{p}/task/{p}/children").read_text().split()
+        except OSError:
+            continue
+        if argv0 == RTCBOT[0]:
+            return p
+        queue += [int(c) for c in children]
+    raise RuntimeError(f"no rtcbot serve under process {pid}")
+
+
 class Walk:
     """The stack, its own PostgreSQL and Redis, Prometheus, and the figures measured."""
 
@@ -78,8 +95,8 @@ class Walk:
         """`argv` run in serve's user and mount namespace (where its data disk is mounted)."""
         pid = self.stack.procs["serve"].pid
         sudo = self.unshare[:3] if self.unshare[0] == "sudo" else []
-        if sudo:  # sudo's child is unshare's process, which became serve
-            pid = int(Path(f"/proc/{pid}/task/{pid}/children").read_text().split()[0])
+        if sudo:
+            pid = serve_pid(pid)
         return subprocess.run([*sudo, "nsenter", f"--target={pid}", "--user", "--mount", "--preserve-credentials",
                                *argv], capture_output=True, text=True, timeout=60)
 
@@ -164,8 +181,9 @@ def test_each_alerts_runbook_walked_on_a_real_service(walk: Walk) -> None:
     assert stats.returncode == 0 and "octo-org/widgets" in stats.stdout, stats.stdout + stats.stderr
 
     # RtcbotDown: serve stopped; a delivery meanwhile fails (GitHub shows it red)
-    stack.stop("serve")  # SIGTERM, as the unit's KillSignal: gunicorn's graceful stop
     t0 = time.monotonic()
+    stack.stop("serve")  # SIGTERM, as the unit's KillSignal: gunicorn's graceful stop
+    print(f"serve stopped {seconds_since(t0):.1f} s after SIGTERM")
     down_fired = w.fired("RtcbotDown", t0)
     delivery = str(uuid.uuid4())
     redelivered = stack.gh.add_pr(2, diff_text=edits_diff(2, 1)).head_sha
@@ -190,8 +208,9 @@ def test_each_alerts_runbook_walked_on_a_real_service(walk: Walk) -> None:
 
     # RtcbotNoLiveWorker and RtcbotQueueBacklog: the worker stopped, a job queued, its wait
     # made 11 minutes (created_at moved back: nobody waits 10 minutes in a test)
-    stack.stop("worker", sig=signal.SIGINT)  # as the unit's KillSignal: it finishes its jobs, then exits
     t0 = time.monotonic()
+    stack.stop("worker", sig=signal.SIGINT)  # as the unit's KillSignal: it finishes its jobs, then exits
+    print(f"worker stopped {seconds_since(t0):.1f} s after SIGINT")
     worker_fired = w.fired("RtcbotNoLiveWorker", t0)
     head = stack.open_pr(3, edits_diff(3, 1))
     with psycopg.connect(w.database_url.replace("+psycopg", ""), autocommit=True) as c:
