@@ -28,6 +28,7 @@ DOC = ROOT / "docs" / "benchmarks.md"
 BENCHMARKS: tuple[str, ...] = (
     "e2e_floor",
     "e2e_wide",
+    "cold_start",
     "incremental",
     "crscore_throughput",
     "webhook_load",

@@ -29,6 +29,8 @@ from typing import Any, Literal
 
 import numpy as np
 
+from analyzers import spans
+
 Pooling = Literal["tokens", "model"]
 POOLINGS: tuple[str, ...] = ("tokens", "model")
 DEFAULT_MODEL = "all-MiniLM-L6-v2"
@@ -153,7 +155,8 @@ class Embedder:
     @property
     def st(self) -> Any:
         if self._st is None:
-            self._st = load_sentence_transformer(self.model_name)
+            with spans.span(f"load the embedding model {self.model_name}"):
+                self._st = load_sentence_transformer(self.model_name)
         return self._st
 
     @property

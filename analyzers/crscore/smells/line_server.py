@@ -20,6 +20,7 @@ import threading
 import time
 from collections.abc import Sequence
 
+from analyzers import spans
 from analyzers.tools.programs import BoundProcess, popen_bound, tool_env, workdir
 
 START_TIMEOUT_S = 120
@@ -98,6 +99,10 @@ class LineServer:
         if (why := self.missing()) is not None:
             self.unavailable = why
             raise ServerUnavailable(why)
+        with spans.span(f"start {self.title}"):
+            return self._start()
+
+    def _start(self) -> BoundProcess:
         self._pending = b""
         self._stop()  # a program that died: its lifeline and folder go before a new one
         self._folder = contextlib.ExitStack()
