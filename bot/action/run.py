@@ -91,6 +91,7 @@ def run_action(s: ActionSettings, *, log: IO[str] | None = None, stdout: IO[str]
         return run.review()
     finally:
         gh.close()
+        stdout.flush()  # what the outputs printed is out before the step's log reads it
 
 
 class PullRequestRun:
