@@ -33,7 +33,7 @@ from pathlib import Path
 from bench import ROOT
 from bench.run_all import BENCHMARKS, machine
 
-NUMBER = re.compile(r"-?\d[\d,]*(?:\.\d+)?")
+NUMBER = re.compile(r"(?<![\w.-])-?\d[\d,]*(?:\.\d+)?(?![\w-])")  # not the digits of a name (jsoup-b286a31b26)
 LOWER = ("wall", "latency", "p99", "p50", "seconds", " ms", "tokens", "requests", "cpu", "wait")
 HIGHER = ("per minute", "per second", "/s", "throughput", "servable")
 
@@ -53,7 +53,7 @@ def cells(line: str) -> list[str]:
 
 
 def headline(value: str) -> tuple[float, ...]:
-    """The numbers before the value's first parenthesis."""
+    """The numbers before the value's first parenthesis (none of a name's digits)."""
     lead = value.split("(", 1)[0]
     return tuple(float(n.replace(",", "")) for n in NUMBER.findall(lead))
 
@@ -170,6 +170,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         ap.error("--repeat must be at least 1")
     sides = {"base": args.base.resolve(), "head": ROOT}
     runs: dict[str, dict[tuple[str, str], list[Figure]]] = {"base": {}, "head": {}}
+    counted: dict[tuple[str, str], int] = {}  # documents read per (row, side)
     with tempfile.TemporaryDirectory(prefix="rtcbot-compare-") as tmp:
         folder = args.runs or Path(tmp)
         folder.mkdir(parents=True, exist_ok=True)
@@ -184,6 +185,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                     else:
                         print(f"[compare] {row} {side} {i + 1}/{args.repeat}", file=sys.stderr)
                         doc = measure(checkout, row, path)
+                    counted[(row, side)] = counted.get((row, side), 0) + 1
                     for key, fig in figures(doc, [row]).items():
                         runs[side].setdefault(key, []).append(fig)
     info = machine()
@@ -194,7 +196,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         "Written by `python -m bench.compare` (its docstring says how); do not edit by hand. Each",
         "row ran in both checkouts turn about; each value is the median of the runs' headline numbers.",
         "",
-        f"- base: {commit(sides['base'])}; head: {commit(ROOT)}; {args.repeat} run(s) of each row on each side",
+        f"- base: {commit(sides['base'])}; head: {commit(ROOT)}; runs (base + head): "
+        + ", ".join(f"{row} {counted.get((row, 'base'), 0)} + {counted.get((row, 'head'), 0)}" for row in rows),
         f"- date: {when}; CPU: {info['cpu']}; cores: {info['cores']}; memory: {info['memory']}",
         "",
         *table(runs["base"], runs["head"], args.tolerance),

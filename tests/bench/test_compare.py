@@ -28,6 +28,7 @@ def test_a_rows_headline_numbers_are_those_before_its_first_parenthesis() -> Non
     assert headline("3.5 / 36.5 ms from the due time (sent 200/s, 68 opened)") == (3.5, 36.5)
     assert headline("1.21× (median 1.18×)") == (1.21,)
     assert headline("31,275 tokens (a)") == (31275.0,)
+    assert headline("median 0.00 s, max 0.04 s on jsoup-b286a31b26; on 0 of 11 PRs") == (0.0, 0.04, 0.0, 11.0)
     assert cells(r"| cost | a \| b | 1 |") == ["cost", "a | b", "1"]
 
 
