@@ -202,8 +202,10 @@ def merged(old: str, new: str, names: Sequence[str], when: str) -> str:
     while rows and not rows[-1].strip():
         rows.pop()
     rows += [ln for ln in new_head if _owner(ln) in ran]
-    rows = [ln for ln in rows if not ln.startswith("- run alone:")]
-    at = next((i for i, ln in enumerate(rows) if ln.startswith("- Python:")), len(rows) - 1)
+    # an earlier run alone stays said unless this run measured all of its benchmarks again
+    rows = [ln for ln in rows if not ln.startswith("- run alone:")
+            or not set(re.findall(r"\w+", ln.split(":", 1)[1].split(" on ", 1)[0])) <= ran]
+    at = max((i for i, ln in enumerate(rows) if ln.startswith(("- Python:", "- run alone:"))), default=len(rows) - 1)
     rows.insert(at + 1, f"- run alone: {', '.join(names)} on {when} (`--only`; the other rows are of the date above)")
     kept = [sec for sec in sections if _owner(sec[0]) not in ran]
     fresh = [sec for sec in new_sections if _owner(sec[0]) in ran]
