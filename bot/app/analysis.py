@@ -26,11 +26,11 @@ from bot.app.job_kinds import AnalyzeJob, Job
 from bot.app.one_run import COMMENTED, Lease, one_run
 from bot.app.pipeline import JobEnd, JobError
 from bot.app.pr_inputs import GithubFactory, PRInputs, PRReader, installation_github
-from bot.app.results import further, record
+from bot.app.results import outputs, record
 from bot.app.settings import ServiceSettings
 from bot.core import qualification
 from bot.core import review as review_core
-from bot.core.checks import CheckRuns, CheckRunsOutput
+from bot.core.checks import CheckRuns
 from bot.core.config import CONFIG_PATH, LoadedConfig
 from bot.core.context import changes_from_github, head_files, unlisted_files
 from bot.core.dismissals_file import LoadedDismissals
@@ -99,19 +99,18 @@ class Analysis:
             if complete:
                 return "skipped", f"{check} for {job.head_sha[:12]} is already complete", {}
             cfg = inputs.config.config
-            runs = CheckRunsOutput(gh, self.checks, force=job.force, found={job.analyzer: existing})
+            runs, more = outputs(gh, self.checks, job, existing, extra=self.settings.reporters,
+                                 suggestions=cfg.suggestions, review_comments=inputs.raw_comments.result,
+                                 on_published=None if cfg.feedback == "off" else self._recorder(job, gh))
             held = _Held(self.store, row, lease)
-            outputs = [held, runs, further(
-                gh, job, self.settings.reporters, suggestions=cfg.suggestions,
-                review_comments=inputs.raw_comments.result,
-                on_published=None if cfg.feedback == "off" else self._recorder(job, gh))]
             settings = review_core.Settings(self.settings.tools(), lambda _: replace(sel, names=[job.analyzer]),
                                             lambda model: budget.llm_factory(self.settings, self.store, model,
                                                                              payer_of(job)))
             ctxs: list[AnalysisContext] = []
             try:
-                result = review_core.execute(_Source(self, job, gh, inputs), outputs, settings, on_context=ctxs.append,
-                                             target=Target(repo=job.repo, number=job.pr_number, head_sha=job.head_sha))
+                result = review_core.execute(_Source(self, job, gh, inputs), [held, runs, more], settings,
+                                             on_context=ctxs.append, target=Target(
+                                                 repo=job.repo, number=job.pr_number, head_sha=job.head_sha))
             except review_core.Withdrawn as e:
                 return "cancelled", str(e), held.usage
             finally:

@@ -23,14 +23,13 @@ from tenacity import (
 
 from analyzers.report import AnalyzerReport
 from bot.app.job_kinds import AnalyzeJob
-from bot.core import checks
+from bot.core.checks import CheckRuns, CheckRunsOutput
 from bot.core.outputs import Driven, Further
 from bot.github import GitHub
 from bot.store.db import database_away
 from bot.store.store import Store
-from reporters.base import Sinks, Target
-from reporters.check_run import CheckOutput, Conclude
-from reporters.diff_filter import DiffFilter
+from reporters.base import Sinks
+from reporters.check_run import CheckOutput
 
 log = logging.getLogger(__name__)
 
@@ -38,11 +37,13 @@ RECORD_RETRY_S = 20.0  # recording waits this long for the database (well under 
 Published = Callable[[list[dict[str, Any]]], object]  # hears what a further reporter published
 
 
-def further(gh: GitHub, job: AnalyzeJob, extra: Sequence[str], *, suggestions: str = "verified",
-            review_comments: Callable[[], Sequence[dict[str, Any]]] | None = None,
-            on_published: Published | None = None) -> Further:
-    """The further reporters `extra` (RTCBOT_REPORTERS) of the job's pull request: one that fails
-    is logged, never undoes the check run; what one published goes to `on_published`."""
+def outputs(gh: GitHub, checks: CheckRuns, job: AnalyzeJob, found: int | None, *, extra: Sequence[str] = (),
+            suggestions: str = "verified", review_comments: Callable[[], Sequence[dict[str, Any]]] | None = None,
+            on_published: Published | None = None) -> tuple[CheckRunsOutput, Further]:
+    """The analysis's outputs on the App, in the order `execute` drives them: its check run
+    (`found`: its id, None for a new one; a forced job redoes it in place), then the further
+    reporters `extra` (RTCBOT_REPORTERS): one that fails is logged, never undoes the check run;
+    what one published goes to `on_published`."""
     def heard(done: Driven) -> None:
         if not done.ok:
             log.warning("the %s reporter failed for %s#%s at %s: %s", done.name, job.repo, job.pr_number,
@@ -52,21 +53,8 @@ def further(gh: GitHub, job: AnalyzeJob, extra: Sequence[str], *, suggestions: s
         if on_published is not None and done.published is not None:
             on_published(done.published)
 
-    return Further(extra, Sinks(github=gh, suggestions=suggestions, review_comments=review_comments), heard)
-
-
-def publish_results(gh: GitHub, job: AnalyzeJob, cr_id: int, report: AnalyzerReport, *,
-                    conclude: Conclude, notes: Sequence[str] = (), extra: Sequence[str] = (),
-                    diff: DiffFilter | None = None, suggestions: str = "verified",
-                    review_comments: Callable[[], Sequence[dict[str, Any]]] | None = None,
-                    on_published: Published | None = None, fresh: bool = False) -> CheckOutput:
-    """A judged report published into check run `cr_id` (the job's, already open: `fresh`, this
-    attempt created it), then to the further reporters, as `execute` publishes a review's."""
-    target = Target(repo=job.repo, number=job.pr_number, head_sha=job.head_sha, diff=diff)
-    out = checks.complete(gh, job, cr_id, report, target=target, conclude=conclude, notes=notes, fresh=fresh)
-    further(gh, job, extra, suggestions=suggestions, review_comments=review_comments,
-            on_published=on_published).drive(target, {job.analyzer: report.title}, [report], notes)
-    return out
+    sinks = Sinks(github=gh, suggestions=suggestions, review_comments=review_comments)
+    return CheckRunsOutput(gh, checks, force=job.force, found={job.analyzer: found}), Further(extra, sinks, heard)
 
 
 def record(store: Store, job: AnalyzeJob, name: str, cr_id: int, out: CheckOutput,

@@ -1,4 +1,5 @@
-"""bot/app/results.py: a report published into its check run on the fake GitHub, then recorded.
+"""bot/app/results.py: a report published into its check run on the fake GitHub by the App's
+outputs (the core's `execute`, as the worker runs it: tests/bot/results_support.py), then recorded.
 
 A check run can be published into more than once: a forced re-run (the Re-run button), or the
 sweep's new attempt at a job whose check run GitHub already shows completed but whose record the
@@ -19,16 +20,16 @@ from sqlalchemy.exc import OperationalError
 
 from analyzers.report import AnalyzerReport, Finding
 from bot.app.events import AnalyzeJob
-from bot.app.results import publish_results, record
+from bot.app.results import record
 from bot.app.settings import ServiceSettings
 from bot.core.checks import CheckRuns
 from bot.core.config import LoadedConfig
 from bot.core.context import changes_from_github
-from bot.core.gate import FailOn, judge
 from bot.github import GitHubClient, installation_client
 from bot.store.store import Store
 from reporters.check_run import CheckOutput, annotation_of, check_name
 from reporters.diff_filter import DiffFilter
+from tests.bot.results_support import review_as_the_worker, scripted
 from tests.fakes.github_server import FakeGitHub, many_hunks_diff
 from tests.reliability.services import Postgres, started
 
@@ -50,8 +51,8 @@ def report_of(lines: list[int]) -> AnalyzerReport:
 class Setup:
     """One pull request's analysis on the fake GitHub with the App's client and a SQLite store."""
 
-    def __init__(self, gh: FakeGitHub, tmp_path: Path, hunks: int = 3) -> None:
-        self.gh = gh
+    def __init__(self, gh: FakeGitHub, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, hunks: int = 3) -> None:
+        self.gh, self.monkeypatch = gh, monkeypatch
         self.pr = gh.add_pr(5, diff_text=many_hunks_diff(PATH, hunks=hunks))
         self.client: GitHubClient = installation_client(
             ServiceSettings(app_id=gh.app_id, private_key=gh.private_key_pem, github_api_url=gh.base_url,
@@ -68,12 +69,14 @@ class Setup:
 
     def attempt(self, job: AnalyzeJob, report: AnalyzerReport, *,
                 recorded: bool = True) -> tuple[int, CheckOutput]:
-        """What Runtime._analyze does with the check run: find it, start it, publish, record."""
+        """What the worker's analysis does with the check run: find it, review with the App's
+        outputs (start it, publish), record."""
         existing, done = self.checks.existing(self.client, job, CHECK)
         assert not done
-        cr_id, fresh = self.checks.start(self.client, job, TITLE, existing)
-        assert fresh == (existing is None)
-        out = publish_results(self.client, job, cr_id, report, conclude=judge(FailOn(), [report]).of, fresh=fresh)
+        scripted(self.monkeypatch, report)
+        _, runs = review_as_the_worker(self.client, self.checks, job, existing)
+        cr_id, out = runs.runs[job.analyzer], runs.sent[job.analyzer]
+        assert runs.fresh[job.analyzer] == (existing is None)
         if recorded:
             record(self.store, job, CHECK, cr_id, out, report)
         return cr_id, out
@@ -94,8 +97,8 @@ def diff_lines_of(client: GitHubClient, gh: FakeGitHub) -> list[tuple[int, int]]
 
 
 @pytest.fixture
-def setup(fake_github: Callable[..., FakeGitHub], tmp_path: Path) -> Iterator[Setup]:
-    s = Setup(fake_github(), tmp_path)
+def setup(fake_github: Callable[..., FakeGitHub], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Setup]:
+    s = Setup(fake_github(), tmp_path, monkeypatch)
     yield s
     s.close()
 

@@ -22,14 +22,10 @@ from analyzers.context import Tools, head_file_limit
 from analyzers.report import AnalyzerReport, Finding
 from bot.app import feedback
 from bot.app.events import AnalyzeJob
-from bot.app.results import publish_results
 from bot.app.runtime import Runtime
 from bot.app.web import create_app
 from bot.core.checks import CheckRuns
-from bot.core.config import LoadedConfig
-from bot.core.context import changes_from_github
 from bot.core.feedback import acceptance
-from bot.core.gate import FailOn, judge
 from bot.github import installation_client
 from bot.store.store import Store
 from reporters.base import failure
@@ -37,6 +33,7 @@ from reporters.diff_filter import DiffFilter
 from reporters.pr_review import MARKER
 from tests.bot.app_support import deliver, drain, make_settings, serve
 from tests.bot.conftest import Backend  # the `backend` fixture: tests/security/conftest.py
+from tests.bot.results_support import review_as_the_worker, scripted
 from tests.fakes.github_server import FakeGitHub, Padded
 
 BEFORE = "import ast\n\n\ndef calc(expr):\n    return eval(expr)\n\n\ndef other():\n    return 1\n"
@@ -217,9 +214,10 @@ def test_another_bots_marker_does_not_resolve_rtcbots_suggestion(
 PATCH = "@@ -1,2 +1,3 @@\n def f(x):\n-    return x\n+    y = x\n+    return y\n"
 
 
-def _publish_review(gh: FakeGitHub, tmp_path: Path, recorded: list[list[dict[str, object]]]) -> None:
-    """A `review` analyzer's report (rtcbot's own comments, no fixes) through the App's publish
-    with the pr-review reporter and the feedback recorder, as Runtime._analyze does."""
+def _publish_review(gh: FakeGitHub, tmp_path: Path, recorded: list[list[dict[str, object]]],
+                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """A `review` analyzer's report (rtcbot's own comments, no fixes) through the App's outputs
+    with the pr-review reporter and the feedback recorder, as the worker's analysis runs them."""
     pr = gh.add_pr(4, files=[{"filename": "m.py", "status": "modified", "additions": 2, "deletions": 1,
                               "changes": 3, "patch": PATCH}])
     client = installation_client(make_settings(tmp_path, gh), gh.installation_id)
@@ -227,34 +225,33 @@ def _publish_review(gh: FakeGitHub, tmp_path: Path, recorded: list[list[dict[str
                      analyzer="review", reason="pull_request.opened")
     store = Store(f"sqlite:///{tmp_path / 'pub.db'}")
     try:
-        cr_id, fresh = CheckRuns(store.checks).start(client, job, "Review", None)
-        report = AnalyzerReport("review", "Review", findings=[Finding(
+        scripted(monkeypatch, AnalyzerReport("review", "Review", findings=[Finding(
             "review", "review comment", "Name `y` says nothing; call it `result`.", "m.py", 2, 2,
-            scores={"rel": 0.8})])
-        diff = DiffFilter.of(changes_from_github(client.pr_files(gh.repo, 4), LoadedConfig()))
-        publish_results(client, job, cr_id, report, conclude=judge(FailOn(), [report]).of, extra=["pr-review"],
-                        fresh=fresh, diff=diff,
-                        review_comments=lambda: client.review_comments(gh.repo, 4), on_published=recorded.append)
+            scores={"rel": 0.8})]))
+        review_as_the_worker(client, CheckRuns(store.checks), job, None, extra=["pr-review"],
+                             review_comments=lambda: client.review_comments(gh.repo, 4), on_published=recorded.append)
     finally:
         store.close()
 
 
 def test_the_review_analyzers_comments_publish_and_record_without_an_error(
-        fake_github: Callable[..., FakeGitHub], tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+        fake_github: Callable[..., FakeGitHub], tmp_path: Path, caplog: pytest.LogCaptureFixture,
+        monkeypatch: pytest.MonkeyPatch) -> None:
     gh = fake_github()
     recorded: list[list[dict[str, object]]] = []
     with caplog.at_level(logging.WARNING, logger="bot.app.results"):
-        _publish_review(gh, tmp_path, recorded)
+        _publish_review(gh, tmp_path, recorded, monkeypatch)
     assert [r.getMessage() for r in caplog.records] == []
     assert len(gh.reviews) == 1 and recorded == [[]]  # posted; a plain comment suggests no lines
 
 
 def test_a_reporter_that_fails_is_logged_with_its_type_and_message(
-        fake_github: Callable[..., FakeGitHub], tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+        fake_github: Callable[..., FakeGitHub], tmp_path: Path, caplog: pytest.LogCaptureFixture,
+        monkeypatch: pytest.MonkeyPatch) -> None:
     gh = fake_github(expect_violations=False)
     gh.fail_next(1, status=404, match="/reviews")
     with caplog.at_level(logging.WARNING, logger="bot.app.results"):
-        _publish_review(gh, tmp_path, [])
+        _publish_review(gh, tmp_path, [], monkeypatch)
     [line] = [r.getMessage() for r in caplog.records if "pr-review reporter failed" in r.getMessage()]
     assert "GitHubError: " in line and "Not Found" in line
     assert failure(AssertionError()) == "AssertionError"  # a failure without a message still names itself
@@ -281,7 +278,6 @@ def test_another_bots_copy_of_the_marker_does_not_hide_the_suggestion(
     from analyzers.report import Fix
     from reporters.base import Target
     from reporters.base import run_reporter as drive
-    from reporters.diff_filter import DiffFilter
     from reporters.pr_review import PullRequestReviewReporter, key_of
 
     gh = fake_github()
