@@ -29,12 +29,11 @@ from functools import cache
 from pathlib import Path
 from typing import IO
 
-from analyzers import registry
 from analyzers.context import head_file_limit
 from analyzers.llm.client import LLMClient
-from analyzers.report import AnalyzerReport
 from bot.action import workflow
 from bot.action.settings import ActionResult, ActionSettings
+from bot.action.step_end import StepEnd
 from bot.action.workflow import (
     ActionError,
     Inputs,
@@ -61,10 +60,7 @@ from bot.core.outputs import Fallback, Further, Reported
 from bot.core.qualification import Standing, standing_from_commit
 from bot.core.review import Ending
 from bot.github import GitHub, GitHubError, token_client
-from reporters.base import Sinks, Target, run_reporter
-from reporters.check_run import check_name_of
-from reporters.sarif import SarifReporter
-from reporters.step_summary import OutputsReporter, RunOutcome, StepSummaryReporter
+from reporters.base import Sinks, Target
 from reporters.workflow_commands import STEP_ANNOTATIONS_PER_LEVEL, WorkflowCommandsReporter
 
 # how the Action words the end of a review (bot/core/review.py `Ending`), in the step's log
@@ -122,26 +118,12 @@ class PullRequestRun:
         sinks = Sinks(github=gh, stream=self.stdout, suggestions=p.loaded.config.suggestions,
                       review_comments=self.review_comments)
         further = Further(self.inputs.reporters, sinks, lambda done: self.say(f"rtcbot: {done.said}"))
+        end = StepEnd(s, pr, p.gate.text, primary, checks, commands, self.say, self.stdout)
         self.say(f"rtcbot: {pr.full_name}#{pr.number} at {pr.head_sha[:12]}: {', '.join(p.names)}")
         self.checkout = plan_.checkout
-        result = review_core.execute(self, [primary, further], self.settings, planned=p, target=self.target)
-        mode = "workflow-commands" if primary.swapped else "check-runs"
-        titles = {n: registry.get(n).title for n in p.names}
-        mode_note = self._commands_note(commands.value) if primary.swapped else (
-            f"Posted {len(checks.runs)} check run(s): " + ", ".join(check_name_of(n) or n for n in titles) + ".")
-        target = replace(self.target, diff=result.diff)
-        outcome = RunOutcome(mode=mode, mode_note=mode_note, conclusion=result.verdict.conclusion,
-                             gate=p.gate.text, matched=result.verdict.matched, missing=result.verdict.missing,
-                             notes=result.notes, blocked=tuple(result.verdict.blocked.values()),
-                             sarif_file=self._sarif(titles, target, result.reports),
-                             links=pr.run_links(checks.runs if mode == "check-runs" else {}),
-                             conclusions={n: out.conclusion for n, out in checks.sent.items()})
-        run_reporter(StepSummaryReporter(Path(s.step_summary_path) if s.step_summary_path else None, self.stdout),
-                     target, titles, result.reports, outcome)
-        if s.output_path:
-            run_reporter(OutputsReporter(Path(s.output_path)), target, titles, result.reports, outcome)
+        result = review_core.execute(self, [primary, further, end], self.settings, planned=p, target=self.target)
         code = result.end(ENDINGS, self.say)
-        return ActionResult(code, result.reports, mode, list(result.verdict.matched), checks.runs)
+        return ActionResult(code, result.reports, end.mode, list(result.verdict.matched), checks.runs)
 
     def planned(self) -> Planned:
         """The base commit's settings, the inputs over them, the model and its qualification."""
@@ -182,18 +164,6 @@ class PullRequestRun:
                  f"Falling back to workflow-command annotations (at most {STEP_ANNOTATIONS_PER_LEVEL} "
                  "per level) and the step summary.")
 
-    def _commands_note(self, shown_left: tuple[int, int]) -> str:
-        """The summary's sentence on the workflow commands written instead of check runs."""
-        shown, left = shown_left
-        why = ("a pull request from a fork gets a read-only token" if self.pr.fork
-               else "the workflow needs `permissions: checks: write`")
-        mode_note = (f"**This token cannot create check runs** ({why}), so the findings are "
-                     f"workflow-command annotations: {shown} shown"
-                     + (f", {left} more only in this summary (GitHub shows at most "
-                        f"{STEP_ANNOTATIONS_PER_LEVEL} per level and step)." if left else "."))
-        self.say("rtcbot: " + mode_note.replace("**", ""))
-        return mode_note
-
     def change(self, p: review_core.Plan, checkout: Path | None = None) -> review_core.Change:
         """The pull request's files and review comments, read through the token; its files at
         the head from `checkout` (the plan's, in a review) where it is checked out there."""
@@ -207,16 +177,3 @@ class PullRequestRun:
             changes, files=head_files(checkout, head_file_reader(gh, pr, limit), limit=limit), checkout=checkout,
             comments=lambda: comments_from_github(self.review_comments(), marked_by(gh.wrote)),
             unlisted=unlisted)
-
-    def _sarif(self, titles: dict[str, str], target: Target, reports: list[AnalyzerReport]) -> str:
-        """The SARIF file, when asked for; its path."""
-        s = self.s
-        if not s.sarif_file:
-            return ""
-        try:  # relative: inside the workspace (the PR's checkout), no symbolic link followed
-            sarif = SarifReporter(Path(s.sarif_file), root=None if Path(s.sarif_file).is_absolute() else s.workspace)
-            written = str(run_reporter(sarif, target, titles, reports))
-        except (ValueError, OSError) as e:
-            raise ActionError(f"sarif-file: cannot write {s.sarif_file!r}: {e}") from None
-        self.say(f"rtcbot: SARIF written to {written}")
-        return written

@@ -20,6 +20,8 @@ from dataclasses import dataclass
 
 from analyzers.context import AnalysisContext
 from analyzers.llm.client import LLMClient, LLMSettings
+from bot.app.job_kinds import AnalyzeJob
+from bot.app.one_run import COMMENTED
 from bot.app.settings import ServiceSettings
 from bot.core.llm import llm_factory as make_factory
 from bot.store.cache import StoreCache
@@ -124,3 +126,24 @@ def charge(store: Store, payer: Payer | None, ctx: AnalysisContext) -> None:
                         spenders=list(payer.spenders().values()))
     except Exception:
         log.warning("could not count the LLM usage of installation %s", payer.installation_id, exc_info=True)
+
+
+def payer_of(job: AnalyzeJob) -> Payer | None:
+    """Whose daily LLM budgets an analysis spends: its installation's, its pull request's (by
+    the repository's id) and its author's (a fork's pushes are its author's); one a review or a
+    review comment asked for, its commenter's and the installation's (whoever asks, pays)."""
+    if not job.installation_id:
+        return None
+    if job.reason in COMMENTED:
+        return Payer.commenter(job.installation_id, job.author_id)
+    return Payer.of(job.installation_id, job.repository_id or job.repo, job.pr_number, job.author_id)
+
+
+def settle(store: Store, job: AnalyzeJob, ctx: AnalysisContext, job_id: int) -> None:
+    """The analysis's usage counted against its daily budgets, and its LLM answers written to
+    the cache, before its job (`job_id`) ends."""
+    charge(store, payer_of(job), ctx)
+    try:
+        store.cache.flush()
+    except Exception:
+        log.warning("could not write the LLM answers of job %s to the cache", job_id, exc_info=True)

@@ -31,6 +31,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from analyzers.context import HeadFileTooLarge
+from bot.app.job_kinds import AnalyzeJob
 from bot.core.feedback import Item as Item
 from bot.core.feedback import applied, flagged_lines, holds, people
 from bot.core.feedback import keys_in as keys_in
@@ -114,3 +115,14 @@ def mark_closed(store: Store, repo: str, pr_number: int, merged: bool, comments:
         for key in keys:
             reactions[key] = counted
     return store.published.mark_closed(repo, pr_number, merged, reactions)
+
+
+def recorder(store: Store, job: AnalyzeJob, head_file: Callable[[str], str | None]
+             ) -> Callable[[list[dict[str, Any]]], int]:
+    """Records what a reporter published on the job's pull request, with the flagged lines read
+    at the head it was posted on (`head_file`)."""
+    def record_items(items: list[dict[str, Any]]) -> int:
+        return record(store, job.installation_id, job.repo, job.pr_number or 0, job.head_sha,
+                      [Item(**i) for i in items], head_file, repository_id=job.repository_id)
+
+    return record_items

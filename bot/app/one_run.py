@@ -24,12 +24,15 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from typing import Any
 
 from bot.app.job_kinds import AnalyzeJob
 from bot.app.pipeline import JobEnd
+from bot.core import review as review_core
 from bot.store.leases import lease_key
 from bot.store.schema import JobRow
 from bot.store.store import Store
+from reporters.base import Target
 from reporters.check_run import check_name_of
 
 log = logging.getLogger(__name__)
@@ -96,3 +99,19 @@ def answered(store: Store, row: JobRow, job: AnalyzeJob) -> JobEnd | None:
     if cr is None or cr.status != "completed" or cr.updated_at < row.created_at:
         return None
     return "skipped", f"{name} for {job.head_sha[:12]} was completed by another run after this one was asked for", {}
+
+
+class Held(review_core.Output):
+    """Publishes nothing: stops a review whose job was cancelled (superseded) or taken over by a
+    later attempt while it ran (its lease lost), before any output publishes it."""
+
+    def __init__(self, store: Store, row: JobRow, lease: Lease) -> None:
+        self.store, self.row, self.lease = store, row, lease
+        self.usage: dict[str, Any] = {}
+
+    def publish(self, result: review_core.Result, target: Target) -> None:
+        self.usage = dict(result.reports[0].usage) if result.reports else {}
+        if self.store.jobs.status(self.row.id) == "cancelled":
+            raise review_core.Withdrawn("superseded while running")
+        if not self.lease.held():
+            raise review_core.Withdrawn("taken over by a later attempt while running")

@@ -248,20 +248,3 @@ def test_bad_log_settings_are_one_line_naming_the_variable(tmp_path: Path) -> No
     assert p.returncode == 2 and "Traceback" not in p.stderr
     assert p.stderr.splitlines() == ["Error: LOG_LEVEL: must be one of debug, info, warning, error, critical",
                                      "Error: RTCBOT_LOG_FORMAT: must be 'text' or 'json'"]
-
-
-def test_review_reads_githubs_own_comment_json_by_side(tmp_path: Path) -> None:
-    from bot.cli.review import load_comments
-
-    listed = [{"id": 1, "path": "a.py", "line": 4, "side": "LEFT", "original_line": 4, "body": "why drop this?",
-               "user": {"login": "alice", "type": "User"}},
-              {"id": 2, "path": "a.py", "line": None, "original_line": 9, "body": "old", "user": {"login": "bob"}}]
-    f = tmp_path / "comments.json"
-    f.write_text(json.dumps(listed))
-    left, outdated = load_comments(f)
-    assert (left.path, left.line, left.side, left.author) == ("a.py", 4, "LEFT", "alice")
-    assert outdated.outdated is True  # placed nowhere, as on the App and the Action
-    plain = tmp_path / "plain.json"
-    plain.write_text(json.dumps([{"path": "a.py", "line": 3, "body": "x", "author": "me"}]))
-    [c] = load_comments(plain)
-    assert (c.line, c.side, c.author) == (3, "RIGHT", "me")

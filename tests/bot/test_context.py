@@ -162,23 +162,3 @@ def test_rtcbots_own_comments_are_marked_ours_and_not_scored(gh: FakeGitHub, sur
     report = CRScoreAnalyzer().run(ChangeSet(), AnalysisContext(comments=[by[login]]))
     assert report.findings == [] and [s.reason for s in report.skipped] == [
         "written by rtcbot: its own comments are not scored"]
-
-
-def test_the_cli_reads_rtcbots_own_comments_from_a_file_as_ours_only_by_the_login_it_is_told(
-        tmp_path: Path) -> None:
-    """`rtcbot review --comments FILE` with GitHub's comments: rtcbot's are those with its marker
-    by `--own-login`; without it, the CLI knows no identity of rtcbot's and none is."""
-    import json
-
-    from bot.cli.review import load_comments
-
-    marker = "\n<!-- rtcbot:suggestion:0123456789abcdef -->"
-    f = tmp_path / "comments.json"
-    f.write_text(json.dumps([
-        {"path": PATH, "line": 21, "side": "RIGHT", "user": {"type": "Bot", "login": "github-actions[bot]"},
-         "body": "```suggestion\nx\n```" + marker},
-        {"path": PATH, "line": 21, "side": "RIGHT", "user": {"type": "Bot", "login": "lint[bot]"},
-         "body": "copied" + marker},
-        {"path": PATH, "line": 21, "side": "RIGHT", "user": {"type": "User", "login": "alice"}, "body": "why?"}]))
-    assert [c.ours for c in load_comments(f, "github-actions[bot]")] == [True, False, False]
-    assert [c.ours for c in load_comments(f)] == [False, False, False]

@@ -19,8 +19,7 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from bot.app.analysis import payer_of
-from bot.app.budget import NOTES, Payer
+from bot.app.budget import NOTES, Payer, payer_of
 from bot.app.events import AnalyzeJob, PRJob, route
 from bot.app.settings import ServiceSettings
 from bot.store.store import Store

@@ -18,8 +18,7 @@ from typing import Any
 
 import pytest
 
-from bot.app.analysis import payer_of
-from bot.app.budget import ASKED, Payer
+from bot.app.budget import ASKED, Payer, payer_of
 from bot.app.events import AnalyzeJob, route
 from tests.bot.app_support import App
 from tests.fakes.github_server import FakeGitHub, many_hunks_diff, user_id
