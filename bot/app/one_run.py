@@ -15,6 +15,9 @@ Who finds the lease held:
   that run completed is answered by it (`answered`), so the check run is completed once and its
   annotations are never sent twice. A forced job that a review comment asked for runs again
   after the wait (the comment may be newer than what the other run read).
+
+`Held` is the review's first output (bot/app/analysis.py): a review whose lease was lost or
+whose job was cancelled while it ran is withdrawn before any output publishes it.
 """
 
 from __future__ import annotations
