@@ -40,12 +40,15 @@ from typing import Any
 import click
 
 from bot.app.hardening import make_non_dumpable
+from bot.app.serve_stop import worker_exited
 from bot.app.service_checks import service_settings, start_problem
 from bot.app.settings import ServiceSettings
 from bot.core.settings import SettingsError
 
 SHM = "/dev/shm"
 WORKER_CLASSES = ("gevent", "gthread")
+# gevent: gunicorn's, which at a stop closes its idle kept-alive connections (bot/app/serve_worker.py)
+WORKER_CLASS_PATHS = {"gevent": "bot.app.serve_worker.ServeWorker"}
 MULTIPROC_ENV = "PROMETHEUS_MULTIPROC_DIR"  # prometheus_client's name for it
 # How long a connection may wait for its request's headers: for the first request as for the
 # next ones on a kept-alive connection (gunicorn's gevent worker bounds both with `keepalive`,
@@ -192,11 +195,19 @@ def _gunicorn(settings: ServiceSettings, env_file: Path | None, read: set[str], 
     workers first, then the old ones finish what they hold and stop)."""
     from gunicorn.app.base import BaseApplication
 
+    from bot.app.serve_stop import StopFlag, stopping_arbiter
     from bot.app.web import create_app
 
     class Server(BaseApplication):  # type: ignore[misc]
         current = settings
         loaded = False
+        stop_flag = StopFlag()  # made before the fork: the workers read what the master sets
+
+        def run(self) -> None:  # BaseApplication's, with the arbiter that stops at once
+            try:
+                stopping_arbiter()(self).run()
+            except RuntimeError as e:
+                raise click.ClickException(str(e)) from None
 
         def load_config(self) -> None:
             for key, value in options.items():
@@ -315,7 +326,8 @@ def _gunicorn_options(host: str, port: int, workers: int, worker_class: str, con
     its control socket its own."""
     return {
         **control_socket(data_dir, port),
-        "bind": f"{host}:{port}", "workers": workers, "threads": threads, "worker_class": worker_class,
+        "bind": f"{host}:{port}", "workers": workers, "threads": threads,
+        "worker_class": WORKER_CLASS_PATHS.get(worker_class, worker_class),
         "worker_connections": connections,
         "timeout": 30, "keepalive": KEEPALIVE_S, "accesslog": "-", "errorlog": "-", "logger_class": _root_logger(),
         "access_log_format": ACCESS_FORMAT,
@@ -323,4 +335,5 @@ def _gunicorn_options(host: str, port: int, workers: int, worker_class: str, con
         # folder that can stall behind other processes' fsyncs (gunicorn's docs say so)
         "worker_tmp_dir": SHM if os.path.isdir(SHM) and os.access(SHM, os.W_OK) else None,
         "child_exit": _worker_exited,
+        "worker_exit": worker_exited,  # a stopped worker exits at once (bot/app/serve_stop.py)
     }
