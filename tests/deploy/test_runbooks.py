@@ -9,8 +9,14 @@ shipped scrape job and the shipped rules, their `for:` and range windows scaled 
 the alert must resolve. The seconds to fire and to resolve are printed (docs/deploy.md lists
 them beside each alert).
 
-RtcbotDataDiskFillsWithinADay is not walked: a disk that fills at a steady pace for 6 h (6 min
-scaled) is not made here; promtool's series make it fire (tests/deploy/test_alerts.py)."""
+RtcbotDataDiskFillsWithinADay is walked first, on a series that starts with serve: its range
+window, 6 h shipped, is 6 min here, and a walk later in the test would have the earlier walks'
+minutes in it, where a disk that only starts to fill takes longer to tip the line (and writes more
+than the 16 MiB above the 1 GiB that RtcbotDataDiskLow leaves). A process in serve's namespace
+appends FILL_KIB_S a second to a file on the data disk, 8 times the pace that fills its free
+space in 24 h; with the `for:` (1 h shipped, 60 s here) it fires about 70 s later, and resolves
+about 30 s after the writer is stopped and its file moved off the disk (the regression line must
+come back over the window's points)."""
 
 from __future__ import annotations
 
@@ -38,6 +44,7 @@ pytestmark = [pytest.mark.slow, pytest.mark.services]
 FACTOR = 1 / 60  # for: 2m → 2s, 5m → 5s, 1m → 1s; [30m] → [30s], [6h] → [6m]
 DISK_MB = 1040  # the data disk: just over the rule's 1 GiB free, until a backup lands on it
 BACKUP_MB = 24
+FILL_KIB_S = 100  # a file growing on the data disk: 8x the pace that fills its 1 GiB free in a day
 FIRE_S = 60.0  # the most an alert may take to fire or resolve here
 
 
@@ -80,6 +87,8 @@ class Walk:
             "RTCBOT_DATA_DIR": str(self.data), "RTCBOT_LLM_DAILY_REQUESTS": "1"})
         self.port = free_port()
         self.figures: dict[str, tuple[float, float]] = {}
+        self.filler: subprocess.Popen[bytes] | None = None
+        self.stop_file = tmp / "stop-filling"
         self.prometheus = Prometheus(tmp / "prometheus", f"127.0.0.1:{self.port}", METRICS_TOKEN, FACTOR,
                                      port=free_port()).start(prometheus)
 
@@ -93,12 +102,30 @@ class Walk:
 
     def in_serve_namespace(self, *argv: str) -> subprocess.CompletedProcess[str]:
         """`argv` run in serve's user and mount namespace (where its data disk is mounted)."""
+        return subprocess.run(self.nsenter(*argv), capture_output=True, text=True, timeout=60)
+
+    def nsenter(self, *argv: str) -> list[str]:
         pid = self.stack.procs["serve"].pid
         sudo = self.unshare[:3] if self.unshare[0] == "sudo" else []
         if sudo:
             pid = serve_pid(pid)
-        return subprocess.run([*sudo, "nsenter", f"--target={pid}", "--user", "--mount", "--preserve-credentials",
-                               *argv], capture_output=True, text=True, timeout=60)
+        return [*sudo, "nsenter", f"--target={pid}", "--user", "--mount", "--preserve-credentials", *argv]
+
+    def start_filling(self, name: str, kib_s: int) -> subprocess.Popen[bytes]:
+        """A process in serve's namespace appending `kib_s` KiB a second to `name` on the data
+        disk (a job that writes its output there) until `stop_filling`."""
+        self.stop_file.unlink(missing_ok=True)
+        loop = ('mkdir -p "$(dirname "$0/$1")" && while [ ! -e "$2" ]; do '
+                'head -c "$3" /dev/zero >> "$0/$1" && sleep 1; done')
+        self.filler = subprocess.Popen(self.nsenter("sh", "-c", loop, str(self.data), name, str(self.stop_file),
+                                                    str(kib_s * 1024)))
+        return self.filler
+
+    def stop_filling(self) -> None:
+        self.stop_file.touch()
+        if self.filler is not None:
+            self.filler.wait(30)
+            self.filler = None
 
     # -- what the runbooks read --------------------------------------------------------------
     def healthz(self) -> dict[str, object]:
@@ -115,8 +142,8 @@ class Walk:
             assert time.monotonic() < deadline, f"{expr} is {self.metric(expr)}, not {value}"
             time.sleep(0.25)
 
-    def fired(self, name: str, since: float) -> float:
-        return self.prometheus.wait(name, firing=True, timeout=FIRE_S, since=since)
+    def fired(self, name: str, since: float, timeout: float = FIRE_S) -> float:
+        return self.prometheus.wait(name, firing=True, timeout=timeout, since=since)
 
     def resolved(self, name: str, since: float, fired_s: float, timeout: float = FIRE_S) -> None:
         resolved_s = self.prometheus.wait(name, firing=False, timeout=timeout, since=since)
@@ -135,6 +162,7 @@ class Walk:
         return subprocess.run([*RTCBOT, *args], env=env, capture_output=True, text=True, timeout=120)
 
     def close(self) -> None:
+        self.stop_filling()
         self.prometheus.stop()
         self.stack.close()
         self.redis.close()
@@ -171,6 +199,31 @@ def test_each_alerts_runbook_walked_on_a_real_service(walk: Walk) -> None:
     time.sleep(3)  # a few evaluations of the healthy service: nothing fires
     assert prom.alerts() == {}, prom.alerts()
     print(f"healthy: up {w.metric('up')}, workers {w.metric('rtcbot_workers_live')}")
+
+    # RtcbotDataDiskFillsWithinADay: a job writing its output onto the data disk at a steady
+    # 100 KiB a second (its 1 GiB free would last 3 hours); the runbook (RtcbotDataDiskLow's):
+    # `df -h`, `du -sh` twice to see what grows, the job pointed at another disk and what it wrote
+    # moved off this one
+    t0 = time.monotonic()
+    w.start_filling("backups/rtcbot-nightly.dump", FILL_KIB_S)
+    fills_fired = w.fired("RtcbotDataDiskFillsWithinADay", t0, timeout=4 * FIRE_S)
+    df = w.in_serve_namespace("df", "-h", str(w.data))
+    sizes = []
+    for _ in range(2):
+        du = w.in_serve_namespace("du", "-s", "--block-size=1K", str(w.data / "backups"))
+        sizes.append(int(du.stdout.split()[0]))
+        time.sleep(2)
+    print(df.stdout, f"du -s backups: {sizes[0]} KiB, then {sizes[1]} KiB 2 s later")
+    assert "tmpfs" in df.stdout and sizes[1] > sizes[0], (df.stdout, sizes)
+    off_disk = w.tmp / "backup-off-disk"  # another disk: "move old backups off it"
+    off_disk.mkdir()
+    t0 = time.monotonic()
+    w.stop_filling()  # the job pointed at the other disk
+    moved = w.in_serve_namespace("mv", str(w.data / "backups" / "rtcbot-nightly.dump"), str(off_disk))
+    assert moved.returncode == 0, moved.stderr
+    w.resolved("RtcbotDataDiskFillsWithinADay", t0, fills_fired, timeout=4 * FIRE_S)
+    print(f"the job wrote {(off_disk / 'rtcbot-nightly.dump').stat().st_size / 2**20:.1f} MiB before it was stopped")
+    w.quiet()
 
     # RtcbotLLMBudgetSpent: a daily budget of 1 request, spent by one pull request (its other
     # analyses are cut off: their check runs stay as they were)
@@ -280,13 +333,12 @@ def test_each_alerts_runbook_walked_on_a_real_service(walk: Walk) -> None:
     du = w.in_serve_namespace("sh", "-c", 'du -sh "$0"/*', str(w.data))
     print(df.stdout, du.stdout)
     assert "tmpfs" in df.stdout and "backups" in du.stdout, df.stdout + du.stdout
-    off_disk = w.tmp / "backup-off-disk"  # "move old backups off it"
-    off_disk.mkdir()
-    t0 = time.monotonic()
+    t0 = time.monotonic()  # "move old backups off it"
     moved = w.in_serve_namespace("mv", str(w.data / "backups" / "rtcbot-old.dump"), str(off_disk))
     assert moved.returncode == 0, moved.stderr
     w.resolved("RtcbotDataDiskLow", t0, disk_fired)
 
     w.quiet()
     assert set(w.figures) == {"RtcbotDown", "RtcbotNoLiveWorker", "RtcbotQueueBacklog", "RtcbotAnalysesFailing",
-                              "RtcbotDataDiskLow", "RtcbotDatabaseDown", "RtcbotQueueDown", "RtcbotLLMBudgetSpent"}
+                              "RtcbotDataDiskLow", "RtcbotDataDiskFillsWithinADay", "RtcbotDatabaseDown",
+                              "RtcbotQueueDown", "RtcbotLLMBudgetSpent"}
