@@ -13,8 +13,9 @@ bytes received, its answer not yet sent) is answered, with `Connection: close`, 
 client that sends its next request on such a connection just as it is closed sees the
 connection reset, as at the end of any keep-alive, and as it would see a refused connection a
 moment later: the delivery fails and GitHub shows it for redelivery; nothing is recorded and
-lost. At a reload (SIGHUP) nothing changes: the old workers answer what comes on their
-kept-alive connections while the new ones take the new connections.
+lost. (Bytes of a pipelined next request, read with the previous one, are not seen: clients do
+not pipeline POSTs.) At a reload (SIGHUP) nothing changes: the old workers answer what comes on
+their kept-alive connections while the new ones take the new connections.
 """
 
 from __future__ import annotations
