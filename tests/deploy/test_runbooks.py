@@ -14,9 +14,9 @@ window, 6 h shipped, is 6 min here, and a walk later in the test would have the 
 minutes in it, where a disk that only starts to fill takes longer to tip the line (and writes more
 than the 16 MiB above the 1 GiB that RtcbotDataDiskLow leaves). A process in serve's namespace
 appends FILL_KIB_S a second to a file on the data disk, 8 times the pace that fills its free
-space in 24 h; with the `for:` (1 h shipped, 60 s here) it fires about 70 s later, and resolves
-about 30 s after the writer is stopped and its file moved off the disk (the regression line must
-come back over the window's points)."""
+space in 24 h; with the `for:` (1 h shipped, 60 s here) it fired 64-69 s later (6.6-7.0 MiB
+written), and resolved 28-36 s after the writer was stopped and its file moved off the disk (the
+regression line must come back over the window's points): about 100-110 s added to the walk."""
 
 from __future__ import annotations
 
