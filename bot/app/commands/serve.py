@@ -19,6 +19,10 @@ they hold first; connections arriving meanwhile wait in the listening socket's q
 that no longer validate are logged and the running ones kept. The workers are ready within a
 second because gevent patched the master first (bot/shell/gevent_first.py).
 
+Stop (SIGTERM to the master, the unit's KillSignal): within about a second, what the workers
+hold answered; their idle kept-alive connections are closed rather than waited out, and no
+process tears its interpreter down (bot/app/serve_stop.py, bot/app/serve_worker.py).
+
 gunicorn's control socket is the instance's own: `<data dir>/serve-<port>.ctl` (`control_socket`).
 
 Logging: gunicorn's own lines and its access lines go to the root logger that rtcbot configured
