@@ -53,7 +53,8 @@ def project_files(root: Path) -> Iterator[Path]:
         here = Path(folder)
         for name in sorted(names):
             path = here / name
-            if path.suffix in SKIP_SUFFIXES or path.is_symlink():
+            # a worktree's .git is a file naming the main checkout's git folder: git's, not ours
+            if name == ".git" or path.suffix in SKIP_SUFFIXES or path.is_symlink():
                 continue
             if any(path.is_relative_to(d) for d in DATA_DIRS) and name != "SOURCES.md":
                 continue
