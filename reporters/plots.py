@@ -5,6 +5,9 @@ Chart builders elsewhere make `altair` charts from plain figures; this module on
 
 from __future__ import annotations
 
+import json
+import threading
+from collections import OrderedDict
 from pathlib import Path
 from typing import Any
 
@@ -28,11 +31,43 @@ def spec(chart: Any) -> dict[str, Any]:
     return chart if isinstance(chart, dict) else chart.to_dict()
 
 
+class SvgMemo:
+    """The SVG of the last `size` specifications drawn. vl-convert's picture depends on the
+    specification alone, and drawing one costs ~0.1 s of CPU (the dashboard's repository page
+    draws five on each view, the same five until new data is written): a specification drawn
+    before is given again without drawing it. Thread-safe; two threads drawing one new chart
+    at once both draw it."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self.hits = 0
+        self._drawn: OrderedDict[str, str] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def __call__(self, chart: Any) -> str:
+        vega = spec(chart)
+        key = json.dumps(vega, sort_keys=True)
+        with self._lock:
+            if key in self._drawn:
+                self.hits += 1
+                self._drawn.move_to_end(key)
+                return self._drawn[key]
+        import vl_convert as vlc
+
+        drawn = str(vlc.vegalite_to_svg(vega))
+        with self._lock:
+            self._drawn[key] = drawn
+            while len(self._drawn) > self.size:
+                self._drawn.popitem(last=False)
+        return drawn
+
+
+SVG_MEMO = SvgMemo(64)  # a few dashboard pages' charts; an SVG is ~10-40 kB
+
+
 def svg(chart: Any) -> str:
     """The chart as an SVG document (text). Vega-Lite's `description` becomes its accessible name."""
-    import vl_convert as vlc
-
-    return str(vlc.vegalite_to_svg(spec(chart)))
+    return SVG_MEMO(chart)
 
 
 def png(chart: Any, scale: float = 2.0) -> bytes:
