@@ -18,7 +18,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from analyzers import registry
-from tests.support import ROOT
+from tests.support import ROOT, syntax_nodes
 
 PACKAGES = ("bot", "reporters")
 _EVAL = "`rtcbot eval …`: the evaluation of the paper's method, named after it"
@@ -78,7 +78,7 @@ def importing(root: Path, packages: Mapping[str, str], allowed: Mapping[str, str
             rel = path.relative_to(root).as_posix()
             if rel in allowed:
                 continue
-            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), filename=rel)):
+            for node in syntax_nodes(path):
                 if not isinstance(node, ast.Import | ast.ImportFrom):
                     continue
                 names = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""]
@@ -102,7 +102,7 @@ def literals(root: Path, packages: tuple[str, ...] = PACKAGES) -> list[tuple[str
     for package in packages:
         for path in sorted((root / package).rglob("*.py")):
             rel = path.relative_to(root).as_posix()
-            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), filename=rel)):
+            for node in syntax_nodes(path):
                 if isinstance(node, ast.Constant) and isinstance(node.value, str):
                     out.append((rel, node.lineno, node.value))
     return sorted(out, key=lambda t: (t[0], t[1]))

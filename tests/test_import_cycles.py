@@ -12,7 +12,7 @@ from pathlib import Path
 
 import networkx as nx
 
-from tests.support import ROOT
+from tests.support import ROOT, syntax_nodes
 
 PACKAGES = ("analyzers", "reporters", "bot")
 def modules() -> dict[str, Path]:
@@ -30,7 +30,7 @@ def imported(name: str, path: Path, known: dict[str, Path]) -> Iterator[str]:
     """The known modules that module `name` imports: `from p import m` is module p.m where there is
     one, else p; a relative import is resolved against the module's package."""
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+    for node in syntax_nodes(path):
         if isinstance(node, ast.Import):
             targets = [a.name for a in node.names]
         elif isinstance(node, ast.ImportFrom):

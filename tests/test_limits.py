@@ -8,7 +8,7 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-from tests.support import ROOT
+from tests.support import ROOT, syntax_nodes
 
 PACKAGES = ("bot", "reporters", "analyzers")
 MAX_MODULE_LINES = 400
@@ -26,7 +26,7 @@ def over_limits(root: Path, packages: tuple[str, ...] = PACKAGES) -> list[str]:
             lines = source.count("\n")
             if lines > MAX_MODULE_LINES:
                 found.append(f"module {rel}: {lines} lines (at most {MAX_MODULE_LINES})")
-            for node in ast.walk(ast.parse(source, filename=rel)):
+            for node in syntax_nodes(path):
                 if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
                     start = min([node.lineno, *(d.lineno for d in node.decorator_list)])
                     length = (node.end_lineno or node.lineno) - start + 1

@@ -35,7 +35,7 @@ from bot.github import (
 from bot.github.policy import RESET_MARGIN_S, Attempts, GiveUp, Retry, decide
 from tests.fakes.github_server import FakeGitHub, Request, many_hunks_diff
 from tests.fakes.llm_server import RoundTrips, ScriptedLLM
-from tests.support import FIXTURES, ROOT
+from tests.support import FIXTURES, ROOT, syntax_nodes
 
 TOKEN = "ghs_action_token"
 SURFACES = ("app", "action")
@@ -394,7 +394,7 @@ def test_surfaces_and_commands_name_the_protocol_never_the_concrete_client() -> 
     for path in sorted((root / "bot").rglob("*.py")):
         if path.parent.name == "github":
             continue
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        for node in syntax_nodes(path):
             name = node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else None
             if name == "GitHubClient" or (isinstance(node, ast.alias) and node.name == "GitHubClient"):
                 naming.append(f"{path.relative_to(root)}:{getattr(node, 'lineno', '?')}")
