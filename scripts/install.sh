@@ -60,13 +60,14 @@ PIP=("$VENV/bin/python" -m pip)
 # llama.cpp: built from source once with portable CPU flags — the native build crashes on CPUs
 # with AMX — then the wheel is reused from the cache. Only what the embedded server needs: no
 # multimodal (llava/mtmd) library, no HTTPS client, no tools, tests or examples, and not
-# llama.cpp's "common" library, which the Python package never loads (scripts/llama_no_common.cmake:
-# 74 files compiled instead of 127, the same libllama and ggml). No prebuilt llama.cpp on PyPI
+# llama.cpp's "common" library, which the Python package never loads (74 files compiled instead
+# of 127), and libllama at -O1, ggml at -O3: libllama is most of the build's CPU time but not
+# where the model spends its own (both in scripts/llama_build.cmake). No prebuilt llama.cpp on PyPI
 # fits: llama-cpp-python publishes only its source there, and the wheels that carry a binary
 # are one person's repackaging (unknown build, another llama.cpp version than the bindings').
 # (CMAKE_ARGS is split as a shell would, shlex: the path is quoted, %q, for a checkout with spaces)
-printf -v NO_COMMON %q "$PWD/scripts/llama_no_common.cmake"
-LLAMA_CMAKE_ARGS="-DGGML_NATIVE=OFF -DLLAVA_BUILD=OFF -DLLAMA_OPENSSL=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_TOOLS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_SERVER=OFF -DCMAKE_PROJECT_llama.cpp_INCLUDE=$NO_COMMON"
+printf -v LLAMA_INCLUDE %q "$PWD/scripts/llama_build.cmake"
+LLAMA_CMAKE_ARGS="-DGGML_NATIVE=OFF -DLLAVA_BUILD=OFF -DLLAMA_OPENSSL=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_TOOLS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_SERVER=OFF -DCMAKE_PROJECT_llama.cpp_INCLUDE=$LLAMA_INCLUDE"
 # The build runs in the background beside the steps below (mostly downloads and unpacking),
 # and its log is shown only if it fails. The wheel cache is shared by every clone on the
 # machine: scripts/build_once.sh builds under a lock, so a second set-up started meanwhile
