@@ -88,6 +88,56 @@ if ! compgen -G "$WHEELS/$LLAMA_WHEEL" >/dev/null; then
   command -v renice >/dev/null 2>&1 && renice -n 10 -p $$ >/dev/null 2>&1 || true
 fi
 
+# Debian packages the project needs beyond Python: installed when we can (root with apt-get),
+# otherwise a warning says what is missing and what happens without it.
+timed() {  # timed WHAT COMMAND...: a background step's line, how long COMMAND took
+  local at=$SECONDS rc=0
+  "${@:2}" || rc=$?
+  printf '    %s: %d s\n' "$1" "$((SECONDS - at))"
+  return "$rc"
+}
+apt_install() {  # apt_install PACKAGE (the package lists fetched only when they lack it)
+  { apt-get install -y -qq "$1" || { apt-get update -qq && apt-get install -y -qq "$1"; }; } \
+    </dev/null >/dev/null 2>&1
+}
+apt_or_warn() {  # apt_or_warn COMMAND PACKAGE "what happens without it"
+  command -v "$1" >/dev/null 2>&1 && return 0
+  if [ "$(id -u)" = "0" ] && command -v apt-get >/dev/null 2>&1; then
+    timed "$2 (apt-get)" apt_install "$2" || echo "warning: could not install $2: $3" >&2
+  else
+    echo "warning: $2 is not installed (Debian: apt-get install $2): $3" >&2
+  fi
+}
+side_packages() {  # the Debian packages, then the node packages
+  # bubblewrap: the sandbox for untrusted code (analyzers/execution/oracle.py)
+  apt_or_warn bwrap bubblewrap "the sandbox will use user namespaces, or refuse to run"
+  # Chromium: only for the tests (RTCBOT_BROWSER=1, which `make test` sets): the dashboard's
+  # browser test drives Debian's build through Playwright (whose own download is not reachable)
+  if [ "${RTCBOT_BROWSER:-0}" = "1" ]; then
+    apt_or_warn chromium chromium "the dashboard's browser test will skip (and fail in CI)"
+  fi
+  # promtool: only for the tests (RTCBOT_PROMTOOL=1, which `make test` sets): it checks the alert
+  # rules and runs their unit test (deploy/prometheus/). Debian ships it in the `prometheus`
+  # package, whose server is installed beside it (on a host with systemd, started: stop and
+  # disable it if this machine is not to run Prometheus)
+  if [ "${RTCBOT_PROMTOOL:-0}" = "1" ]; then
+    apt_or_warn promtool prometheus "the alert rules' test will skip (and fail in CI)"
+  fi
+  [ -f package.json ] || return 0
+  if command -v npm >/dev/null 2>&1; then
+    timed "node packages" npm install --ignore-scripts --no-audit --no-fund --loglevel=error >/dev/null
+  else
+    echo "warning: npm not found: the Java and JavaScript smell detectors will be skipped" >&2
+  fi
+}
+# They are mostly downloads and waits (on a new machine apt-get's lists and bubblewrap took 35 s,
+# 3 CPU-s of them; npm 34 s, 15 CPU-s), so they run in the background beside the Python packages,
+# niced as those are; their lines and warnings come when they are waited for.
+SIDE_LOG=$(mktemp)
+SIDE_ERR=$(mktemp)
+side_packages >"$SIDE_LOG" 2>"$SIDE_ERR" &
+SIDE_PID=$!
+
 # The Python packages are installed by uv (PyPI's `uv`, a faster installer than pip), given
 # pip's own configuration — its indexes, links, constraints and certificate, which uv does not
 # read itself (scripts/uv_install.py). Where uv does not install, cannot honour that configuration
@@ -109,6 +159,8 @@ pip_install() {  # pip_install PYTHON ARG...: into PYTHON's environment, by uv w
     rc=$?
     [ "$rc" = 3 ] || echo "warning: uv failed (exit $rc): installing with pip" >&2
   fi
+  # (a virtualenv made for uv has no pip: it gets ensurepip's now)
+  "$python" -m pip --version >/dev/null 2>&1 || "$python" -m ensurepip --default-pip >/dev/null
   "$python" -m pip install "${PIP_FLAGS[@]}" "$@"
 }
 
@@ -124,52 +176,28 @@ pip_install "$VENV/bin/python" "torch==$TORCH_VERSION" "${editable[@]}" "$target
 # virtualenv of its own, linked into ours.
 if ! "$VENV/opt/semgrep/bin/semgrep" --version >/dev/null 2>&1; then
   step "semgrep $SEMGREP_VERSION (own virtualenv)"
-  "$PYTHON" -m venv "$VENV/opt/semgrep"
+  # uv installs into it without a pip of its own: ensurepip's copy of pip, installed and
+  # byte-compiled, cost 8 of this step's 12 CPU-s, and semgrep never runs it
+  without_pip=()
+  [ "$USE_UV" = 1 ] && without_pip=(--without-pip)
+  "$PYTHON" -m venv "${without_pip[@]}" "$VENV/opt/semgrep"
   pip_install "$VENV/opt/semgrep/bin/python" "semgrep==$SEMGREP_VERSION"
 fi
 ln -sf ../opt/semgrep/bin/semgrep "$VENV/bin/semgrep"
 
-# Debian packages the project needs beyond Python: installed when we can (root with apt-get),
-# otherwise a warning says what is missing and what happens without it.
-apt_or_warn() {  # apt_or_warn COMMAND PACKAGE "what happens without it"
-  command -v "$1" >/dev/null 2>&1 && return 0
-  if [ "$(id -u)" = "0" ] && command -v apt-get >/dev/null 2>&1; then
-    step "$2 (apt-get)"
-    { apt-get install -y -qq "$2" >/dev/null 2>&1 \
-      || { apt-get update -qq >/dev/null 2>&1 && apt-get install -y -qq "$2" >/dev/null 2>&1; }; } \
-      || echo "warning: could not install $2: $3" >&2
-  else
-    echo "warning: $2 is not installed (Debian: apt-get install $2): $3" >&2
-  fi
-}
-
-# bubblewrap: the sandbox for untrusted code (analyzers/execution/oracle.py)
-apt_or_warn bwrap bubblewrap "the sandbox will use user namespaces, or refuse to run"
-# Chromium: only for the tests (RTCBOT_BROWSER=1, which `make test` sets): the dashboard's
-# browser test drives Debian's build through Playwright (whose own download is not reachable)
-if [ "${RTCBOT_BROWSER:-0}" = "1" ]; then
-  apt_or_warn chromium chromium "the dashboard's browser test will skip (and fail in CI)"
+step "Debian and node packages (begun in the background)"
+if ! wait "$SIDE_PID"; then
+  cat "$SIDE_LOG" "$SIDE_ERR" >&2
+  echo "error: the Debian or node packages did not install (their output is above)" >&2
+  exit 1
 fi
-# promtool: only for the tests (RTCBOT_PROMTOOL=1, which `make test` sets): it checks the alert
-# rules and runs their unit test (deploy/prometheus/). Debian ships it in the `prometheus`
-# package, whose server is installed beside it (on a host with systemd, started: stop and
-# disable it if this machine is not to run Prometheus)
-if [ "${RTCBOT_PROMTOOL:-0}" = "1" ]; then
-  apt_or_warn promtool prometheus "the alert rules' test will skip (and fail in CI)"
-fi
-
-if [ -f package.json ]; then
-  if command -v npm >/dev/null 2>&1; then
-    step "node packages"
-    npm install --ignore-scripts --no-audit --no-fund --loglevel=error >/dev/null
-  else
-    echo "warning: npm not found: the Java and JavaScript smell detectors will be skipped" >&2
-  fi
-  # a non-editable install looks for them beside its package, not in this checkout
-  if [ "$EDITABLE" != "1" ] && [ -d node_modules ]; then
-    step "PMD and JSHint beside the installed package"
-    scripts/place_node_tools.sh node_modules "$VENV"
-  fi
+cat "$SIDE_LOG"
+cat "$SIDE_ERR" >&2
+rm -f "$SIDE_LOG" "$SIDE_ERR"
+# a non-editable install looks for PMD and JSHint beside its package, not in this checkout
+if [ "$EDITABLE" != "1" ] && [ -d node_modules ]; then
+  step "PMD and JSHint beside the installed package"
+  scripts/place_node_tools.sh node_modules "$VENV"
 fi
 if [ -n "$LLAMA_PID" ]; then
   step "waiting for llama-cpp-python's build"
