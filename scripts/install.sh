@@ -108,6 +108,9 @@ apt_or_warn() {  # apt_or_warn COMMAND PACKAGE "what happens without it"
     echo "warning: $2 is not installed (Debian: apt-get install $2): $3" >&2
   fi
 }
+npm_install() {  # package.json's packages into node_modules, no output but errors
+  npm install --ignore-scripts --no-audit --no-fund --loglevel=error >/dev/null
+}
 side_packages() {  # the Debian packages, then the node packages
   # bubblewrap: the sandbox for untrusted code (analyzers/execution/oracle.py)
   apt_or_warn bwrap bubblewrap "the sandbox will use user namespaces, or refuse to run"
@@ -125,7 +128,7 @@ side_packages() {  # the Debian packages, then the node packages
   fi
   [ -f package.json ] || return 0
   if command -v npm >/dev/null 2>&1; then
-    timed "node packages" npm install --ignore-scripts --no-audit --no-fund --loglevel=error >/dev/null
+    timed "node packages" npm_install
   else
     echo "warning: npm not found: the Java and JavaScript smell detectors will be skipped" >&2
   fi
