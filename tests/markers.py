@@ -54,7 +54,8 @@ CHECK_LANE = " and ".join(f"not {m}" for m in MARKERS)
 
 FIXTURE_NEEDS: dict[str, str] = {
     "embedded_llm": "model",  # tests/conftest.py: the embedded llama.cpp server
-    "st_model": "model",  # tests/analyzers/crscore/test_sts.py: all-MiniLM-L6-v2
+    "st_model": "model",  # tests/analyzers/crscore/conftest.py: all-MiniLM-L6-v2 (sentence-transformers)
+    "numpy_minilm": "model",  # the same, in numpy (analyzers/crscore/bert.py)
 }
 CHAOS_MODULES = ("tests.reliability.harness", "tests.reliability.run", "tests.reliability.scenarios")
 CHAOS_DIR = Path(__file__).resolve().parent / "reliability"

