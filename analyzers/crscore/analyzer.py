@@ -11,9 +11,10 @@ The report's notes list what nobody reviewed (`unreviewed`): the claims and smel
 commented hunks that no comment matched, smells first, with their lines, and the changed
 hunks that have no comment at all.
 
-The work that needs no LLM runs while the claims requests are out: the smell detectors (one
-run per language for all the files and hunks), then the embeddings of the comments and the
-smells, so that only the claims are left to embed when they come.
+The work that needs no LLM runs while the claims requests are out: the embedding model's load
+(in a fresh process: beside the smells, not after them), the smell detectors (one run per
+language for all the files and hunks), then the embeddings of the comments and the smells, so
+that only the claims are left to embed when they come.
 
 Options (`CRScoreOptions`, `options: {crscore: ...}`): `model` (embedding model: the default
 or one in the operator's allow-list, RTCBOT_EMBEDDING_MODELS), `pooling` ("tokens" | "model"),
@@ -161,6 +162,14 @@ def pre_embed(model: str, pooling: str, reviews: list[str], smells: list[str]) -
         pass
 
 
+def load_model(model: str, pooling: str) -> None:
+    """Load the embedding model now (a no-op once loaded); a failure is left for the scoring."""
+    try:
+        shared_embedder(model, pooling).load()  # type: ignore[arg-type]
+    except (EmbeddingError, ValueError):
+        pass
+
+
 def warm_up(pmd_server: str = "auto") -> None:
     """Load the default embedding model and start the PMD and JSHint servers: a long-lived
     process (a worker) pays each once at start, not in its first pull request."""
@@ -285,7 +294,8 @@ class CRScoreAnalyzer(AnalyzerInfo):
         if not placed:
             return report
         todo, model = list(units.values()), opts.model
-        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="crscore-local") as ex:
+        with ThreadPoolExecutor(max_workers=2, thread_name_prefix="crscore-local") as ex:
+            ex.submit(load_model, model, pooling)  # beside the smells and the claims: a fresh process's start
             local = ex.submit(self._local, todo, [c.body for c, _ in placed], ctx, model, pooling)
             self._claims(todo, ctx, report, opts.claims)
             report.notes += local.result()
