@@ -145,17 +145,19 @@ class BertEncoder:
         h = self.heads
         d = self.dimension // h
         scale = np.float32(1 / np.sqrt(d))
+        x = x.reshape(b * t, self.dimension)  # the linear layers as one 2-D product each (BLAS)
         for layer in self.layers:
             qkv = (x @ layer.qkv + layer.qkv_bias).reshape(b, t, 3, h, d).transpose(2, 0, 3, 1, 4)
-            scores = (qkv[0] * scale) @ qkv[1].transpose(0, 1, 3, 2) + bias
+            q, k, v = (np.ascontiguousarray(m) for m in qkv)  # (B, heads, T, d); strided stacks skip BLAS
+            scores = (q * scale) @ k.transpose(0, 1, 3, 2) + bias
             scores -= scores.max(axis=-1, keepdims=True)
             np.exp(scores, out=scores)
             scores /= scores.sum(axis=-1, keepdims=True)
-            ctx = (scores @ qkv[2]).transpose(0, 2, 1, 3).reshape(b, t, self.dimension)
+            ctx = (scores @ v).transpose(0, 2, 1, 3).reshape(b * t, self.dimension)
             x = layer_norm(ctx @ layer.out + layer.out_bias + x, *layer.ln1, self.eps)
             up = gelu(x @ layer.up + layer.up_bias)
             x = layer_norm(up @ layer.down + layer.down_bias + x, *layer.ln2, self.eps)
-        out: np.ndarray = x
+        out: np.ndarray = x.reshape(b, t, self.dimension)
         return out
 
     def mean_pooled(self, sentences: Sequence[str]) -> np.ndarray:
