@@ -3,8 +3,8 @@
 The other E2E rows measure a process in its steady state (the embedding model loaded and PMD's
 server started before timing, a first PR run uncounted). A one-shot process (`rtcbot review`,
 the Action's job) has no steady state: its first pull request starts every local tool it needs
-(PMD's JVM, JSHint's Node, the sentence-embedding model: torch and sentence-transformers
-imported, the weights read) and is the only one. Here each chosen PR of the wide set (one Java,
+(PMD's JVM, JSHint's Node, the sentence-embedding model: its tokenizer and weights
+read into numpy: analyzers/crscore/bert.py) and is the only one. Here each chosen PR of the wide set (one Java,
 one JavaScript, one Python: bench/data/prs) runs in a FRESH Python (`python -m bench.cold_start
 --child NAME BASE_URL MODEL`), as `rtcbot review` runs one: the CLI's modules imported (what the
 command has imported before it reads the change), the operator's tools from the environment, the
