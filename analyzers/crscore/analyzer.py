@@ -40,6 +40,7 @@ from analyzers.code.kinds import not_code
 from analyzers.context import AnalysisContext, ReviewComment, Tools
 from analyzers.crscore import score as crs
 from analyzers.crscore import view
+from analyzers.crscore.ahead import load_model, pre_embed
 from analyzers.crscore.claims import Claims, generate_claims
 from analyzers.crscore.recipe import RECIPES
 from analyzers.crscore.smells import (
@@ -152,22 +153,21 @@ class SmellPlan:
         return [on_hunk(reports[self.hunks[id(h)]], h) for h in unit.hunks]
 
 
-def pre_embed(model: str, pooling: str, reviews: list[str], smells: list[str]) -> None:
-    """Embed the review sentences and the smells ahead of scoring (the embedder keeps them);
-    a failure is left for the scoring to report."""
-    sentences = [s for r in reviews for s in crs.split_sentences(r)] + [s.strip() for s in smells if s.strip()]
-    try:
-        shared_embedder(model, pooling).embed(list(dict.fromkeys(sentences)))  # type: ignore[arg-type]
-    except (EmbeddingError, ValueError):
-        pass
-
-
-def load_model(model: str, pooling: str) -> None:
-    """Load the embedding model now (a no-op once loaded); a failure is left for the scoring."""
-    try:
-        shared_embedder(model, pooling).load()  # type: ignore[arg-type]
-    except (EmbeddingError, ValueError):
-        pass
+def place(changes: ChangeSet, comments: list[ReviewComment], report: AnalyzerReport
+          ) -> tuple[list[Unit], list[tuple[ReviewComment, Unit]]]:
+    """Each comment's unit (its hunk, or the hunks of its file it spans), one unit per key; a
+    comment that sits on no changed code is skipped in the report, saying why."""
+    units: dict[str, Unit] = {}
+    placed: list[tuple[ReviewComment, Unit]] = []
+    for c in comments:
+        where = locate(changes, c)
+        if isinstance(where, str):
+            report.skipped.append(Skipped(f"comment at {c.path}:{c.line}", where, "policy"))
+            continue
+        fc, hunks = where
+        key = hunks[0].key if len(hunks) == 1 else "file:" + fc.path + ":" + "".join(h.key for h in hunks)
+        placed.append((c, units.setdefault(key, Unit(fc, hunks, key))))
+    return list(units.values()), placed
 
 
 def warm_up(pmd_server: str = "auto") -> None:
@@ -280,20 +280,10 @@ class CRScoreAnalyzer(AnalyzerInfo):
             return report
         opts = ctx.config(self.name, CRScoreOptions)
         tau_opt, soft, pooling = opts.tau, not opts.thresholded, opts.pooling
-        units: dict[str, Unit] = {}
-        placed: list[tuple[ReviewComment, Unit]] = []
-        for c in comments:
-            where = locate(changes, c)
-            if isinstance(where, str):
-                report.skipped.append(Skipped(f"comment at {c.path}:{c.line}", where, "policy"))
-                continue
-            fc, hunks = where
-            key = hunks[0].key if len(hunks) == 1 else "file:" + fc.path + ":" + "".join(h.key for h in hunks)
-            unit = units.setdefault(key, Unit(fc, hunks, key))
-            placed.append((c, unit))
+        todo, placed = place(changes, comments, report)
         if not placed:
             return report
-        todo, model = list(units.values()), opts.model
+        model = opts.model
         with ThreadPoolExecutor(max_workers=2, thread_name_prefix="crscore-local") as ex:
             ex.submit(load_model, model, pooling)  # beside the smells and the claims: a fresh process's start
             local = ex.submit(self._local, todo, [c.body for c, _ in placed], ctx, model, pooling)

@@ -12,7 +12,7 @@ ALLOWED = {
     # builds a tool's clean environment: PATH, locale, HOME, and PASSABLE names the caller asks for
     "analyzers/tools/programs.py",
     # sets the embedding library's offline switches before importing it (a write; it reads nothing)
-    "analyzers/crscore/sts.py",
+    "analyzers/crscore/encoders.py",
     # names os.environ.get and os.getenv as data: the calls a fix of a hard-coded secret may add
     "analyzers/autofix/allowlist.py",
 }
@@ -32,12 +32,12 @@ def test_no_analyzer_reads_the_environment() -> None:
 
 
 def test_the_allowed_places_only_build_or_set_an_environment() -> None:
-    """The clean-environment builder reads only the PASSABLE names it is asked for; sts.py
+    """The clean-environment builder reads only the PASSABLE names it is asked for; encoders.py
     only sets defaults."""
     tooling = (ROOT / "analyzers/tools/programs.py").read_text(encoding="utf-8")
     assert [ln.strip() for ln in tooling.splitlines() if READS.search(ln)] == [
         "if name in os.environ:", "env[name] = os.environ[name]"]
-    sts = (ROOT / "analyzers/crscore/sts.py").read_text(encoding="utf-8")
+    sts = (ROOT / "analyzers/crscore/encoders.py").read_text(encoding="utf-8")
     assert all("os.environ.setdefault(" in ln for ln in sts.splitlines() if READS.search(ln))
     allowlist = (ROOT / "analyzers/autofix/allowlist.py").read_text(encoding="utf-8")
     named = [ln.strip() for ln in allowlist.splitlines() if READS.search(ln)]

@@ -11,7 +11,7 @@ import shutil
 import sqlite3
 import time
 from collections.abc import Callable
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -54,8 +54,10 @@ def test_a_restore_with_a_gap_redelivers_exactly_the_missing_push_and_it_is_anal
         backup = tmp_path / "backup.sqlite3"
         with sqlite3.connect(tmp_path / "live" / "data" / "rtcbot.sqlite3") as live, sqlite3.connect(backup) as b:
             live.backup(b)  # the sqlite3 shell's `.backup`
-        since = datetime.now(UTC).replace(microsecond=0)
-        time.sleep(1.1)  # GitHub's delivered_at counts whole seconds
+        # GitHub's delivered_at counts whole seconds: `since` is the next whole second, after the
+        # first delivery's (the floor of now shared it when the work above took under a second)
+        since = datetime.now(UTC).replace(microsecond=0) + timedelta(seconds=1)
+        time.sleep(max(0.0, (since - datetime.now(UTC)).total_seconds()) + 0.1)
         head = gh.push(1, diff_text=(Path(__file__).parents[1] / "fixtures" / "prs" / SECOND).read_text()).head_sha
         assert gh.send_hook("pull_request", gh.pr_event("synchronize", 1)) == 202
         app.run()

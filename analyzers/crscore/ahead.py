@@ -1,0 +1,26 @@
+"""The embedding work CRScore does ahead of scoring, while its claims requests are out: the
+model's load (a fresh process's start) and the embeddings of the comments and the smells (the
+embedder keeps them). A failure here is left for the scoring to report."""
+
+from __future__ import annotations
+
+from analyzers.crscore import score as crs
+from analyzers.crscore.sts import EmbeddingError, shared_embedder
+
+
+def pre_embed(model: str, pooling: str, reviews: list[str], smells: list[str]) -> None:
+    """Embed the review sentences and the smells ahead of scoring (the embedder keeps them);
+    a failure is left for the scoring to report."""
+    sentences = [s for r in reviews for s in crs.split_sentences(r)] + [s.strip() for s in smells if s.strip()]
+    try:
+        shared_embedder(model, pooling).embed(list(dict.fromkeys(sentences)))  # type: ignore[arg-type]
+    except (EmbeddingError, ValueError):
+        pass
+
+
+def load_model(model: str, pooling: str) -> None:
+    """Load the embedding model now (a no-op once loaded); a failure is left for the scoring."""
+    try:
+        shared_embedder(model, pooling).load()  # type: ignore[arg-type]
+    except (EmbeddingError, ValueError):
+        pass
