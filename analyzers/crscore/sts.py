@@ -107,7 +107,8 @@ class Embedder:
         # a model given (tests, benchmarks; a SentenceTransformer: the reference) runs as it is
         self._encoder = encoder if st_model is None else SentenceTransformerEncoder(st_model)
         self._cache: dict[str, np.ndarray] = {}
-        self._lock = threading.Lock()
+        self._lock = threading.Lock()  # the cache and the counters
+        self._load_lock = threading.Lock()  # one load, whichever thread asks first
         self.model_calls = 0  # forward passes (batches), for benchmarks and tests
         self.tokens = 0  # tokens embedded, and with their batches' padding (the work done)
         self.padded_tokens = 0
@@ -115,14 +116,15 @@ class Embedder:
     @property
     def encoder(self) -> Encoder:
         if self._encoder is None:
-            with spans.span(f"load the embedding model {self.model_name}"):
-                self._encoder = load_encoder(self.model_name)
+            with self._load_lock:
+                if self._encoder is None:
+                    with spans.span(f"load the embedding model {self.model_name}"):
+                        self._encoder = load_encoder(self.model_name)
         return self._encoder
 
     def load(self) -> None:
         """Load the model now (a run starts it beside its first LLM request)."""
-        with self._lock:
-            self.encoder  # noqa: B018 - the property loads it
+        self.encoder  # noqa: B018 - the property loads it, once
 
     @property
     def cached(self) -> int:
