@@ -17,8 +17,9 @@ and /metrics failed from its start. Three causes, in order of size:
   cut, while the new workers take the new connections;
 - a worker notices the signal within a second (gunicorn's loop); that stays.
 
-`StopFlag` tells the workers which of the two a SIGTERM is: the master sets it before it signals
-them at a stop, never at a reload.
+`STOPPING` tells the workers which of the two a SIGTERM is: the master sets it before it signals
+them at a stop, never at a reload. It is made when serve imports this module, in the master
+before it forks, so the workers share its byte.
 """
 
 from __future__ import annotations
@@ -43,6 +44,8 @@ class StopFlag:
     def __bool__(self) -> bool:
         return self._byte[0] == 1
 
+
+STOPPING = StopFlag()
 
 def exit_at_once(status: int) -> NoReturn:
     """Exit with `status` after the atexit functions (logging's flush among them), without the
@@ -74,15 +77,13 @@ def worker_exited(_arbiter: Any, worker: Any) -> None:
 
 
 def stopping_arbiter() -> type:
-    """gunicorn's Arbiter, which sets the application's `stop_flag` (a `StopFlag`) before it
-    signals the workers to stop, and exits at once once they are gone and its on_exit hook ran."""
+    """gunicorn's Arbiter, which sets `STOPPING` before it signals the workers to stop, and exits
+    at once once they are gone and its on_exit hook ran."""
     from gunicorn.arbiter import Arbiter
 
     class StoppingArbiter(Arbiter):  # type: ignore[misc]
         def stop(self, graceful: bool = True) -> None:
-            flag = getattr(self.app, "stop_flag", None)
-            if flag is not None:
-                flag.set()
+            STOPPING.set()
             super().stop(graceful)
 
         def halt(self, reason: str | None = None, exit_status: int = 0) -> NoReturn:

@@ -31,6 +31,8 @@ import gevent
 from gevent import socket as gsocket
 from gunicorn.workers.ggevent import GeventWorker
 
+from bot.app.serve_stop import STOPPING
+
 
 class CountingSocket(gsocket.socket):  # type: ignore[misc]
     """gevent's socket, which remembers whether it received anything since `expect_next`."""
@@ -100,7 +102,7 @@ class ServeWorker(GeventWorker):  # type: ignore[misc]
 
     def handle_exit(self, sig: Any, frame: Any) -> None:
         super().handle_exit(sig, frame)
-        if getattr(self.app, "stop_flag", False):
+        if STOPPING:
             gevent.spawn(self.close_idle)  # out of the signal handler
 
     def close_idle(self) -> None:

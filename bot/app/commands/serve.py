@@ -199,13 +199,12 @@ def _gunicorn(settings: ServiceSettings, env_file: Path | None, read: set[str], 
     workers first, then the old ones finish what they hold and stop)."""
     from gunicorn.app.base import BaseApplication
 
-    from bot.app.serve_stop import StopFlag, stopping_arbiter
+    from bot.app.serve_stop import stopping_arbiter
     from bot.app.web import create_app
 
     class Server(BaseApplication):  # type: ignore[misc]
         current = settings
         loaded = False
-        stop_flag = StopFlag()  # made before the fork: the workers read what the master sets
 
         def run(self) -> None:  # BaseApplication's, with the arbiter that stops at once
             try:
