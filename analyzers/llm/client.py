@@ -7,8 +7,8 @@ included) and cached persistently, keyed by the endpoint, the request and the sa
 so a re-run costs zero requests and reproduces the same samples. Answers are read with a
 byte cap derived from max_tokens (analyzers/llm/answer.py): one over it is cut, and says so;
 one the server stopped at max_tokens (finish_reason "length") says that. Beside it: the
-answers' cache (cache.py), a body read as a chat completion (completion.py), what is retried
-and how a failure reads (retry.py).
+answers' cache (cache.py), a body read as a chat completion (completion.py), what is retried,
+how a failure reads and the kind it is counted as in `usage` (retry.py).
 """
 
 from __future__ import annotations
@@ -46,7 +46,7 @@ from analyzers.llm.errors import Halted as Halted
 from analyzers.llm.errors import LLMError as LLMError
 from analyzers.llm.fanout import fan_out
 from analyzers.llm.http import shared_openai
-from analyzers.llm.retry import RetryPolicy, describe, retryable
+from analyzers.llm.retry import FAILURE_REASONS, RetryPolicy, describe, failure_reason, retryable
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -88,6 +88,19 @@ class Usage:
     billed_requests: int = 0
     billed_prompt_tokens: int = 0
     billed_completion_tokens: int = 0
+    # the HTTP attempts that failed, by kind (retry.py FAILURE_REASONS), retried ones included:
+    # for the operator (the App's /metrics), in no report
+    failed_connection: int = 0
+    failed_timeout: int = 0
+    failed_status_429: int = 0
+    failed_status_4xx: int = 0
+    failed_status_5xx: int = 0
+    failed_invalid: int = 0
+    failed_other: int = 0
+
+    def failures(self) -> dict[str, int]:
+        """The failed HTTP attempts by reason (every one of FAILURE_REASONS, 0 included)."""
+        return {reason: int(getattr(self, f"failed_{reason}")) for reason in FAILURE_REASONS}
 
     @property
     def tokens(self) -> int:
@@ -223,16 +236,7 @@ class LLMClient:
         try:
             for attempt in self._retrying():
                 with attempt:
-                    self._halted()
-                    self._charge_request()
-                    with self._slots:
-                        try:
-                            self._halted()  # it may have turned while this request waited for a slot
-                        except Halted:
-                            with self._lock:
-                                self._count(requests=-1)  # charged above, never sent
-                            raise
-                        got, whole = self._post(kwargs, n, max_tokens)
+                    got, whole = self._attempt(kwargs, n, max_tokens)
         except (BudgetExceeded, Halted):
             raise
         except Malformed as e:
@@ -246,6 +250,25 @@ class LLMClient:
         cap = answer_cap(max_tokens)
         return ([mark(t, cap, ended=i < whole, at_limit=i in got.at_limit) for i, t in enumerate(got.texts)],
                 Bill(1, got.prompt_tokens, got.completion_tokens))
+
+    def _attempt(self, kwargs: dict[str, Any], n: int, max_tokens: int) -> tuple[Completion, int]:
+        """One HTTP attempt (`_post`), charged to the budget, in a request slot; a failed one
+        counted in `usage` by its kind (retry.py `failure_reason`)."""
+        self._halted()
+        self._charge_request()
+        with self._slots:
+            try:
+                self._halted()  # it may have turned while this request waited for a slot
+            except Halted:
+                with self._lock:
+                    self._count(requests=-1)  # charged above, never sent
+                raise
+            try:
+                return self._post(kwargs, n, max_tokens)
+            except Exception as e:
+                with self._lock:
+                    self._count(**{f"failed_{failure_reason(e)}": 1})
+                raise
 
     def _post(self, kwargs: dict[str, Any], n: int, max_tokens: int) -> tuple[Completion, int]:
         """(the completion, how many of its answers came whole). The documented low-level call with

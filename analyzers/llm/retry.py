@@ -1,17 +1,36 @@
 """How the LLM client meets a failed request: which failures are tried again (`retryable`: 429,
 5xx, timeouts, lost connections, a body that is not a chat completion), when it gives up and how
-long it waits in between (`RetryPolicy`), and the one line a failure becomes (`describe`)."""
+long it waits in between (`RetryPolicy`), the one line a failure becomes (`describe`), and the
+kind of failure it is counted as (`failure_reason`: one of FAILURE_REASONS, a fixed set, so that
+a count by reason, the App's /metrics among them, never carries an answer's words)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-import httpx
 import openai
 from tenacity import RetryCallState, wait_exponential_jitter
 
 from analyzers.llm.completion import Malformed
 from analyzers.llm.errors import LLMError
+
+# why an HTTP attempt failed: refused, reset or dropped; no answer within the timeout; answered
+# 429 (rate limited), another 4xx (a key refused, a model not found, a request refused), a 5xx;
+# a 200 whose body is not a chat completion; anything else
+FAILURE_REASONS = ("connection", "timeout", "status_429", "status_4xx", "status_5xx", "invalid", "other")
+
+
+def failure_reason(exc: BaseException) -> str:
+    """The kind of a failed attempt, one of FAILURE_REASONS."""
+    if isinstance(exc, Malformed):
+        return "invalid"
+    if isinstance(exc, openai.APIStatusError):
+        code = exc.status_code
+        return "status_429" if code == 429 else "status_5xx" if code >= 500 else \
+            "status_4xx" if code >= 400 else "other"
+    if isinstance(exc, openai.APITimeoutError):  # before its base class, APIConnectionError
+        return "timeout"
+    return "connection" if isinstance(exc, openai.APIConnectionError) else "other"
 
 
 def retryable(exc: BaseException) -> bool:
@@ -36,8 +55,10 @@ class RetryPolicy:
         if state.attempt_number > self.max_retries:
             return True
         exc = state.outcome.exception() if state.outcome else None
+        # the cause's class by name: httpx's or httpx2's (the client runs on either: answer.py)
+        cause = {c.__name__ for c in type(exc.__cause__).__mro__} if exc is not None else set()
         refused = (isinstance(exc, openai.APIConnectionError) and not isinstance(exc, openai.APITimeoutError)
-                   and isinstance(exc.__cause__, httpx.ConnectError))
+                   and "ConnectError" in cause)
         return refused and state.attempt_number >= 2
 
     def wait(self, state: RetryCallState) -> float:

@@ -139,10 +139,22 @@ def payer_of(job: AnalyzeJob) -> Payer | None:
     return Payer.of(job.installation_id, job.repository_id or job.repo, job.pr_number, job.author_id)
 
 
+def count_failures(store: Store, ctx: AnalysisContext) -> None:
+    """Add the analysis's failed LLM requests, by reason, to the store's counter, which /metrics
+    reads (a failure is logged: it is a count, never a reason to fail the analysis)."""
+    if not ctx.has_llm:
+        return
+    try:
+        store.llm_failures.add(ctx.llm.usage.failures())
+    except Exception:
+        log.warning("could not count the failed LLM requests", exc_info=True)
+
+
 def settle(store: Store, job: AnalyzeJob, ctx: AnalysisContext, job_id: int) -> None:
-    """The analysis's usage counted against its daily budgets, and its LLM answers written to
-    the cache, before its job (`job_id`) ends."""
+    """The analysis's usage counted against its daily budgets and its failed LLM requests
+    counted, and its LLM answers written to the cache, before its job (`job_id`) ends."""
     charge(store, payer_of(job), ctx)
+    count_failures(store, ctx)
     try:
         store.cache.flush()
     except Exception:

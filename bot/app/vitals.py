@@ -2,8 +2,9 @@
 disk (RTCBOT_HEALTH_MIN_FREE_MB), a database that has every table and takes a write (a read
 alone answers on a database that lost a table or cannot write: bot/store/probe.py), a queue
 that answers; and the figures the shipped alerts read (deploy/prometheus/alerts.yml): failed
-analyses by analyzer and the installations whose daily LLM budget is spent. Every label value
-comes from a known set (bot/app/labels.py)."""
+analyses by analyzer, the workers' failed LLM requests by reason (analyzers/llm/retry.py) and
+the installations whose daily LLM budget is spent. Every label value comes from a known set
+(bot/app/labels.py, FAILURE_REASONS)."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from pathlib import Path
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 from prometheus_client.registry import Collector
 
+from analyzers.llm.retry import FAILURE_REASONS
 from analyzers.registry import ANALYZERS
 from bot.app.labels import OTHER, analyzer_label
 from bot.app.queue import ping
@@ -89,9 +91,25 @@ def _gauge(name: str, text: str, value: float) -> GaugeMetricFamily:
     return gauge
 
 
+def llm_failures(totals: list[tuple[str, int]]) -> CounterMetricFamily:
+    """rtcbot_llm_request_failures_total{reason}: every reason from 0 (as the failed analyses'
+    series: one that appears at its first failures has not increased for Prometheus); a reason
+    outside the known set (a newer rtcbot's, on the same database) counted as "other"."""
+    family = CounterMetricFamily("rtcbot_llm_request_failures", "LLM requests (HTTP attempts, retries included) "
+                                 "that the workers' analyses made and that failed, by reason", labels=["reason"])
+    per = dict.fromkeys(FAILURE_REASONS, 0)
+    for reason, n in totals:
+        label = reason if reason in per else OTHER
+        per[label] += n
+    for label, n in per.items():
+        family.add_metric([label], n)
+    return family
+
+
 class VitalsCollector(Collector):
     """rtcbot_database_up, rtcbot_queue_up, rtcbot_data_disk_free_bytes, and from the store
-    rtcbot_analyses_failed_total{analyzer} and rtcbot_llm_budget_spent_installations."""
+    rtcbot_analyses_failed_total{analyzer}, rtcbot_llm_request_failures_total{reason} and
+    rtcbot_llm_budget_spent_installations."""
 
     def __init__(self, runtime: Runtime) -> None:
         self.runtime = runtime
@@ -128,6 +146,7 @@ class VitalsCollector(Collector):
         for label, n in sorted(per.items()):
             failed.add_metric([label], n)
         yield failed
+        yield llm_failures(figures["llm_failures"])
         s = self.runtime.settings
         yield _gauge("rtcbot_llm_budget_spent_installations", "Installations whose daily LLM budget is spent today",
                      budget_spent(figures["usage_today"], s.llm_daily_requests, s.llm_daily_tokens))

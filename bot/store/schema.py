@@ -6,7 +6,8 @@ passed, so none is lost; then only its metadata), jobs (the durable truth behind
 messages), check_runs (one per repository, check name and head SHA), findings (scores per hunk
 and per comment), published (what people did with a suggestion), the LLM cache (keyed by
 installation, so no tenant can probe another's answers), the LLM usage of each installation per
-UTC day (its daily budget) and of each pull request and author in it (theirs), installations,
+UTC day (its daily budget) and of each pull request and author in it (theirs), the LLM
+requests that failed (by reason, for /metrics), installations,
 qualifications, the workers' heartbeats,
 dismissals (the findings and rules each repository's team dismissed), the analyses' leases (one
 run per repository, head and analyzer at a time) and the schema's version (bot/store/versions.py).
@@ -138,6 +139,16 @@ class LLMSpenderUsageRow(Base):
     day: Mapped[str] = mapped_column(String(10), primary_key=True)  # YYYY-MM-DD, UTC
     requests: Mapped[int] = mapped_column(Integer, default=0)
     tokens: Mapped[int] = mapped_column(Integer, default=0)
+
+
+class LLMFailureRow(Base):
+    """The workers' failed LLM requests (HTTP attempts, retries included) by reason, one of
+    analyzers/llm/retry.py's FAILURE_REASONS: a counter for /metrics, added to as each analysis
+    ends (bot/store/llm_failures.py)."""
+
+    __tablename__ = "llm_request_failures"
+    reason: Mapped[str] = mapped_column(String(40), primary_key=True)
+    requests: Mapped[int] = mapped_column(Integer, default=0)
 
 
 class Installation(Base):

@@ -8,7 +8,8 @@ life) and `store.job_queries` (reads across jobs: unsent, stale, the LLM use),
 suggestion), `store.usage` (LLM use per installation and day), `store.installations`, `store.repositories`,
 `store.qualifications`, `store.cache` (the LLM cache, written behind), `store.workers`
 (the workers' heartbeats), `store.dismissals` (the findings and rules a repository's team
-dismissed) and `store.leases` (one run of an analysis at a time). The tables are in
+dismissed), `store.leases` (one run of an analysis at a time) and `store.llm_failures` (the
+failed LLM requests, by reason). The tables are in
 bot/store/schema.py. Callers outside bot/store/ never write a query: they call these.
 """
 
@@ -28,6 +29,7 @@ from bot.store.dismissals import Dismissals
 from bot.store.job_queries import JobQueries
 from bot.store.jobs import Jobs
 from bot.store.leases import Leases
+from bot.store.llm_failures import LLMFailures
 from bot.store.probe import missing_tables, probe_write
 from bot.store.published import Published
 from bot.store.qualifications import Qualifications
@@ -62,6 +64,7 @@ class Store:
         self.sessions = Sessions(self.db)  # the dashboard's sign-in sessions
         self.dismissals = Dismissals(self.db)
         self.leases = Leases(self.db)  # one run per repository, head and analyzer at a time
+        self.llm_failures = LLMFailures(self.db)  # the workers' failed LLM requests, by reason
 
     def ping(self) -> None:
         self.db.ping()
@@ -71,8 +74,10 @@ class Store:
         return missing_tables(self.db)
 
     def alert_figures(self) -> dict[str, Any]:
-        """Failed analyses by analyzer and today's LLM use by installation (bot/store/alert_figures.py)."""
-        return {"failed_analyses": failed_analyses(self.db), "usage_today": usage_today(self.db)}
+        """Failed analyses by analyzer, today's LLM use by installation (bot/store/alert_figures.py)
+        and the failed LLM requests by reason."""
+        return {"failed_analyses": failed_analyses(self.db), "usage_today": usage_today(self.db),
+                "llm_failures": self.llm_failures.totals()}
 
     def probe_write(self) -> None:
         """A write rolled back: the database's error when it cannot write (bot/store/probe.py)."""

@@ -16,7 +16,7 @@ USAGE = Base.metadata.tables[LLMUsageRow.__tablename__]
 SPENDERS = Base.metadata.tables[LLMSpenderUsageRow.__tablename__]
 
 
-def _adding(db: Database, table: Table, keys: list[str], counts: Sequence[str]) -> Any:
+def adding(db: Database, table: Table, keys: list[str], counts: Sequence[str]) -> Any:
     """INSERT … ON CONFLICT (keys) DO UPDATE adding to the counts; None where the dialect has none."""
     stmt = db.upsert(table)
     return None if stmt is None else stmt.on_conflict_do_update(
@@ -28,8 +28,8 @@ class Usage:
 
     def __init__(self, db: Database) -> None:
         self.db = db
-        self._upsert = _adding(db, USAGE, ["installation_id", "day"], ("requests", "tokens", "cache_hits"))
-        self._spender_upsert = _adding(db, SPENDERS, ["installation_id", "spender", "day"], ("requests", "tokens"))
+        self._upsert = adding(db, USAGE, ["installation_id", "day"], ("requests", "tokens", "cache_hits"))
+        self._spender_upsert = adding(db, SPENDERS, ["installation_id", "spender", "day"], ("requests", "tokens"))
 
     def today(self, installation_id: int) -> tuple[int, int]:
         """(requests, tokens) this installation's jobs used today (UTC)."""

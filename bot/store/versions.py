@@ -22,7 +22,7 @@ from sqlalchemy import insert, select, update
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import DBAPIError, IntegrityError
 
-from bot.store.schema import Base, LeaseRow, SchemaVersionRow
+from bot.store.schema import Base, LeaseRow, LLMFailureRow, SchemaVersionRow
 
 log = logging.getLogger(__name__)
 VERSIONS = Base.metadata.tables[SchemaVersionRow.__tablename__]
@@ -33,12 +33,22 @@ def _tables_before_versions(engine: Engine) -> None:
     add_missing_columns, which ran first): nothing more to do."""
 
 
-def _leases(engine: Engine) -> None:
-    """Version 2: the `leases` table (one run per repository, head and analyzer: #48)."""
+def _table(name: str, engine: Engine) -> None:
+    """Make table `name` unless it is there."""
     try:
-        Base.metadata.tables[LeaseRow.__tablename__].create(engine, checkfirst=True)
+        Base.metadata.tables[name].create(engine, checkfirst=True)
     except DBAPIError:  # another process starting at the same time made it first
         pass
+
+
+def _leases(engine: Engine) -> None:
+    """Version 2: the `leases` table (one run per repository, head and analyzer: #48)."""
+    _table(LeaseRow.__tablename__, engine)
+
+
+def _llm_failures(engine: Engine) -> None:
+    """Version 3: the `llm_request_failures` table (the failed LLM requests by reason: #48)."""
+    _table(LLMFailureRow.__tablename__, engine)
 
 
 @dataclass(frozen=True)
@@ -51,6 +61,7 @@ class Step:
 STEPS = (
     Step(1, "the tables before versions", _tables_before_versions),
     Step(2, "the leases table", _leases),
+    Step(3, "the llm_request_failures table", _llm_failures),
 )
 SCHEMA_VERSION = STEPS[-1].version
 

@@ -1,6 +1,6 @@
 """An upgrade across a real schema change with jobs queued (#48 item 10): a database of the
-rtcbot before the leases (no `leases` table, no schema version) holds a delivery's jobs, queued
-and not run; the new rtcbot starts on it, migrates it to SCHEMA_VERSION (said in the log), and
+rtcbot before the leases (no `leases` table, no `llm_request_failures`, no schema version) holds
+a delivery's jobs, queued and not run; the new rtcbot starts on it, migrates it to SCHEMA_VERSION (said in the log), and
 its worker runs the waiting jobs to a completed check run — on SQLite and PostgreSQL+Redis."""
 
 from __future__ import annotations
@@ -33,11 +33,13 @@ def test_an_old_schema_with_jobs_queued_is_migrated_and_its_jobs_run(
         assert [j.status for j in old.rt.store.jobs.where()] == ["queued"]
         with old.rt.store.engine.begin() as c:  # the schema of the rtcbot before #48
             c.exec_driver_sql("DROP TABLE leases")
+            c.exec_driver_sql("DROP TABLE llm_request_failures")
             c.exec_driver_sql("DROP TABLE schema_version")
     caplog.set_level(logging.INFO, logger="bot.store.versions")
     with running_app(tmp_path, gh, llm, **stores) as new:  # the new rtcbot starts on it
-        assert new.rt.store.schema_version() == SCHEMA_VERSION == 2
-        assert {"leases", "schema_version"} <= set(inspect(new.rt.store.engine).get_table_names())
+        assert new.rt.store.schema_version() == SCHEMA_VERSION == 3
+        tables = set(inspect(new.rt.store.engine).get_table_names())
+        assert {"leases", "llm_request_failures", "schema_version"} <= tables
         assert f"database: schema 0 → {SCHEMA_VERSION} (" in caplog.text
         assert new.run() == 1  # the waiting `pr` job (it runs the analysis it fans out)
         [run] = gh.runs(EDITING, pr.head_sha)

@@ -1,27 +1,31 @@
 """/healthz and /metrics say what the workers' figures do not (bot/app/vitals.py,
 bot/store/probe.py): a database that lost a table or takes no write, a nearly full data disk;
-the figures the shipped alerts read (deploy/prometheus/alerts.yml); and no request can add a
-series to /metrics (bot/app/labels.py)."""
+the figures the shipped alerts read (deploy/prometheus/alerts.yml), an LLM endpoint that is down
+among them; and no request can add a series to /metrics (bot/app/labels.py)."""
 
 from __future__ import annotations
 
 import random
+import socket
 import string
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import httpx
 import pytest
 from sqlalchemy import text
 
+from analyzers.llm.retry import FAILURE_REASONS
 from analyzers.registry import ANALYZERS
 from bot.app.labels import OTHER, REFUSED, known_events
 from bot.app.runtime import Runtime
 from bot.app.web import create_app
 from bot.store.store import Store
-from tests.bot.app_support import deliver, drop_schema, make_settings, postgres_url, scrape, serve
+from tests.bot.app_support import deliver, drop_schema, make_settings, postgres_url, running_app, scrape, serve
 from tests.bot.test_app import payload
+from tests.fakes.github_server import FakeGitHub
+from tests.fakes.llm_server import ScriptedLLM
 from tests.support import require
 
 
@@ -130,7 +134,7 @@ def test_a_database_that_takes_no_write_makes_healthz_503(tmp_path: Path) -> Non
         drop_schema(schema)
 
 
-def test_failed_analyses_and_spent_budgets_are_counted(service: tuple[str, Runtime]) -> None:
+def test_failed_analyses_llm_requests_and_spent_budgets_are_counted(service: tuple[str, Runtime]) -> None:
     url, rt = service
     r = deliver(url, "pull_request", payload("pull_request", "opened.payload.json"))
     assert r.status_code == 202, r.text
@@ -143,6 +147,7 @@ def test_failed_analyses_and_spent_budgets_are_counted(service: tuple[str, Runti
     s = rt.settings
     rt.store.usage.add(7, s.llm_daily_requests, 10)  # one installation spent its day's requests
     rt.store.usage.add(8, 1, 10)
+    rt.store.llm_failures.add({"timeout": 3, "status_9xx": 2})  # a reason this rtcbot does not know: other
     m = scrape(url).text
     failed = sorted(x for x in series(m) if x.startswith("rtcbot_analyses_failed_total"))
     # every analyzer's series from 0 (a series that appears at 3 has not increased for Prometheus)
@@ -151,6 +156,45 @@ def test_failed_analyses_and_spent_budgets_are_counted(service: tuple[str, Runti
     assert value(m, f'rtcbot_analyses_failed_total{{analyzer="{OTHER}"}}') == 1.0
     assert value(m, 'rtcbot_analyses_failed_total{analyzer="crscore"}') == 0.0
     assert value(m, "rtcbot_llm_budget_spent_installations") == 1.0
+    assert value(m, 'rtcbot_llm_request_failures_total{reason="timeout"}') == 3.0
+    assert value(m, f'rtcbot_llm_request_failures_total{{reason="{OTHER}"}}') == 2.0
+    assert value(m, 'rtcbot_llm_request_failures_total{reason="status_5xx"}') == 0.0
+    assert "status_9xx" not in m
+
+
+def closed_port_url() -> str:
+    """An LLM endpoint's URL on a loopback port nothing listens on (its connections refused)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return f"http://127.0.0.1:{s.getsockname()[1]}/v1"
+
+
+DIFF = "".join(f"--- a/app/m{i}.py\n+++ b/app/m{i}.py\n@@ -1,3 +1,3 @@\n def step(total):\n"
+               f"-    total += {i}\n+    total -= {i + 7}\n     return total\n" for i in range(2))
+
+
+def test_an_llm_endpoint_that_is_down_is_counted_by_reason_not_as_a_failed_analysis(
+        tmp_path: Path, fake_github: Callable[..., FakeGitHub], scripted_llm: Callable[..., ScriptedLLM]) -> None:
+    """The real path (#48 Operable III): an analysis whose LLM endpoint refuses every connection
+    ends `done`, its check run saying it could not run, which rtcbot_analyses_failed_total does
+    not count; each of its failed attempts is counted in rtcbot_llm_request_failures_total."""
+    gh = fake_github()
+    pr = gh.add_pr(1, diff_text=DIFF)
+    with running_app(tmp_path, gh, scripted_llm(), llm_base_url=closed_port_url()) as app:
+        before = scrape(app.url).text
+        app.deliver("pull_request", gh.pr_event("opened", 1))
+        app.run()
+        m = scrape(app.url).text
+        jobs = {j.kind: j for j in app.rt.store.jobs.where()}
+    reasons = sorted(x for x in series(before) if x.startswith("rtcbot_llm_request_failures_total"))
+    assert reasons == sorted(f'rtcbot_llm_request_failures_total{{reason="{r}"}}' for r in FAILURE_REASONS)
+    assert jobs["analyze"].status == "done" and '"error": "' in str(jobs["analyze"].result), jobs["analyze"].result
+    [run] = gh.runs("rtcbot / EditingRTC", pr.head_sha)
+    assert "could not run" in str(run["output"]), run["output"]
+    assert value(m, 'rtcbot_analyses_failed_total{analyzer="editing_rtc"}') == 0.0  # the gap: no failed analysis
+    attempts = value(m, 'rtcbot_llm_requests_total{kind="analyze"}')
+    assert attempts >= 2 and value(m, 'rtcbot_llm_request_failures_total{reason="connection"}') == attempts
+    assert sum(value(m, f'rtcbot_llm_request_failures_total{{reason="{r}"}}') for r in FAILURE_REASONS) == attempts
 
 
 def test_metrics_say_the_database_is_down_when_it_is(tmp_path: Path) -> None:

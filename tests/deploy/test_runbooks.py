@@ -35,7 +35,7 @@ import pytest
 from tests.bot.app_support import METRICS_TOKEN, deliver
 from tests.bot.commands.test_full_disk import unshare_command
 from tests.deploy.prometheus_server import Prometheus
-from tests.deploy.stack import RTCBOT, Stack, edits_diff, free_port
+from tests.deploy.stack import CHECK, RTCBOT, Stack, edits_diff, free_port
 from tests.reliability.services import Postgres, Redis, ServiceUnavailable
 from tests.support import require
 
@@ -296,6 +296,8 @@ def test_each_alerts_runbook_walked_on_a_real_service(walk: Walk) -> None:
     w.resolved("RtcbotAnalysesFailing", t0, failing_fired, timeout=120)
     w.quiet()
 
+    walk_llm_unreachable(w)
+
     # RtcbotQueueDown: Redis stopped
     t0 = time.monotonic()
     w.redis.stop()
@@ -341,4 +343,37 @@ def test_each_alerts_runbook_walked_on_a_real_service(walk: Walk) -> None:
     w.quiet()
     assert set(w.figures) == {"RtcbotDown", "RtcbotNoLiveWorker", "RtcbotQueueBacklog", "RtcbotAnalysesFailing",
                               "RtcbotDataDiskLow", "RtcbotDataDiskFillsWithinADay", "RtcbotDatabaseDown",
-                              "RtcbotQueueDown", "RtcbotLLMBudgetSpent"}
+                              "RtcbotQueueDown", "RtcbotLLMBudgetSpent", "RtcbotLLMUnreachable"}
+
+
+def walk_llm_unreachable(w: Walk) -> None:
+    """RtcbotLLMUnreachable: the LLM endpoint answers 500 to every completion (a gateway whose
+    model server is down), a pull request opened every 3 s (each analysis ends once its requests
+    have had their retries: its failed attempts are counted then); RtcbotAnalysesFailing stays
+    quiet (such an analysis finishes, saying it could not run). The runbook: the failures by
+    reason, the worker's journal, one request as the worker sends it; the endpoint fixed."""
+    stack, prom = w.stack, w.prometheus
+    stack.llm.chaos(1.0, kinds=("500",))
+    t0, number, heads = time.monotonic(), 7, []
+    while prom.alerts().get("RtcbotLLMUnreachable") != "firing":
+        assert seconds_since(t0) < 2 * FIRE_S, f"RtcbotLLMUnreachable did not fire (active: {prom.alerts()})"
+        heads.append(stack.open_pr(number, edits_diff(number, 1)))
+        number += 1
+        time.sleep(3)
+    llm_fired = seconds_since(t0)
+    assert "RtcbotAnalysesFailing" not in prom.alerts(), prom.alerts()
+    failures = {r["metric"]["reason"]: float(r["value"][1]) for r in prom.query("rtcbot_llm_request_failures_total")}
+    assert failures["status_5xx"] > 0 and sum(failures.values()) == failures["status_5xx"], failures
+    stack.wait_status(heads[0], "completed", timeout=60)
+    [run] = stack.gh.runs(CHECK, heads[0])
+    print(f"{len(heads)} pull requests opened; failures by reason: {failures}; check run says:",
+          str(run.get("output", {}).get("summary", ""))[:300])
+    assert run["status"] == "completed" and "could not run" in str(run.get("output")), run
+    assert "answered HTTP 500" in stack.log("worker")  # the journal names the failure and the endpoint
+    one = httpx.post(f"{stack.llm.base_url}/chat/completions", timeout=10,
+                     json={"model": stack.llm.model, "messages": [{"role": "user", "content": "ping"}]})
+    assert one.status_code == 500, one.text
+    t0 = time.monotonic()
+    stack.llm.chaos(0)  # the model server started again
+    w.resolved("RtcbotLLMUnreachable", t0, llm_fired)
+    w.quiet()

@@ -12,8 +12,10 @@ from analyzers.llm.client import (
     LLMClient,
     LLMError,
     LLMSettings,
+    Usage,
 )
 from analyzers.llm.http import SHARDS
+from analyzers.llm.retry import FAILURE_REASONS
 from tests.conftest import client_for
 from tests.fakes.llm_server import ScriptedLLM
 
@@ -185,3 +187,53 @@ def test_an_endpoints_requests_take_its_pools_in_turn(scripted_llm: Callable[...
     for seed in range(2 * SHARDS):
         assert llm.sample([{"role": "user", "content": "hi"}], seed=seed) == ["ok"]
     assert [len(c._client._transport._pool.connections) for c in clients] == [1] * SHARDS  # type: ignore[attr-defined]
+
+
+def failed(c: LLMClient) -> dict[str, int]:
+    """The client's failed attempts, by reason, those at 0 left out."""
+    return {reason: n for reason, n in c.usage.failures().items() if n}
+
+
+def test_failed_attempts_are_counted_by_reason_retried_ones_included(scripted_llm: Callable[..., ScriptedLLM]) -> None:
+    srv = scripted_llm("fine")
+    srv.fail_next(2, 500)
+    srv.fail_next(1, 429, retry_after=0)
+    run = client_for(srv)
+    view = run.scoped()
+    assert view.sample(MSG) == ["fine"]
+    assert failed(view) == failed(run) == {"status_5xx": 2, "status_429": 1}
+    assert Usage().failures() == dict.fromkeys(FAILURE_REASONS, 0)  # a field for every reason
+    before = run.usage.copy()
+    srv.fail_next(1, 400)  # a 4xx other than 429 is not retried
+    with pytest.raises(LLMError, match="answered HTTP 400"):
+        run.sample(MSG, seed=1)
+    assert failed(run) == {"status_5xx": 2, "status_429": 1, "status_4xx": 1}
+    assert run.usage.minus(before).failures()["status_4xx"] == 1 and "failed_status_4xx" not in run.usage.as_dict()
+
+
+@pytest.mark.parametrize(("kind", "reason"), [("500", "status_5xx"), ("garbage", "invalid"), ("hang", "connection")])
+def test_an_endpoint_failing_every_request_is_counted_once_per_attempt(
+        scripted_llm: Callable[..., ScriptedLLM], kind: str, reason: str) -> None:
+    srv = scripted_llm("fine")
+    srv.chaos(1.0, kinds=(kind,), hang_s=0.05)  # a 500, a gateway's page, a connection closed unanswered
+    c = client_for(srv, max_retries=2)
+    with pytest.raises(LLMError):
+        c.sample(MSG)
+    assert srv.request_count == 3 and failed(c) == {reason: 3}
+
+
+def test_timeouts_and_a_refused_connection_are_counted_as_such(scripted_llm: Callable[..., ScriptedLLM]) -> None:
+    srv = scripted_llm("fine")
+    srv.chaos(1.0, kinds=("hang",), hang_s=2.0)  # no answer within the client's timeout
+    slow = client_for(srv, max_retries=1, timeout=0.2)
+    with pytest.raises(LLMError, match="timed out"):
+        slow.sample(MSG)
+    assert failed(slow) == {"timeout": 2}
+    with socket.socket() as s:  # a port nothing listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    down = LLMClient(LLMSettings(base_url=f"http://127.0.0.1:{port}/v1", model="m1", cache_path=None,
+                                 retry_wait_initial=0.01, retry_wait_max=0.02))
+    with pytest.raises(LLMError, match="connection failed"):
+        down.sample(MSG)
+    assert failed(down) == {"connection": 2} and down.usage.requests == 2  # a refused one: 2 tries

@@ -23,10 +23,13 @@ def test_a_new_database_and_one_made_before_versions_are_at_the_version(db_url: 
     with store.engine.begin() as c:
         c.exec_driver_sql("DROP TABLE schema_version")
         c.exec_driver_sql("DROP TABLE leases")
+        c.exec_driver_sql("DROP TABLE llm_request_failures")
     store.close()
     store = Store(db_url)  # started again on it, as after an upgrade
     assert store.schema_version() == SCHEMA_VERSION
     assert store.leases.take("k", job_id=1, attempt=1, ttl_s=60)
+    store.llm_failures.add({"timeout": 1})
+    assert store.llm_failures.totals() == [("timeout", 1)]
     store.close()
 
 
