@@ -81,6 +81,12 @@ class AnalyzerInfo:
         return None
 
     @staticmethod
+    def ahead(tools: Tools, /) -> None:
+        """Start-up work its first run will need and that needs no change (an import): done at
+        the start of a review, beside the first LLM requests (registry.start_ahead), and in a
+        service's warm-up."""
+
+    @staticmethod
     def warm_up(tools: Tools, /) -> None:
         """Pay its one-off start-up costs before a service's first job (a model, a JVM)."""
 

@@ -5,6 +5,8 @@ reporters/ and bot/ name no analyzer."""
 from __future__ import annotations
 
 import importlib
+import logging
+import threading
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
@@ -15,6 +17,7 @@ from analyzers.options import AnalyzerOptions, OptionsError, validate
 from analyzers.presentation import DashboardData, Panel, Regenerations
 from analyzers.report import AnalyzerReport, Finding
 
+log = logging.getLogger(__name__)
 Analyzer = AnalyzerInfo  # every analyzer subclasses it (analyzers/info.py: what it may declare)
 
 
@@ -207,9 +210,29 @@ def needs(names: Iterable[str]) -> list[str]:
 
 
 def warm_up(names: Iterable[str], tools: Tools) -> None:
-    """Each of the analyzers `names` pays its one-off start-up costs (its `warm_up`)."""
+    """Each of the analyzers `names` pays its one-off start-up costs (its `ahead` and `warm_up`)."""
     for name in names:
+        _known(name).ahead(tools)
         _known(name).warm_up(tools)
+
+
+def start_ahead(names: Iterable[str], tools: Tools) -> threading.Thread:
+    """Each of the analyzers `names` does its `ahead` work, in one background thread started
+    now: at the start of a review, a fresh process's first pull request (`rtcbot review`, the
+    Action) pays those start-ups beside its first LLM requests, not after their answers. A
+    failure there is logged and left for the analyzer's run to meet."""
+    todo = list(names)
+
+    def work() -> None:
+        for name in todo:
+            try:
+                _known(name).ahead(tools)
+            except Exception:  # the run meets it again, and reports it as its own
+                log.warning("analyzer %s: its work ahead of the run failed", name, exc_info=True)
+
+    thread = threading.Thread(target=work, name="analyzers-ahead", daemon=True)
+    thread.start()
+    return thread
 
 
 def labels() -> dict[str, str]:

@@ -29,7 +29,7 @@ from pydantic import Field
 from analyzers.code.diff import CODE_LANGUAGES, ChangeSet, FileChange, Hunk
 from analyzers.code.enclosing import hunk_labels
 from analyzers.code.kinds import not_code
-from analyzers.context import AnalysisContext
+from analyzers.context import AnalysisContext, Tools
 from analyzers.editing_rtc import evidence
 from analyzers.editing_rtc import view as editing_rtc_view
 from analyzers.editing_rtc.prompts import END, backward_messages, forward_messages
@@ -149,6 +149,10 @@ class EditingRTC(AnalyzerInfo):
     dashboard = staticmethod(editing_rtc_view.dashboard)
     labels, count_scores = editing_rtc_view.LABELS, editing_rtc_view.COUNTS
     regenerations = staticmethod(trip_regenerations)  # what `explain` diffs
+
+    @staticmethod
+    def ahead(tools: Tools, /) -> None:
+        similarity.load()  # chrF's import, beside the first requests rather than after the answers
 
     def __init__(self, config: EditingRTCConfig | None = None) -> None:
         self.config = config

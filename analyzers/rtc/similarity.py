@@ -30,4 +30,11 @@ def chrf(hypothesis: str, reference: str) -> float:
     return float(CHRF().sentence_score(hypothesis, [reference]).score) / 100.0
 
 
+def load() -> None:
+    """Import chrF's package now: sacrebleu imports portalocker, which imports redis (0.3-0.7 s
+    of a fresh process, 340 modules with numpy's), so that a first round trip's score does
+    not wait for it after the model's answers (EditingRTC's `ahead`)."""
+    from sacrebleu.metrics.chrf import CHRF  # noqa: F401
+
+
 SIMS = {"exact": exact, "normalised": normalised, "chrf": chrf}

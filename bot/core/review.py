@@ -205,6 +205,7 @@ def run(p: Plan, change: Change, *, tools: Tools, on_done: Callable[[AnalyzerRep
     # one read per file for every analyzer of the review (EditingRTC's hunk names, CRScore's
     # smells and AutoFix all read the head's files; on the Action each read is a request)
     files = cache(change.files) if change.files is not None else None
+    registry.start_ahead(p.names, tools)  # a fresh process's start-ups, beside the first LLM requests
     ctx = analysis_context(p.loaded, p.selection, tools=tools, llm_factory=p.llm, comments=change.comments,
                            file_loader=files, repo_path=change.checkout)
     ctx.unqualified = p.unqualified
