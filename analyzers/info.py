@@ -82,9 +82,9 @@ class AnalyzerInfo:
 
     @staticmethod
     def ahead(tools: Tools, /) -> None:
-        """Start-up work its first run will need and that needs no change (an import): done at
-        the start of a review, beside the first LLM requests (registry.start_ahead), and in a
-        service's warm-up."""
+        """Start-up work its first run will need and that needs no change (an import): done in
+        a review's background thread once its first LLM request is out (registry.start_ahead),
+        and in a service's warm-up."""
 
     @staticmethod
     def warm_up(tools: Tools, /) -> None:

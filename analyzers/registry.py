@@ -18,6 +18,7 @@ from analyzers.presentation import DashboardData, Panel, Regenerations
 from analyzers.report import AnalyzerReport, Finding
 
 log = logging.getLogger(__name__)
+AHEAD_WAIT_S = 2.0  # the longest the work ahead waits for a first LLM request (a run may make none)
 Analyzer = AnalyzerInfo  # every analyzer subclasses it (analyzers/info.py: what it may declare)
 
 
@@ -216,14 +217,19 @@ def warm_up(names: Iterable[str], tools: Tools) -> None:
         _known(name).warm_up(tools)
 
 
-def start_ahead(names: Iterable[str], tools: Tools) -> threading.Thread:
+def start_ahead(names: Iterable[str], tools: Tools, after: threading.Event | None = None,
+                wait_s: float = AHEAD_WAIT_S) -> threading.Thread:
     """Each of the analyzers `names` does its `ahead` work, in one background thread started
-    now: at the start of a review, a fresh process's first pull request (`rtcbot review`, the
-    Action) pays those start-ups beside its first LLM requests, not after their answers. A
-    failure there is logged and left for the analyzer's run to meet."""
+    now, once `after` is set (at most `wait_s` later): at the start of a review, after the
+    process's first LLM request went out (a fresh process's CPU goes first to what the first
+    requests need), so that its first pull request (`rtcbot review`, the Action) pays those
+    start-ups while the model answers, not after. A failure there is logged and left for the
+    analyzer's run to meet."""
     todo = list(names)
 
     def work() -> None:
+        if after is not None:
+            after.wait(wait_s)
         for name in todo:
             try:
                 _known(name).ahead(tools)

@@ -152,7 +152,7 @@ class EditingRTC(AnalyzerInfo):
 
     @staticmethod
     def ahead(tools: Tools, /) -> None:
-        similarity.load()  # chrF's import, beside the first requests rather than after the answers
+        similarity.load()  # chrF's import, while the first requests are out rather than after the answers
 
     def __init__(self, config: EditingRTCConfig | None = None) -> None:
         self.config = config

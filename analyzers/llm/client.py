@@ -50,6 +50,9 @@ from analyzers.llm.retry import FAILURE_REASONS, RetryPolicy, describe, failure_
 
 T = TypeVar("T")
 R = TypeVar("R")
+# set as this process's first request to an LLM endpoint goes out: the work a fresh process can
+# do later (analyzers/registry.py `start_ahead`) waits for it, so the first requests go first
+REQUEST_SENT = threading.Event()
 
 Message = dict[str, str]
 
@@ -277,6 +280,7 @@ class LLMClient:
         completion_from (together, half of a request's CPU here). Streamed (`stream=True`
         with `cast_to=httpx.Response`: the body is not read by the client), so that at most
         body_cap bytes of it are ever read."""
+        REQUEST_SENT.set()
         response = self._client.next().post("/chat/completions", body=kwargs, cast_to=httpx.Response,
                                             stream=True)
         try:

@@ -35,7 +35,7 @@ from typing import Protocol
 from analyzers import registry
 from analyzers.code.diff import ChangeSet
 from analyzers.context import AnalysisContext, Tools
-from analyzers.llm.client import LLMClient
+from analyzers.llm.client import REQUEST_SENT, LLMClient
 from analyzers.pipeline import run_all
 from analyzers.report import AnalyzerReport, Skipped
 from bot.core.config import LoadedConfig
@@ -205,7 +205,8 @@ def run(p: Plan, change: Change, *, tools: Tools, on_done: Callable[[AnalyzerRep
     # one read per file for every analyzer of the review (EditingRTC's hunk names, CRScore's
     # smells and AutoFix all read the head's files; on the Action each read is a request)
     files = cache(change.files) if change.files is not None else None
-    registry.start_ahead(p.names, tools)  # a fresh process's start-ups, beside the first LLM requests
+    # a fresh process's start-ups, once the first LLM request is out (while the model answers)
+    registry.start_ahead(p.names, tools, after=REQUEST_SENT)
     ctx = analysis_context(p.loaded, p.selection, tools=tools, llm_factory=p.llm, comments=change.comments,
                            file_loader=files, repo_path=change.checkout)
     ctx.unqualified = p.unqualified

@@ -1,6 +1,7 @@
 """An analyzer's work ahead of its run (`AnalyzerInfo.ahead`, analyzers/registry.py `start_ahead`):
-started in one background thread at the start of a review, beside the first LLM requests, so
-that a fresh process's first pull request does not pay it after the model's answers.
+started in one background thread at the start of a review, which waits for the process's first
+LLM request to go out: a fresh process's first pull request pays it while the model answers,
+not after the answers, and not before its first requests.
 
 The toy analyzers below live in this module only and are registered for a test with one line
 each (monkeypatch puts the registry back).
@@ -77,6 +78,18 @@ def test_the_work_ahead_runs_in_a_thread_of_its_own_and_a_failure_is_logged_not_
     assert not thread.is_alive() and thread.daemon  # never holds the process at its end
     assert started == ["analyzers-ahead"]  # the toy after the failing one still ran, in the thread
     assert "failing_toy" in caplog.text and "no model here" in caplog.text
+
+
+def test_the_work_ahead_waits_for_the_first_llm_request_at_most_its_bound() -> None:
+    sent = threading.Event()
+    thread = registry.start_ahead(["ahead_toy"], Tools(), after=sent, wait_s=30)
+    thread.join(0.2)
+    assert started == [] and thread.is_alive()  # the first requests go first
+    sent.set()
+    thread.join(10)
+    assert started == ["analyzers-ahead"]
+    registry.start_ahead(["ahead_toy"], Tools(), after=threading.Event(), wait_s=0.05).join(10)
+    assert started == ["analyzers-ahead"] * 2  # a run that makes no request: after the bound
 
 
 def test_a_services_warm_up_does_the_work_ahead_too() -> None:
