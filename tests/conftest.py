@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import signal
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, MutableMapping
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +16,26 @@ from tests.fakes.llm_server import ScriptedLLM
 
 # tests/markers.py: the markers that say what a slower test needs, checked; pytester for its test
 pytest_plugins = ["tests.markers", "pytester"]
+THREAD_POOLS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
+
+
+def share_the_cores(environ: MutableMapping[str, str], cores: int | None) -> str | None:
+    """Under pytest-xdist, each worker's numerical thread pools (OpenBLAS under numpy, OpenMP under
+    torch; the processes its tests start inherit them) get the worker's share of the cores, not
+    every core: with `make test`'s two workers on two cores, a pool of two threads per worker
+    spins at each barrier for a core its partner holds (tests/analyzers/crscore/test_bert.py:
+    133 CPU-s with two threads, 74 with one). A variable already set is kept; llama.cpp's
+    server is given its own (analyzers/llm/local.py). Must run before numpy or torch is imported."""
+    workers = int(environ.get("PYTEST_XDIST_WORKER_COUNT") or 0)  # set before xdist's workers load us
+    if not workers:
+        return None
+    threads = str(max(1, (cores or 1) // workers))
+    for name in THREAD_POOLS:
+        environ.setdefault(name, threads)
+    return threads
+
+
+share_the_cores(os.environ, os.cpu_count())
 
 # Hypothesis without its wall-clock checks (tests/hypothesis_profiles.py): loaded before any
 # test module makes its @settings, which start from the loaded profile
