@@ -160,6 +160,21 @@ def test_it(embedded_llm):
     assert "needs `@pytest.mark.model`" in out and "the expensive fixture ran" not in out
 
 
+@pytest.mark.slow  # two pytest-xdist workers
+def test_under_xdist_the_model_tests_run_on_one_worker(pytester: pytest.Pytester) -> None:
+    """The `model` group holds under `--dist loadgroup` (pytest 9.2 reads structured ids, where
+    pytest-xdist 3.8 writes the group into the legacy one: each test went to any worker)."""
+    pytester.makeini("[pytest]\nmarkers =\n    model: a model\n")
+    pytester.makeconftest('pytest_plugins = ["tests.markers"]\n')
+    pairs = (f"\n@pytest.mark.model\ndef test_model_{i}():\n    pass\n\ndef test_plain_{i}():\n    pass\n"
+             for i in range(6))
+    pytester.makepyfile(test_inner="import pytest\n" + "".join(pairs))
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-n", "2", "--dist", "loadgroup", "-v")
+    result.assert_outcomes(passed=12)
+    ran = re.findall(r"^\[(gw\d)\] .*PASSED test_inner\.py::test_model_\d+(@model)?", result.stdout.str(), re.M)
+    assert len(ran) == 6 and len({worker for worker, _ in ran}) == 1 and all(group for _, group in ran), ran
+
+
 def test_a_chaos_test_outside_tests_reliability_fails(pytester: pytest.Pytester) -> None:
     """`make test` runs `-m chaos` from tests/reliability alone: one elsewhere would never run."""
     pytester.makeini("[pytest]\nmarkers =\n    chaos: fault injection\n")
