@@ -28,6 +28,8 @@ from typing import Any, Protocol
 import jiter
 import openai
 
+from analyzers.llm.transport import TIMEOUTS, TRANSPORT_ERRORS
+
 BYTES_PER_TOKEN = 16  # an answer's bytes per token of max_tokens, four times the usual ~4
 MIN_ANSWER_BYTES = 4096  # the cap of an answer whatever its max_tokens
 JSON_ESCAPE = 6  # a byte of text is at most 6 bytes of JSON ("\u0001")
@@ -76,11 +78,10 @@ def read_bounded(response: Streamed, cap: int) -> tuple[bytes, bool]:
 def transport_error(exc: Exception, request: Any) -> Exception:
     """An error of the connection while the body was read, as openai's own (its timeout or
     connection error, retried as such), whichever httpx package the client runs on (httpx
-    and httpx2 name their classes alike); anything else as it is."""
-    names = {c.__name__ for c in type(exc).__mro__}
-    if "TimeoutException" in names:
+    and httpx2: transport.py); anything else as it is."""
+    if isinstance(exc, TIMEOUTS):
         return openai.APITimeoutError(request=request)
-    if "TransportError" in names:
+    if isinstance(exc, TRANSPORT_ERRORS):
         return openai.APIConnectionError(request=request)
     return exc
 

@@ -13,6 +13,7 @@ from tenacity import RetryCallState, wait_exponential_jitter
 
 from analyzers.llm.completion import Malformed
 from analyzers.llm.errors import LLMError
+from analyzers.llm.transport import CONNECT_ERRORS
 
 # why an HTTP attempt failed: refused, reset or dropped; no answer within the timeout; answered
 # 429 (rate limited), another 4xx (a key refused, a model not found, a request refused), a 5xx;
@@ -55,10 +56,9 @@ class RetryPolicy:
         if state.attempt_number > self.max_retries:
             return True
         exc = state.outcome.exception() if state.outcome else None
-        # the cause's class by name: httpx's or httpx2's (the client runs on either: answer.py)
-        cause = {c.__name__ for c in type(exc.__cause__).__mro__} if exc is not None else set()
+        # httpx's or httpx2's ConnectError: the client runs on either (transport.py)
         refused = (isinstance(exc, openai.APIConnectionError) and not isinstance(exc, openai.APITimeoutError)
-                   and "ConnectError" in cause)
+                   and isinstance(exc.__cause__, CONNECT_ERRORS))
         return refused and state.attempt_number >= 2
 
     def wait(self, state: RetryCallState) -> float:
