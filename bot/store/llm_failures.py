@@ -11,7 +11,7 @@ from sqlalchemy import select
 
 from bot.store.db import Database
 from bot.store.schema import Base, LLMFailureRow
-from bot.store.usage import adding
+from bot.store.usage import add_counts, adding
 
 FAILURES = Base.metadata.tables[LLMFailureRow.__tablename__]
 
@@ -28,18 +28,8 @@ class LLMFailures:
         added = {reason: n for reason, n in sorted(counts.items()) if n > 0}
         if not added:
             return
-        if self._upsert is not None:
-            with self.db.writing() as c:
-                for reason, n in added.items():
-                    c.execute(self._upsert, {"reason": reason, "requests": n})
-            return
-        with self.db.session() as s:  # other dialects: read, then write
-            for reason, n in added.items():
-                have = s.get(LLMFailureRow, reason)
-                if have is None:
-                    s.add(LLMFailureRow(reason=reason, requests=n))
-                else:
-                    have.requests += n
+        add_counts(self.db, [(self._upsert, LLMFailureRow, (reason,), {"reason": reason, "requests": n})
+                             for reason, n in added.items()], ("requests",))
 
     def totals(self) -> list[tuple[str, int]]:
         """(reason, failed requests) of every reason counted so far."""

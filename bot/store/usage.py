@@ -23,6 +23,27 @@ def adding(db: Database, table: Table, keys: list[str], counts: Sequence[str]) -
         index_elements=keys, set_={c: table.c[c] + stmt.excluded[c] for c in counts})
 
 
+def add_counts(db: Database, rows: Sequence[tuple[Any, type[Any], tuple[Any, ...], dict[str, Any]]],
+               counts: Sequence[str]) -> None:
+    """Add each row's `counts` to the stored row of its key (made where there is none), in one
+    transaction. `rows`: (its `adding` statement, its mapped class, its primary key, its values);
+    where the dialect has no upsert (a statement is None), read, then write."""
+    if all(upsert is not None for upsert, _, _, _ in rows):
+        with db.writing() as c:
+            for upsert, _, _, values in rows:
+                c.execute(upsert, values)
+        return
+    with db.session() as s:
+        for _, model, key, values in rows:
+            row = s.get(model, key)
+            if row is None:
+                s.add(model(**values))
+                continue
+            for count in counts:
+                if count in values:
+                    setattr(row, count, getattr(row, count) + values[count])
+
+
 class Usage:
     """The llm_usage_daily and llm_usage_spenders tables."""
 
@@ -63,19 +84,6 @@ class Usage:
                   "cache_hits": cache_hits}
         theirs = [{"installation_id": installation_id, "spender": s, "day": day, "requests": requests,
                    "tokens": tokens} for s in dict.fromkeys(spenders)] if requests > 0 or tokens > 0 else []
-        if self._upsert is not None and self._spender_upsert is not None:
-            with self.db.writing() as c:
-                c.execute(self._upsert, values)
-                for v in theirs:
-                    c.execute(self._spender_upsert, v)
-            return
-        with self.db.session() as s:  # other dialects: read, then write
-            for model, v, key in ((LLMUsageRow, values, (installation_id, day)),
-                                  *((LLMSpenderUsageRow, v, (installation_id, v["spender"], day)) for v in theirs)):
-                row = s.get(model, key)
-                if row is None:
-                    s.add(model(**v))
-                    continue
-                for count in ("requests", "tokens", "cache_hits"):
-                    if count in v:
-                        setattr(row, count, getattr(row, count) + v[count])
+        add_counts(self.db, [(self._upsert, LLMUsageRow, (installation_id, day), values),
+                             *((self._spender_upsert, LLMSpenderUsageRow, (installation_id, v["spender"], day), v)
+                               for v in theirs)], ("requests", "tokens", "cache_hits"))
