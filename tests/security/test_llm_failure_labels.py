@@ -5,7 +5,7 @@ to the operator's Prometheus or write its words there."""
 
 from __future__ import annotations
 
-import httpx
+import httpx2 as httpx  # the HTTP package openai runs on (its types)
 import openai
 from hypothesis import given, settings
 from hypothesis import strategies as st
