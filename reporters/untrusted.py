@@ -13,7 +13,9 @@ In Markdown (check-run summaries and text, PR reviews, the step summary, SARIF's
   and no link reference is defined), `!` before `[`, `<` as `&lt;` where a tag, comment or
   autolink could start, `&` as `&amp;` where an entity could (`&#64;` spells "@"); so no
   `<img>`, `<a>`, `</details>` or entity is parsed. A bare URL may still be linked by GitHub,
-  its text being its destination;
+  its text being its destination, unless an escape or a word joiner would land inside it
+  (autolinks are read from the raw source, so the backslash would show and spoil the link):
+  then a word joiner after its scheme keeps it plain text;
 - no formatting and no block: emphasis, code, strike-through, math and table-cell characters
   are escaped everywhere, and what would open a quote, heading, list, rule or table at the
   start of a line is escaped there; inline (the default) the text is one line, so it stays in
@@ -49,6 +51,13 @@ _ENTITIES = {"<": "&lt;", "&": "&amp;"}
 # what opens a block at the start of a line: a quote, an ordered or bullet item, a heading, a
 # rule or setext underline (fences, tables and tags start with characters escaped anyway)
 _LINE_START = re.compile(r"^(\d{1,9})([.)])|^[>#+=:-]")
+# A bare URL is autolinked from the raw source (GitHub's "http://", "https://", "ftp://" and
+# "www." autolinks, markdown-it's linkify), so an escape inside one would show and spoil its
+# destination: where one would, a word joiner after the scheme's ":" (or after "www") keeps
+# the URL from being linked (read as "//host/..." at most), and the escapes read as intended.
+# Any scheme, any "www", and the run up to an ASCII space or "<": wider than any renderer's.
+_AUTOLINK = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:(?=//)|www(?=\.)", re.I)
+_URL_END = re.compile(r"[\x00-\x20\x7f<]")
 _NEWLINES = re.compile(r"\r\n|\r|\n")  # CommonMark's line endings
 _FENCE = re.compile(r"^\s*(`{3,}|~{3,})")
 
@@ -59,8 +68,21 @@ def plain(text: str) -> str:
     return _REFERENCE.sub(lambda m: m.group(1) + JOINER, _MENTION.sub("@" + JOINER, text))
 
 
+def _escaped(text: str) -> str:
+    return _SPECIAL.sub(lambda m: _ENTITIES.get(m.group(), "\\" + m.group()), text)
+
+
+def _unlinked(text: str) -> str:
+    """`text` with every bare URL that an escape would spoil kept from being autolinked."""
+    def defuse(m: re.Match[str]) -> str:
+        end = _URL_END.search(text, m.end())
+        run = text[m.start():end.start() if end else len(text)]
+        return m.group() + JOINER if plain(_escaped(run)) != run else m.group()
+    return _AUTOLINK.sub(defuse, text)
+
+
 def _line(text: str) -> str:
-    text = _SPECIAL.sub(lambda m: _ENTITIES.get(m.group(), "\\" + m.group()), text.strip())
+    text = _escaped(_unlinked(text.strip()))
     m = _LINE_START.match(text)
     if m and m.group(1):
         text = f"{m.group(1)}\\{text[len(m.group(1)):]}"

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from analyzers.report import AnalyzerReport, Finding, Fix, Skipped
@@ -74,8 +74,38 @@ def test_the_reader_sees_what_was_written() -> None:
     assert seen_lines == [ln.strip() for ln in HOSTILE_LINES.splitlines()]
 
 
+def _links(markdown: str) -> list[tuple[str, str]]:
+    """Each link of `markdown` as (its destination, its text as shown)."""
+    out = []
+    for block in parser().parse(markdown):
+        kids = block.children or []
+        for i, t in enumerate(kids):
+            if t.type == "link_open":
+                out.append((str(t.attrGet("href")), kids[i + 1].content))
+    return out
+
+
+def test_a_bare_url_stays_a_link_unless_an_escape_would_spoil_it() -> None:
+    """Autolinks are read from the raw source (GitHub's and markdown-it's linkify alike), so an
+    escape or a word joiner inside a URL would show in its text and spoil its destination."""
+    for url in ("https://example.org/plain/path?q=1", "http://example.org", "www.example.org/docs"):
+        out = inert(f"see {url} for more")
+        assert out == f"see {url} for more"
+        [(href, shown)] = _links(out)
+        assert shown == url and href.endswith(url)
+    for url in ("https://0/[", "https://example.org/foo_bar", "https://example.org/a*b*", "www.example.org/a_b",
+                "https://example.org/?a=1&b=2", "https://github.com/o/r/issues/1#12", "http://example.org/@bob",
+                "ftp://example.org/a\\b", "HTTPS://example.org/~x~"):
+        out = inert(f"({url}) and more")
+        assert JOINER in out.split(" ")[0]
+        assert all("\\" not in shown and JOINER not in href for href, shown in _links(out)), (url, _links(out))
+        [seen] = texts(out)
+        assert seen.replace(JOINER, "") == f"({url}) and more", seen
+
+
 @settings(max_examples=hypothesis_profiles.examples(150), deadline=None)
 @given(MARKUP)
+@example("https://0/[")  # an autolink read from the raw source showed the escape: "https://0/\\["
 def test_any_text_is_inert_and_literal_in_a_paragraph_and_a_table_cell(text: str) -> None:
     out = inert(text)
     assert "\n" not in out and "\r" not in out
