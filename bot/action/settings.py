@@ -34,7 +34,9 @@ class ActionSettings:
     tools: Tools = field(default_factory=Tools)  # the operator's (RTCBOT_SEMGREP, ...)
     allowed_models: tuple[str, ...] = ()  # models the config may pick (RTCBOT_ALLOWED_MODELS)
     llm_for_model: Callable[[str], Callable[[], LLMClient]] | None = None  # the config's model
-    github: GitHubSettings | None = None  # retries, rate-limit waits (RTCBOT_*; bot/github)
+    # retries, rate-limit waits (RTCBOT_*; bot/github); unset, the Action's own: its few writes
+    # unspaced, as load_github_settings(action=True) reads them when RTCBOT_WRITE_INTERVAL_S is unset
+    github: GitHubSettings = field(default_factory=lambda: GitHubSettings(write_interval_s=0.0))
     model_name: str = ALIAS  # the model llm_factory reaches (require_qualified)
     command_name: str = "rtcbot"  # what a command on a pull request addresses (`@rtcbot rerun`; input command-name)
     commands: CommandSettings = field(default_factory=CommandSettings)  # RTCBOT_AUTHOR_RERUNS_PER_DAY, ...

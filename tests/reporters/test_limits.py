@@ -123,9 +123,9 @@ def test_only_lines_the_diff_shows_are_annotated_the_rest_are_listed(
     gh = fake_github()
     pr = gh.add_pr(NUMBER, diff_text=text)
     gh.grant_token(TOKEN)
-    from bot.github import token_client
+    from bot.github import GitHubSettings, token_client
 
-    client = token_client(gh.base_url, TOKEN)
+    client = token_client(gh.base_url, TOKEN, GitHubSettings(write_interval_s=0.0))
     try:
         reporter = CheckRunReporter(client)
         reporter.start(Target(repo=gh.repo, number=NUMBER, head_sha=pr.head_sha, diff=diff), {"autofix": "AutoFix"})

@@ -20,7 +20,7 @@ from analyzers.code.diff import parse_github_files
 from analyzers.report import AnalyzerReport, Finding, Fix
 from analyzers.semgrep.scan import find_semgrep
 from bot.app.settings import ServiceSettings
-from bot.github import GitHubClient, token_client
+from bot.github import GitHubClient, GitHubSettings, token_client
 from reporters.base import REPORTERS, ReporterError, Sinks, Target, reporters_named, run_reporter
 from reporters.diff_filter import DiffFilter
 from reporters.pr_review import MARKER, PullRequestReviewReporter, candidates, key_of, plan
@@ -32,6 +32,7 @@ from tests.fakes.llm_server import ScriptedLLM
 from tests.support import require
 
 TOKEN = "ghs_review_token"
+UNPACED = GitHubSettings(write_interval_s=0.0)  # the spacing of writes is tests/bot/test_jobs.py's
 SOURCE = "def f(x):\n    a = eval(x)\n    b = eval(x)\n    return a + b\n"
 PATCH = "@@ -1,3 +1,4 @@\n def f(x):\n-    a = x\n+    a = eval(x)\n+    b = eval(x)\n     return a + b\n"
 
@@ -120,7 +121,7 @@ def test_one_review_per_head_and_nothing_twice(fake_github: Callable[..., FakeGi
     gh = fake_github(repo="o/r")
     gh.grant_token(TOKEN)
     pr = gh.add_pr(7, files=[dict(f) for f in FILES])
-    client = token_client(gh.base_url, TOKEN)
+    client = token_client(gh.base_url, TOKEN, UNPACED)
     target = Target(repo="o/r", number=7, head_sha=pr.head_sha, diff=DIFF)
     reports = [report(fixed(2), fixed(3, rtc=False), fixed(9))]
     try:
@@ -186,7 +187,7 @@ def test_the_reporter_posts_review_comments_once(fake_github: Callable[..., Fake
     gh = fake_github(repo="o/r")
     gh.grant_token(TOKEN)
     pr = gh.add_pr(7, files=[dict(f) for f in FILES])
-    client = token_client(gh.base_url, TOKEN)
+    client = token_client(gh.base_url, TOKEN, UNPACED)
     target = Target(repo="o/r", number=7, head_sha=pr.head_sha, diff=DIFF)
     reports = [AnalyzerReport("review", "Review", findings=[remark(2), remark(3, "Name `b` says nothing.")])]
     try:
