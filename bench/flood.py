@@ -5,9 +5,9 @@ The `workers` row's world (tests/reliability/harness.py's World), on each backen
 PostgreSQL and a Redis of its own ("redis"), then the embedded default, a SQLite database and a
 SQLite queue in a temporary folder shared by every process ("sqlite"); the webhook service over
 real HTTP in this process, `WORKERS` `rtcbot worker` processes of `THREADS` jobs each,
-EditingRTC only, the latency-injecting LLM (`LATENCY_S` per request; the harness's model that
-re-creates each one-line hunk, so that every hunk is annotated, as `bench_responder` does for
-EditingRTC) and the fake GitHub with two installations (A's repository and B's,
+EditingRTC only, the latency-injecting LLM (`LATENCY_S` per request, `QUICK_LATENCY_S` in a quick
+run; the harness's model that re-creates each one-line hunk, so that every hunk is annotated, as
+`bench_responder` does for EditingRTC) and the fake GitHub with two installations (A's repository and B's,
 `FakeGitHub.install`), `HUNKS` hunks a PR, none seen before.
 
 After a warm-up (a PR per slot, then the workers' CPU settles), four runs, one after another:
@@ -48,6 +48,7 @@ if TYPE_CHECKING:
 A, B, B_REPO = 77, 88, "other-org/tools"  # A is the fake GitHub's first installation
 HUNKS = 3
 LATENCY_S = 1.0
+QUICK_LATENCY_S = 0.25  # a quick run's LLM: every figure, a quarter of the waiting (its rows name it)
 WORKERS, THREADS = 2, 2
 SLOTS = WORKERS * THREADS
 LIMIT_S = 10.0
@@ -80,6 +81,7 @@ class Flood:
     lost: int
     load: float  # the load average (1 min) at the end
     backend: str = "redis"  # bench.workers.BACKENDS
+    latency_s: float = LATENCY_S  # the LLM's, per request
 
 
 def _b_wait(w: World, sha: str, since: float) -> Wait:
@@ -128,8 +130,8 @@ def _rate(w: World, numbers: Iterator[int], prs: int, *, spread: bool) -> float:
     return prs / seconds * 60 if seconds > 0 else 0.0
 
 
-def measure(burst: int, prs: int, backend: str = "redis") -> Flood:
-    with world(f"flood_{backend}", backend, llm_delay_s=LATENCY_S, hunks=HUNKS, threads=THREADS) as w:
+def measure(burst: int, prs: int, backend: str = "redis", latency_s: float = LATENCY_S) -> Flood:
+    with world(f"flood_{backend}", backend, llm_delay_s=latency_s, hunks=HUNKS, threads=THREADS) as w:
         w.gh.install(B, B_REPO)
         procs = [w.start_worker() for _ in range(WORKERS)]
         numbers = itertools.count(1)
@@ -149,7 +151,7 @@ def measure(burst: int, prs: int, backend: str = "redis") -> Flood:
             raise RuntimeError("a worker exited:\n" + w.log_tail(2000))
         return Flood(burst, control, flood, prs, burst_rate, spread_rate,
                      tally.completed - tally.errors - tally.duplicates, tally.prs, tally.duplicates,
-                     tally.lost + tally.errors, os.getloadavg()[0], backend)
+                     tally.lost + tally.errors, os.getloadavg()[0], backend, latency_s)
 
 
 STORES = {"redis": "Redis, PostgreSQL", "sqlite": "SQLite database and queue"}
@@ -157,7 +159,7 @@ STORES = {"redis": "Redis, PostgreSQL", "sqlite": "SQLite database and queue"}
 
 def rows_from(f: Flood) -> list[Row]:
     bound = min(LIMIT_S, 3 * f.control.created_s + f.control.job_s)
-    setup = (f"{WORKERS} `rtcbot worker` × {THREADS} jobs, {STORES[f.backend]}, LLM {LATENCY_S:g} s, "
+    setup = (f"{WORKERS} `rtcbot worker` × {THREADS} jobs, {STORES[f.backend]}, LLM {f.latency_s:g} s, "
              f"{HUNKS} hunks a PR")
     on = "" if f.backend == "redis" else f" ({STORES[f.backend]})"  # the Redis rows keep their names
     ratio = f.burst_per_min / f.spread_per_min if f.spread_per_min else 0.0
@@ -180,11 +182,11 @@ def run(quick: bool = False, backends: Sequence[str] = BACKENDS) -> list[Row]:
     whose servers could not be started)."""
     from tests.reliability.services import ServiceUnavailable
 
-    burst, prs = (12, 2 * SLOTS) if quick else (60, 10 * SLOTS)
+    burst, prs, latency_s = (12, 2 * SLOTS, QUICK_LATENCY_S) if quick else (60, 10 * SLOTS, LATENCY_S)
     out: list[Row] = []
     for backend in backends:
         try:
-            f = measure(burst, prs, backend)
+            f = measure(burst, prs, backend, latency_s)
         except ServiceUnavailable as e:
             on = "" if backend == "redis" else f" ({STORES[backend]})"
             out.append(not_measured(f"Flood: B's first check run created under A's burst{on}", f"≤ {LIMIT_S:g} s",

@@ -49,6 +49,7 @@ def _quick(backend: str) -> None:
     assert re.match(r"\d+ / \d+ = \d+\.\d\d× \(load average", rows[1]["value"]), rows[1]
     assert rows[2]["value"].startswith(f"{12 * 2 + 2 + 2 * 8 + 4} of {12 * 2 + 2 + 2 * 8 + 4} ("), rows[2]
     assert ("SQLite" in rows[0]["figure"]) == (backend == "sqlite"), rows[0]
+    assert f"LLM {flood.QUICK_LATENCY_S:g} s," in rows[0]["figure"], rows[0]  # the latency it ran at
 
 
 @pytest.mark.slow
