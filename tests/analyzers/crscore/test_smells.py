@@ -219,12 +219,12 @@ def test_the_pmd_server_reports_what_the_pmd_cli_reports(tmp_path: Path) -> None
         (tmp_path / str(i) / "Hunk.java").write_text(h.new_code, encoding="utf-8")
     (tmp_path / "bad").mkdir()
     (tmp_path / "bad" / "B.java").write_text("int x = ;", encoding="utf-8")
+    cli = pmd.run_pmd_cli(tmp_path)  # the same files each round: one CLI run (a JVM start) is the reference
     server = pmd.PmdServer()
     try:
         for _ in range(2):  # the second request reuses the running JVM
             server.analyse(tmp_path, tmp_path.parent / "report.json")
             ours = json.loads((tmp_path.parent / "report.json").read_text())
-            cli = pmd.run_pmd_cli(tmp_path)
             for key in ("files", "processingErrors", "configurationErrors"):
                 assert sorted(map(json.dumps, ours[key])) == sorted(map(json.dumps, cli[key])), key
         assert ours["files"] and ours["processingErrors"]
