@@ -42,12 +42,18 @@ def test_editing_rtc_end_to_end_on_embedded_model(embedded_llm: LLMClient) -> No
 
 def test_a_rerun_with_the_embedded_model_costs_no_request(tmp_path: Path) -> None:
     """Two `rtcbot review` processes, each starting its own embedded server (a new port each):
-    the second is answered from the cache (keyed by the model file, not the port)."""
+    the second is answered from the cache (keyed by the model file, not the port). Both run
+    Editing RTC with the end-to-end test's short completions (48/96 tokens, a config's options)
+    instead of the default 256/1024: the same requests and cache rows, a fraction of the decoding."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("RTCBOT_LLM_", "OPENAI_"))}
     env.update({"RTCBOT_CACHE_DIR": str(tmp_path), "RTCBOT_PROGRESS_S": "0.05"})
+    config = tmp_path / "rtcbot.yml"
+    config.write_text("options:\n  editing_rtc: {forward_max_tokens: 48, backward_max_tokens: 96}\n",
+                      encoding="utf-8")
 
     def run() -> str:
-        p = subprocess.run([sys.executable, "-m", "bot", "review", "samples/demo.diff", "--format", "json"],
+        p = subprocess.run([sys.executable, "-m", "bot", "review", "samples/demo.diff", "--format", "json",
+                            "--config", str(config)],
                            cwd=ROOT, env=env, capture_output=True, text=True, timeout=600, check=False)
         assert p.returncode == 0, p.stderr[-2000:]
         return [ln for ln in p.stderr.splitlines() if ln.startswith("rtcbot: progress: ")][-1]
