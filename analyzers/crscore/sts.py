@@ -56,13 +56,6 @@ STOP_WORDS: frozenset[str] = frozenset(
 )
 DROPPED_PUNCTUATION: frozenset[str] = frozenset({".", ","})
 
-# Sentences per forward pass. Attention holds a (batch, heads, T, T) array: at 64 sentences of
-# 256 tokens that is 200 MB a layer, which spills every cache, and a batch's longest sentence
-# sets T for all of it. Measured on one core (numpy, all-MiniLM-L6-v2): 1,193 sentences of
-# crscore-dev 13.1 CPU-s at 64, 10.3 at 16; 307 with two of 256 tokens 12.1 at 64, 3.3 at 16
-# (sentence-transformers: 6.5 and 2.8); 8 is no faster than 16.
-BATCH_SIZE = 16
-
 
 def canonical_name(name: str) -> str:
     """The model's name as used for τ look-ups (MiniLM's aliases are one model)."""
@@ -104,13 +97,13 @@ def _normalise(m: np.ndarray) -> np.ndarray:
 class Embedder:
     """Sentence → unit vector with one model and one pooling; every sentence embedded once."""
 
-    def __init__(self, model: str = DEFAULT_MODEL, pooling: Pooling = "tokens", batch_size: int = BATCH_SIZE,
+    def __init__(self, model: str = DEFAULT_MODEL, pooling: Pooling = "tokens", batch_size: int | None = None,
                  st_model: Any = None, encoder: Encoder | None = None):
         if pooling not in POOLINGS:
             raise ValueError(f"unknown pooling {pooling!r} (known: {', '.join(POOLINGS)})")
         self.model_name = canonical_name(model)
         self.pooling: Pooling = pooling
-        self.batch_size = batch_size
+        self._batch_size = batch_size  # None: the encoder's own (encoders.py)
         # a model given (tests, benchmarks; a SentenceTransformer: the reference) runs as it is
         self._encoder = encoder if st_model is None else SentenceTransformerEncoder(st_model)
         self._cache: dict[str, np.ndarray] = {}
@@ -128,6 +121,11 @@ class Embedder:
                     with spans.span(f"load the embedding model {self.model_name}"):
                         self._encoder = load_encoder(self.model_name)
         return self._encoder
+
+    @property
+    def batch_size(self) -> int:
+        """Sentences per forward pass: the one asked for, or what suits the encoder's runtime."""
+        return self._batch_size or self.encoder.batch_size
 
     def load(self) -> None:
         """Load the model now (a run starts it beside its first LLM request)."""
@@ -180,8 +178,9 @@ class Embedder:
         lengths = self.token_lengths(sentences)
         order = sorted(range(len(sentences)), key=lambda i: lengths[i])
         out: list[np.ndarray | None] = [None] * len(sentences)
-        for start in range(0, len(order), self.batch_size):
-            idx = order[start:start + self.batch_size]
+        size = self.batch_size
+        for start in range(0, len(order), size):
+            idx = order[start:start + size]
             batch = [sentences[i] for i in idx]
             vecs = self._encode_tokens(batch) if self.pooling == "tokens" else self._encode_model(batch)
             self.model_calls += 1
@@ -190,7 +189,7 @@ class Embedder:
             for i, v in zip(idx, vecs, strict=True):
                 out[i] = v
             if progress is not None:
-                progress(min(start + self.batch_size, len(order)), len(order))
+                progress(min(start + size, len(order)), len(order))
         return np.stack([v for v in out if v is not None]).astype(np.float32)
 
     def _encode_model(self, batch: list[str]) -> np.ndarray:

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from analyzers.crscore import score as crs
+from analyzers.crscore.encoders import NumpyEncoder
 from analyzers.crscore.sts import Embedder, EmbeddingError, load_sentence_transformer
 from tests.support import DATA
 
@@ -94,6 +95,16 @@ def test_batched_scoring_embeds_in_one_pass(st_model: object) -> None:
     items = [(f"Review number {i} mentions the parser.", ["The parser was changed."]) for i in range(20)]
     crs.score_reviews(emb, items, None)
     assert emb.model_calls == 1  # 21 distinct sentences, one batch
+
+
+def test_a_batch_is_as_big_as_suits_the_encoders_runtime(st_model: object, numpy_minilm: NumpyEncoder) -> None:
+    """numpy's attention spills the caches past 16 long sentences; torch likes 64 (encoders.py)."""
+    sentences = [f"Sentence {i} is about the parser." for i in range(40)]
+    for emb, size in ((Embedder(encoder=numpy_minilm), 16), (Embedder(st_model=st_model), 64),
+                      (Embedder(encoder=numpy_minilm, batch_size=8), 8)):
+        assert emb.batch_size == size
+        emb.embed(sentences)
+        assert emb.model_calls == -(-40 // size)
 
 
 def test_batches_group_sentences_of_one_length_in_tokens(st_model: object) -> None:
