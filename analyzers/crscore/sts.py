@@ -101,6 +101,8 @@ class Embedder:
                  st_model: Any = None, encoder: Encoder | None = None):
         if pooling not in POOLINGS:
             raise ValueError(f"unknown pooling {pooling!r} (known: {', '.join(POOLINGS)})")
+        if batch_size is not None and batch_size < 1:
+            raise ValueError(f"batch_size must be at least 1, not {batch_size}")
         self.model_name = canonical_name(model)
         self.pooling: Pooling = pooling
         self._batch_size = batch_size  # None: the encoder's own (encoders.py)
@@ -125,7 +127,7 @@ class Embedder:
     @property
     def batch_size(self) -> int:
         """Sentences per forward pass: the one asked for, or what suits the encoder's runtime."""
-        return self._batch_size or self.encoder.batch_size
+        return self.encoder.batch_size if self._batch_size is None else self._batch_size
 
     def load(self) -> None:
         """Load the model now (a run starts it beside its first LLM request)."""

@@ -128,6 +128,8 @@ def test_unknown_model_is_one_clear_error() -> None:
         load_sentence_transformer("no-such-org/no-such-model-xyz")
     with pytest.raises(ValueError):
         Embedder(pooling="cls")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="batch_size must be at least 1"):
+        Embedder(batch_size=0)  # never read as "the encoder's own"
 
 
 def test_asking_the_dimension_warns_nothing(st_model: object) -> None:
