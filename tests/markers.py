@@ -246,20 +246,6 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(pytest.mark.xdist_group("model"))
 
 
-@pytest.hookimpl(trylast=True, specname="pytest_collection_modifyitems")  # after xdist's own
-def pytest_collection_modifyitems_xdist_groups(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """pytest-xdist (3.8) names an item's group by writing its legacy `_nodeid` (`…@model`), which
-    pytest 9.2's structured ids no longer read (pytest-xdist#1386): the groups went round the
-    workers test by test, and each worker started the embedded server and loaded the models. The
-    id xdist meant is put where pytest reads it (as pytest-xdist#1388 proposes)."""
-    from _pytest.nodeid import NodeId
-
-    for item in items:
-        meant = vars(item).get("_nodeid")
-        if isinstance(meant, str) and meant != item.nodeid and isinstance(getattr(item, "_id", None), NodeId):
-            item._id = NodeId.parse(meant)
-
-
 def misplaced(item: pytest.Item) -> list[str]:
     """`make test` runs the chaos tests alone from their folder: one elsewhere would never run."""
     if item.get_closest_marker("chaos") is None or CHAOS_DIR in item.path.parents:

@@ -163,7 +163,8 @@ def test_it(embedded_llm):
 @pytest.mark.slow  # two pytest-xdist workers
 def test_under_xdist_the_model_tests_run_on_one_worker(pytester: pytest.Pytester) -> None:
     """The `model` group holds under `--dist loadgroup` (pytest 9.2 reads structured ids, where
-    pytest-xdist 3.8 writes the group into the legacy one: each test went to any worker)."""
+    pytest-xdist 3.8 writes the group into the legacy one: each test went to any worker; hence
+    pyproject's pytest below 9.2)."""
     pytester.makeini("[pytest]\nmarkers =\n    model: a model\n")
     pytester.makeconftest('pytest_plugins = ["tests.markers"]\n')
     pairs = (f"\n@pytest.mark.model\ndef test_model_{i}():\n    pass\n\ndef test_plain_{i}():\n    pass\n"
