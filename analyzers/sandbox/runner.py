@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import json
 import os
-import select
 import shutil
 import socket
 import subprocess
@@ -30,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from analyzers.sandbox.watch import kill_group, kill_pidfd
+from analyzers.tools.readable import readable
 
 RUNS = "/runs"  # the runner's folder of runs, inside its sandbox
 Build = Callable[[int, int], tuple[list[str], dict[str, Any]]]
@@ -137,7 +137,7 @@ class Runner:
     def alive(self) -> bool:
         if self.sock is None or self.proc is None or self.proc.poll() is not None:
             return False
-        return not select.select([self.sock], [], [], 0)[0]  # nothing unasked for, no end of file
+        return not readable(self.sock, 0)  # nothing unasked for, no end of file
 
     def pids(self) -> list[int]:
         """The runner's own processes (bubblewrap's two and the runner), as seen here."""
@@ -165,7 +165,7 @@ class Runner:
 
     def _receive(self, timeout: float) -> tuple[bytes, list[int]]:
         assert self.sock is not None
-        if not select.select([self.sock], [], [], timeout)[0]:
+        if not readable(self.sock, timeout):
             raise RunnerFailed(f"the runner did not answer in {timeout:g} s")
         try:
             data, fds, _, _ = socket.recv_fds(self.sock, 256, 1)
@@ -180,7 +180,7 @@ def _init_pidfd(info_r: int, timeout: float) -> int:
     """A pidfd on the sandbox's PID 1, from bubblewrap's --info-fd."""
     data = b""
     while True:
-        if not select.select([info_r], [], [], timeout)[0]:
+        if not readable(info_r, timeout):
             raise RunnerFailed("bubblewrap said nothing")
         chunk = os.read(info_r, 4096)
         if not chunk:

@@ -13,12 +13,13 @@ from __future__ import annotations
 import json
 import os
 import resource
-import select
 import signal
 import stat
 import subprocess
 import time
 from pathlib import Path
+
+from analyzers.tools.readable import readable
 
 _PAGE_KB = os.sysconf("SC_PAGE_SIZE") // 1024
 
@@ -170,9 +171,7 @@ class _Limits:
                 return self.kill()
         timeout = min(self.TICK_S, max(0.0, deadline - now))
         if fd is not None:
-            poller = select.poll()
-            poller.register(fd, select.POLLIN)
-            poller.poll(timeout * 1000)
+            readable(fd, timeout)
         else:
             time.sleep(timeout)
         return None
@@ -224,11 +223,11 @@ class CaseWatch(_Limits):
         fd = self.init_fd
         assert fd is not None
         try:
-            while not select.select([fd], [], [], 0)[0]:
+            while not readable(fd, 0):
                 self.tick(deadline, fd)
         except BaseException:  # interrupted: the case must not outlive the wait
             self.kill()
-            select.select([fd], [], [], 10)
+            readable(fd, 10)
             raise
 
 
@@ -306,9 +305,7 @@ class Watch(_Limits):
             return
         kill_pidfd(fd)
         try:
-            poller = select.poll()
-            poller.register(fd, select.POLLIN)
-            poller.poll(10_000)
+            readable(fd, 10)
         finally:
             os.close(fd)
 

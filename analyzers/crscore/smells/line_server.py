@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import select
 import subprocess
 import threading
 import time
@@ -22,6 +21,7 @@ from collections.abc import Sequence
 
 from analyzers import spans
 from analyzers.tools.programs import BoundProcess, popen_bound, tool_env, workdir
+from analyzers.tools.readable import readable
 
 START_TIMEOUT_S = 120
 
@@ -133,7 +133,7 @@ class LineServer:
         deadline = time.monotonic() + timeout
         while b"\n" not in self._pending:
             left = deadline - time.monotonic()
-            if left <= 0 or not select.select([fd], [], [], left)[0]:
+            if left <= 0 or not readable(fd, left):
                 raise subprocess.TimeoutExpired(proc.args, timeout)
             chunk = os.read(fd, 1 << 20)
             if not chunk:

@@ -52,6 +52,25 @@ def test_java_main_class() -> None:
     assert java_main_class("class A {}") == "Main"
 
 
+def test_a_process_holding_over_a_thousand_descriptors_keeps_its_warm_runner() -> None:
+    """A long-lived process (a worker, an evaluation) holds many files and sockets: the warm
+    runner's socket and the sandbox's pidfd are then numbered over 1024, where select() refused
+    them ("filedescriptor out of range in select()") and every case fell back to a cold start,
+    or failed."""
+    require(shutil.which("bwrap"), "bubblewrap is not installed")
+    held = [os.open(os.devnull, os.O_RDONLY | os.O_CLOEXEC) for _ in range(1100)]
+    try:
+        assert max(held) >= 1024
+        ex = Executor(SMALL, workers=1, sandbox_mode="bwrap")
+        r = ex.run_cases(py("print(int(input()) * 2)\n"),
+                         [Case(stdin="21\n", expected_output="42\n"), Case(stdin="1\n", expected_output="3\n")])
+        assert [x.verdict for x in r] == ["AC", "WA"], r
+        assert len(ex.sandbox._idle) == 1 and ex.sandbox._idle[0].alive()  # warm, and kept for the next case
+    finally:
+        for fd in held:
+            os.close(fd)
+
+
 # -- verdicts ----------------------------------------------------------------------------
 
 def test_stdio_ac_wa_re_ce(ex: Executor) -> None:
