@@ -177,7 +177,9 @@ pip_install "$VENV/bin/python" "torch==$TORCH_VERSION" "${editable[@]}" "$target
 
 # Semgrep pins OpenTelemetry versions that clash with llama.cpp's server, so it gets a
 # virtualenv of its own, linked into ours.
-if ! "$VENV/opt/semgrep/bin/semgrep" --version >/dev/null 2>&1; then
+# (--disable-version-check: without it `semgrep --version` asks semgrep.dev for the latest release,
+# and where that cannot be reached it waits 96 s before answering)
+if ! "$VENV/opt/semgrep/bin/semgrep" --version --disable-version-check >/dev/null 2>&1; then
   step "semgrep $SEMGREP_VERSION (own virtualenv)"
   # uv installs into it without a pip of its own: ensurepip's copy of pip, installed and
   # byte-compiled, cost 8 of this step's 12 CPU-s, and semgrep never runs it
