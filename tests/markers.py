@@ -247,7 +247,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 
 def misplaced(item: pytest.Item) -> list[str]:
-    """`make test` runs the chaos tests alone from their folder: one elsewhere would never run."""
+    """`make test` runs the chaos tests from their folder, in a process of their own: one elsewhere would never run."""
     if item.get_closest_marker("chaos") is None or CHAOS_DIR in item.path.parents:
         return []
     return [f"is marked chaos outside {CHAOS_DIR.relative_to(CHAOS_DIR.parents[1])}/, where `make test` runs them"]

@@ -177,7 +177,7 @@ def test_under_xdist_the_model_tests_run_on_one_worker(pytester: pytest.Pytester
 
 
 def test_a_chaos_test_outside_tests_reliability_fails(pytester: pytest.Pytester) -> None:
-    """`make test` runs `-m chaos` from tests/reliability alone: one elsewhere would never run."""
+    """`make test` runs `-m chaos` from tests/reliability in a process of its own: one elsewhere would never run."""
     pytester.makeini("[pytest]\nmarkers =\n    chaos: fault injection\n")
     pytester.makeconftest('pytest_plugins = ["tests.markers"]\n')
     pytester.makepyfile(test_inner="import pytest\n\n@pytest.mark.chaos\ndef test_it():\n    pass\n")
