@@ -76,6 +76,24 @@ def worker_exited(_arbiter: Any, worker: Any) -> None:
         exit_at_once(0)
 
 
+def stop_if_stopping(worker: Any) -> None:
+    """gunicorn's post_worker_init hook (one argument, as gunicorn checks): `end_if_flagged` on
+    the master's `STOPPING`."""
+    end_if_flagged(worker, STOPPING)
+
+
+def end_if_flagged(worker: Any, flag: StopFlag) -> None:
+    """In the worker, once its own signal handlers are installed (post_worker_init): a
+    worker forked just before a stop can get the master's SIGTERM before it has installed them,
+    when the handler it inherited from the master takes the signal and does nothing here; it then
+    served on until the master killed it at its graceful timeout, 30 s later (seen once, on a
+    loaded machine: the master logged "Handling signal: term" before the worker's "Booting
+    worker"). The master sets `flag` before it signals, so a stop flagged by now ends the worker,
+    and a later one reaches its handlers."""
+    if flag:
+        worker.alive = False
+
+
 def stopping_arbiter() -> type:
     """gunicorn's Arbiter, which sets `STOPPING` before it signals the workers to stop, and exits
     at once once they are gone and its on_exit hook ran."""

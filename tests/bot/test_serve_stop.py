@@ -8,10 +8,11 @@ import os
 import subprocess
 import sys
 import time
+from types import SimpleNamespace
 
 import pytest
 
-from bot.app.serve_stop import StopFlag, status_of
+from bot.app.serve_stop import StopFlag, end_if_flagged, status_of, stop_if_stopping
 from tests.support import ROOT
 
 
@@ -27,6 +28,23 @@ def test_a_flag_set_by_the_master_after_the_fork_is_seen_by_its_worker() -> None
     flag.set()
     _, status = os.waitpid(pid, 0)
     assert os.waitstatus_to_exitcode(status) == 0 and flag
+
+
+def test_a_worker_that_boots_after_the_stop_was_flagged_ends_its_loop() -> None:
+    """The post_worker_init hook: a worker whose SIGTERM came before its handlers (the master's
+    own took it) sees the master's flag and ends instead of serving until it is killed."""
+    flag, worker = StopFlag(), SimpleNamespace(alive=True)
+    end_if_flagged(worker, flag)
+    assert worker.alive  # no stop: it serves
+    flag.set()
+    end_if_flagged(worker, flag)
+    assert worker.alive is False
+
+
+def test_serve_gives_gunicorn_the_hook() -> None:
+    from bot.app.commands.serve import _gunicorn_options
+
+    assert _gunicorn_options("127.0.0.1", 8000, 2, "gevent", 100, 1, ROOT)["post_worker_init"] is stop_if_stopping
 
 
 @pytest.mark.parametrize(("code", "status"), [(None, 0), (0, 0), (3, 3), ("a message", 1)])

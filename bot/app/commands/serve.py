@@ -44,7 +44,7 @@ from typing import Any
 import click
 
 from bot.app.hardening import make_non_dumpable
-from bot.app.serve_stop import worker_exited
+from bot.app.serve_stop import stop_if_stopping, worker_exited
 from bot.app.service_checks import service_settings, start_problem
 from bot.app.settings import ServiceSettings
 from bot.core.settings import SettingsError
@@ -339,4 +339,5 @@ def _gunicorn_options(host: str, port: int, workers: int, worker_class: str, con
         "worker_tmp_dir": SHM if os.path.isdir(SHM) and os.access(SHM, os.W_OK) else None,
         "child_exit": _worker_exited,
         "worker_exit": worker_exited,  # a stopped worker exits at once (bot/app/serve_stop.py)
+        "post_worker_init": stop_if_stopping,  # a stop signalled while the worker was booting
     }
