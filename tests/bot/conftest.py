@@ -42,12 +42,13 @@ def backend(request: pytest.FixtureRequest) -> Iterator[Backend]:
 
 @pytest.fixture
 def apps(tmp_path: Path, backend: Backend, scripted_llm: Callable[..., ScriptedLLM]) -> Iterator[Callable[..., App]]:
-    """`apps(gh, *more_gh, responder=varied, **settings)`: the App (`running_app`) on this
-    test's backend for the installations of the given fake GitHubs, on a scripted LLM that
-    answers with `responder`; each one served until the test ends."""
+    """`apps(gh, *more_gh, responder=varied, llm_delay_s=0.0, **settings)`: the App (`running_app`)
+    on this test's backend for the installations of the given fake GitHubs, on a scripted LLM that
+    answers with `responder`, each answer `llm_delay_s` late; each one served until the test ends."""
     with ExitStack() as stack:
-        def start(gh: FakeGitHub, *more: FakeGitHub, responder: Any = varied, **settings: Any) -> App:
-            return stack.enter_context(running_app(tmp_path, gh, scripted_llm(responder), *more,
+        def start(gh: FakeGitHub, *more: FakeGitHub, responder: Any = varied, llm_delay_s: float = 0.0,
+                  **settings: Any) -> App:
+            return stack.enter_context(running_app(tmp_path, gh, scripted_llm(responder, delay_s=llm_delay_s), *more,
                                                    database_url=backend.database_url,
                                                    redis_url=backend.redis_url, **settings))
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import pytest
 from sqlalchemy import event, select
@@ -20,7 +19,6 @@ from bot.store.schema import JobRow, TurnRow
 from bot.store.store import Store
 from tests.bot.app_support import App
 from tests.fakes.github_server import FakeGitHub, many_hunks_diff
-from tests.fakes.llm_server import varied
 
 EDITING = "rtcbot / EditingRTC"
 A, B = 77, 88  # the two installations
@@ -87,13 +85,7 @@ def test_a_burst_does_not_hold_another_installations_pull_request_behind_it(
     assert sum(1 for t in _completed(gh_a) if t < b_created) <= 1
 
 
-ANSWER_S = 0.25
-
-
-def slow_varied(request: dict[str, Any]) -> str | list[str]:
-    """The scripted LLM's usual answers (tests/fakes/llm_server.py `varied`), each ANSWER_S late."""
-    time.sleep(ANSWER_S)
-    return varied(request)
+ANSWER_S = 0.25  # each scripted answer's delay in the newcomer's test
 
 
 @pytest.mark.slow
@@ -106,7 +98,7 @@ def test_the_consumers_threads_give_the_newcomer_a_slot_at_once(
     was then kept off the cores for a tenth of a second (a loaded machine) saw three of A's
     complete before it created B's check run."""
     gh_a, gh_b = fake_github(installation_id=A), fake_github(installation_id=B, repo="other-org/tools")
-    a = apps(gh_a, gh_b, responder=slow_varied)
+    a = apps(gh_a, gh_b, llm_delay_s=ANSWER_S)
     _burst(a, gh_b, 10)
     consumer = Consumer(a.rt.queue, a.rt.run_next, Outage("the queue"), a.rt.worker.database, workers=2)
     consumer.start()
