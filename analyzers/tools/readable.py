@@ -10,14 +10,13 @@ from __future__ import annotations
 
 import math
 import select
-from typing import Protocol
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from _typeshed import FileDescriptorLike  # an int, or an object with fileno()
 
 
-class HasFileno(Protocol):
-    def fileno(self) -> int: ...
-
-
-def readable(fd: int | HasFileno, timeout: float | None) -> bool:
+def readable(fd: FileDescriptorLike, timeout: float | None) -> bool:
     """True when `fd` is readable, has hung up or is in error within `timeout` seconds (None:
     no limit; 0: now), as `select.select([fd], [], [], timeout)` says, without its limit."""
     poller = select.poll()
