@@ -13,6 +13,11 @@ ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = ROOT / "tests" / "fixtures"  # real diffs, vulnerable programs, webhook payloads
 DATA = ROOT / "bot" / "cli" / "datasets"  # the bundled evaluation datasets (package data)
 IN_CI = os.environ.get("CI") == "true"
+# For the `rtcbot worker` processes tests start, whose pull requests carry no Java: a worker's
+# warm-up would start PMD's JVM and run it eight times for nothing, about 7 CPU-s a worker (with
+# 32 workers, a tenth of the xdist lane's CPU). The warm-up itself is tested in
+# tests/analyzers/crscore, and tests/deploy runs the documented set-up, which keeps it.
+NO_PMD_WARM_UP = {"RTCBOT_PMD_SERVER": "off"}
 
 
 def syntax_nodes(path: Path) -> tuple[ast.AST, ...]:

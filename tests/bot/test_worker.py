@@ -21,7 +21,7 @@ from tests.bot.app_support import deliver, make_settings, serve
 from tests.bot.conftest import Backend
 from tests.fakes.github_server import FakeGitHub, many_hunks_diff
 from tests.fakes.llm_server import RoundTrips, ScriptedLLM
-from tests.support import ROOT
+from tests.support import NO_PMD_WARM_UP, ROOT
 
 RTCBOT = [sys.executable, "-m", "bot"]
 
@@ -44,6 +44,7 @@ def worker_env(settings: Any) -> dict[str, str]:
         "RTCBOT_WORKERS": "1",
         "RTCBOT_CACHE_DIR": os.environ.get("RTCBOT_CACHE_DIR", ""),
         "PYTHONPATH": str(ROOT),
+        **NO_PMD_WARM_UP,
     })
     if settings.database_url:
         env["DATABASE_URL"] = settings.database_url

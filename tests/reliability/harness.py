@@ -42,7 +42,7 @@ from tests.bot.app_support import deliver, make_settings, serve
 from tests.fakes.github_server import FakeGitHub
 from tests.fakes.llm_server import Responder, RoundTrips, ScriptedLLM
 from tests.reliability.services import Postgres, Redis
-from tests.support import ROOT
+from tests.support import NO_PMD_WARM_UP, ROOT
 
 CHECK = "rtcbot / EditingRTC"
 READY = b"rtcbot: worker on the"  # what `rtcbot worker` prints once it consumes
@@ -100,6 +100,7 @@ def worker_env(settings: ServiceSettings, threads: int = 2, **extra: str) -> dic
         "RTCBOT_CACHE_DIR": os.environ.get("RTCBOT_CACHE_DIR", ""),
         "PYTHONPATH": str(ROOT),
         **TIMINGS,
+        **NO_PMD_WARM_UP,
         **extra,
     })
     if settings.database_url:
