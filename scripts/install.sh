@@ -204,6 +204,13 @@ if [ "$EDITABLE" != "1" ] && [ -d node_modules ]; then
   step "PMD and JSHint beside the installed package"
   scripts/place_node_tools.sh node_modules "$VENV"
 fi
+# PMD's server compiled once, beside PMD's files (analyzers/crscore/smells/pmd_class.py): in an
+# image the service's user cannot write there, and each of its workers would start it from source
+step "PMD's server, compiled"
+"$VENV/bin/python" -I -c 'from analyzers.crscore.smells import pmd
+why = pmd.unavailable_reason()
+print("    " + (why or ("done" if pmd.server_command()[-2] == "PmdServer" else "not compiled: it starts from its source")))' \
+  || echo "    not compiled: PMD's server starts from its source"
 if [ -n "$LLAMA_PID" ]; then
   step "waiting for llama-cpp-python's build"
   if ! wait "$LLAMA_PID"; then
