@@ -244,6 +244,49 @@ def test_pmd_gets_a_clean_environment_a_private_folder_and_dies_with_us(
     assert wait_gone(server_pid), "the PMD server outlived rtcbot (SIGKILL)"
 
 
+@pytest.mark.slow
+def test_a_compiled_pmd_server_runs_only_from_a_folder_no_other_user_could_write(shared_dir: Path) -> None:
+    """PMD's compiled server (analyzers/crscore/smells/pmd_class.py) runs as our code. As an
+    unprivileged user rtcbot runs a class that root built (an image's install) or that it built
+    itself, and refuses one in a folder another user owns (it could have put any class there)."""
+    from analyzers.crscore.smells import pmd
+    from analyzers.crscore.smells.pmd_class import compiled
+
+    require(pmd.unavailable_reason() is None, str(pmd.unavailable_reason()))
+    require(Path(pmd.java()).resolve().with_name("javac").is_file(), "javac (a JDK) builds the server")
+    as_user, python = other_user_python()
+    import sysconfig
+
+    paths = sysconfig.get_paths()
+    env = {"PATH": os.environ["PATH"], "HOME": str(shared_dir),
+           "PYTHONPATH": os.pathsep.join([str(ROOT), paths["purelib"], paths["platlib"]])}
+    code = ("import sys; from pathlib import Path; from analyzers.crscore.smells import pmd; "
+            "from analyzers.crscore.smells.pmd_class import compiled; "
+            "print(compiled(pmd.SERVER_SOURCE, pmd.java(), pmd.PMD_LIB, root=Path(sys.argv[1])))")
+
+    def as_them(root: Path) -> str:
+        p = subprocess.run([*as_user, python, "-c", code, str(root)], cwd=shared_dir, env=env,
+                           capture_output=True, text=True, timeout=120, check=False)
+        assert p.returncode == 0, p.stderr[-2000:]
+        return p.stdout.strip()
+
+    own = as_them(shared_dir / "own")  # built by that user, in a folder of its own
+    assert own != "None" and Path(own, "PmdServer.class").is_file()
+    assert as_them(shared_dir / "own") == own
+    if not as_user:
+        return  # not root: no other user's folder to make
+    by_root = compiled(pmd.SERVER_SOURCE, pmd.java(), pmd.PMD_LIB, root=shared_dir / "root")
+    assert by_root is not None
+    for folder in (by_root.parent, by_root):
+        folder.chmod(0o755)
+    assert as_them(by_root.parent) == str(by_root)  # an image's install: root built it
+    planted = shared_dir / "planted"
+    shutil.copytree(by_root.parent, planted)
+    for path in (planted, *planted.rglob("*")):
+        os.chown(path, 1234, 1234)  # another user's folder, holding what looks like our class
+    assert as_them(planted) == "None"
+
+
 # ============================================================================ the model server
 @pytest.mark.model
 @pytest.mark.slow
