@@ -72,7 +72,7 @@ def compiled(source: Path, java: str, lib: Path, root: Path | None = None,
         folder = (root or cache_root(lib)) / key(source, java_path, lib)
         if _usable(folder):
             return folder
-        folder.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        folder.parent.mkdir(parents=True, exist_ok=True, mode=0o755)  # readable: root's, in an image
         if not _ours_alone(folder.parent):
             return None
         staged = Path(tempfile.mkdtemp(prefix=".compiling-", dir=folder.parent))
@@ -81,6 +81,7 @@ def compiled(source: Path, java: str, lib: Path, root: Path | None = None,
                        timeout=JAVAC_TIMEOUT_S, pass_through=pass_through)
             if proc.returncode != 0 or not (staged / f"{CLASS_NAME}.class").is_file():
                 return None
+            staged.chmod(0o755)  # others may run it (an image's service user), never write it
             # it fails where another process put it there first (theirs is the same class)
             with contextlib.suppress(OSError):
                 staged.rename(folder)
