@@ -209,7 +209,7 @@ fi
 step "PMD's server, compiled"
 "$VENV/bin/python" -I -c 'from analyzers.crscore.smells import pmd
 why = pmd.unavailable_reason()
-print("    " + (why or ("done" if pmd.server_command()[-2] == "PmdServer" else "not compiled: it starts from its source")))' \
+print("    " + (why or ("done" if pmd.compiled_server() else "not compiled: it starts from its source")))' \
   || echo "    not compiled: PMD's server starts from its source"
 if [ -n "$LLAMA_PID" ]; then
   step "waiting for llama-cpp-python's build"

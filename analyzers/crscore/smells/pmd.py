@@ -68,10 +68,16 @@ def server_command() -> list[str]:
     # analyses (and from a local model) for minutes; with C1 a warmed server answers sooner
     # (twelve real Java PRs after warm-up, on a busy 2-core machine: 1.9 s against 5.9 s).
     # The server compiled once (pmd_class.py), else from its source.
-    classes = compiled(SERVER_SOURCE, java(), PMD_LIB, pass_through=JAVA_ENV)
+    classes = compiled_server()
     if classes is None:
         return [java(), "-XX:TieredStopAtLevel=1", "-cp", f"{PMD_LIB}/*", str(SERVER_SOURCE), RULESET]
     return [java(), "-XX:TieredStopAtLevel=1", "-cp", f"{classes}{os.pathsep}{PMD_LIB}/*", CLASS_NAME, RULESET]
+
+
+def compiled_server() -> Path | None:
+    """The folder of the server's compiled class, compiling it on first use (pmd_class.py);
+    None where it cannot be compiled here (the server starts from its source)."""
+    return compiled(SERVER_SOURCE, java(), PMD_LIB, pass_through=JAVA_ENV)
 
 
 class PmdServer(LineServer):

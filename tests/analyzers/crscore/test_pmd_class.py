@@ -1,4 +1,4 @@
-"""The PMD server compiled once per machine (analyzers/crscore/smells/pmd_class.py): the class is
+"""The PMD server compiled once per PMD install (analyzers/crscore/smells/pmd_class.py): the class is
 built with the JDK's javac, kept under a key of what it was built from, reused, and never
 used for another source; where it cannot be built the server starts from its source."""
 
@@ -17,6 +17,11 @@ from tests.support import require
 pytestmark = pytest.mark.slow
 
 
+def build(root: Path, java: str, source: Path = pmd.SERVER_SOURCE) -> Path | None:
+    """`source` compiled for `java` into the folder `root` (pmd_class.compiled)."""
+    return compiled(source, java, pmd.PMD_LIB, root=root)
+
+
 @pytest.fixture
 def java() -> str:
     require(pmd.unavailable_reason() is None, str(pmd.unavailable_reason()))
@@ -27,11 +32,11 @@ def java() -> str:
 
 def test_the_server_is_compiled_once_and_then_reused(tmp_path: Path, java: str) -> None:
     root = tmp_path / "cache"
-    first = compiled(pmd.SERVER_SOURCE, java, pmd.PMD_LIB, root=root)
+    first = build(root, java)
     assert first is not None and (first / f"{CLASS_NAME}.class").is_file()
     assert first.name == key(pmd.SERVER_SOURCE, Path(java), pmd.PMD_LIB)
     built = (first / f"{CLASS_NAME}.class").stat()
-    again = compiled(pmd.SERVER_SOURCE, java, pmd.PMD_LIB, root=root)
+    again = build(root, java)
     assert again == first
     assert (first / f"{CLASS_NAME}.class").stat().st_mtime_ns == built.st_mtime_ns  # not built again
     assert [p.name for p in root.iterdir()] == [first.name]  # nothing left aside
@@ -44,8 +49,8 @@ def test_another_source_gets_a_class_of_its_own(tmp_path: Path, java: str) -> No
     changed.parent.mkdir()
     changed.write_text(pmd.SERVER_SOURCE.read_text(encoding="utf-8") + "\n// changed\n", encoding="utf-8")
     root = tmp_path / "cache"
-    ours = compiled(pmd.SERVER_SOURCE, java, pmd.PMD_LIB, root=root)
-    theirs = compiled(changed, java, pmd.PMD_LIB, root=root)
+    ours = build(root, java)
+    theirs = build(root, java, changed)
     assert ours is not None and theirs is not None and ours != theirs
     assert key(changed, Path(java), pmd.PMD_LIB) != key(pmd.SERVER_SOURCE, Path(java), pmd.PMD_LIB)
 
@@ -55,7 +60,7 @@ def test_a_source_javac_refuses_gives_none_and_leaves_nothing(tmp_path: Path, ja
     broken.parent.mkdir()
     broken.write_text("public class PmdServer { int x = ; }\n", encoding="utf-8")
     root = tmp_path / "cache"
-    assert compiled(broken, java, pmd.PMD_LIB, root=root) is None
+    assert build(root, java, broken) is None
     assert list(root.iterdir()) == []  # no half-built folder for a later start to trust
 
 
@@ -63,29 +68,28 @@ def test_without_javac_or_a_cache_only_we_can_write_the_server_starts_from_sourc
     lone = tmp_path / "jre" / "bin" / "java"  # a JRE's java: no javac beside it
     lone.parent.mkdir(parents=True)
     lone.write_bytes(b"")
-    assert compiled(pmd.SERVER_SOURCE, str(lone), pmd.PMD_LIB, root=tmp_path / "c1") is None
+    assert build(tmp_path / "c1", str(lone)) is None
     blocked = tmp_path / "a-file"
     blocked.write_text("", encoding="utf-8")
-    assert compiled(pmd.SERVER_SOURCE, java, pmd.PMD_LIB, root=blocked / "cache") is None
+    assert build(blocked / "cache", java) is None
     others = tmp_path / "others"
-    built = compiled(pmd.SERVER_SOURCE, java, pmd.PMD_LIB, root=others)
+    built = build(others, java)
     assert built is not None
     others.chmod(0o777)  # others could have put a class of theirs there: it is not run
-    assert compiled(pmd.SERVER_SOURCE, java, pmd.PMD_LIB, root=others) is None
+    assert build(others, java) is None
     others.chmod(0o755)
     built.chmod(0o777)
-    assert compiled(pmd.SERVER_SOURCE, java, pmd.PMD_LIB, root=others) is None
+    assert build(others, java) is None
     built.chmod(0o755)
-    assert compiled(pmd.SERVER_SOURCE, java, pmd.PMD_LIB, root=others) == built
+    assert build(others, java) == built
     if os.getuid() == 0:  # as root: a folder another user (nobody) could have written
         os.chown(built, 65534, 65534)
-        assert compiled(pmd.SERVER_SOURCE, java, pmd.PMD_LIB, root=others) is None
+        assert build(others, java) is None
 
 
-def test_two_processes_compiling_at_once_both_get_the_class(tmp_path: Path, java: str) -> None:
+def test_two_starts_compiling_at_once_both_get_the_class(tmp_path: Path, java: str) -> None:
     got: list[Path | None] = []
-    threads = [threading.Thread(target=lambda: got.append(compiled(pmd.SERVER_SOURCE, java, pmd.PMD_LIB,
-                                                                  root=tmp_path))) for _ in range(2)]
+    threads = [threading.Thread(target=lambda: got.append(build(tmp_path, java))) for _ in range(2)]
     for t in threads:
         t.start()
     for t in threads:
