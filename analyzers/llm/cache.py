@@ -46,6 +46,11 @@ class SqliteCache:
         if conn is None:
             conn = sqlite3.connect(self._path, timeout=30)
             conn.execute("PRAGMA journal_mode=WAL")
+            # as the store's database (bot/store/db.py): a commit is not an fsync (a request's
+            # n answers and their bills are 2n commits: 0.41 ms each with an fsync here, idle,
+            # 0.06 ms without). A crash of the machine may lose the last answers (asked again),
+            # never the file
+            conn.execute("PRAGMA synchronous=NORMAL")
             self._local.conn = conn
         return conn
 

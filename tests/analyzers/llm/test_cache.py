@@ -32,6 +32,17 @@ def test_answers_are_kept_across_runs_in_a_private_file(tmp_path: Path) -> None:
     assert path.stat().st_mode & 0o777 == 0o600
 
 
+def test_an_answer_is_committed_without_waiting_for_the_disk(tmp_path: Path) -> None:
+    """WAL with synchronous=NORMAL, as the store's database: a commit is not an fsync (a
+    request's answers and their bills are 2n commits), and a crash loses at most the last
+    answers, never the file."""
+    cache = SqliteCache(tmp_path / "llm.sqlite3")
+    cache.put("k:0", "answer")
+    conn = cache._conn()  # the connection the put used (one a thread)
+    assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    assert conn.execute("PRAGMA synchronous").fetchone()[0] == 1  # NORMAL (FULL is 2)
+
+
 def test_an_endpoint_is_known_by_its_normalised_url() -> None:
     assert endpoint_identity("HTTP://LocalHost:80/v1/") == "http://localhost/v1"
     assert endpoint_identity("https://api.example.com:443/v1") == "https://api.example.com/v1"

@@ -228,8 +228,10 @@ def test_a_model_that_never_answers_in_the_format_is_stopped_after_a_handful(
 @pytest.mark.model
 def test_the_format_stop_holds_with_requests_in_parallel(
         scripted_llm: Callable[..., ScriptedLLM], tmp_path: Path) -> None:
-    # 0.1 s a request, as a fast hosted model: the first answers are counted before the next wave
-    server = scripted_llm(lambda req: ["Looks fine."] * int(req.get("n", 1)), delay_s=0.1)
+    # 0.3 s a request, as a hosted model. The second wave of 4 leaves as the first's slots free,
+    # before the first's answers are counted (8 requests on an idle machine); the first's must be
+    # counted within a request's time, or a third leaves too (at 0.1 s, a loaded CI machine: 12)
+    server = scripted_llm(lambda req: ["Looks fine."] * int(req.get("n", 1)), delay_s=0.3)
     llm = client_for(server, tmp_path, max_concurrency=4)
     ctx = AnalysisContext(llm_factory=lambda: llm, options={"review": {"max_hunks": 40}})
     report = registry.get("review").run(parse_diff(_many_hunks(40)), ctx)
