@@ -26,6 +26,7 @@ from bot.github.transport import tls_context
 from tests.fakes import STOP_POLL_S
 from tests.fakes.github_server import FakeGitHub, sign
 from tests.fakes.llm_server import ScriptedLLM
+from tests.support import NO_PMD_WARM_UP, ROOT
 
 SECRET = "It's a Secret to Everybody"
 METRICS_TOKEN = "metrics-token-for-the-tests"  # RTCBOT_METRICS_TOKEN: without it /metrics is off
@@ -69,6 +70,33 @@ def make_settings(tmp_path: Path, gh: FakeGitHub | None = None, llm: ScriptedLLM
         values.update(llm_base_url=llm.base_url, llm_model=llm.model)
     values.update(kw)
     return ServiceSettings(**values)
+
+
+def worker_env(settings: ServiceSettings, **overrides: str) -> dict[str, str]:
+    """The environment of an `rtcbot worker` a test starts on `settings`: none of this process's
+    RTCBOT_ variables or service URLs, one thread, no PMD warm-up (its pull requests carry no
+    Java: tests/support.py), then `overrides`."""
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith("RTCBOT_") and k not in ("DATABASE_URL", "REDIS_URL")}
+    env.update({
+        "RTCBOT_APP_ID": str(settings.app_id),
+        "RTCBOT_PRIVATE_KEY": settings.private_key or "",
+        "RTCBOT_GITHUB_API_URL": settings.github_api_url,
+        "RTCBOT_DATA_DIR": str(settings.data_dir),
+        "RTCBOT_LLM_BASE_URL": settings.llm_base_url or "",
+        "RTCBOT_LLM_MODEL": settings.llm_model or "",
+        "RTCBOT_ANALYZERS": ",".join(settings.analyzers),
+        "RTCBOT_WORKERS": "1",
+        "RTCBOT_CACHE_DIR": os.environ.get("RTCBOT_CACHE_DIR", ""),
+        "PYTHONPATH": str(ROOT),
+        **NO_PMD_WARM_UP,
+        **overrides,
+    })
+    if settings.database_url:
+        env["DATABASE_URL"] = settings.database_url
+    if settings.redis_url:
+        env["REDIS_URL"] = settings.redis_url
+    return env
 
 
 def scrape(url: str, token: str = METRICS_TOKEN, **kw: Any) -> httpx.Response:

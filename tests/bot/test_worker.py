@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import signal
 import subprocess
 import sys
@@ -16,41 +15,25 @@ from typing import Any
 import pytest
 
 from bot.app.runtime import Runtime
+from bot.app.settings import ServiceSettings
 from bot.app.web import create_app
+from tests.bot import app_support
 from tests.bot.app_support import deliver, make_settings, serve
 from tests.bot.conftest import Backend
 from tests.fakes.github_server import FakeGitHub, many_hunks_diff
 from tests.fakes.llm_server import RoundTrips, ScriptedLLM
-from tests.support import NO_PMD_WARM_UP, ROOT
+from tests.support import ROOT
 
 RTCBOT = [sys.executable, "-m", "bot"]
 
 
-def worker_env(settings: Any) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith("RTCBOT_") and k not in ("DATABASE_URL", "REDIS_URL")}
-    env.update({
-        "RTCBOT_APP_ID": str(settings.app_id),
-        "RTCBOT_PRIVATE_KEY": settings.private_key,
-        "RTCBOT_GITHUB_API_URL": settings.github_api_url,
-        "RTCBOT_DATA_DIR": str(settings.data_dir),
-        "RTCBOT_LLM_BASE_URL": settings.llm_base_url,
-        "RTCBOT_LLM_MODEL": settings.llm_model,
-        "RTCBOT_ANALYZERS": ",".join(settings.analyzers),
-        "RTCBOT_WRITE_INTERVAL_S": "0",
-        "RTCBOT_HEARTBEAT_S": "0.5",
-        "RTCBOT_STALE_AFTER_S": "3",
-        "RTCBOT_SWEEP_INTERVAL_S": "0.5",
-        "RTCBOT_WORKERS": "1",
-        "RTCBOT_CACHE_DIR": os.environ.get("RTCBOT_CACHE_DIR", ""),
-        "PYTHONPATH": str(ROOT),
-        **NO_PMD_WARM_UP,
-    })
-    if settings.database_url:
-        env["DATABASE_URL"] = settings.database_url
-    if settings.redis_url:
-        env["REDIS_URL"] = settings.redis_url
-    return env
+# a worker that beats, goes stale and is swept within seconds
+TIMINGS = {"RTCBOT_WRITE_INTERVAL_S": "0", "RTCBOT_HEARTBEAT_S": "0.5", "RTCBOT_STALE_AFTER_S": "3",
+           "RTCBOT_SWEEP_INTERVAL_S": "0.5"}
+
+
+def worker_env(settings: ServiceSettings) -> dict[str, str]:
+    return app_support.worker_env(settings, **TIMINGS)
 
 
 @pytest.fixture

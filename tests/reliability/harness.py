@@ -21,7 +21,6 @@ redelivered, as GitHub's "Redeliver" does, and counted.
 from __future__ import annotations
 
 import logging
-import os
 import signal
 import subprocess
 import sys
@@ -38,11 +37,12 @@ import httpx
 from bot.app.runtime import Runtime
 from bot.app.settings import ServiceSettings
 from bot.app.web import create_app
+from tests.bot import app_support
 from tests.bot.app_support import deliver, make_settings, serve
 from tests.fakes.github_server import FakeGitHub
 from tests.fakes.llm_server import Responder, RoundTrips, ScriptedLLM
 from tests.reliability.services import Postgres, Redis
-from tests.support import NO_PMD_WARM_UP, ROOT
+from tests.support import ROOT
 
 CHECK = "rtcbot / EditingRTC"
 READY = b"rtcbot: worker on the"  # what `rtcbot worker` prints once it consumes
@@ -86,28 +86,7 @@ HEADER = ["scenario", "PRs", "deliveries sent", "faults injected", "check runs c
 
 
 def worker_env(settings: ServiceSettings, threads: int = 2, **extra: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith("RTCBOT_") and k not in ("DATABASE_URL", "REDIS_URL")}
-    env.update({
-        "RTCBOT_APP_ID": str(settings.app_id),
-        "RTCBOT_PRIVATE_KEY": settings.private_key or "",
-        "RTCBOT_GITHUB_API_URL": settings.github_api_url,
-        "RTCBOT_DATA_DIR": str(settings.data_dir),
-        "RTCBOT_LLM_BASE_URL": settings.llm_base_url or "",
-        "RTCBOT_LLM_MODEL": settings.llm_model or "",
-        "RTCBOT_ANALYZERS": ",".join(settings.analyzers),
-        "RTCBOT_WORKERS": str(threads),
-        "RTCBOT_CACHE_DIR": os.environ.get("RTCBOT_CACHE_DIR", ""),
-        "PYTHONPATH": str(ROOT),
-        **TIMINGS,
-        **NO_PMD_WARM_UP,
-        **extra,
-    })
-    if settings.database_url:
-        env["DATABASE_URL"] = settings.database_url
-    if settings.redis_url:
-        env["REDIS_URL"] = settings.redis_url
-    return env
+    return app_support.worker_env(settings, RTCBOT_WORKERS=str(threads), **TIMINGS, **extra)
 
 
 def pr_diff(number: int, hunks: int) -> str:
