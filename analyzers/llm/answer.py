@@ -26,7 +26,6 @@ from collections.abc import Iterator
 from typing import Any, Protocol
 
 import jiter
-import openai
 
 from analyzers.llm.transport import TIMEOUTS, TRANSPORT_ERRORS
 
@@ -79,6 +78,7 @@ def transport_error(exc: Exception, request: Any) -> Exception:
     """An error of the connection while the body was read, as openai's own (its timeout or
     connection error, retried as such), whichever httpx package the client runs on (httpx
     and httpx2: transport.py); anything else as it is."""
+    import openai  # here, not at the top: see analyzers/llm/__init__.py
     if isinstance(exc, TIMEOUTS):
         return openai.APITimeoutError(request=request)
     if isinstance(exc, TRANSPORT_ERRORS):

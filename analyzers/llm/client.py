@@ -21,7 +21,6 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import httpx
-import openai
 from tenacity import (
     RetryCallState,
     Retrying,
@@ -225,6 +224,7 @@ class LLMClient:
     def _create(self, messages: Sequence[Message], n: int, temperature: float, max_tokens: int,
                 stop: Sequence[str] | None, seed: int) -> tuple[list[str], Bill]:
         """The request's answers (marked: answer.py) and its bill."""
+        import openai  # here, not at the top: see analyzers/llm/__init__.py
         kwargs: dict[str, Any] = {
             "model": self.model,
             "messages": list(messages),
@@ -367,6 +367,7 @@ class LLMClient:
 
     def check(self) -> None:
         """Fail fast with one clear line if the endpoint or the model is wrong."""
+        import openai  # here, not at the top: see analyzers/llm/__init__.py
         try:
             models = [m.id for m in self._client.next().models.list()]
         except openai.NotFoundError:

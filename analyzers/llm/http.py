@@ -14,15 +14,26 @@ a pool then holds an eighth of the connections, and its work is a 64th.
 from __future__ import annotations
 
 import functools
+import importlib
 import itertools
 import ssl
 import threading
+from typing import TYPE_CHECKING
 
 import certifi
-import openai
+
+if TYPE_CHECKING:
+    import openai
 
 SHARDS = 8  # clients (connection pools) per endpoint
 KEPT = 32  # endpoints kept; the least recently used beyond are let go (closed once unused)
+
+
+def preload() -> None:
+    """Import `openai` now (0.4 s of CPU; the client's modules import it where they use it:
+    analyzers/llm/__init__.py), so that a long-lived process (the worker) pays it at its start,
+    not in its first job."""
+    importlib.import_module("openai")
 
 
 @functools.cache
@@ -37,6 +48,7 @@ class ClientSet:
     Thread-safe, as each client is."""
 
     def __init__(self, base_url: str, api_key: str, timeout: float, shards: int = SHARDS) -> None:
+        import openai  # here, not at the top: see analyzers/llm/__init__.py
         context = tls_context()
         self.clients = tuple(
             openai.OpenAI(base_url=base_url, api_key=api_key,

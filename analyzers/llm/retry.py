@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import openai
 from tenacity import RetryCallState, wait_exponential_jitter
 
 from analyzers.llm.completion import Malformed
@@ -23,6 +22,7 @@ FAILURE_REASONS = ("connection", "timeout", "status_429", "status_4xx", "status_
 
 def failure_reason(exc: BaseException) -> str:
     """The kind of a failed attempt, one of FAILURE_REASONS."""
+    import openai  # here, not at the top: see analyzers/llm/__init__.py
     if isinstance(exc, Malformed):
         return "invalid"
     if isinstance(exc, openai.APIStatusError):
@@ -35,6 +35,7 @@ def failure_reason(exc: BaseException) -> str:
 
 
 def retryable(exc: BaseException) -> bool:
+    import openai  # here, not at the top: see analyzers/llm/__init__.py
     if isinstance(exc, Malformed):
         return True
     if isinstance(exc, openai.APIStatusError):
@@ -53,6 +54,7 @@ class RetryPolicy:
     def stop(self, state: RetryCallState) -> bool:
         """Give up after max_retries; after 2 tries when nothing listens (no point waiting). A
         connection that was made and then dropped (a gateway restarting) gets every retry."""
+        import openai  # here, not at the top: see analyzers/llm/__init__.py
         if state.attempt_number > self.max_retries:
             return True
         exc = state.outcome.exception() if state.outcome else None
@@ -63,6 +65,7 @@ class RetryPolicy:
 
     def wait(self, state: RetryCallState) -> float:
         """Exponential backoff with jitter, or the server's Retry-After when it says more."""
+        import openai  # here, not at the top: see analyzers/llm/__init__.py
         backoff = wait_exponential_jitter(multiplier=self.wait_initial,
                                           max=self.wait_max)(state)
         exc = state.outcome.exception() if state.outcome else None
@@ -78,6 +81,7 @@ class RetryPolicy:
 def describe(exc: BaseException, base_url: str, model: str) -> LLMError:
     """The one line a failed request becomes, naming the model; the endpoint travels beside it
     (`LLMError.endpoint`: the operator's to read, never published)."""
+    import openai  # here, not at the top: see analyzers/llm/__init__.py
     where = f"the LLM endpoint (model {model!r})"
     if isinstance(exc, openai.NotFoundError):
         return LLMError(f"model {model!r} not found at the LLM endpoint, "

@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 from analyzers import registry
+from analyzers.llm.http import preload as preload_llm_http
 from bot.app import budget, job_kinds
 from bot.app.outage import Outage
 from bot.app.pipeline import Handler
@@ -145,13 +146,14 @@ class Worker:
 
     def warm_up(self) -> None:
         """Pay the one-off start-up costs before the first job: the embedding model and PMD's
-        JVM (CRScore), and the HTTP client of the LLM endpoint with a first call to it (GET /models; a
-        client and its first request cost ~50 ms of CPU). Failures only log: an analyzer that
-        cannot start says why when it runs."""
+        JVM (CRScore), the LLM client's library (openai), and the HTTP client of the LLM endpoint
+        with a first call to it (GET /models; a client and its first request cost ~50 ms of CPU).
+        Failures only log: an analyzer that cannot start says why when it runs."""
         try:
             registry.warm_up(registry.ANALYZERS, self.settings.tools())  # each warms what it declares
         except Exception:
             log.warning("warm-up of the analyzers failed; they start on first use", exc_info=True)
+        preload_llm_http()  # the embedded model's client too: its server starts on first use, its library now
         if self.settings.llm_base_url:  # the embedded model starts on first use, not here
             try:
                 budget.llm_factory(self.settings, self.store, None, None)().check()

@@ -1,0 +1,48 @@
+"""`openai` is imported where the LLM client uses it (analyzers/llm/__init__.py): a process that
+makes no request never pays its import, one that makes a client gets it, and a worker's warm-up
+pays it before its first job."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from tests.support import ROOT
+
+# what a process imports that may never ask a model: the CLI, the App's web and worker
+# processes, the Action, the analyzers and the review's use case
+NO_REQUEST = ("bot.entry", "bot.app.web", "bot.app.worker", "bot.action.run", "analyzers.registry",
+              "analyzers.pipeline", "bot.core.review")
+
+
+def _fresh(code: str) -> list[str]:
+    """What `code` prints in a new interpreter (the test process has imported openai long ago)."""
+    done = subprocess.run([sys.executable, "-c", "import sys\n" + code], cwd=ROOT, capture_output=True,
+                          text=True, timeout=120, check=False)
+    assert done.returncode == 0, done.stderr
+    return done.stdout.split()
+
+
+@pytest.mark.slow  # new Python processes that import the CLI, the App and the analyzers
+def test_importing_the_cli_the_app_and_the_analyzers_does_not_import_openai() -> None:
+    code = ("import importlib\n"
+            f"for name in {NO_REQUEST!r}:\n"
+            "    importlib.import_module(name)\n"
+            "    print(name, 'openai' in sys.modules)\n")
+    assert _fresh(code) == [word for name in NO_REQUEST for word in (name, "False")]
+
+
+@pytest.mark.slow
+def test_a_client_and_a_workers_warm_up_import_it() -> None:
+    code = ("from analyzers.llm.client import LLMClient, LLMSettings\n"
+            "before = 'openai' in sys.modules\n"
+            "LLMClient(LLMSettings(base_url='http://127.0.0.1:9/v1', model='m'))\n"
+            "print(before, 'openai' in sys.modules)\n")
+    assert _fresh(code) == ["False", "True"]
+    code = ("from analyzers.llm.http import preload\n"
+            "before = 'openai' in sys.modules\n"
+            "preload()\n"
+            "print(before, 'openai' in sys.modules)\n")
+    assert _fresh(code) == ["False", "True"]
