@@ -37,6 +37,7 @@ BENCHMARKS: tuple[str, ...] = (
     "semgrep_scope",
     "sandbox_startup",
     "cost",
+    "cli_start",
 )
 
 

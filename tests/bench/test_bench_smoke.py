@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from bench import PRS, bench_responder, e2e_floor, incremental, run_all, semgrep_scope, webhook_load
+from bench import PRS, bench_responder, cli_start, e2e_floor, incremental, run_all, semgrep_scope, webhook_load
 from tests.support import require
 
 
@@ -82,6 +82,19 @@ def test_incremental_pays_only_for_the_changed_hunk() -> None:
     assert m["rerun"] == 0
     assert 0 < m["push_same_lines"] <= m["one_hunk"]
     assert 0 < m["push_shifting"] <= m["one_hunk"]  # EditingRTC prompts carry no line numbers
+
+
+@pytest.mark.slow  # three new Python processes, one of them the CLI's help
+def test_cli_start_times_the_help_its_eager_peer_and_the_interpreter() -> None:
+    times = cli_start.measure(runs=1)
+    assert set(times) == {"help", "eager", "floor"} and all(t > 0 for t in times.values())
+
+
+def test_cli_start_fails_on_a_command_that_does_not_start(monkeypatch: pytest.MonkeyPatch) -> None:
+    # a run that did not work is an error, never a time
+    monkeypatch.setitem(cli_start.COMMANDS, "floor", [sys.executable, "-c", "raise SystemExit(3)"])
+    with pytest.raises(RuntimeError, match="floor exited 3"):
+        cli_start.once("floor")
 
 
 @pytest.mark.slow
