@@ -36,7 +36,7 @@ from analyzers.editing_rtc.prompts import END, backward_messages, forward_messag
 from analyzers.info import AnalyzerInfo
 from analyzers.llm.answer import cut_note
 from analyzers.llm.client import BudgetExceeded, Halted, LLMClient
-from analyzers.llm.format_watch import FormatWatch
+from analyzers.llm.format_watch import FormatWatch, counting
 from analyzers.llm.local import ALIAS as EMBEDDED_ALIAS
 from analyzers.options import AnalyzerOptions
 from analyzers.pipeline import files_at_head
@@ -166,17 +166,12 @@ class EditingRTC(AnalyzerInfo):
         instance's, else the defaults)."""
         cfg = cfg or self.config or EditingRTCConfig()
 
-        def seen(texts: list[str], check: Callable[[str], bool]) -> list[str]:
-            if answered is not None:
-                for t in texts:
-                    answered(check(t))
-            return texts
-
         def forward() -> list[str]:
             texts = llm.sample(forward_messages(old, new, lang), n=cfg.n_forward,
                                temperature=cfg.forward_temperature,
-                               max_tokens=cfg.forward_max_tokens, seed=cfg.seed)
-            return [parse_description(t) or BASELINE for t in seen(texts, forward_well_formed)]
+                               max_tokens=cfg.forward_max_tokens, seed=cfg.seed,
+                               heard=counting(answered, forward_well_formed))
+            return [parse_description(t) or BASELINE for t in texts]
 
         def leak(description: str) -> str | None:  # judged on what the backward step is given
             return leak_reason(description, new, old)
@@ -184,8 +179,9 @@ class EditingRTC(AnalyzerInfo):
         def backward(description: str) -> list[str]:
             texts = llm.sample(backward_messages(old, description, lang), n=1,
                                temperature=cfg.backward_temperature,
-                               max_tokens=cfg.backward_max_tokens, seed=cfg.seed)
-            return [parse_code(t) for t in seen(texts, backward_well_formed)]
+                               max_tokens=cfg.backward_max_tokens, seed=cfg.seed,
+                               heard=counting(answered, backward_well_formed))
+            return [parse_code(t) for t in texts]
 
         return round_trip(forward, backward, new, similarity.SIMS, BASELINE, mapper=llm.map, leak=leak)
 

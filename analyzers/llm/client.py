@@ -222,8 +222,10 @@ class LLMClient:
                         before_sleep=before_retry, reraise=True)
 
     def _create(self, messages: Sequence[Message], n: int, temperature: float, max_tokens: int,
-                stop: Sequence[str] | None, seed: int) -> tuple[list[str], Bill]:
-        """The request's answers (marked: answer.py) and its bill."""
+                stop: Sequence[str] | None, seed: int, keep: int,
+                heard: Callable[[list[str]], object] | None) -> tuple[list[str], Bill]:
+        """The request's answers (marked: answer.py) and its bill; `heard` is given the first
+        `keep` of them (`_attempt`)."""
         import openai  # here, not at the top: see analyzers/llm/__init__.py
         kwargs: dict[str, Any] = {
             "model": self.model,
@@ -239,7 +241,7 @@ class LLMClient:
         try:
             for attempt in self._retrying():
                 with attempt:
-                    got, whole = self._attempt(kwargs, n, max_tokens)
+                    got, texts = self._attempt(kwargs, n, max_tokens, keep, heard)
         except (BudgetExceeded, Halted):
             raise
         except Malformed as e:
@@ -250,13 +252,15 @@ class LLMClient:
         with self._lock:
             self._count(prompt_tokens=got.prompt_tokens, completion_tokens=got.completion_tokens,
                         cached_prompt_tokens=got.cached_tokens)
-        cap = answer_cap(max_tokens)
-        return ([mark(t, cap, ended=i < whole, at_limit=i in got.at_limit) for i, t in enumerate(got.texts)],
-                Bill(1, got.prompt_tokens, got.completion_tokens))
+        return texts, Bill(1, got.prompt_tokens, got.completion_tokens)
 
-    def _attempt(self, kwargs: dict[str, Any], n: int, max_tokens: int) -> tuple[Completion, int]:
+    def _attempt(self, kwargs: dict[str, Any], n: int, max_tokens: int, keep: int,
+                 heard: Callable[[list[str]], object] | None) -> tuple[Completion, list[str]]:
         """One HTTP attempt (`_post`), charged to the budget, in a request slot; a failed one
-        counted in `usage` by its kind (retry.py `failure_reason`)."""
+        counted in `usage` by its kind (retry.py `failure_reason`). The completion and its
+        answers, marked; before the slot is freed, `heard` is given the first `keep` of them as
+        `sample` returns them, so that a halting view's condition that counts answers
+        (format_watch.py) has turned before a request waiting for the slot takes it."""
         self._halted()
         self._charge_request()
         with self._slots:
@@ -267,11 +271,16 @@ class LLMClient:
                     self._count(requests=-1)  # charged above, never sent
                 raise
             try:
-                return self._post(kwargs, n, max_tokens)
+                got, whole = self._post(kwargs, n, max_tokens)
             except Exception as e:
                 with self._lock:
                     self._count(**{f"failed_{failure_reason(e)}": 1})
                 raise
+            cap = answer_cap(max_tokens)
+            texts = [mark(t, cap, ended=i < whole, at_limit=i in got.at_limit) for i, t in enumerate(got.texts)]
+            if heard is not None:
+                heard([unmark(t)[0] for t in texts[:keep] or [""]])
+            return got, texts
 
     def _post(self, kwargs: dict[str, Any], n: int, max_tokens: int) -> tuple[Completion, int]:
         """(the completion, how many of its answers came whole). The documented low-level call with
@@ -312,11 +321,14 @@ class LLMClient:
         max_tokens: int = 256,
         stop: Sequence[str] | None = None,
         seed: int = 0,
+        heard: Callable[[list[str]], object] | None = None,
     ) -> list[str]:
         """n completions of one chat, served from the cache where it has them. An answer cut
         at its byte cap comes back without the cut's mark and is counted in `usage.cut`; one
         the server stopped at max_tokens, without its mark, in `usage.at_limit`; each sample's
-        bill (bill.py), cached with it, in `usage.billed_*`."""
+        bill (bill.py), cached with it, in `usage.billed_*`. `heard`: given the answers as they
+        come, the cached ones first, each request's while it still holds its slot (`_attempt`):
+        what counts them sees them before the next request is sent."""
         key = request_key(self.cache_identity, self.model, messages, temperature, max_tokens, stop, seed)
         out: list[str | None] = [None] * n
         bills = [Bill()] * n
@@ -326,11 +338,14 @@ class LLMClient:
                 out[i], bills[i] = hit
                 with self._lock:
                     self._count(cache_hits=1)
+        if heard is not None and (hits := [unmark(t)[0] for t in out if t is not None]):
+            heard(hits)
         missing = [i for i in range(n) if out[i] is None]
         while missing:
             first = missing[0]
             ask = len(missing) if self.honours_n is not False else 1
-            texts, bill = self._create(messages, ask, temperature, max_tokens, stop, seed + first)
+            texts, bill = self._create(messages, ask, temperature, max_tokens, stop, seed + first, len(missing),
+                                       heard)
             if ask > 1 and self.honours_n is None:
                 self.honours_n = len(texts) >= ask
             texts = texts[: len(missing)] or [""]

@@ -8,16 +8,36 @@ It is the figure `rtcbot qualify` measures of a model (its `format` column, the 
 threshold there: bot/cli/commands/qualify.py), applied while the work runs.
 
 Requests already in flight when the watch stops finish (their answers still count); nothing
-new is asked. The counts are shared by the analyzer's worker threads, under a lock.
+new is asked. Answers are counted as they arrive, while their request still holds its slot
+(`counting`, LLMClient.sample's `heard`), so no request waiting for a slot is sent once the
+answers counted have stopped the run, however slow the machine: with k slots, only the k - 1
+others in flight then finish. The counts are shared by the analyzer's worker threads, under a
+lock.
 """
 
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 AFTER = 8  # answers seen before the watch may stop a run ("a handful")
 MIN_SHARE = 0.25  # answers in the expected format, at least this share of those seen
+
+
+def counting(answered: Callable[[bool], object] | None,
+             check: Callable[[str], bool]) -> Callable[[list[str]], None] | None:
+    """LLMClient.sample's `heard`: each answer judged by `check` (in the expected format or
+    not) and told to `answered` (a FormatWatch's `saw`, `rtcbot qualify`'s count); None for none."""
+    if answered is None:
+        return None
+    tell = answered
+
+    def heard(texts: list[str]) -> None:
+        for text in texts:
+            tell(check(text))
+
+    return heard
 
 
 @dataclass

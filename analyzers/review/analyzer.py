@@ -38,7 +38,7 @@ from analyzers.crscore.analyzer import CRScoreAnalyzer, Unit
 from analyzers.crscore.sts import EmbeddingError, shared_embedder
 from analyzers.info import AnalyzerInfo
 from analyzers.llm.client import BudgetExceeded, Halted, LLMClient, LLMError, Message
-from analyzers.llm.format_watch import FormatWatch
+from analyzers.llm.format_watch import FormatWatch, counting
 from analyzers.options import AnalyzerOptions
 from analyzers.report import AnalyzerReport, Finding, Skipped
 from analyzers.review import view as review_view
@@ -139,13 +139,18 @@ class HunkWork:
     budget: bool = False  # the run's LLM budget was spent before its turn
 
 
+def _in_format(answer: str) -> bool:
+    return bool(parse_candidates(answer))
+
+
 def ask(llm: LLMClient, work: HunkWork, opts: ReviewOptions, watch: FormatWatch | None = None) -> None:
     """K answers for one hunk (cached), parsed; the candidates on lines the hunk shows. Not
     asked once `watch` has stopped the run (`llm` halting on it: the model keeps missing the
     format)."""
     try:
         answers = llm.sample(messages(work.file.path, work.hunk), n=opts.candidates,
-                             temperature=opts.temperature, max_tokens=opts.comment_tokens)
+                             temperature=opts.temperature, max_tokens=opts.comment_tokens,
+                             heard=counting(None if watch is None else watch.saw, _in_format))
     except Halted as e:
         work.not_asked, work.error = True, str(e)
         return
@@ -156,8 +161,6 @@ def ask(llm: LLMClient, work: HunkWork, opts: ReviewOptions, watch: FormatWatch 
     seen: set[str] = set()
     for answer in answers:
         parsed = parse_candidates(answer)
-        if watch is not None:
-            watch.saw(bool(parsed))
         if not parsed:
             work.unparsed += 1
         for c in parsed:

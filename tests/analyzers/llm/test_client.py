@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import socket
+import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -147,6 +148,30 @@ def test_concurrency_is_bounded(scripted_llm: Callable[..., ScriptedLLM]) -> Non
     c.map(lambda i: c.sample(MSG, seed=i), range(12))
     assert srv.request_count == 12
     assert 1 < srv.max_in_flight <= 3
+
+
+def test_heard_gets_each_request_s_answers_before_its_slot_is_free_and_the_cached_ones_first(
+        scripted_llm: Callable[..., ScriptedLLM], tmp_path: Path) -> None:
+    """What counts the answers (a format watch) sees them before a request waiting for the slot
+    is sent: with one slot, the second request leaves only after the first's answers were heard."""
+    srv = scripted_llm(lambda req: [f"answer {i} of {req['seed']}" for i in range(int(req.get("n", 1)))])
+    c = client_for(srv, tmp_path, max_concurrency=1)
+    heard: list[list[str]] = []
+    done_at: list[float] = []
+
+    def slow_ear(texts: list[str]) -> None:
+        time.sleep(0.2)
+        heard.append(texts)
+        done_at.append(time.perf_counter())
+
+    with ThreadPoolExecutor(max_workers=2) as ex:  # two samples at once, on the one slot
+        answers = list(ex.map(lambda seed: c.sample(MSG, n=2, seed=seed, heard=slow_ear), (0, 1)))
+    assert sorted(heard) == sorted(answers) and len(answers[0]) == 2
+    arrived = sorted(at for _, at, _ in srv.served)
+    assert len(arrived) == 2 and arrived[1] > min(done_at)
+    again: list[list[str]] = []
+    assert c.sample(MSG, n=2, seed=0, heard=again.append) == answers[0]
+    assert again == [answers[0]] and srv.request_count == 2  # from the cache, heard all the same
 
 
 def test_scoped_views_count_their_own_usage_within_one_budget_and_one_set_of_slots(
