@@ -4,8 +4,10 @@
 process that makes no request never pays for it. The peer is the same command with `openai`
 imported first, as every process did before; the floor is the interpreter alone
 (`python -c pass`). The three run in turn, `runs` times each (the machine's noise falls on all
-alike), and each must exit 0 (the help's first word, "Usage", checked). Ratio = the median
-wall time of `rtcbot --help` / the peer's.
+alike), and each must exit 0 (the help's first word, "Usage", checked). Each runs as an
+installed `rtcbot` does: Python in isolated mode (no PYTHONPATH, no user site, not this
+folder), a clean environment, a private working folder. Ratio = the median wall time of
+`rtcbot --help` / the peer's.
 """
 
 from __future__ import annotations
@@ -14,33 +16,29 @@ import os
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 
-from bench import ROOT, Row, row
+from bench import Row, row
 
 TARGET = 0.85
 COMMANDS: dict[str, list[str]] = {
-    "help": [sys.executable, "-m", "bot", "--help"],
+    "help": [sys.executable, "-I", "-m", "bot", "--help"],
     # the same, with openai imported before the CLI, as at the top of the client's modules
-    "eager": [sys.executable, "-c", "import openai, runpy, sys; sys.argv = ['rtcbot', '--help']; "
+    "eager": [sys.executable, "-I", "-c", "import openai, runpy, sys; sys.argv = ['rtcbot', '--help']; "
               "runpy.run_module('bot', run_name='__main__')"],
-    "floor": [sys.executable, "-c", "pass"],
+    "floor": [sys.executable, "-I", "-c", "pass"],
 }
-
-
-def _env() -> dict[str, str]:
-    keep = ("PATH", "HOME", "LANG", "PYTHONPATH")
-    env = {k: v for k, v in os.environ.items() if k in keep}
-    env["PYTHONPATH"] = str(ROOT)
-    return env
 
 
 def once(name: str) -> float:
     """One run's wall seconds."""
-    t0 = time.perf_counter()
-    done = subprocess.run(COMMANDS[name], cwd=ROOT, env=_env(), capture_output=True, text=True, timeout=120,
-                          check=False)
-    took = time.perf_counter() - t0
+    env = {k: v for k, v in os.environ.items() if k in ("PATH", "HOME", "LANG")}
+    with tempfile.TemporaryDirectory(prefix="rtcbot-cli-start-") as work:
+        t0 = time.perf_counter()
+        done = subprocess.run(COMMANDS[name], cwd=work, env=env, capture_output=True, text=True, timeout=120,
+                              check=False)
+        took = time.perf_counter() - t0
     if done.returncode != 0 or (name != "floor" and not done.stdout.startswith("Usage")):
         raise RuntimeError(f"{name} exited {done.returncode}: {(done.stderr or done.stdout)[-300:]}")
     return took

@@ -92,7 +92,7 @@ def test_cli_start_times_the_help_its_eager_peer_and_the_interpreter() -> None:
 
 def test_cli_start_fails_on_a_command_that_does_not_start(monkeypatch: pytest.MonkeyPatch) -> None:
     # a run that did not work is an error, never a time
-    monkeypatch.setitem(cli_start.COMMANDS, "floor", [sys.executable, "-c", "raise SystemExit(3)"])
+    monkeypatch.setitem(cli_start.COMMANDS, "floor", [sys.executable, "-I", "-c", "raise SystemExit(3)"])
     with pytest.raises(RuntimeError, match="floor exited 3"):
         cli_start.once("floor")
 
