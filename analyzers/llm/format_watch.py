@@ -31,11 +31,10 @@ def counting(answered: Callable[[bool], object] | None,
     not) and told to `answered` (a FormatWatch's `saw`, `rtcbot qualify`'s count); None for none."""
     if answered is None:
         return None
-    tell = answered
 
     def heard(texts: list[str]) -> None:
         for text in texts:
-            tell(check(text))
+            answered(check(text))
 
     return heard
 
